@@ -1,0 +1,42 @@
+# leakhound - SPDX-License-Identifier: MIT
+# Thin wrapper over CMake: the habits (make, make demo, make check, make bench).
+BUILD ?= build
+SANITIZER ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+ifneq ($(SANITIZER),)
+  BUILD := build-$(subst $(comma),-,$(SANITIZER))
+  CMAKE_FLAGS += -DLH_SANITIZER=$(SANITIZER)
+endif
+comma := ,
+
+.PHONY: all deps build demo check unit bench clean help
+
+all: build ## build everything (agent, CLI, tests)
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+deps: ## install missing Debian packages (as root) or print the apt-get line
+	@scripts/deps.sh test
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+
+build: deps $(BUILD)/Makefile ## configure and build with CMake
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+
+demo: build ## run the bundled leaky server under leakhound and print the report
+	@examples/demo.sh $(BUILD)
+
+check: build ## build and run every test (unit, end-to-end, real programs)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build ## run the benchmarks side by side (bench/RESULTS.md)
+	@scripts/deps.sh bench
+	@bench/run $(BUILD)
+
+clean: ## remove build directories
+	rm -rf build build-*

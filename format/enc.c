@@ -1,0 +1,159 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * enc.c: the trace encoder's primitives. Linked into the agent: no allocation, no stdio.
+ */
+#include "enc.h"
+
+#include <string.h>
+
+void
+lh_enc_bytes(lh_enc_t *e, const void *p, size_t len)
+{
+    if ((size_t)(e->end - e->p) < len) {
+        e->overflow = 1;
+        return;
+    }
+    if (len) {
+        memcpy(e->p, p, len);
+    }
+    e->p += len;
+}
+
+void
+lh_enc_str(lh_enc_t *e, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    lh_enc_varint(e, n);
+    lh_enc_bytes(e, s, n);
+}
+
+void
+lh_enc_u16le(lh_enc_t *e, uint16_t v)
+{
+    uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    lh_enc_bytes(e, b, 2);
+}
+
+void
+lh_enc_u32le(lh_enc_t *e, uint32_t v)
+{
+    uint8_t b[4];
+    for (int i = 0; i < 4; i++) {
+        b[i] = (uint8_t)(v >> (8 * i));
+    }
+    lh_enc_bytes(e, b, 4);
+}
+
+void
+lh_enc_u64le(lh_enc_t *e, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (uint8_t)(v >> (8 * i));
+    }
+    lh_enc_bytes(e, b, 8);
+}
+
+uint8_t *
+lh_enc_rec_begin(lh_enc_t *e, uint8_t type)
+{
+    uint8_t *rec = e->p;
+    lh_enc_u8(e, type);
+    lh_enc_u8(e, 0); /* length, patched by rec_end */
+    return rec;
+}
+
+void
+lh_enc_rec_end(lh_enc_t *e, uint8_t *rec)
+{
+    if (e->overflow) {
+        return;
+    }
+    uint8_t *payload = rec + 2;
+    size_t len = (size_t)(e->p - payload);
+    size_t extra = lh_varint_len(len) - 1;
+    if (extra) {
+        /* Rare: only stacks and module records pass 127 bytes. */
+        if ((size_t)(e->end - e->p) < extra) {
+            e->overflow = 1;
+            return;
+        }
+        memmove(payload + extra, payload, len);
+        e->p += extra;
+    }
+    lh_enc_t lenc = {rec + 1, rec + 1 + 10, 0};
+    lh_enc_varint(&lenc, len);
+}
+
+void
+lh_enc_file_header(lh_enc_t *e, uint32_t info_len)
+{
+    lh_enc_bytes(e, LH_FILE_MAGIC, LH_FILE_MAGIC_LEN);
+    lh_enc_u16le(e, LH_FORMAT_MAJOR);
+    lh_enc_u16le(e, LH_FORMAT_MINOR);
+    lh_enc_u32le(e, info_len);
+}
+
+void
+lh_enc_frame_header(lh_enc_t *e, lh_frame_hdr_t *h, const void *payload)
+{
+    uint8_t b[LH_FRAME_HEADER_LEN];
+    lh_enc_t he;
+    h->magic = LH_FRAME_MAGIC;
+    h->header_len = LH_FRAME_HEADER_LEN;
+    h->payload_crc = lh_crc32c(0, payload, h->comp_len);
+    lh_enc_init(&he, b, sizeof b);
+    lh_enc_u32le(&he, h->magic);
+    lh_enc_u16le(&he, h->header_len);
+    lh_enc_u8(&he, h->codec);
+    lh_enc_u8(&he, h->flags);
+    lh_enc_u32le(&he, h->tid);
+    lh_enc_u32le(&he, h->raw_len);
+    lh_enc_u32le(&he, h->comp_len);
+    lh_enc_u32le(&he, h->payload_crc);
+    lh_enc_u64le(&he, h->ts_base_ns);
+    lh_enc_u64le(&he, h->seq);
+    lh_enc_u32le(&he, h->n_records);
+    h->header_crc = lh_crc32c(0, b, 44);
+    lh_enc_u32le(&he, h->header_crc);
+    lh_enc_bytes(e, b, sizeof b);
+}
+
+/* The table is filled on first use without a lock: racing threads write identical values,
+ * so this stays AS-safe. Polynomial 0x82F63B78 (reflected Castagnoli). */
+static uint32_t
+crc_table_entry(uint32_t i)
+{
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) {
+        c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    }
+    return c;
+}
+
+static uint32_t crc_table[256];
+static volatile int crc_table_ready;
+
+static void
+crc_table_fill(void)
+{
+    /* Idempotent: racing threads write the same values, so no lock is needed. */
+    for (uint32_t i = 0; i < 256; i++) {
+        crc_table[i] = crc_table_entry(i);
+    }
+    __atomic_store_n(&crc_table_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t
+lh_crc32c(uint32_t crc, const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) {
+        crc_table_fill();
+    }
+    crc = ~crc;
+    while (len--) {
+        crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}

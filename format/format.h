@@ -1,0 +1,155 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * format.h: the normative constants and record layouts of the leakhound trace (.lht).
+ *
+ * This header is the only contract between the agent (which writes traces inside the
+ * target process) and everything after it (which reads them). docs/FORMAT.md is the prose
+ * version of the same contract; both change in the same commit.
+ *
+ * Shape of a file (all fixed-width integers little-endian):
+ *
+ *     file header      16 bytes: magic "LHTRACE\0", u16 major, u16 minor, u32 info_len
+ *     info records     info_len bytes of records (uncompressed), see LH_REC_INFO_*
+ *     frame*           each: a 48-byte frame header + payload (zstd or raw)
+ *
+ * A frame holds records written by one thread (or by the agent's ticker), and decodes on
+ * its own: delta state (time, addresses) restarts at every frame. A record is
+ *
+ *     u8 type, varint payload_len, payload
+ *
+ * so a reader skips types it does not know. Fields are appended to the end of a payload
+ * in later minor versions; readers ignore trailing bytes they do not understand. A major
+ * version bump means old readers must refuse the file.
+ */
+#ifndef LH_FORMAT_H
+#define LH_FORMAT_H
+
+#include <stdint.h>
+
+#define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
+#define LH_FILE_MAGIC_LEN 8
+#define LH_FORMAT_MAJOR 1
+#define LH_FORMAT_MINOR 0
+#define LH_FILE_HEADER_LEN 16
+
+#define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
+#define LH_FRAME_HEADER_LEN 48
+/* A reader refuses frames larger than this, so a corrupt length cannot make it allocate
+ * gigabytes. Writers stay far below it (the agent's buffers are 64 KiB). */
+#define LH_FRAME_MAX_RAW (64u << 20)
+
+/* Frame codecs. */
+enum {
+    LH_CODEC_RAW = 0,
+    LH_CODEC_ZSTD = 1,
+};
+
+/* Frame header, 48 bytes on disk:
+ *   0  u32 magic          LH_FRAME_MAGIC
+ *   4  u16 header_len     48 in this version; readers skip extra header bytes
+ *   6  u8  codec          LH_CODEC_*
+ *   7  u8  flags          LH_FRAME_F_*
+ *   8  u32 tid            thread that produced the records (0: the agent itself)
+ *  12  u32 raw_len        payload size after decompression
+ *  16  u32 comp_len       payload size on disk
+ *  20  u32 payload_crc    CRC-32C of the on-disk payload
+ *  24  u64 ts_base_ns     time base for the first record's delta (CLOCK_MONOTONIC ns)
+ *  32  u64 seq            frame sequence number, 0, 1, 2, ... in file order
+ *  40  u32 n_records      records in the payload
+ *  44  u32 header_crc     CRC-32C of bytes 0..43
+ */
+enum {
+    LH_FRAME_F_SYNC = 1, /* frame holds a LH_REC_SYNC record written by the ticker */
+};
+
+typedef struct lh_frame_hdr {
+    uint32_t magic;
+    uint16_t header_len;
+    uint8_t codec;
+    uint8_t flags;
+    uint32_t tid;
+    uint32_t raw_len;
+    uint32_t comp_len;
+    uint32_t payload_crc;
+    uint64_t ts_base_ns;
+    uint64_t seq;
+    uint32_t n_records;
+    uint32_t header_crc;
+} lh_frame_hdr_t;
+
+/* ---------------------------------------------------------------------------------------
+ * Record types. Numbers are never reused. "ts" below is a varint delta in ns from the
+ * previous timestamped record of the same frame (the first one: from ts_base_ns).
+ * "addr" is a zigzag varint delta from the previous address of the same frame (start: 0).
+ * Strings are varint length + bytes (no NUL). "varint" is unsigned LEB128.
+ * ------------------------------------------------------------------------------------- */
+enum lh_rec_type {
+    /* Info records: only in the file header's info block. */
+    LH_REC_INFO_PID = 0x01,      /* varint pid, varint ppid */
+    LH_REC_INFO_EXE = 0x02,      /* string: absolute path of the executable */
+    LH_REC_INFO_CMDLINE = 0x03,  /* varint argc, then argc strings */
+    LH_REC_INFO_CLOCK = 0x04,    /* varint clock id (1 = CLOCK_MONOTONIC), varint mono_start_ns,
+                                    varint realtime_start_ns (ns since the Unix epoch) */
+    LH_REC_INFO_AGENT = 0x05,    /* string agent version, varint unwinder (LH_UNWIND_*),
+                                    varint max depth, varint pointer size, string arch,
+                                    varint sample_rate_bytes (0 = every allocation) */
+    LH_REC_INFO_PARENT = 0x06,   /* varint parent pid: this trace was started by fork() */
+
+    /* Frame records. */
+    LH_REC_THREAD = 0x10,        /* ts, varint tid, string name */
+    LH_REC_THREAD_END = 0x11,    /* ts, varint tid */
+    LH_REC_MODULE = 0x20,        /* ts, varint epoch, varint load_bias, string path,
+                                    varint build_id_len + bytes, varint n_segs,
+                                    n_segs x (varint vaddr, varint memsz, varint flags(PF_*)) */
+    LH_REC_MODULE_UNLOAD = 0x21, /* ts, varint epoch (the new epoch), varint load_bias,
+                                    string path */
+    LH_REC_STACK = 0x30,         /* varint stack_id (>= 1), varint epoch, varint n,
+                                    n x zigzag delta of the return address from the previous
+                                    one (the first from 0); innermost frame first */
+    LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, u8 kind (LH_AK_*) */
+    LH_REC_FREE = 0x41,          /* ts, addr */
+    LH_REC_REALLOC = 0x42,       /* ts, addr old, addr new, varint size, varint stack_id;
+                                    old block freed, new block allocated, atomically */
+    LH_REC_MARK = 0x50,          /* ts, string label */
+    LH_REC_SNAPSHOT = 0x51,      /* ts, string label, varint trigger (LH_SNAP_*) */
+    LH_REC_RSS = 0x52,           /* ts, varint rss_bytes, [varint pss_bytes, varint anon_bytes] */
+    LH_REC_TAG = 0x53,           /* ts, addr, string type */
+    LH_REC_SYNC = 0x60,          /* ts: every record stamped before ts is in an earlier
+                                    frame or in this one */
+    LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */
+    LH_REC_END = 0x70,           /* ts, varint exit kind (LH_EXIT_*), varint status,
+                                    varint events, varint frames, varint dropped,
+                                    varint pre_init_allocs */
+};
+
+/* Which entry point made an allocation. */
+enum lh_alloc_kind {
+    LH_AK_MALLOC = 0,
+    LH_AK_CALLOC = 1,
+    LH_AK_REALLOC = 2,
+    LH_AK_MEMALIGN = 3, /* posix_memalign, aligned_alloc, memalign */
+    LH_AK_VALLOC = 4,   /* valloc, pvalloc */
+    LH_AK_REALLOCARRAY = 5,
+    LH_AK_COUNT
+};
+
+enum lh_unwind_kind {
+    LH_UNWIND_LIBUNWIND = 0,
+    LH_UNWIND_FP = 1,
+};
+
+enum lh_exit_kind {
+    LH_EXIT_NORMAL = 0, /* exit() or return from main: destructors ran */
+    LH_EXIT_UNDERSCORE = 1, /* _exit() / _Exit() */
+    LH_EXIT_EXEC = 2,   /* execve() replaced the image (followed or not) */
+};
+
+enum lh_snap_trigger {
+    LH_SNAP_API = 0,
+    LH_SNAP_SIGNAL = 1,
+    LH_SNAP_PERIOD = 2,
+    LH_SNAP_GROWTH = 3,
+    LH_SNAP_EXIT = 4,
+};
+
+#endif /* LH_FORMAT_H */
