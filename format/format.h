@@ -108,8 +108,12 @@ enum lh_rec_type {
                                     one (the first from 0); innermost frame first */
     LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, u8 kind (LH_AK_*) */
     LH_REC_FREE = 0x41,          /* ts, addr */
-    LH_REC_REALLOC = 0x42,       /* ts, addr old, addr new, varint size, varint stack_id;
-                                    old block freed, new block allocated, atomically */
+    LH_REC_REALLOC = 0x42,       /* ts, addr old, addr new, varint size, varint stack_id,
+                                    varint dt_alloc: the old block is freed at ts (taken
+                                    before the real call), the new one allocated at
+                                    ts + dt_alloc (after it returned); readers order the
+                                    two halves separately. The next record's ts delta is
+                                    from ts + dt_alloc. */
     LH_REC_MARK = 0x50,          /* ts, string label */
     LH_REC_SNAPSHOT = 0x51,      /* ts, string label, varint trigger (LH_SNAP_*) */
     LH_REC_RSS = 0x52,           /* ts, varint rss_bytes, [varint pss_bytes, varint anon_bytes] */

@@ -1,0 +1,177 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * agent.h: the agent's shared internal state, between hooks.c, writer.c, maps.c, api.c and
+ * config.c. Nothing here is exported from libleakhound.so (-fvisibility=hidden); the only
+ * exported names are the interposed libc functions and include/leakhound.h.
+ *
+ * Rules for code reachable from a hook: docs/agent-safety.md. In short: test the
+ * per-thread guard first, call only AS-safe functions, unwind before taking any agent lock,
+ * never call into the loader while holding one.
+ */
+#ifndef LH_AGENT_H
+#define LH_AGENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+
+#define LH_AGENT_VERSION "0.1.0"
+#define LH_MAX_DEPTH 256
+#define LH_MAX_SLOTS 4096
+#define LH_PATH_MAX 4096
+
+/* Life cycle of the agent, in order. Hooks record only in LH_ST_RECORDING. */
+enum lh_state {
+    LH_ST_UNINIT = 0,    /* nothing resolved yet */
+    LH_ST_RESOLVING = 1, /* dlsym running: allocations come from the bootstrap arena */
+    LH_ST_RESOLVED = 2,  /* real functions known, constructor not run yet: pass through */
+    LH_ST_RECORDING = 3,
+    LH_ST_STOPPED = 4, /* exit, disabled or failed: pass through for good */
+};
+
+typedef struct lh_config {
+    char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
+    int depth;
+    int unwind; /* LH_UNWIND_* */
+    int follow_exec;
+    int flush_ms;
+    size_t buffer_bytes;
+} lh_config_t;
+
+/* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
+ * idle threads. */
+typedef struct lh_slot {
+    atomic_int lock;
+    atomic_int in_use;
+    uint32_t tid;
+    uint32_t n_records;
+    uint64_t n_events; /* events recorded through this slot since it was taken */
+    uint8_t *buf;
+    size_t len;
+    size_t cap;
+    uint64_t ts_base;
+    uint64_t ts_last;
+    uint64_t addr_last;
+    uintptr_t stack_lo;
+    uintptr_t stack_hi;
+} lh_slot_t;
+
+/* Per-thread state, initial-exec TLS so the first access never allocates. */
+typedef struct lh_tls {
+    int guard;       /* inside a hook: nested allocations pass through unrecorded */
+    int registered;  /* slot acquired for this thread (in this process) */
+    lh_slot_t *slot;
+    uint32_t pid_gen; /* fork generation the slot belongs to */
+} lh_tls_t;
+
+extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));
+
+typedef struct lh_agent {
+    atomic_int state;
+    lh_config_t cfg;
+
+    /* Output. Guarded by wlock. */
+    pthread_mutex_t wlock;
+    int fd;
+    int open_failed;
+    char path[LH_PATH_MAX];
+    uint64_t seq;
+    void *cctx; /* ZSTD_CCtx */
+    uint8_t *out;
+    size_t out_cap;
+
+    /* Identity, refreshed after fork. */
+    pid_t pid;
+    pid_t ppid;
+    pid_t parent_pid; /* nonzero in a fork child */
+    atomic_uint gen;  /* trace-file generation: 1, bumped in each fork child */
+    char exe[LH_PATH_MAX];
+    char progname[256];
+    char cmdline[32768];
+    size_t cmdline_len;
+    uint64_t mono_start_ns;
+    uint64_t real_start_ns;
+
+    /* Counters for the trailer. */
+    atomic_ullong n_events; /* of released slots; lh_events_total() adds the live ones */
+    atomic_ullong n_frames;
+    atomic_ullong n_dropped;
+    atomic_ullong n_pre_init;
+
+    lh_stacks_t stacks;
+    atomic_uint epoch; /* bumped when a module is unloaded */
+    uintptr_t self_lo, self_hi; /* the agent's own code, dropped from stacks */
+
+    lh_slot_t *slots; /* LH_MAX_SLOTS */
+    pthread_key_t key;
+    int key_ok;
+
+    pthread_t ticker;
+    int ticker_running;
+    atomic_int ticker_stop;
+    int exit_status;
+    int have_exit_status;
+} lh_agent_t;
+
+extern lh_agent_t lh_g;
+
+/* config.c: reads LEAKHOUND_* once, at init. Returns 0, or -1 when the agent must stay off
+ * (setuid process). */
+int lh_config_load(lh_config_t *cfg);
+/* Expands %p and %e of the output pattern. */
+void lh_config_expand(const lh_config_t *cfg, pid_t pid, const char *prog, char *out, size_t len);
+
+/* writer.c */
+int lh_writer_init(void);
+lh_slot_t *lh_thread_slot(void);
+void lh_slot_lock(lh_slot_t *s);
+void lh_slot_unlock(lh_slot_t *s);
+/* Make room for need bytes, flushing the slot (locked by the caller) when full. */
+int lh_slot_reserve(lh_slot_t *s, size_t need);
+void lh_flush_slot_locked(lh_slot_t *s);
+/* Writes a frame of agent records (tid 0), e.g. modules or sync. */
+void lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records,
+                          uint64_t ts_base, uint8_t flags);
+/* The same with the writer lock already held (used while opening a new file). */
+void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
+                                 uint64_t ts_base);
+void lh_flush_all(int bounded);
+uint64_t lh_events_total(void);
+void lh_write_end(int exit_kind, int status);
+void lh_writer_fork_prepare(void);
+void lh_writer_fork_parent(void);
+void lh_writer_fork_child(void);
+void lh_ticker_start(void);
+void lh_disable(const char *why, const char *detail);
+
+/* maps.c: module map. lh_maps_scan calls dl_iterate_phdr: never with an agent lock held. */
+int lh_maps_init(void);
+void lh_maps_scan(int force);
+void lh_maps_emit_all_locked(void); /* into a new file, wlock held: no loader calls */
+void lh_maps_after_fork(void);
+
+/* record.c: event recording from hooks (guard already held by the caller). */
+typedef struct lh_rec {
+    lh_slot_t *slot;
+    uint32_t stack_id;
+    uint64_t ts; /* taken under the slot lock by lh_rec_begin */
+} lh_rec_t;
+int lh_rec_begin(lh_rec_t *r, int want_stack);
+void lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind);
+void lh_rec_free(lh_rec_t *r, const void *p);
+void lh_rec_realloc(lh_rec_t *r, const void *old, const void *p, size_t size);
+void lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger);
+void lh_rec_tag(lh_rec_t *r, const void *p, const char *type);
+void lh_rec_end(lh_rec_t *r);
+
+static inline int
+lh_recording(void)
+{
+    return atomic_load_explicit(&lh_g.state, memory_order_acquire) == LH_ST_RECORDING;
+}
+
+#endif /* LH_AGENT_H */

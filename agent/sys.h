@@ -1,0 +1,35 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * sys.h: the agent's raw system helpers. Everything here is AS-safe: raw syscalls, no
+ * stdio, no malloc, no locale. Hooks may only call functions marked AS-safe.
+ */
+#ifndef LH_SYS_H
+#define LH_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* CLOCK_MONOTONIC in ns (vDSO, no syscall on x86-64/aarch64). AS-safe. */
+uint64_t lh_sys_now_ns(void);
+/* CLOCK_REALTIME in ns. AS-safe. */
+uint64_t lh_sys_realtime_ns(void);
+/* The calling thread's kernel tid. AS-safe. */
+pid_t lh_sys_gettid(void);
+/* Writes all of buf, retrying on EINTR and short writes. Returns 0 or -errno. AS-safe and
+ * not a cancellation point (raw syscall), so a cancelled thread cannot die holding a lock. */
+int lh_sys_write_all(int fd, const void *buf, size_t len);
+/* Anonymous private mapping of len bytes, NULL on failure. AS-safe. */
+void *lh_sys_map(size_t len);
+void lh_sys_unmap(void *p, size_t len);
+/* "<lh>: " + the NULL-terminated list of strings + "\n" to stderr in one write. AS-safe. */
+void lh_sys_log(const char *a, const char *b, const char *c);
+/* Decimal formatting; returns the length written (no NUL). buf needs 21 bytes. AS-safe. */
+size_t lh_sys_fmt_u64(char *buf, uint64_t v);
+/* Bounded string copy that always terminates (dst_len > 0). Returns the length. AS-safe. */
+size_t lh_sys_strlcpy(char *dst, const char *src, size_t dst_len);
+/* Reads up to len bytes of a whole small file (e.g. /proc/self/cmdline). Returns bytes read
+ * or -1. AS-safe. */
+ssize_t lh_sys_read_file(const char *path, char *buf, size_t len);
+
+#endif /* LH_SYS_H */

@@ -1,0 +1,26 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * unwind.h: stack capture for the hooks. Both back-ends return raw return addresses,
+ * innermost first, including the agent's own frames (the caller drops those).
+ */
+#ifndef LH_UNWIND_H
+#define LH_UNWIND_H
+
+#include <stdint.h>
+
+/* Frame-pointer walk from the caller's frame. Every frame address is checked against
+ * [lo, hi) (the thread's stack) before it is read, so a binary without frame pointers
+ * yields a short stack, never a fault. Returns the number of addresses stored. AS-safe. */
+int lh_unwind_fp(uint64_t *ips, int max, uintptr_t lo, uintptr_t hi);
+
+/* DWARF unwinding through libunwind's unw_backtrace (per-thread caching enabled by
+ * lh_unwind_init). Returns the number of addresses stored. Safe inside hooks once
+ * lh_unwind_init has run (libunwind uses its own mmap pools; dl_iterate_phdr takes the
+ * loader lock, so never call it holding an agent lock). */
+int lh_unwind_libunwind(uint64_t *ips, int max);
+
+/* Sets libunwind's caching policy and unwinds once so its lazy allocations happen now,
+ * with the reentrancy guard held, not inside a later hook. */
+void lh_unwind_init(void);
+
+#endif /* LH_UNWIND_H */

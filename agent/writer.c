@@ -1,0 +1,663 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * writer.c: per-thread event buffers, frames, the output file, the ticker thread, and the
+ * life-cycle edges (thread exit, fork, exec, exit).
+ *
+ * Each thread appends records to its own slot under the slot's own lock (uncontended except
+ * for the ticker's visit every flush interval). A full slot is compressed and written by
+ * its thread under the writer lock. The ticker, every LEAKHOUND_FLUSH_MS (100 ms), flushes
+ * every non-empty slot and then writes a SYNC frame stamped with the time it started: since
+ * a record's time stamp is taken under its slot's lock, every record stamped before that
+ * time is in an earlier frame, which is what lets the reader restore global order with a
+ * window of one interval. Lock order: slot lock, then writer lock; never the other way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
+#include <zstd.h>
+
+#include "agent.h"
+#include "enc.h"
+#include "format.h"
+#include "sys.h"
+
+lh_agent_t lh_g = {
+    .wlock = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
+};
+__thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));
+
+extern void *__libc_stack_end;
+
+#define SCRATCH_MAX (256u * 1024u) /* largest agent frame (module records) */
+
+/* -------------------------------------------------------------------------------------
+ * zstd gets its memory from mmap, never from the host's heap.
+ * ----------------------------------------------------------------------------------- */
+static void *
+z_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    size_t total = size + 16;
+    uint8_t *p = lh_sys_map(total);
+    if (!p) {
+        return NULL;
+    }
+    memcpy(p, &total, sizeof total);
+    return p + 16;
+}
+
+static void
+z_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    if (ptr) {
+        uint8_t *b = (uint8_t *)ptr - 16;
+        size_t total;
+        memcpy(&total, b, sizeof total);
+        lh_sys_unmap(b, total);
+    }
+}
+
+void
+lh_disable(const char *why, const char *detail)
+{
+    int prev = atomic_exchange(&lh_g.state, LH_ST_STOPPED);
+    if (prev == LH_ST_RECORDING) {
+        lh_sys_log(why, detail, "; recording stopped (the program continues)");
+    }
+}
+
+/* -------------------------------------------------------------------------------------
+ * The output file
+ * ----------------------------------------------------------------------------------- */
+static size_t
+build_info(uint8_t *buf, size_t cap)
+{
+    lh_enc_t e;
+    uint8_t *r;
+    lh_enc_init(&e, buf, cap);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_PID);
+    lh_enc_varint(&e, (uint64_t)lh_g.pid);
+    lh_enc_varint(&e, (uint64_t)lh_g.ppid);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_EXE);
+    lh_enc_str(&e, lh_g.exe);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_CMDLINE);
+    size_t argc = 0;
+    for (size_t i = 0; i < lh_g.cmdline_len; i++) {
+        argc += lh_g.cmdline[i] == '\0';
+    }
+    lh_enc_varint(&e, argc);
+    for (size_t i = 0; i < lh_g.cmdline_len;) {
+        size_t n = strnlen(lh_g.cmdline + i, lh_g.cmdline_len - i);
+        lh_enc_varint(&e, n);
+        lh_enc_bytes(&e, lh_g.cmdline + i, n);
+        i += n + 1;
+    }
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_CLOCK);
+    lh_enc_varint(&e, 1);
+    lh_enc_varint(&e, lh_g.mono_start_ns);
+    lh_enc_varint(&e, lh_g.real_start_ns);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_AGENT);
+    lh_enc_str(&e, LH_AGENT_VERSION);
+    lh_enc_varint(&e, (uint64_t)lh_g.cfg.unwind);
+    lh_enc_varint(&e, (uint64_t)lh_g.cfg.depth);
+    lh_enc_varint(&e, sizeof(void *));
+#if defined(__x86_64__)
+    lh_enc_str(&e, "x86_64");
+#elif defined(__aarch64__)
+    lh_enc_str(&e, "aarch64");
+#else
+    lh_enc_str(&e, "unknown");
+#endif
+    lh_enc_varint(&e, 0);
+    lh_enc_rec_end(&e, r);
+
+    if (lh_g.parent_pid) {
+        r = lh_enc_rec_begin(&e, LH_REC_INFO_PARENT);
+        lh_enc_varint(&e, (uint64_t)lh_g.parent_pid);
+        lh_enc_rec_end(&e, r);
+    }
+    return lh_enc_ok(&e) ? (size_t)(e.p - buf) : 0;
+}
+
+static int
+has_pid_pattern(const char *s)
+{
+    for (; *s; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            return 1;
+        }
+        if (s[0] == '%' && s[1]) {
+            s++;
+        }
+    }
+    return 0;
+}
+
+static void
+append_suffix(char *name, size_t cap, uint64_t v)
+{
+    size_t n = strlen(name);
+    char num[21];
+    size_t k = lh_sys_fmt_u64(num, v);
+    if (n + 1 + k + 1 > cap) {
+        return;
+    }
+    name[n] = '.';
+    memcpy(name + n + 1, num, k);
+    name[n + 1 + k] = '\0';
+}
+
+/* Opens the trace on first use (wlock held). A fork child opens its own file only when it
+ * has something to write, so fork+exec children leave no empty traces. */
+static int
+open_output_locked(void)
+{
+    if (lh_g.fd >= 0) {
+        return 0;
+    }
+    if (lh_g.open_failed) {
+        return -1;
+    }
+    char name[LH_PATH_MAX];
+    lh_config_expand(&lh_g.cfg, lh_g.pid, lh_g.progname, name, sizeof name);
+    if (lh_g.parent_pid && !has_pid_pattern(lh_g.cfg.output)) {
+        append_suffix(name, sizeof name, (uint64_t)lh_g.pid);
+    }
+    /* O_EXCL|O_NOFOLLOW: never clobber an existing file nor follow a planted symlink. A
+     * followed exec of the same program may find its own earlier trace: add .1, .2, ... */
+    char try[LH_PATH_MAX];
+    lh_sys_strlcpy(try, name, sizeof try);
+    int fd = -1;
+    for (int k = 0; k < 100; k++) {
+        fd = open(try, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            break;
+        }
+        lh_sys_strlcpy(try, name, sizeof try);
+        append_suffix(try, sizeof try, (uint64_t)k + 1);
+    }
+    if (fd < 0) {
+        char num[21];
+        num[lh_sys_fmt_u64(num, (uint64_t)errno)] = '\0';
+        lh_g.open_failed = 1;
+        lh_disable("cannot create trace file ", try);
+        lh_sys_log("(errno ", num, ")");
+        return -1;
+    }
+    lh_g.fd = fd;
+    lh_sys_strlcpy(lh_g.path, try, sizeof lh_g.path);
+
+    uint8_t hdr[LH_FILE_HEADER_LEN + 40000];
+    size_t info_len = build_info(hdr + LH_FILE_HEADER_LEN, sizeof hdr - LH_FILE_HEADER_LEN);
+    lh_enc_t e;
+    lh_enc_init(&e, hdr, LH_FILE_HEADER_LEN);
+    lh_enc_file_header(&e, (uint32_t)info_len);
+    if (lh_sys_write_all(fd, hdr, LH_FILE_HEADER_LEN + info_len) != 0) {
+        lh_disable("cannot write trace file ", lh_g.path);
+        return -1;
+    }
+    lh_maps_emit_all_locked();
+    return 0;
+}
+
+/* Compresses and writes one frame; wlock held. */
+static void
+write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint32_t n_records,
+                   uint64_t ts_base, uint8_t flags)
+{
+    if (len == 0 || open_output_locked() != 0 || lh_g.fd < 0) {
+        return;
+    }
+    uint8_t *payload = lh_g.out + LH_FRAME_HEADER_LEN;
+    size_t cap = lh_g.out_cap - LH_FRAME_HEADER_LEN;
+    size_t clen = 0;
+    uint8_t codec = LH_CODEC_RAW;
+    if (lh_g.cctx) {
+        clen = ZSTD_compressCCtx(lh_g.cctx, payload, cap, raw, len, 1);
+        if (!ZSTD_isError(clen) && clen < len) {
+            codec = LH_CODEC_ZSTD;
+        }
+    }
+    if (codec == LH_CODEC_RAW) {
+        if (len > cap) {
+            return;
+        }
+        memcpy(payload, raw, len);
+        clen = len;
+    }
+    lh_frame_hdr_t h = {
+        .codec = codec,
+        .flags = flags,
+        .tid = tid,
+        .raw_len = (uint32_t)len,
+        .comp_len = (uint32_t)clen,
+        .ts_base_ns = ts_base,
+        .seq = lh_g.seq++,
+        .n_records = n_records,
+    };
+    lh_enc_t e;
+    lh_enc_init(&e, lh_g.out, LH_FRAME_HEADER_LEN);
+    lh_enc_frame_header(&e, &h, payload);
+    int rc = lh_sys_write_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN + clen);
+    if (rc != 0) {
+        lh_disable("cannot write trace file ", lh_g.path);
+        return;
+    }
+    atomic_fetch_add_explicit(&lh_g.n_frames, 1, memory_order_relaxed);
+}
+
+void
+lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
+                            uint64_t ts_base)
+{
+    write_frame_locked(recs, len, 0, n_records, ts_base, 0);
+}
+
+void
+lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records, uint64_t ts_base,
+                     uint8_t flags)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+    write_frame_locked(recs, len, 0, n_records, ts_base, flags);
+    pthread_mutex_unlock(&lh_g.wlock);
+}
+
+/* -------------------------------------------------------------------------------------
+ * Slots
+ * ----------------------------------------------------------------------------------- */
+void
+lh_slot_lock(lh_slot_t *s)
+{
+    int spins = 0;
+    while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
+        if (++spins > 64) {
+            sched_yield();
+        }
+    }
+}
+
+void
+lh_slot_unlock(lh_slot_t *s)
+{
+    atomic_store_explicit(&s->lock, 0, memory_order_release);
+}
+
+/* Bounded lock for the exit paths: a thread stopped forever inside a hook must not hang
+ * exit(). Returns 0 when locked. */
+static int
+slot_trylock_bounded(lh_slot_t *s)
+{
+    for (int i = 0; i < 2000; i++) {
+        if (!atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
+            return 0;
+        }
+        sched_yield();
+    }
+    return -1;
+}
+
+void
+lh_flush_slot_locked(lh_slot_t *s)
+{
+    if (s->len == 0) {
+        return;
+    }
+    pthread_mutex_lock(&lh_g.wlock);
+    write_frame_locked(s->buf, s->len, s->tid, s->n_records, s->ts_base, 0);
+    pthread_mutex_unlock(&lh_g.wlock);
+    s->len = 0;
+    s->n_records = 0;
+    s->addr_last = 0;
+    s->ts_base = 0;
+    s->ts_last = 0;
+}
+
+int
+lh_slot_reserve(lh_slot_t *s, size_t need)
+{
+    if (s->len + need > s->cap) {
+        lh_flush_slot_locked(s);
+    }
+    return s->len + need <= s->cap ? 0 : -1;
+}
+
+static void
+thread_bounds(lh_slot_t *s)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    s->stack_lo = 0;
+    s->stack_hi = 0;
+    if ((pid_t)s->tid == lh_g.pid) {
+        s->stack_hi = (uintptr_t)__libc_stack_end;
+        return;
+    }
+    /* May allocate (the cpuset); the guard is held, so those pass through unrecorded. */
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+            s->stack_lo = (uintptr_t)addr;
+            s->stack_hi = (uintptr_t)addr + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+}
+
+lh_slot_t *
+lh_thread_slot(void)
+{
+    unsigned gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+    if (lh_tls.registered && lh_tls.pid_gen == gen) {
+        return lh_tls.slot;
+    }
+    lh_slot_t *s = NULL;
+    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+        int expect = 0;
+        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&lh_g.slots[i].in_use, &expect, 1)) {
+            s = &lh_g.slots[i];
+            break;
+        }
+    }
+    if (!s) {
+        return NULL;
+    }
+    if (!s->buf) {
+        s->buf = lh_sys_map(lh_g.cfg.buffer_bytes);
+        if (!s->buf) {
+            atomic_store(&s->in_use, 0);
+            return NULL;
+        }
+        s->cap = lh_g.cfg.buffer_bytes;
+    }
+    s->len = 0;
+    s->n_records = 0;
+    s->n_events = 0;
+    s->ts_base = s->ts_last = 0;
+    s->addr_last = 0;
+    s->tid = (uint32_t)lh_sys_gettid();
+    thread_bounds(s);
+    lh_tls.slot = s;
+    lh_tls.registered = 1;
+    lh_tls.pid_gen = gen;
+    if (lh_g.key_ok) {
+        pthread_setspecific(lh_g.key, s);
+    }
+
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    lh_slot_lock(s);
+    if (lh_slot_reserve(s, 64) == 0) {
+        lh_enc_t e;
+        uint64_t now = lh_sys_now_ns();
+        lh_enc_init(&e, s->buf + s->len, s->cap - s->len);
+        if (s->ts_base == 0) {
+            s->ts_base = s->ts_last = now;
+        }
+        uint8_t *r = lh_enc_rec_begin(&e, LH_REC_THREAD);
+        lh_enc_varint(&e, now - s->ts_last);
+        lh_enc_varint(&e, s->tid);
+        lh_enc_str(&e, name);
+        lh_enc_rec_end(&e, r);
+        if (lh_enc_ok(&e)) {
+            s->ts_last = now;
+            s->len = (size_t)(e.p - s->buf);
+            s->n_records++;
+        }
+    }
+    lh_slot_unlock(s);
+    return s;
+}
+
+/* pthread key destructor: the thread is exiting; flush and give its slot back. */
+static void
+thread_exit(void *arg)
+{
+    lh_slot_t *s = arg;
+    int saved = lh_tls.guard;
+    lh_tls.guard = 1;
+    if (s && s == lh_tls.slot && lh_tls.registered) {
+        lh_slot_lock(s);
+        if (lh_recording() && lh_slot_reserve(s, 32) == 0) {
+            lh_enc_t e;
+            uint64_t now = lh_sys_now_ns();
+            if (s->ts_base == 0) {
+                s->ts_base = s->ts_last = now;
+            }
+            lh_enc_init(&e, s->buf + s->len, s->cap - s->len);
+            uint8_t *r = lh_enc_rec_begin(&e, LH_REC_THREAD_END);
+            lh_enc_varint(&e, now - s->ts_last);
+            lh_enc_varint(&e, s->tid);
+            lh_enc_rec_end(&e, r);
+            if (lh_enc_ok(&e)) {
+                s->ts_last = now;
+                s->len = (size_t)(e.p - s->buf);
+                s->n_records++;
+            }
+        }
+        if (lh_recording()) {
+            lh_flush_slot_locked(s);
+        }
+        s->len = 0;
+        atomic_fetch_add(&lh_g.n_events, s->n_events);
+        s->n_events = 0;
+        atomic_store(&s->in_use, 0);
+        lh_slot_unlock(s);
+        lh_tls.registered = 0;
+        lh_tls.slot = NULL;
+    }
+    lh_tls.guard = saved;
+}
+
+/* -------------------------------------------------------------------------------------
+ * Flushing: ticker, exit, exec
+ * ----------------------------------------------------------------------------------- */
+static void
+write_sync(uint64_t t)
+{
+    uint8_t buf[32];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SYNC);
+    lh_enc_varint(&e, 0);
+    lh_enc_rec_end(&e, r);
+    lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, t, LH_FRAME_F_SYNC);
+}
+
+void
+lh_flush_all(int bounded)
+{
+    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+        lh_slot_t *s = &lh_g.slots[i];
+        if (!atomic_load_explicit(&s->in_use, memory_order_acquire) || s->len == 0) {
+            continue;
+        }
+        if (bounded) {
+            if (slot_trylock_bounded(s) != 0) {
+                atomic_fetch_add(&lh_g.n_dropped, 1);
+                continue;
+            }
+        } else {
+            lh_slot_lock(s);
+        }
+        lh_flush_slot_locked(s);
+        lh_slot_unlock(s);
+    }
+}
+
+static uint64_t last_sync_frames;
+
+static void
+tick(void)
+{
+    uint64_t t = lh_sys_now_ns();
+    lh_flush_all(0);
+    uint64_t frames = atomic_load(&lh_g.n_frames);
+    /* An idle process writes nothing: no frame since the last SYNC, no SYNC either. */
+    if (frames != last_sync_frames && lh_recording()) {
+        write_sync(t);
+        last_sync_frames = atomic_load(&lh_g.n_frames);
+    }
+}
+
+static void *
+ticker_main(void *arg)
+{
+    (void)arg;
+    lh_tls.guard = 1; /* nothing this thread does is the program's */
+    prctl(PR_SET_NAME, "leakhound", 0, 0, 0);
+    while (!atomic_load(&lh_g.ticker_stop)) {
+        struct timespec ts = {lh_g.cfg.flush_ms / 1000, (long)(lh_g.cfg.flush_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        if (atomic_load(&lh_g.ticker_stop) || !lh_recording()) {
+            break;
+        }
+        lh_maps_scan(0);
+        tick();
+    }
+    return NULL;
+}
+
+void
+lh_ticker_start(void)
+{
+    sigset_t all, old;
+    pthread_attr_t attr;
+    sigfillset(&all);
+    /* The ticker inherits a fully blocked mask: no program signal handler ever runs on it. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    atomic_store(&lh_g.ticker_stop, 0);
+    lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+uint64_t
+lh_events_total(void)
+{
+    uint64_t n = atomic_load(&lh_g.n_events);
+    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
+            n += lh_g.slots[i].n_events;
+        }
+    }
+    return n;
+}
+
+void
+lh_write_end(int exit_kind, int status)
+{
+    /* A fork child that recorded nothing leaves no file at all. */
+    if (lh_g.fd < 0 && lh_g.parent_pid && lh_events_total() == 0) {
+        return;
+    }
+    uint8_t buf[128];
+    lh_enc_t e;
+    uint64_t now = lh_sys_now_ns();
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_END);
+    lh_enc_varint(&e, 0);
+    lh_enc_varint(&e, (uint64_t)exit_kind);
+    lh_enc_varint(&e, (uint64_t)(uint32_t)status);
+    lh_enc_varint(&e, lh_events_total());
+    lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
+    lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
+    lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_enc_rec_end(&e, r);
+    lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
+}
+
+/* -------------------------------------------------------------------------------------
+ * Init and fork
+ * ----------------------------------------------------------------------------------- */
+int
+lh_writer_init(void)
+{
+    size_t max_raw = lh_g.cfg.buffer_bytes > SCRATCH_MAX ? lh_g.cfg.buffer_bytes : SCRATCH_MAX;
+    lh_g.out_cap = LH_FRAME_HEADER_LEN + ZSTD_compressBound(max_raw) + 64;
+    lh_g.out = lh_sys_map(lh_g.out_cap);
+    lh_g.slots = lh_sys_map(sizeof(lh_slot_t) * LH_MAX_SLOTS);
+    if (!lh_g.out || !lh_g.slots) {
+        return -1;
+    }
+    ZSTD_customMem mem = {z_alloc, z_free, NULL};
+    lh_g.cctx = ZSTD_createCCtx_advanced(mem);
+    lh_g.key_ok = pthread_key_create(&lh_g.key, thread_exit) == 0;
+    atomic_store(&lh_g.gen, 1);
+    pthread_mutex_lock(&lh_g.wlock);
+    int rc = open_output_locked();
+    pthread_mutex_unlock(&lh_g.wlock);
+    return rc;
+}
+
+void
+lh_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+}
+
+void
+lh_writer_fork_parent(void)
+{
+    pthread_mutex_unlock(&lh_g.wlock);
+}
+
+void
+lh_writer_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    lh_g.wlock = fresh;
+    lh_g.parent_pid = lh_g.pid;
+    lh_g.pid = getpid();
+    lh_g.ppid = getppid();
+    if (lh_g.fd >= 0) {
+        close(lh_g.fd);
+    }
+    lh_g.fd = -1;
+    lh_g.open_failed = 0;
+    lh_g.seq = 0;
+    last_sync_frames = 0;
+    atomic_store(&lh_g.n_events, 0);
+    atomic_store(&lh_g.n_frames, 0);
+    atomic_store(&lh_g.n_dropped, 0);
+    /* Other threads do not exist here: their buffers hold the parent's events, which the
+     * parent writes itself. */
+    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+        lh_slot_t *s = &lh_g.slots[i];
+        atomic_store(&s->lock, 0);
+        atomic_store(&s->in_use, 0);
+        s->len = 0;
+        s->n_records = 0;
+        s->n_events = 0;
+    }
+    lh_tls.registered = 0;
+    lh_tls.slot = NULL;
+    atomic_fetch_add(&lh_g.gen, 1); /* stacks and modules are written again */
+    lh_stacks_after_fork(&lh_g.stacks);
+    lh_maps_after_fork();
+    lh_g.ticker_running = 0;
+    if (lh_recording()) {
+        lh_ticker_start();
+    }
+}
