@@ -19,6 +19,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -458,6 +459,51 @@ execvpe(const char *file, char *const argv[], char *const envp[])
     }
     before_exec(file);
     return real.execvpe ? real.execvpe(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
+/* The variadic exec functions call glibc's internal execve, not ours: interpose them too,
+ * so a fork child that execs right away still writes what it recorded. */
+#define COLLECT_ARGS(first, extra)                                                           \
+    va_list ap;                                                                              \
+    size_t argc = 1;                                                                         \
+    va_start(ap, first);                                                                     \
+    while (va_arg(ap, char *)) {                                                             \
+        argc++;                                                                              \
+    }                                                                                        \
+    va_end(ap);                                                                              \
+    if (argc > 65536) {                                                                      \
+        errno = E2BIG;                                                                       \
+        return -1;                                                                           \
+    }                                                                                        \
+    char *argv[argc + 1];                                                                    \
+    argv[0] = (char *)(first);                                                               \
+    va_start(ap, first);                                                                     \
+    for (size_t i = 1; i <= argc; i++) {                                                     \
+        argv[i] = va_arg(ap, char *);                                                        \
+    }                                                                                        \
+    extra;                                                                                   \
+    va_end(ap)
+
+LH_EXPORT int
+execl(const char *path, const char *arg, ...)
+{
+    COLLECT_ARGS(arg, (void)0);
+    return execv(path, argv);
+}
+
+LH_EXPORT int
+execlp(const char *file, const char *arg, ...)
+{
+    COLLECT_ARGS(arg, (void)0);
+    return execvp(file, argv);
+}
+
+LH_EXPORT int
+execle(const char *path, const char *arg, ...)
+{
+    char *const *envp;
+    COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
+    return execve(path, argv, envp);
 }
 
 static void

@@ -24,7 +24,7 @@ capture(lh_slot_t *s, uint64_t *ips)
     int n;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi > here) {
-        n = lh_unwind_fp(ips, max, here, s->stack_hi);
+        n = lh_unwind_fp(ips, max, s->stack_hi);
     } else {
         n = lh_unwind_libunwind(ips, max);
     }

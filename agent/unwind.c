@@ -8,9 +8,10 @@
 #include <libunwind.h>
 
 __attribute__((noinline)) int
-lh_unwind_fp(uint64_t *ips, int max, uintptr_t lo, uintptr_t hi)
+lh_unwind_fp(uint64_t *ips, int max, uintptr_t hi)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t lo = fp; /* every frame of interest lies between here and the stack's top */
     int n = 0;
     /* A frame record is {saved fp, return address} at fp, on x86-64 and aarch64 alike. */
     while (n < max) {

@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 /* Frame-pointer walk from the caller's frame. Every frame address is checked against
- * [lo, hi) (the thread's stack) before it is read, so a binary without frame pointers
+ * [current frame, hi) (hi: the thread's stack top) before it is read, so a binary without frame pointers
  * yields a short stack, never a fault. Returns the number of addresses stored. AS-safe. */
-int lh_unwind_fp(uint64_t *ips, int max, uintptr_t lo, uintptr_t hi);
+int lh_unwind_fp(uint64_t *ips, int max, uintptr_t hi);
 
 /* DWARF unwinding through libunwind's unw_backtrace (per-thread caching enabled by
  * lh_unwind_init). Returns the number of addresses stored. Safe inside hooks once

@@ -144,10 +144,48 @@ crc_table_fill(void)
     __atomic_store_n(&crc_table_ready, 1, __ATOMIC_RELEASE);
 }
 
+#if defined(__x86_64__)
+/* SSE4.2's crc32 instruction computes exactly CRC-32C, 8 bytes per instruction: an order of
+ * magnitude faster than the table, which matters on the agent's flush path. */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t crc, const uint8_t *b, size_t len)
+{
+    uint64_t c = ~crc & 0xffffffffu;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        b += 8;
+        len -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (len--) {
+        c32 = __builtin_ia32_crc32qi(c32, *b++);
+    }
+    return ~c32;
+}
+
+static int
+have_hw_crc(void)
+{
+    static int cached = -1; /* racing threads compute the same answer */
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    }
+    return cached;
+}
+#endif
+
 uint32_t
 lh_crc32c(uint32_t crc, const void *p, size_t len)
 {
     const uint8_t *b = p;
+#if defined(__x86_64__)
+    if (have_hw_crc()) {
+        return crc32c_hw(crc, b, len);
+    }
+#endif
     if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) {
         crc_table_fill();
     }
