@@ -40,6 +40,11 @@ typedef struct lh_config {
     int follow_exec;
     int flush_ms;
     size_t buffer_bytes;
+    int rss_ms;              /* RSS sample period, 0 = off */
+    int snapshot_signal;     /* 0 = none */
+    int snapshot_every_ms;   /* 0 = off */
+    uint64_t snapshot_growth; /* bytes of heap growth between snapshots, 0 = off */
+    int snapshot_at_exit;
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
@@ -147,6 +152,12 @@ void lh_writer_fork_parent(void);
 void lh_writer_fork_child(void);
 void lh_ticker_start(void);
 void lh_disable(const char *why, const char *detail);
+/* Writes a SNAPSHOT record (agent frame, stamped now). Not from a signal handler. */
+void lh_write_snapshot(const char *label, int trigger);
+/* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
+void lh_request_snapshot(void);
+/* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. */
+void lh_write_rss(int full);
 
 /* maps.c: module map. lh_maps_scan calls dl_iterate_phdr: never with an agent lock held. */
 int lh_maps_init(void);

@@ -5,6 +5,7 @@
  * trusted, so the agent stays off: a path chosen by the invoking user must never be
  * written with the privileges of the program.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -35,6 +36,48 @@ env_long(const char *name, long def, long lo, long hi)
     return v;
 }
 
+/* "USR2", "SIGUSR2", "12", or "none"/"0". Unset means SIGUSR2: a snapshot on demand without
+ * code changes (a program that installs its own SIGUSR2 handler later simply replaces ours). */
+static int
+parse_signal(const char *s)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"PWR", SIGPWR},
+                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}};
+    if (!s) {
+        return SIGUSR2;
+    }
+    if (!*s || strcmp(s, "none") == 0 || strcmp(s, "0") == 0) {
+        return 0;
+    }
+    if (strncmp(s, "SIG", 3) == 0) {
+        s += 3;
+    }
+    if (*s >= '0' && *s <= '9') {
+        int v = 0;
+        for (; *s >= '0' && *s <= '9' && v < 1000; s++) {
+            v = v * 10 + (*s - '0');
+        }
+        if (!*s && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP) {
+            return v;
+        }
+    } else {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (strcmp(s, names[i].name) == 0) {
+                return names[i].sig;
+            }
+        }
+        if (strncmp(s, "RTMIN+", 6) == 0 && s[6] >= '0' && s[6] <= '9') {
+            int v = SIGRTMIN + (s[6] - '0');
+            return v <= SIGRTMAX ? v : 0;
+        }
+    }
+    lh_sys_log("ignoring unknown LEAKHOUND_SNAPSHOT_SIGNAL ", s, "");
+    return 0;
+}
+
 int
 lh_config_load(lh_config_t *cfg)
 {
@@ -48,6 +91,11 @@ lh_config_load(lh_config_t *cfg)
     cfg->depth = (int)env_long("LEAKHOUND_DEPTH", 64, 1, LH_MAX_DEPTH);
     cfg->flush_ms = (int)env_long("LEAKHOUND_FLUSH_MS", 100, 1, 60000);
     cfg->buffer_bytes = (size_t)env_long("LEAKHOUND_BUFFER_KB", 64, 4, 16384) * 1024;
+    cfg->rss_ms = (int)env_long("LEAKHOUND_RSS_MS", 100, 0, 3600000);
+    cfg->snapshot_every_ms = (int)env_long("LEAKHOUND_SNAPSHOT_EVERY_MS", 0, 0, 86400000);
+    cfg->snapshot_growth = (uint64_t)env_long("LEAKHOUND_SNAPSHOT_ON_GROWTH", 0, 0, 1L << 50);
+    cfg->snapshot_at_exit = (int)env_long("LEAKHOUND_SNAPSHOT_AT_EXIT", 1, 0, 1);
+    cfg->snapshot_signal = parse_signal(getenv("LEAKHOUND_SNAPSHOT_SIGNAL"));
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
     const char *uw = getenv("LEAKHOUND_UNWIND");

@@ -19,6 +19,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -523,6 +524,14 @@ final_flush(int kind, int status)
     lh_tls.guard = 1;
     atomic_store(&lh_g.ticker_stop, 1);
     lh_flush_all(1);
+    if (lh_g.fd >= 0 || lh_events_total() > 0) {
+        if (lh_g.cfg.rss_ms) {
+            lh_write_rss(1);
+        }
+        if (lh_g.cfg.snapshot_at_exit) {
+            lh_write_snapshot("exit", LH_SNAP_EXIT);
+        }
+    }
     lh_write_end(kind, status);
     /* The guard stays set: what this thread frees from now on is not recorded. */
 }
@@ -652,6 +661,32 @@ save_exit_status(int status, void *arg)
 }
 
 static void
+on_snapshot_signal(int sig)
+{
+    (void)sig;
+    lh_request_snapshot(); /* AS-safe: the ticker writes the record */
+}
+
+static void
+install_snapshot_signal(void)
+{
+    int sig = lh_g.cfg.snapshot_signal;
+    struct sigaction old;
+    if (!sig || sigaction(sig, NULL, &old) != 0) {
+        return;
+    }
+    /* Only where the program (so far) has no use for the signal. */
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_snapshot_signal;
+        sa.sa_flags = SA_RESTART;
+        sigfillset(&sa.sa_mask);
+        sigaction(sig, &sa, NULL);
+    }
+}
+
+static void
 fork_prepare(void)
 {
     if (lh_recording()) {
@@ -703,6 +738,7 @@ lh_ctor(void)
     if (!lh_g.cfg.follow_exec) {
         strip_preload();
     }
+    install_snapshot_signal();
     atomic_store(&lh_g.state, LH_ST_RECORDING);
     lh_maps_scan(1);
     lh_ticker_start();

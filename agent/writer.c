@@ -12,6 +12,7 @@
  * window of one interval. Lock order: slot lock, then writer lock; never the other way.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -504,11 +505,147 @@ lh_flush_all(int bounded)
 }
 
 static uint64_t last_sync_frames;
+static atomic_int snapshot_requested;
+static unsigned snapshot_signal_count;
+
+void
+lh_request_snapshot(void)
+{
+    atomic_store(&snapshot_requested, 1);
+}
+
+void
+lh_write_snapshot(const char *label, int trigger)
+{
+    uint8_t buf[320];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SNAPSHOT);
+    lh_enc_varint(&e, 0);
+    size_t n = strnlen(label, 255);
+    lh_enc_varint(&e, n);
+    lh_enc_bytes(&e, label, n);
+    lh_enc_varint(&e, (uint64_t)trigger);
+    lh_enc_rec_end(&e, r);
+    if (lh_enc_ok(&e)) {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
+}
+
+/* Parses "Key:   1234 kB" lines of smaps_rollup. */
+static uint64_t
+kb_field(const char *text, size_t len, const char *key)
+{
+    size_t klen = strlen(key);
+    for (size_t i = 0; i + klen < len; i++) {
+        if ((i == 0 || text[i - 1] == '\n') && memcmp(text + i, key, klen) == 0) {
+            uint64_t v = 0;
+            for (i += klen; i < len && (text[i] == ' ' || text[i] == '\t'); i++) {
+            }
+            for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+                v = v * 10 + (uint64_t)(text[i] - '0');
+            }
+            return v * 1024;
+        }
+    }
+    return 0;
+}
+
+void
+lh_write_rss(int full)
+{
+    char text[4096];
+    ssize_t n = lh_sys_read_file("/proc/self/statm", text, sizeof text - 1);
+    if (n <= 0) {
+        return;
+    }
+    uint64_t pages = 0;
+    size_t i = 0;
+    while (i < (size_t)n && text[i] != ' ') {
+        i++; /* size */
+    }
+    for (i++; i < (size_t)n && text[i] >= '0' && text[i] <= '9'; i++) {
+        pages = pages * 10 + (uint64_t)(text[i] - '0');
+    }
+    uint8_t buf[64];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_RSS);
+    lh_enc_varint(&e, 0);
+    lh_enc_varint(&e, pages * (uint64_t)sysconf(_SC_PAGESIZE));
+    if (full) {
+        /* smaps_rollup walks every mapping: sampled 10x less often than statm. */
+        n = lh_sys_read_file("/proc/self/smaps_rollup", text, sizeof text - 1);
+        if (n > 0) {
+            lh_enc_varint(&e, kb_field(text, (size_t)n, "Pss:"));
+            lh_enc_varint(&e, kb_field(text, (size_t)n, "Anonymous:"));
+        }
+    }
+    lh_enc_rec_end(&e, r);
+    if (lh_enc_ok(&e)) {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
+}
+
+static uint64_t
+heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2(); /* glibc; 0 under other allocators */
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* Snapshot triggers served by the ticker: signal, period, heap growth. */
+static void
+serve_snapshots(uint64_t now)
+{
+    static uint64_t last_period_ns, growth_base;
+    static int growth_init;
+    char label[64];
+    char num[21];
+    if (atomic_exchange(&snapshot_requested, 0)) {
+        num[lh_sys_fmt_u64(num, ++snapshot_signal_count)] = '\0';
+        lh_sys_strlcpy(label, "signal-", sizeof label);
+        lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+        lh_write_snapshot(label, LH_SNAP_SIGNAL);
+    }
+    if (lh_g.cfg.snapshot_every_ms) {
+        if (!last_period_ns) {
+            last_period_ns = now;
+        } else if (now - last_period_ns >= (uint64_t)lh_g.cfg.snapshot_every_ms * 1000000u) {
+            last_period_ns = now;
+            num[lh_sys_fmt_u64(num, (now - lh_g.mono_start_ns) / 1000000u)] = '\0';
+            lh_sys_strlcpy(label, "period-", sizeof label);
+            size_t k = lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+            lh_sys_strlcpy(label + 7 + k, "ms", sizeof label - 7 - k);
+            lh_write_snapshot(label, LH_SNAP_PERIOD);
+        }
+    }
+    if (lh_g.cfg.snapshot_growth) {
+        uint64_t heap = heap_in_use();
+        if (!growth_init) {
+            growth_base = heap;
+            growth_init = 1;
+        } else if (heap >= growth_base + lh_g.cfg.snapshot_growth) {
+            growth_base = heap;
+            num[lh_sys_fmt_u64(num, heap)] = '\0';
+            lh_sys_strlcpy(label, "growth-", sizeof label);
+            lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+            lh_write_snapshot(label, LH_SNAP_GROWTH);
+        }
+    }
+}
 
 static void
 tick(void)
 {
+    static uint64_t last_rss_ns;
+    static unsigned rss_count;
     uint64_t t = lh_sys_now_ns();
+    serve_snapshots(t);
+    if (lh_g.cfg.rss_ms && t - last_rss_ns >= (uint64_t)lh_g.cfg.rss_ms * 1000000u) {
+        last_rss_ns = t;
+        lh_write_rss(rss_count++ % 10 == 0);
+    }
     lh_flush_all(0);
     uint64_t frames = atomic_load(&lh_g.n_frames);
     /* An idle process writes nothing: no frame since the last SYNC, no SYNC either. */
@@ -524,8 +661,12 @@ ticker_main(void *arg)
     (void)arg;
     lh_tls.guard = 1; /* nothing this thread does is the program's */
     prctl(PR_SET_NAME, "leakhound", 0, 0, 0);
+    int period_ms = lh_g.cfg.flush_ms;
+    if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < period_ms) {
+        period_ms = lh_g.cfg.rss_ms;
+    }
     while (!atomic_load(&lh_g.ticker_stop)) {
-        struct timespec ts = {lh_g.cfg.flush_ms / 1000, (long)(lh_g.cfg.flush_ms % 1000) * 1000000L};
+        struct timespec ts = {period_ms / 1000, (long)(period_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         if (atomic_load(&lh_g.ticker_stop) || !lh_recording()) {
             break;
