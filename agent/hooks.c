@@ -417,6 +417,9 @@ before_exec(const char *path)
         if (lh_enc_ok(&e)) {
             lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
         }
+        /* The trace ends here if the exec succeeds. If it fails, recording goes on and the
+         * END written at exit supersedes this one (readers keep the last END). */
+        lh_write_end(LH_EXIT_EXEC, 0);
     }
     lh_tls.guard = 0;
     errno = saved;

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -315,20 +316,127 @@ slot_trylock_bounded(lh_slot_t *s)
     return -1;
 }
 
+/* -------------------------------------------------------------------------------------
+ * Hand-off of full buffers to the ticker, which compresses and writes them off the hot path
+ * (on another core when there is one). A thread whose buffer is full swaps it for a spare
+ * and queues it; when no spare is free (the writer is behind), it writes the frame itself,
+ * which bounds memory and slows the program rather than dropping events.
+ * Lock order: slot lock, then writer lock, then queue lock.
+ * ----------------------------------------------------------------------------------- */
+#define QUEUE_MAX 64
+#define SPARES_MAX 32
+
+typedef struct pending {
+    uint8_t *buf;
+    size_t len;
+    uint32_t tid;
+    uint32_t n_records;
+    uint64_t ts_base;
+} pending_t;
+
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pending_t queue[QUEUE_MAX];
+static unsigned q_head, q_len;
+static uint8_t *spares[SPARES_MAX];
+static unsigned n_spares, n_spares_made;
+static sem_t wake;
+static int wake_ok;
+
+static void
+slot_reset(lh_slot_t *s)
+{
+    s->len = 0;
+    s->n_records = 0;
+    s->addr_last = 0;
+    s->ts_base = 0;
+    s->ts_last = 0;
+}
+
+/* Queues the slot's buffer and gives the slot a spare. Returns 0, or -1 when no spare or
+ * no queue room is available. Slot lock held. */
+static int
+hand_off(lh_slot_t *s)
+{
+    if (!lh_g.ticker_running) {
+        return -1;
+    }
+    pthread_mutex_lock(&qlock);
+    if (q_len == QUEUE_MAX) {
+        pthread_mutex_unlock(&qlock);
+        return -1;
+    }
+    uint8_t *spare = NULL;
+    if (n_spares) {
+        spare = spares[--n_spares];
+    } else if (n_spares_made < SPARES_MAX) {
+        spare = lh_sys_map(lh_g.cfg.buffer_bytes);
+        n_spares_made += spare != NULL;
+    }
+    if (!spare) {
+        pthread_mutex_unlock(&qlock);
+        return -1;
+    }
+    pending_t *p = &queue[(q_head + q_len++) % QUEUE_MAX];
+    p->buf = s->buf;
+    p->len = s->len;
+    p->tid = s->tid;
+    p->n_records = s->n_records;
+    p->ts_base = s->ts_base;
+    pthread_mutex_unlock(&qlock);
+    s->buf = spare;
+    slot_reset(s);
+    return 0;
+}
+
+/* Writes every queued buffer, in order. Takes the writer lock first so that concurrent
+ * drainers (ticker, exit path) cannot reorder frames. */
+static void
+drain_queue(void)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+    for (;;) {
+        pthread_mutex_lock(&qlock);
+        if (q_len == 0) {
+            pthread_mutex_unlock(&qlock);
+            break;
+        }
+        pending_t p = queue[q_head];
+        q_head = (q_head + 1) % QUEUE_MAX;
+        q_len--;
+        pthread_mutex_unlock(&qlock);
+        write_frame_locked(p.buf, p.len, p.tid, p.n_records, p.ts_base, 0);
+        pthread_mutex_lock(&qlock);
+        if (n_spares < SPARES_MAX) {
+            spares[n_spares++] = p.buf;
+        }
+        pthread_mutex_unlock(&qlock);
+    }
+    pthread_mutex_unlock(&lh_g.wlock);
+}
+
+/* Writes the slot's records now, in this thread. Slot lock held. */
+static void
+write_slot_now(lh_slot_t *s)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+    write_frame_locked(s->buf, s->len, s->tid, s->n_records, s->ts_base, 0);
+    pthread_mutex_unlock(&lh_g.wlock);
+    slot_reset(s);
+}
+
 void
 lh_flush_slot_locked(lh_slot_t *s)
 {
     if (s->len == 0) {
         return;
     }
-    pthread_mutex_lock(&lh_g.wlock);
-    write_frame_locked(s->buf, s->len, s->tid, s->n_records, s->ts_base, 0);
-    pthread_mutex_unlock(&lh_g.wlock);
-    s->len = 0;
-    s->n_records = 0;
-    s->addr_last = 0;
-    s->ts_base = 0;
-    s->ts_last = 0;
+    if (hand_off(s) == 0) {
+        if (wake_ok) {
+            sem_post(&wake); /* AS-safe */
+        }
+        return;
+    }
+    write_slot_now(s);
 }
 
 int
@@ -483,10 +591,12 @@ write_sync(uint64_t t)
     lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, t, LH_FRAME_F_SYNC);
 }
 
+/* Moves every thread's pending records to the queue (or writes them), then drains the
+ * queue. bounded: for the exit paths, where a thread stuck inside a hook must not hang us. */
 void
 lh_flush_all(int bounded)
 {
-    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
         lh_slot_t *s = &lh_g.slots[i];
         if (!atomic_load_explicit(&s->in_use, memory_order_acquire) || s->len == 0) {
             continue;
@@ -499,9 +609,12 @@ lh_flush_all(int bounded)
         } else {
             lh_slot_lock(s);
         }
-        lh_flush_slot_locked(s);
+        if (s->len && hand_off(s) != 0) {
+            write_slot_now(s);
+        }
         lh_slot_unlock(s);
     }
+    drain_queue();
 }
 
 static uint64_t last_sync_frames;
@@ -665,14 +778,23 @@ ticker_main(void *arg)
     if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < period_ms) {
         period_ms = lh_g.cfg.rss_ms;
     }
+    uint64_t next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
     while (!atomic_load(&lh_g.ticker_stop)) {
-        struct timespec ts = {period_ms / 1000, (long)(period_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
+        struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+        int woken = sem_clockwait(&wake, CLOCK_MONOTONIC, &ts) == 0;
         if (atomic_load(&lh_g.ticker_stop) || !lh_recording()) {
             break;
         }
+        if (woken) {
+            drain_queue();
+            if (lh_sys_now_ns() < next) {
+                continue;
+            }
+        }
         lh_maps_scan(0);
         tick();
+        next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
     }
     return NULL;
 }
@@ -745,6 +867,7 @@ lh_writer_init(void)
     ZSTD_customMem mem = {z_alloc, z_free, NULL};
     lh_g.cctx = ZSTD_createCCtx_advanced(mem);
     lh_g.key_ok = pthread_key_create(&lh_g.key, thread_exit) == 0;
+    wake_ok = sem_init(&wake, 0, 0) == 0;
     atomic_store(&lh_g.gen, 1);
     pthread_mutex_lock(&lh_g.wlock);
     int rc = open_output_locked();
@@ -792,6 +915,16 @@ lh_writer_fork_child(void)
         s->n_records = 0;
         s->n_events = 0;
     }
+    /* The queue holds the parent's frames: recycle the buffers, drop the frames. */
+    pthread_mutex_t fresh_q = PTHREAD_MUTEX_INITIALIZER;
+    qlock = fresh_q;
+    for (unsigned i = 0; i < q_len; i++) {
+        if (n_spares < SPARES_MAX) {
+            spares[n_spares++] = queue[(q_head + i) % QUEUE_MAX].buf;
+        }
+    }
+    q_head = q_len = 0;
+    wake_ok = sem_init(&wake, 0, 0) == 0;
     lh_tls.registered = 0;
     lh_tls.slot = NULL;
     atomic_fetch_add(&lh_g.gen, 1); /* stacks and modules are written again */

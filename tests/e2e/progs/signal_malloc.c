@@ -1,0 +1,91 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * signal_malloc.c (e2e): signal handlers that call malloc (not AS-safe, but common).
+ * Phase 1: raise(SIGUSR1) five times from outside malloc; the handler leaks a 64-byte
+ * block each time: 5 blocks, 320 bytes. Phase 2: a thread sends SIGUSR2 to the main
+ * thread 300 times while it churns malloc/free; that handler mallocs and frees. Nothing
+ * may deadlock or crash, and phase 2 must not add leaks to the program's own lines.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *g_blocks[5];
+static volatile sig_atomic_t g_n_blocks;
+static atomic_int g_n_usr2;
+static atomic_int g_sender_done;
+static pthread_t g_main_thread;
+
+static void
+on_usr1(int sig)
+{
+    (void)sig;
+    if (g_n_blocks < 5) {
+        g_blocks[g_n_blocks] = malloc(64); /* LEAK: in_handler */
+        g_n_blocks++;
+    }
+}
+
+static void
+on_usr2(int sig)
+{
+    (void)sig;
+    void *p = malloc(48); /* SITE: handler_churn */
+    free(p);
+    atomic_fetch_add(&g_n_usr2, 1);
+}
+
+static void *
+sender(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 200000}; /* 0.2 ms */
+    for (int i = 0; i < 300; i++) {
+        pthread_kill(g_main_thread, SIGUSR2);
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&g_sender_done, 1);
+    return NULL;
+}
+
+static int
+install(int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = fn;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
+}
+
+int
+main(void)
+{
+    if (install(SIGUSR1, on_usr1) != 0 || install(SIGUSR2, on_usr2) != 0) {
+        return 1;
+    }
+    for (int i = 0; i < 5; i++) {
+        raise(SIGUSR1);
+    }
+    if (g_n_blocks != 5) {
+        return 1;
+    }
+
+    g_main_thread = pthread_self();
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, sender, NULL) != 0) {
+        return 1;
+    }
+    while (!atomic_load(&g_sender_done)) {
+        for (int i = 0; i < 100; i++) {
+            free(malloc((size_t)(8 + i * 8))); /* SITE: main_churn */
+        }
+    }
+    pthread_join(tid, NULL);
+    memset(g_blocks, 0, sizeof(g_blocks));
+    return atomic_load(&g_n_usr2) > 0 ? 0 : 1;
+}

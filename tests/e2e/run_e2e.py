@@ -1,0 +1,883 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests: run small programs with known answers under `leakhound run`, load
+`leakhound report --format json` and check exact figures.
+
+Each case runs in its own process with a timeout (libuv's runner habit). Expected lines
+are never hard-coded: an allocating line carries a marker comment, `/* LEAK: name */` for
+a line whose blocks leak, `/* SITE: name */` for one whose blocks must all be freed, and
+the runner greps the source for it. Figures are compared by site: the site whose
+allocating frame (frame 0, or for C++ the first frame after operator new) is that line.
+
+Usage:
+  run_e2e.py --build DIR --case NAME [--unwind fp|libunwind] [--keep] [-v]
+  run_e2e.py --build DIR --all [--unwind ...]     every case, one after the other
+  run_e2e.py --list                                the case names (for CMake)
+Exit status: 0 pass, 1 fail, 2 usage error.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROG_SRC = os.path.join(HERE, "progs")
+CMD_TIMEOUT = 60  # seconds, for any one command
+
+
+# ---------------------------------------------------------------------------------------
+# Failures: collected, then printed with what was expected and what came out.
+# ---------------------------------------------------------------------------------------
+
+class Failure(Exception):
+    pass
+
+
+class Ctx:
+    """One case run: the build, the unwinder, a scratch directory and the failures."""
+
+    def __init__(self, build, unwind, workdir, verbose):
+        self.build = build
+        self.unwind = unwind
+        self.workdir = workdir
+        self.verbose = verbose
+        self.failures = []
+        self.lh = os.path.join(build, "bin", "leakhound")
+        self.progs = os.path.join(build, "tests", "e2e", "progs")
+
+    def fail(self, what, expected, got):
+        self.failures.append("%s\n    expected: %s\n    got:      %s" % (what, expected, got))
+
+    def check(self, cond, what, expected, got):
+        if not cond:
+            self.fail(what, expected, got)
+        return cond
+
+    def log(self, msg):
+        if self.verbose:
+            print(msg)
+
+    def prog(self, name):
+        return os.path.join(self.progs, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Markers
+# ---------------------------------------------------------------------------------------
+
+_marker_cache = {}
+
+
+def marker(name):
+    """(basename, line) of the source line marked LEAK: name or SITE: name."""
+    if not _marker_cache:
+        pat = re.compile(r"(?:/\*|//)\s*(?:LEAK|SITE):\s*([A-Za-z0-9_]+)")
+        for fn in sorted(os.listdir(PROG_SRC)):
+            with open(os.path.join(PROG_SRC, fn), encoding="utf-8") as f:
+                for n, text in enumerate(f, 1):
+                    m = pat.search(text)
+                    if m:
+                        if m.group(1) in _marker_cache:
+                            raise SystemExit("run_e2e: marker %s used twice" % m.group(1))
+                        _marker_cache[m.group(1)] = (fn, n)
+    if name not in _marker_cache:
+        raise SystemExit("run_e2e: no marker %r in %s" % (name, PROG_SRC))
+    return _marker_cache[name]
+
+
+# ---------------------------------------------------------------------------------------
+# Running things
+# ---------------------------------------------------------------------------------------
+
+def run(ctx, argv, cwd=None, timeout=CMD_TIMEOUT, env=None):
+    """Runs argv in its own session; on timeout kills the whole group and fails."""
+    ctx.log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=cwd or ctx.workdir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, env=env,
+                         preexec_fn=lambda: os.umask(0o022))
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise Failure("timed out after %d s: %s\n  stdout: %s\n  stderr: %s"
+                      % (timeout, " ".join(argv), out.decode(errors="replace")[-2000:],
+                         err.decode(errors="replace")[-2000:]))
+    res = subprocess.CompletedProcess(argv, p.returncode, out.decode(errors="replace"),
+                                      err.decode(errors="replace"))
+    ctx.log("  -> exit %d\n  stdout: %s\n  stderr: %s"
+            % (res.returncode, res.stdout[-1500:], res.stderr[-1500:]))
+    return res
+
+
+def lh_run(ctx, prog_argv, out=None, extra=(), cwd=None, expect_status=0):
+    """leakhound run [-o out] --unwind U extra -- prog_argv; checks the exit status and the
+    'trace written' line. Returns the CompletedProcess."""
+    argv = [ctx.lh, "run"]
+    if out is not None:
+        argv += ["-o", out]
+    if ctx.unwind:
+        argv += ["--unwind", ctx.unwind]
+    argv += list(extra) + ["--"] + prog_argv
+    res = run(ctx, argv, cwd=cwd)
+    if expect_status is not None:
+        ctx.check(res.returncode == expect_status, "exit status of `leakhound run -- %s`"
+                  % os.path.basename(prog_argv[0]), expect_status,
+                  "%d (stderr: %s)" % (res.returncode, res.stderr.strip()[-800:]))
+    if out is not None and expect_status is not None:
+        want = "leakhound: trace written to "
+        lines = [ln for ln in res.stderr.splitlines() if ln.startswith(want)]
+        ctx.check(any(os.path.basename(ln[len(want):].strip()) == os.path.basename(out)
+                      for ln in lines),
+                  "stderr line 'leakhound: trace written to FILE'", want + out,
+                  lines or res.stderr.strip()[-400:])
+    return res
+
+
+def load_report(ctx, trace, extra=()):
+    """leakhound report TRACE --format json; the parsed report, or a Failure."""
+    res = run(ctx, [ctx.lh, "report", trace, "--format", "json", "--top", "100000"]
+              + list(extra))
+    if res.returncode != 0:
+        raise Failure("`leakhound report %s --format json` failed\n    expected: exit 0\n"
+                      "    got:      exit %d, stderr: %s"
+                      % (trace, res.returncode, res.stderr.strip()[-1000:]))
+    try:
+        rep = json.loads(res.stdout)
+    except ValueError as e:
+        raise Failure("report for %s is not JSON (%s): %s" % (trace, e, res.stdout[:500]))
+    for key in ("summary", "sites"):
+        if key not in rep:
+            raise Failure("report for %s has no %r: keys %s" % (trace, key, list(rep)))
+    check_consistency(ctx, rep, trace)
+    return rep
+
+
+# The report's JSON contract (see the CLI's `report --format json`).
+SUMMARY_KEYS = ("program", "argv", "pid", "duration_s", "total_events", "total_allocations",
+                "total_frees", "total_reallocs", "peak_bytes", "peak_time_s", "leaked_bytes",
+                "leaked_blocks", "clean_exit", "exit_kind")
+SITE_KEYS = ("leaked_bytes", "leaked_blocks", "allocations", "allocated_bytes", "frames")
+FRAME_KEYS = ("function", "file", "line", "module", "inlined")
+
+
+def check_consistency(ctx, rep, trace):
+    """Checks that hold for every report: the site sums add up to the summary."""
+    summ = rep["summary"]
+    sites = rep["sites"]
+    for key in SUMMARY_KEYS:
+        ctx.check(key in summ, "summary of %s has %s" % (os.path.basename(trace), key),
+                  key, sorted(summ))
+    for s in sites[:50]:
+        missing = [k for k in SITE_KEYS if k not in s]
+        missing += ["frames[].%s" % k for f in s.get("frames") or [] for k in FRAME_KEYS
+                    if k not in f]
+        if not ctx.check(not missing, "site keys", "all of the contract's", missing[:5]):
+            break
+    if "leaked_bytes" in summ:
+        ctx.check(sum(s.get("leaked_bytes", 0) for s in sites) == summ["leaked_bytes"],
+                  "sum of sites' leaked_bytes == summary.leaked_bytes", summ["leaked_bytes"],
+                  sum(s.get("leaked_bytes", 0) for s in sites))
+    if "leaked_blocks" in summ and "total_allocations" in summ:
+        ctx.check(0 <= summ["leaked_blocks"] <= summ["total_allocations"]
+                  + summ.get("total_reallocs", 0),
+                  "leaked_blocks <= allocations", "<= %d" % summ["total_allocations"],
+                  summ["leaked_blocks"])
+    order = [s.get("leaked_bytes", 0) for s in sites]
+    ctx.check(order == sorted(order, reverse=True), "sites ordered by leaked bytes",
+              "descending", order[:20])
+
+
+# ---------------------------------------------------------------------------------------
+# Sites
+# ---------------------------------------------------------------------------------------
+
+def is_operator_new(fn):
+    fn = fn or ""
+    return "operator new" in fn or fn.startswith(("_Znw", "_Zna"))
+
+
+def fmt_frame(fr):
+    return "%s (%s:%s)%s" % (fr.get("function") or "??", os.path.basename(fr.get("file") or "?"),
+                             fr.get("line") or "?", " [inlined]" if fr.get("inlined") else "")
+
+
+def fmt_site(s, depth=6):
+    fr = s.get("frames") or []
+    return ("%s B in %s blocks (%s allocs): %s" %
+            (s.get("leaked_bytes"), s.get("leaked_blocks"), s.get("allocations"),
+             " <- ".join(fmt_frame(f) for f in fr[:depth]) or "(no frames)"))
+
+
+def alloc_frame(site):
+    """(index, frame) of the user's allocating frame: frame 0, or the first frame after
+    operator new for C++."""
+    frames = site.get("frames") or []
+    i = 0
+    while i < len(frames) and is_operator_new(frames[i].get("function")):
+        i += 1
+    return (i, frames[i]) if i < len(frames) else (None, None)
+
+
+def at_line(frame, where):
+    return (frame is not None and os.path.basename(frame.get("file") or "") == where[0]
+            and frame.get("line") == where[1])
+
+
+def sites_at(rep, name):
+    where = marker(name)
+    return [s for s in rep["sites"] if at_line(alloc_frame(s)[1], where)]
+
+
+def expect_site(ctx, rep, name, blocks, nbytes, allocations=None, cxx=False, function=None,
+                module=None, label=""):
+    """Exactly one site allocates at marker `name`, with these leak figures."""
+    where = marker(name)
+    found = sites_at(rep, name)
+    what = "%ssite %s at %s:%d" % (label, name, where[0], where[1])
+    top = "\n      ".join(fmt_site(s) for s in rep["sites"][:8]) or "(no sites)"
+    if len(found) != 1:
+        ctx.fail(what + ": number of sites", "1 site with %d B in %d blocks" % (nbytes, blocks),
+                 "%d sites; report's top sites:\n      %s" % (len(found), top))
+        return None
+    s = found[0]
+    got = "%s B in %s blocks" % (s.get("leaked_bytes"), s.get("leaked_blocks"))
+    ctx.check(s.get("leaked_bytes") == nbytes and s.get("leaked_blocks") == blocks,
+              what + ": leaked", "%d B in %d blocks" % (nbytes, blocks), got)
+    if allocations is not None:
+        ctx.check(s.get("allocations") == allocations, what + ": allocations", allocations,
+                  s.get("allocations"))
+    idx, fr = alloc_frame(s)
+    frames = s.get("frames") or []
+    if cxx:
+        ctx.check(idx == 1 and is_operator_new(frames[0].get("function")),
+                  what + ": frame 0 is operator new, frame 1 the user line",
+                  "operator new <- %s:%d" % where,
+                  " <- ".join(fmt_frame(f) for f in frames[:4]))
+    else:
+        ctx.check(idx == 0, what + ": frame 0 is the allocating line", "%s:%d" % where,
+                  " <- ".join(fmt_frame(f) for f in frames[:4]))
+    if function is not None:
+        ctx.check(fr.get("function") == function, what + ": function", function,
+                  fr.get("function"))
+    if module is not None:
+        ctx.check(module in os.path.basename(fr.get("module") or ""), what + ": module",
+                  "*%s*" % module, fr.get("module"))
+    return s
+
+
+def expect_no_leak(ctx, rep, name, label=""):
+    """No leaking site allocates at marker `name` (such sites may be listed with 0)."""
+    where = marker(name)
+    for s in sites_at(rep, name):
+        ctx.check(s.get("leaked_bytes", 0) == 0 and s.get("leaked_blocks", 0) == 0,
+                  "%ssite %s at %s:%d must not leak" % (label, name, where[0], where[1]),
+                  "0 B in 0 blocks", fmt_site(s))
+
+
+def expect_only(ctx, rep, sources, names, label=""):
+    """Every leaking site whose allocating frame is in one of our sources is one of the
+    expected markers: catches leaks attributed to the wrong line."""
+    allowed = {marker(n) for n in names}
+    for s in rep["sites"]:
+        if not s.get("leaked_bytes") and not s.get("leaked_blocks"):
+            continue
+        _, fr = alloc_frame(s)
+        if fr is None:
+            continue
+        base = os.path.basename(fr.get("file") or "")
+        if base in sources and (base, fr.get("line")) not in allowed:
+            ctx.fail("%sunexpected leak attributed to our code" % label,
+                     "leaks only at " + ", ".join("%s:%d" % a for a in sorted(allowed)),
+                     fmt_site(s))
+
+
+def expect_total(ctx, rep, nbytes, blocks, label=""):
+    summ = rep["summary"]
+    ctx.check(summ.get("leaked_bytes") == nbytes and summ.get("leaked_blocks") == blocks,
+              label + "summary leaked", "%d B in %d blocks" % (nbytes, blocks),
+              "%s B in %s blocks; sites:\n      %s"
+              % (summ.get("leaked_bytes"), summ.get("leaked_blocks"),
+                 "\n      ".join(fmt_site(s) for s in rep["sites"][:8])))
+
+
+def expect_program(ctx, rep, prog, label=""):
+    got = rep["summary"].get("program") or ""
+    ctx.check(os.path.basename(got) == prog, label + "summary.program", prog, got)
+
+
+def trace_files(d):
+    return sorted(f for f in os.listdir(d) if ".lht" in f)
+
+
+def check_mode(ctx, path):
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    ctx.check(mode == 0o600, "mode of %s (umask 022)" % os.path.basename(path), "0600",
+              "%04o" % mode)
+
+
+# ---------------------------------------------------------------------------------------
+# Simple cases: one program, one trace, a table of expected sites
+# ---------------------------------------------------------------------------------------
+
+# name: (program, sources, [(marker, blocks, bytes, extra kwargs)], [markers that must not
+#        leak], exact summary total (bytes, blocks) or None, summary figures: an int is a
+#        minimum, a one-element tuple an exact value)
+SIMPLE = {
+    "lost_nodes": ("lost_nodes", ["lost_nodes.c"],
+                   [("lost_node", 4, 192, {"allocations": 10, "function": "node_new"})],
+                   [], (192, 4),
+                   {"total_allocations": (10,), "total_frees": (6,), "peak_bytes": (480,)}),
+    "growing_list": ("growing_list", ["growing_list.c"],
+                     [("grow_item", 100, 6400, {"allocations": 100, "function": "list_push"}),
+                      ("grow_head", 1, 24, {"allocations": 1, "function": "list_new"})],
+                     [], (6424, 101), {"total_allocations": (101,), "peak_bytes": (6424,)}),
+    "dlopen_leak": ("dlopen_leak", ["dlopen_leak.c", "e2e_plugin.c"],
+                    [("plugin_record", 6, 1200, {"allocations": 6, "function": "make_record",
+                                                 "module": "e2e_plugin"})],
+                    [], None, {}),
+    "threads": ("threads", ["threads.c"],
+                [("thread_block", 10, 2560, {"allocations": 10, "function": "worker"})],
+                ["thread_churn"], None, {"total_allocations": 8010}),
+    "realloc_chain": ("realloc_chain", ["realloc_chain.c"],
+                      [("chain_final", 1, 5000, {}), ("realloc_null", 1, 48, {})],
+                      ["chain_malloc", "chain_r1", "chain_grow"], (5048, 2),
+                      {"total_reallocs": 3}),
+    "reallocarray": ("reallocarray", ["reallocarray.c"],
+                     [("reallocarray_new", 1, 120, {}), ("reallocarray_grow", 1, 360, {})],
+                     ["reallocarray_seed"], (480, 2), {}),
+    "calloc": ("calloc", ["calloc.c"],
+               [("calloc_leak", 3, 504, {"allocations": 3})],
+               ["calloc_freed"], (504, 3), {"total_allocations": 53, "total_frees": 50}),
+    "memalign": ("memalign", ["memalign.c"],
+                 [("posix_memalign", 1, 100, {}), ("aligned_alloc", 1, 256, {}),
+                  ("memalign", 1, 72, {}), ("valloc", 1, 300, {})],
+                 ["posix_memalign_freed"], (728, 4), {"total_allocations": 24}),
+    "cxx_new": ("cxx_new", ["cxx_new.cpp"],
+                [("cxx_new", 2, 80, {"allocations": 2, "cxx": True}),
+                 ("cxx_new_array", 1, 100, {"allocations": 1, "cxx": True})],
+                ["cxx_deleted"], None, {}),
+    "underscore_exit": ("underscore_exit", ["underscore_exit.c"],
+                        [("before_exit", 4, 308, {"allocations": 4})],
+                        ["churn_before_exit"], (308, 4), {"total_allocations": 104}),
+    "signal_malloc": ("signal_malloc", ["signal_malloc.c"],
+                      [("in_handler", 5, 320, {"allocations": 5, "function": "on_usr1"})],
+                      ["handler_churn", "main_churn"], None, {}),
+    "clean": ("clean", ["clean.c"], [], [], (0, 0),
+              {"total_allocations": (2006,), "total_frees": (2006,), "total_reallocs": (2,)}),
+}
+
+
+def case_simple(ctx, name):
+    prog, sources, leaks, no_leaks, total, minimums = SIMPLE[name]
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    lh_run(ctx, [ctx.prog(prog)], out=trace)
+    rep = load_report(ctx, trace)
+    expect_program(ctx, rep, prog)
+    for mk, blocks, nbytes, kw in leaks:
+        expect_site(ctx, rep, mk, blocks, nbytes, **kw)
+    for mk in no_leaks:
+        expect_no_leak(ctx, rep, mk)
+    expect_only(ctx, rep, sources, [m[0] for m in leaks])
+    if total is not None:
+        expect_total(ctx, rep, *total)
+    summ = rep["summary"]
+    for key, want in minimums.items():
+        if isinstance(want, tuple):
+            ctx.check(summ.get(key) == want[0], "summary.%s" % key, want[0], summ.get(key))
+        else:
+            ctx.check(isinstance(summ.get(key), int) and summ[key] >= want,
+                      "summary.%s" % key, ">= %d" % want, summ.get(key))
+    if name == "lost_nodes":
+        check_text_report(ctx, trace)
+    if name == "growing_list":
+        res = run(ctx, [ctx.lh, "report", trace, "--format", "json", "--top", "1"])
+        try:
+            n_sites = len(json.loads(res.stdout)["sites"])
+        except (ValueError, KeyError):
+            n_sites = None
+        ctx.check(res.returncode == 0 and n_sites == 1, "report --top 1 lists one site",
+                  "exit 0, 1 site", "exit %d, %s sites" % (res.returncode, n_sites))
+    if name == "underscore_exit":
+        ctx.log("exit_kind for _exit: %r, clean_exit %r" % (summ.get("exit_kind"),
+                                                            summ.get("clean_exit")))
+        ctx.check("exit" in str(summ.get("exit_kind", "")).lower()
+                  and str(summ.get("exit_kind")).lower() not in ("exit", "normal"),
+                  "summary.exit_kind after _exit(0)", "an _exit kind", summ.get("exit_kind"))
+    elif name in ("clean", "lost_nodes"):
+        ctx.check(summ.get("clean_exit") is True, "summary.clean_exit", True,
+                  summ.get("clean_exit"))
+    if name == "clean":
+        ctx.check(summ.get("total_events", 0) >= 4014, "summary.total_events",
+                  ">= 4014", summ.get("total_events"))
+    check_mode(ctx, trace)
+
+
+# ---------------------------------------------------------------------------------------
+# Cases with their own shape
+# ---------------------------------------------------------------------------------------
+
+def check_text_report(ctx, trace):
+    """The text report: a summary, then Valgrind-style at/by lines per site."""
+    res = run(ctx, [ctx.lh, "report", trace])
+    where = marker("lost_node")
+    at = re.compile(r"^\s*at node_new \((?:.*/)?%s:%d\)" % (re.escape(where[0]), where[1]),
+                    re.M)
+    by = re.compile(r"^\s*by main \((?:.*/)?lost_nodes\.c:\d+\)", re.M)
+    ctx.check(res.returncode == 0 and at.search(res.stdout) and by.search(res.stdout),
+              "text report", "'at node_new (%s:%d)' then 'by main (lost_nodes.c:N)'" % where,
+              "exit %d:\n%s" % (res.returncode, res.stdout[:1200]))
+    ctx.check("192" in res.stdout, "text report mentions the 192 leaked bytes", "192",
+              res.stdout[:600])
+
+
+def parse_fork_stdout(ctx, out):
+    m = re.search(r"parent (\d+) child (\d+)", out)
+    if not m:
+        raise Failure("fork_leak did not print its pids\n    expected: 'parent P child C'\n"
+                      "    got:      %r" % out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_fork_traces(ctx, parent_trace, child_trace, ppid, cpid):
+    srcs = ["fork_leak.c"]
+    rep = load_report(ctx, parent_trace)
+    expect_site(ctx, rep, "parent_leak", 3, 333, allocations=3, label="parent trace: ")
+    expect_no_leak(ctx, rep, "child_leak", label="parent trace: ")
+    expect_only(ctx, rep, srcs, ["parent_leak"], label="parent trace: ")
+    ctx.check(rep["summary"].get("pid") == ppid, "parent trace: summary.pid", ppid,
+              rep["summary"].get("pid"))
+    crep = load_report(ctx, child_trace)
+    expect_site(ctx, crep, "child_leak", 5, 1110, allocations=5, label="child trace: ")
+    expect_no_leak(ctx, crep, "parent_leak", label="child trace: ")
+    expect_only(ctx, crep, srcs, ["child_leak"], label="child trace: ")
+    ctx.check(crep["summary"].get("pid") == cpid, "child trace: summary.pid", cpid,
+              crep["summary"].get("pid"))
+    check_mode(ctx, parent_trace)
+    check_mode(ctx, child_trace)
+
+
+def case_fork(ctx):
+    """-o FILE: the parent writes FILE, the forked child FILE.<childpid>."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("fork_leak")], out=trace)
+    ppid, cpid = parse_fork_stdout(ctx, res.stdout)
+    want = sorted(["trace.lht", "trace.lht.%d" % cpid])
+    got = trace_files(ctx.workdir)
+    if not ctx.check(got == want, "trace files after fork", want, got):
+        return
+    check_fork_traces(ctx, trace, trace + ".%d" % cpid, ppid, cpid)
+
+
+def case_fork_default(ctx):
+    """Default names: leakhound.<prog>.<pid>.lht for the parent and the child."""
+    res = lh_run(ctx, [ctx.prog("fork_leak")])
+    ppid, cpid = parse_fork_stdout(ctx, res.stdout)
+    pname = "leakhound.fork_leak.%d.lht" % ppid
+    cname = "leakhound.fork_leak.%d.lht" % cpid
+    got = trace_files(ctx.workdir)
+    if not ctx.check(got == sorted([pname, cname]), "trace files after fork (default names)",
+                     sorted([pname, cname]), got):
+        return
+    ctx.check("leakhound: trace written to" in res.stderr and pname in res.stderr,
+              "stderr names the parent's trace", "leakhound: trace written to ..." + pname,
+              res.stderr.strip()[-400:])
+    check_fork_traces(ctx, os.path.join(ctx.workdir, pname), os.path.join(ctx.workdir, cname),
+                      ppid, cpid)
+
+
+def case_exec_nofollow(ctx):
+    """Without --follow-exec the exec'd program runs untraced: one trace, the parent's."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("exec_parent")], out=trace, expect_status=3)
+    ctx.check("exec_child: preload=no" in res.stdout, "exec'd program's LD_PRELOAD",
+              "exec_child: preload=no", res.stdout.strip())
+    got = trace_files(ctx.workdir)
+    if not ctx.check(got == ["trace.lht"], "trace files (no trace for the exec'd program)",
+                     ["trace.lht"], got):
+        return
+    rep = load_report(ctx, trace)
+    expect_program(ctx, rep, "exec_parent")
+    expect_site(ctx, rep, "before_exec", 2, 128, allocations=2)
+    expect_no_leak(ctx, rep, "exec_child")
+    ctx.check("exec" in str(rep["summary"].get("exit_kind", "")).lower(),
+              "summary.exit_kind of a process that called execve", "exec",
+              rep["summary"].get("exit_kind"))
+
+
+def case_exec_follow(ctx):
+    """With --follow-exec the exec'd program is traced too (its own trace file)."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("exec_parent")], out=trace, extra=["--follow-exec"],
+                 expect_status=3)
+    ctx.check("exec_child: preload=yes" in res.stdout, "exec'd program's LD_PRELOAD",
+              "exec_child: preload=yes", res.stdout.strip())
+    files = trace_files(ctx.workdir)
+    ctx.log("trace files: %s" % files)
+    if not ctx.check(len(files) >= 2, "trace files with --follow-exec",
+                     "the parent's and the exec'd program's", files):
+        return
+    reps = {f: load_report(ctx, os.path.join(ctx.workdir, f)) for f in files}
+    by_prog = {}
+    for f, rep in reps.items():
+        by_prog.setdefault(os.path.basename(rep["summary"].get("program") or ""), []).append(f)
+    if not ctx.check(len(by_prog.get("exec_parent", [])) == 1
+                     and len(by_prog.get("exec_child", [])) == 1,
+                     "one trace per program", "exec_parent: 1, exec_child: 1", by_prog):
+        return
+    prep = reps[by_prog["exec_parent"][0]]
+    crep = reps[by_prog["exec_child"][0]]
+    expect_site(ctx, prep, "before_exec", 2, 128, allocations=2, label="exec_parent trace: ")
+    expect_no_leak(ctx, prep, "exec_child", label="exec_parent trace: ")
+    expect_site(ctx, crep, "exec_child", 3, 144, allocations=3, label="exec_child trace: ")
+    expect_no_leak(ctx, crep, "before_exec", label="exec_child trace: ")
+    for f in files:
+        check_mode(ctx, os.path.join(ctx.workdir, f))
+
+
+def case_sigkill(ctx):
+    """SIGKILL after > 200 ms of work: the trace written so far must load."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    argv = [ctx.lh, "run", "-o", trace, "--unwind", ctx.unwind, "--",
+            ctx.prog("busy_worker"), "--pidfile", pidfile]
+    ctx.log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(pidfile):
+            if p.poll() is not None or time.monotonic() > deadline:
+                out, err = p.communicate()
+                raise Failure("busy_worker did not start\n    expected: a pid file\n"
+                              "    got:      exit %s, stderr: %s"
+                              % (p.returncode, err.decode(errors="replace")[-800:]))
+            time.sleep(0.01)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        time.sleep(0.4)
+        os.kill(pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Failure("leakhound run did not return within 30 s of its program's SIGKILL")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err.decode(errors="replace")))
+    ctx.check(p.returncode in (137, -9), "exit status of leakhound run when its program is "
+              "SIGKILLed", "137 (or killed by SIGKILL)", p.returncode)
+    if not ctx.check(os.path.exists(trace), "trace exists after SIGKILL", trace,
+                     trace_files(ctx.workdir)):
+        return
+    rep = load_report(ctx, trace)
+    summ = rep["summary"]
+    ctx.check(summ.get("clean_exit") is False, "summary.clean_exit after SIGKILL", False,
+              summ.get("clean_exit"))
+    ctx.check(summ.get("total_allocations", 0) >= 1000, "allocations recorded before SIGKILL",
+              ">= 1000", summ.get("total_allocations"))
+    found = sites_at(rep, "busy_leak")
+    if ctx.check(len(found) == 1, "busy_leak site after SIGKILL", "1 site",
+                 [fmt_site(s) for s in rep["sites"][:5]]):
+        s = found[0]
+        ctx.check(s["leaked_blocks"] >= 1 and s["leaked_bytes"] == 32 * s["leaked_blocks"],
+                  "busy_leak figures", "n blocks of 32 B, n >= 1", fmt_site(s))
+
+
+def case_depth(ctx):
+    """--depth 2 caps the recorded stacks; the allocating line is still right."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    lh_run(ctx, [ctx.prog("lost_nodes")], out=trace, extra=["--depth", "2"])
+    rep = load_report(ctx, trace)
+    expect_site(ctx, rep, "lost_node", 4, 192, allocations=10)
+    for s in rep["sites"]:
+        n = len([f for f in s.get("frames") or [] if not f.get("inlined")])
+        ctx.check(1 <= n <= 2, "frames per site with --depth 2", "1..2", fmt_site(s, 10))
+    full = os.path.join(ctx.workdir, "full.lht")
+    lh_run(ctx, [ctx.prog("lost_nodes")], out=full)
+    frep = load_report(ctx, full)
+    s = sites_at(frep, "lost_node")
+    ctx.check(len(s) == 1 and len(s[0].get("frames") or []) >= 3,
+              "without --depth the stack goes deeper (node_new <- main <- libc start)",
+              ">= 3 frames", [fmt_site(x, 10) for x in s])
+
+
+def case_mode0600(ctx):
+    """The trace is created 0600 whatever the umask, -o or default name."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    lh_run(ctx, [ctx.prog("clean")], out=trace)
+    if os.path.exists(trace):
+        check_mode(ctx, trace)
+    sub = os.path.join(ctx.workdir, "default")
+    os.mkdir(sub)
+    lh_run(ctx, [ctx.prog("clean")], cwd=sub)
+    files = trace_files(sub)
+    if ctx.check(len(files) == 1 and re.fullmatch(r"leakhound\.clean\.\d+\.lht", files[0]),
+                 "default trace name", "leakhound.clean.<pid>.lht", files):
+        check_mode(ctx, os.path.join(sub, files[0]))
+
+
+def case_symlink(ctx):
+    """A symlink planted at the output path is not followed."""
+    target = os.path.join(ctx.workdir, "precious.txt")
+    with open(target, "w") as f:
+        f.write("precious\n")
+    os.chmod(target, 0o644)
+    link = os.path.join(ctx.workdir, "trace.lht")
+    os.symlink(target, link)
+    res = lh_run(ctx, [ctx.prog("clean")], out=link, expect_status=None)
+    with open(target) as f:
+        content = f.read()
+    ctx.check(content == "precious\n", "symlink target untouched", "'precious\\n'",
+              repr(content[:80]))
+    ctx.check(stat.S_IMODE(os.stat(target).st_mode) == 0o644, "symlink target mode",
+              "0644", "%04o" % stat.S_IMODE(os.stat(target).st_mode))
+    ctx.check(0 <= res.returncode < 128, "leakhound run with a planted symlink",
+              "exit 0, or a clean failure (0 < status < 128)", res.returncode)
+    if res.returncode != 0:
+        lines = [ln for ln in res.stderr.splitlines() if ln.startswith("leakhound:")]
+        ctx.check(len(lines) >= 1, "a failed run explains itself", "a 'leakhound:' line",
+                  res.stderr.strip()[-400:])
+    m = re.search(r"^leakhound: trace written to (.*)$", res.stderr, re.M)
+    if m:
+        written = m.group(1).strip()
+        ctx.check(not os.path.islink(written), "the trace it claims to have written is not "
+                  "the planted symlink", "a regular file", written)
+        if os.path.isfile(written) and not os.path.islink(written):
+            load_report(ctx, written)
+            check_mode(ctx, written)
+
+
+# ---------------------------------------------------------------------------------------
+# Bad input: damaged traces and bad command lines
+# ---------------------------------------------------------------------------------------
+
+def frames_of(data):
+    """[(offset, end)] of the frames of a trace, from the file and frame headers."""
+    if len(data) < 16:
+        raise Failure("base trace shorter than its header")
+    info_len = struct.unpack_from("<I", data, 12)[0]
+    off = 16 + info_len
+    out = []
+    while off + 48 <= len(data):
+        magic, hlen = struct.unpack_from("<IH", data, off)
+        comp_len = struct.unpack_from("<I", data, off + 16)[0]
+        if magic != 0x3146484C:
+            raise Failure("base trace: no frame magic at offset %d" % off)
+        end = off + hlen + comp_len
+        out.append((off, end, hlen))
+        off = end
+    if off != len(data):
+        raise Failure("base trace: %d stray bytes after the last frame" % (len(data) - off))
+    return out
+
+
+def base_trace(ctx):
+    trace = os.path.join(ctx.workdir, "base.lht")
+    lh_run(ctx, [ctx.prog("busy_worker"), "--iterations", "200000"], out=trace)
+    with open(trace, "rb") as f:
+        data = f.read()
+    frames = frames_of(data)
+    ctx.log("base trace: %d bytes, %d frames" % (len(data), len(frames)))
+    if len(frames) < 3:
+        raise Failure("base trace has %d frames; need at least 3 to cut" % len(frames))
+    return trace, data, frames
+
+
+def write_copy(ctx, name, data):
+    path = os.path.join(ctx.workdir, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def expect_one_error(ctx, argv, names=None, what=""):
+    """Exactly one stderr line, starting 'leakhound:', naming `names`; 0 < exit < 128."""
+    res = run(ctx, argv)
+    lines = res.stderr.strip("\n").splitlines()
+    ctx.check(0 < res.returncode < 128, what + ": exit status", "1..127 (no crash)",
+              res.returncode)
+    ok = ctx.check(len(lines) == 1 and lines[0].startswith("leakhound:"),
+                   what + ": stderr", "exactly one line starting 'leakhound:'", lines[:10])
+    if ok and names:
+        ctx.check(names in lines[0], what + ": the message names it", names, lines[0])
+    return res
+
+
+def case_badinput(ctx, what):
+    lh = ctx.lh
+    if what == "missing":
+        path = os.path.join(ctx.workdir, "no-such-trace.lht")
+        expect_one_error(ctx, [lh, "report", path], "no-such-trace.lht", "missing file")
+        return
+    if what == "unknown_command":
+        expect_one_error(ctx, [lh, "frobnicate"], "frobnicate", "leakhound frobnicate")
+        return
+    if what == "run_bad_unwind":
+        expect_one_error(ctx, [lh, "run", "--unwind", "sideways", "--", ctx.prog("clean")],
+                         "sideways", "run --unwind sideways")
+        ctx.check(not trace_files(ctx.workdir), "no trace from a refused run", [],
+                  trace_files(ctx.workdir))
+        return
+    if what == "run_missing_prog":
+        missing = os.path.join(ctx.workdir, "no-such-program")
+        expect_one_error(ctx, [lh, "run", "--", missing], "no-such-program",
+                         "run of a program that does not exist")
+        return
+    if what == "empty":
+        path = write_copy(ctx, "empty.lht", b"")
+        expect_one_error(ctx, [lh, "report", path], "empty.lht", "empty file")
+        return
+    trace, data, frames = base_trace(ctx)
+    if what == "bogus_flag":
+        expect_one_error(ctx, [lh, "report", trace, "--bogus-flag"], "bogus-flag",
+                         "report --bogus-flag")
+        return
+    mid = frames[len(frames) // 2]
+    if what in ("truncated", "truncated_salvage"):
+        cut = mid[0] + mid[2] + (mid[1] - mid[0] - mid[2]) // 2  # inside the payload
+        path = write_copy(ctx, "truncated.lht", data[:cut])
+        if what == "truncated":
+            expect_one_error(ctx, [lh, "report", path], "truncated.lht",
+                             "trace cut mid-frame at byte %d" % cut)
+        else:
+            rep = load_report(ctx, path, extra=["--salvage"])
+            ctx.check(rep["summary"].get("clean_exit") is False, "salvaged: clean_exit",
+                      False, rep["summary"].get("clean_exit"))
+            ctx.check(rep["summary"].get("total_events", 0) > 0, "salvaged: events",
+                      "> 0", rep["summary"].get("total_events"))
+        return
+    if what == "flipped_byte":
+        first = frames[0]
+        pos = first[0] + first[2] + (first[1] - first[0] - first[2]) // 2
+        b = bytearray(data)
+        b[pos] ^= 0x5A
+        path = write_copy(ctx, "flipped.lht", bytes(b))
+        expect_one_error(ctx, [lh, "report", path], "flipped.lht",
+                         "payload byte %d flipped" % pos)
+        return
+    if what == "bad_magic":
+        path = write_copy(ctx, "badmagic.lht", b"LHTRACX\0" + data[8:])
+        expect_one_error(ctx, [lh, "report", path], "badmagic.lht", "wrong magic")
+        return
+    if what == "major99":
+        path = write_copy(ctx, "major99.lht", data[:8] + struct.pack("<H", 99) + data[10:])
+        expect_one_error(ctx, [lh, "report", path], "major99.lht", "major version 99")
+        return
+    if what == "frame_boundary":
+        path = write_copy(ctx, "boundary.lht", data[:mid[0]])
+        rep = load_report(ctx, path)
+        summ = rep["summary"]
+        ctx.check(summ.get("clean_exit") is False, "cut at a frame boundary: clean_exit",
+                  False, summ.get("clean_exit"))
+        ctx.check(summ.get("total_events", 0) > 0, "cut at a frame boundary: events",
+                  "> 0", summ.get("total_events"))
+        res = run(ctx, [lh, "report", path])
+        ctx.check(res.returncode == 0, "text report of a trace cut at a frame boundary",
+                  "exit 0", "%d: %s" % (res.returncode, res.stderr.strip()[-300:]))
+        said = (res.stdout + res.stderr).lower()
+        ctx.check("trailer" in said, "the text report says the trace has no trailer",
+                  "a mention of the missing trailer", (res.stdout + res.stderr)[:600])
+        return
+    raise SystemExit("run_e2e: unknown bad-input case %r" % what)
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------
+
+SPECIAL = {
+    "fork": case_fork,
+    "fork_default": case_fork_default,
+    "exec_nofollow": case_exec_nofollow,
+    "exec_follow": case_exec_follow,
+    "sigkill": case_sigkill,
+    "depth": case_depth,
+    "mode0600": case_mode0600,
+    "symlink": case_symlink,
+}
+BADINPUT = ["truncated", "truncated_salvage", "flipped_byte", "bad_magic", "major99", "empty",
+            "missing", "bogus_flag", "unknown_command", "frame_boundary", "run_bad_unwind",
+            "run_missing_prog"]
+
+
+def all_cases():
+    return list(SIMPLE) + list(SPECIAL)
+
+
+def run_case(build, name, unwind, keep, verbose):
+    label = "%s.%s" % (name, unwind) if unwind else name
+    base = os.path.join(build, "tests", "e2e", "work")
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix=label + ".", dir=base)
+    ctx = Ctx(build, unwind, workdir, verbose)
+    for need in (ctx.lh, os.path.join(build, "lib", "libleakhound.so"), ctx.progs):
+        if not os.path.exists(need):
+            print("FAIL %s: %s is missing (build it first)" % (label, need))
+            return False
+    t0 = time.monotonic()
+    try:
+        if name in SIMPLE:
+            case_simple(ctx, name)
+        elif name in SPECIAL:
+            SPECIAL[name](ctx)
+        elif name.startswith("badinput."):
+            case_badinput(ctx, name[len("badinput."):])
+        else:
+            raise SystemExit("run_e2e: unknown case %r (see --list)" % name)
+    except Failure as e:
+        ctx.failures.append(str(e))
+    dt = time.monotonic() - t0
+    if ctx.failures:
+        print("FAIL %s (%.1f s; files kept in %s)" % (label, dt, workdir))
+        for f in ctx.failures:
+            print("  - " + f)
+        return False
+    print("ok   %s (%.1f s)" % (label, dt))
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", help="build directory (with bin/leakhound, lib/, tests/e2e/progs)")
+    ap.add_argument("--case", help="case name, e.g. lost_nodes or badinput.truncated")
+    ap.add_argument("--all", action="store_true", help="run every case")
+    ap.add_argument("--unwind", choices=["fp", "libunwind"], help="unwinder for leakhound run")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("-v", "--verbose", action="store_true", help="show commands and output")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(all_cases()))
+        print("\n".join("badinput." + b for b in BADINPUT))
+        return 0
+    if not args.build or not (args.case or args.all):
+        ap.error("--build and --case (or --all) are required")
+    build = os.path.abspath(args.build)
+    if args.all:
+        names = [(c, u) for u in ([args.unwind] if args.unwind else ["fp", "libunwind"])
+                 for c in all_cases()] + [("badinput." + b, None) for b in BADINPUT]
+        results = [run_case(build, c, u, args.keep, args.verbose) for c, u in names]
+        print("%d of %d passed" % (sum(results), len(results)))
+        return 0 if all(results) else 1
+    unwind = args.unwind
+    if not args.case.startswith("badinput.") and unwind is None:
+        unwind = "fp"
+    return 0 if run_case(build, args.case, unwind, args.keep, args.verbose) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
