@@ -71,6 +71,7 @@ typedef struct lh_tls {
     int registered;  /* slot acquired for this thread (in this process) */
     lh_slot_t *slot;
     uint32_t pid_gen; /* fork generation the slot belongs to */
+    uint32_t last_stack; /* id of this thread's previous stack: most stacks repeat */
 } lh_tls_t;
 
 extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));

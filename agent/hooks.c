@@ -655,12 +655,19 @@ strip_preload(void)
     }
 }
 
+/* exit() runs on_exit/atexit handlers in reverse order of registration. Ours is registered
+ * in the constructor, before __libc_start_main registers the loader's destructor pass, so it
+ * runs after every ELF destructor and C++ static destructor of the program (and after our
+ * own destructor): the last frees are recorded, and the exit status is known. */
+static int on_exit_registered;
+
 static void
-save_exit_status(int status, void *arg)
+at_exit(int status, void *arg)
 {
     (void)arg;
     lh_g.exit_status = status;
     lh_g.have_exit_status = 1;
+    final_flush(LH_EXIT_NORMAL, status);
 }
 
 static void
@@ -736,7 +743,7 @@ lh_ctor(void)
         goto off; /* lh_disable said why */
     }
     lh_unwind_init();
-    on_exit(save_exit_status, NULL);
+    on_exit_registered = on_exit(at_exit, NULL) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (!lh_g.cfg.follow_exec) {
         strip_preload();
@@ -755,5 +762,7 @@ off:
 __attribute__((destructor)) static void
 lh_dtor(void)
 {
-    final_flush(LH_EXIT_NORMAL, lh_g.have_exit_status ? lh_g.exit_status : 0);
+    if (!on_exit_registered) {
+        final_flush(LH_EXIT_NORMAL, 0);
+    }
 }

@@ -3,8 +3,12 @@
  * record.c: turning one hook call into records in the calling thread's slot.
  *
  * The caller holds the reentrancy guard. lh_rec_begin unwinds *before* taking the slot lock
- * (unwinding may enter the loader), then locks the slot; the time stamp of every record is
- * taken under that lock (see writer.c for why). lh_rec_end unlocks.
+ * (unwinding may enter the loader), then locks the slot and takes the time stamp under that
+ * lock (see writer.c for why). lh_rec_end unlocks.
+ *
+ * This is the hot path: ALLOC and FREE are encoded by hand here (their payloads are always
+ * shorter than 128 bytes, so the length is one byte) rather than through the generic
+ * record encoder.
  */
 #include <string.h>
 
@@ -14,34 +18,159 @@
 #include "sys.h"
 #include "unwind.h"
 
-/* Worst case for one event record, including a label. */
-#define REC_MAX 512
+/* Room checked before each event record (the largest, REALLOC, is < 64 bytes). */
+#define EVENT_MAX 64
+/* Room for a label record. */
+#define LABEL_MAX 300
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+static inline uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline int
+is_self(uint64_t ip)
+{
+    return ip >= lh_g.self_lo && ip < lh_g.self_hi;
+}
+
+/* -------------------------------------------------------------------------------------
+ * Frames without frame pointers under the fp unwinder.
+ *
+ * A frame-pointer walk silently skips the caller of a function built without frame
+ * pointers: malloc called from libstdc++'s operator new (or libc's strdup) shows
+ * "operator new <- the caller's caller". The missing return addresses are still on the
+ * stack, in the gap between the hook's frame record and the next record, at an offset that
+ * depends only on the call site (the return address into operator new, say). So the first
+ * time a call site is seen, libunwind (DWARF) is asked once which frames the walk missed,
+ * their slots are found in the gap, and the offsets are cached per call site; later walks
+ * from that site read those slots directly.
+ * ----------------------------------------------------------------------------------- */
+#define GAP_CACHE 4096
+#define GAP_MAX_WORDS 255
+#define GAP_MAX_FRAMES 4
+
+/* Entry: tag (24 bits of the call site) | n (3 bits) | 4 x 8-bit word offsets; 0 = empty.
+ * One 64-bit word, so racing threads never see a torn entry. */
+static _Atomic uint64_t gap_cache[GAP_CACHE];
+
+static uint64_t
+gap_tag(uint64_t ip)
+{
+    uint64_t h = ip * 0x9E3779B97F4A7C15ull;
+    return h >> 40 | 1; /* 24 bits, never 0 */
+}
 
 static int
-capture(lh_slot_t *s, uint64_t *ips)
+gap_lookup(uint64_t ip, uint8_t *off)
+{
+    uint64_t e = atomic_load_explicit(&gap_cache[(ip >> 2) % GAP_CACHE], memory_order_relaxed);
+    if (!e || (e >> 40) != gap_tag(ip)) {
+        return -1;
+    }
+    int n = (int)((e >> 32) & 7);
+    for (int i = 0; i < n; i++) {
+        off[i] = (uint8_t)(e >> (8 * i));
+    }
+    return n;
+}
+
+static void
+gap_store(uint64_t ip, const uint8_t *off, int n)
+{
+    uint64_t e = gap_tag(ip) << 40 | (uint64_t)n << 32;
+    for (int i = 0; i < n; i++) {
+        e |= (uint64_t)off[i] << (8 * i);
+    }
+    atomic_store_explicit(&gap_cache[(ip >> 2) % GAP_CACHE], e, memory_order_relaxed);
+}
+
+/* Learns which return addresses the fp walk missed right after ips[k] (whose frame record
+ * is at fps[k]) by comparing with libunwind, and where they sit in the gap. */
+static int
+gap_learn(const uint64_t *ips, const uintptr_t *fps, int k, int n, uint8_t *off)
+{
+    uint64_t ub[LH_MAX_DEPTH + 16];
+    int m = lh_unwind_libunwind(ub, LH_MAX_DEPTH + 16);
+    int j = 0;
+    while (j < m && ub[j] != ips[k]) {
+        j++;
+    }
+    if (j == m) {
+        return 0;
+    }
+    const uint64_t *lo = (const uint64_t *)(fps[k] + 16);
+    const uint64_t *hi = k + 1 < n ? (const uint64_t *)fps[k + 1]
+                                   : (const uint64_t *)(*(const uintptr_t *)fps[k]);
+    if (hi <= lo || hi - lo > GAP_MAX_WORDS) {
+        return 0;
+    }
+    int found = 0;
+    for (j++; j < m && found < GAP_MAX_FRAMES; j++) {
+        if (k + 1 < n && ub[j] == ips[k + 1]) {
+            break; /* back in step with the walk */
+        }
+        const uint64_t *w = found ? lo + off[found - 1] + 1 : lo;
+        while (w < hi && *w != ub[j]) {
+            w++;
+        }
+        if (w == hi) {
+            return 0; /* not where it should be: trust nothing */
+        }
+        off[found++] = (uint8_t)(w - lo);
+    }
+    return found;
+}
+
+/* Captures the caller's stack, without the agent's own frames, into ips; returns where it
+ * starts in *start and the number of frames. */
+static int
+capture(lh_slot_t *s, uint64_t *ips, int *start)
 {
     int max = lh_g.cfg.depth + 16; /* room for the agent's own frames */
-    int n;
-    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi > here) {
-        n = lh_unwind_fp(ips, max, s->stack_hi);
-    } else {
-        n = lh_unwind_libunwind(ips, max);
-    }
+    int n = 0;
     int k = 0;
-    while (k < n && ips[k] >= lh_g.self_lo && ips[k] < lh_g.self_hi) {
-        k++;
-    }
-    if (lh_g.cfg.unwind == LH_UNWIND_FP && k == n) {
-        /* Out of the thread's known stack (sigaltstack, coroutine): ask libunwind. */
-        n = lh_unwind_libunwind(ips, max);
-        for (k = 0; k < n && ips[k] >= lh_g.self_lo && ips[k] < lh_g.self_hi; k++) {
+    if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi) {
+        uintptr_t fps[LH_MAX_DEPTH + 16];
+        n = lh_unwind_fp(ips, fps, max - GAP_MAX_FRAMES, s->stack_hi);
+        while (k < n && is_self(ips[k])) {
+            k++;
+        }
+        if (k < n) {
+            uint8_t off[GAP_MAX_FRAMES];
+            int g = gap_lookup(ips[k], off);
+            if (g < 0) {
+                g = gap_learn(ips, fps, k, n, off);
+                gap_store(ips[k], off, g);
+            }
+            if (g > 0) {
+                const uint64_t *lo = (const uint64_t *)(fps[k] + 16);
+                memmove(ips + k + 1 + g, ips + k + 1, (size_t)(n - k - 1) * sizeof *ips);
+                for (int i = 0; i < g; i++) {
+                    ips[k + 1 + i] = lo[off[i]];
+                }
+                n += g;
+            }
         }
     }
-    n -= k;
-    if (k) {
-        memmove(ips, ips + k, (size_t)n * sizeof *ips);
+    if (k == n) {
+        /* libunwind by choice, or the fp walk found nothing beyond our frames (a
+         * sigaltstack or coroutine stack outside the thread's known bounds). */
+        n = lh_unwind_libunwind(ips, max);
+        for (k = 0; k < n && is_self(ips[k]); k++) {
+        }
     }
+    *start = k;
+    n -= k;
     return n > lh_g.cfg.depth ? lh_g.cfg.depth : n;
 }
 
@@ -69,163 +198,190 @@ emit_stack(lh_slot_t *s, uint32_t id, const uint64_t *ips, int n, uint32_t epoch
     }
 }
 
+/* Stack id of ips[0..n): this thread's previous stack when it is the same (the common case
+ * in loops), else the shared table. */
+static uint32_t
+intern(const uint64_t *ips, int n, uint32_t epoch, int *emit)
+{
+    uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+    const lh_stack_entry_t *last = lh_stacks_get(&lh_g.stacks, lh_tls.last_stack);
+    if (last && last->n == (uint32_t)n && last->epoch == epoch &&
+        atomic_load_explicit(&last->emitted_gen, memory_order_relaxed) == gen &&
+        memcmp(last->ips, ips, (size_t)n * sizeof *ips) == 0) {
+        *emit = 0;
+        return lh_tls.last_stack;
+    }
+    uint32_t id = lh_stacks_intern(&lh_g.stacks, ips, (uint32_t)n, epoch, gen, emit);
+    lh_tls.last_stack = id;
+    return id;
+}
+
 int
 lh_rec_begin(lh_rec_t *r, int want_stack)
 {
     uint64_t ips[LH_MAX_DEPTH + 16];
     int n = 0;
+    int start = 0;
     int emit = 0;
     uint32_t epoch = 0;
     r->slot = NULL;
     r->stack_id = 0;
-    if (!lh_recording()) {
+    if (unlikely(!lh_recording())) {
         return -1;
     }
     lh_slot_t *s = lh_thread_slot();
-    if (!s) {
+    if (unlikely(!s)) {
         atomic_fetch_add_explicit(&lh_g.n_dropped, 1, memory_order_relaxed);
         return -1;
     }
     if (want_stack) {
-        n = capture(s, ips);
+        n = capture(s, ips, &start);
         epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
-        r->stack_id = lh_stacks_intern(&lh_g.stacks, ips, (uint32_t)n, epoch,
-                                       atomic_load_explicit(&lh_g.gen, memory_order_relaxed),
-                                       &emit);
-    }
-    if (emit) {
-        /* A new stack may run through a library loaded behind our back (dlopen from a
-         * constructor, NSS): make sure its module record exists. Cheap when nothing
-         * changed, and rare: once per distinct stack. No agent lock is held here. */
-        lh_maps_scan(0);
+        r->stack_id = intern(ips + start, n, epoch, &emit);
+        if (unlikely(emit)) {
+            /* A new stack may run through a library loaded behind our back (dlopen from
+             * a constructor, NSS): make sure its module record exists. Cheap when nothing
+             * changed, and rare: once per distinct stack. No agent lock is held here. */
+            lh_maps_scan(0);
+        }
     }
     lh_slot_lock(s);
     r->slot = s;
-    if (emit) {
-        emit_stack(s, r->stack_id, ips, n, epoch);
+    if (unlikely(emit)) {
+        emit_stack(s, r->stack_id, ips + start, n, epoch);
     }
     r->ts = lh_sys_now_ns();
     return 0;
 }
 
-/* Starts a timestamped record in the slot; returns the record start or NULL. */
-static uint8_t *
-begin_ts(lh_slot_t *s, lh_enc_t *e, uint8_t type, uint64_t now)
+/* Makes room for one record and returns where it starts. Slot lock held. */
+static inline uint8_t *
+room(lh_slot_t *s, size_t need)
 {
-    if (lh_slot_reserve(s, REC_MAX) != 0) {
-        return NULL;
+    if (unlikely(s->len + need > s->cap)) {
+        lh_flush_slot_locked(s);
     }
-    if (s->len == 0 || s->ts_base == 0) {
-        s->ts_base = s->ts_last = now;
-    }
-    lh_enc_init(e, s->buf + s->len, s->cap - s->len);
-    uint8_t *r = lh_enc_rec_begin(e, type);
-    lh_enc_varint(e, now - s->ts_last);
-    s->ts_last = now;
-    return r;
+    return s->buf + s->len;
 }
 
-static void
-enc_addr(lh_slot_t *s, lh_enc_t *e, const void *p)
+static inline uint8_t *
+put_ts(lh_slot_t *s, uint8_t *q, uint64_t ts)
+{
+    if (unlikely(s->ts_base == 0)) {
+        s->ts_base = s->ts_last = ts;
+    }
+    q = put_varint(q, ts - s->ts_last);
+    s->ts_last = ts;
+    return q;
+}
+
+static inline uint8_t *
+put_addr(lh_slot_t *s, uint8_t *q, const void *p)
 {
     uint64_t a = (uint64_t)(uintptr_t)p;
-    lh_enc_svarint(e, (int64_t)(a - s->addr_last));
+    q = put_varint(q, lh_zigzag((int64_t)(a - s->addr_last)));
     s->addr_last = a;
+    return q;
 }
 
-static void
-finish(lh_slot_t *s, lh_enc_t *e, uint8_t *r)
+/* Closes a short record started at b (type byte, one length byte, payload up to q). */
+static inline void
+close_short(lh_slot_t *s, uint8_t *b, uint8_t type, uint8_t *q)
 {
-    lh_enc_rec_end(e, r);
-    if (lh_enc_ok(e)) {
-        s->len = (size_t)(e->p - s->buf);
-        s->n_records++;
-        s->n_events++;
-    }
+    b[0] = type;
+    b[1] = (uint8_t)(q - b - 2);
+    s->len = (size_t)(q - s->buf);
+    s->n_records++;
+    s->n_events++;
 }
 
 void
 lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
 {
-    lh_enc_t e;
-    uint8_t *rec = begin_ts(r->slot, &e, LH_REC_ALLOC, r->ts);
-    if (!rec) {
-        return;
-    }
-    enc_addr(r->slot, &e, p);
-    lh_enc_varint(&e, size);
-    lh_enc_varint(&e, r->stack_id);
-    lh_enc_u8(&e, (uint8_t)kind);
-    finish(r->slot, &e, rec);
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, EVENT_MAX);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_addr(s, q, p);
+    q = put_varint(q, size);
+    q = put_varint(q, r->stack_id);
+    *q++ = (uint8_t)kind;
+    close_short(s, b, LH_REC_ALLOC, q);
 }
 
 void
 lh_rec_free(lh_rec_t *r, const void *p)
 {
-    lh_enc_t e;
-    uint8_t *rec = begin_ts(r->slot, &e, LH_REC_FREE, r->ts);
-    if (!rec) {
-        return;
-    }
-    enc_addr(r->slot, &e, p);
-    finish(r->slot, &e, rec);
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, EVENT_MAX);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_addr(s, q, p);
+    close_short(s, b, LH_REC_FREE, q);
 }
 
 void
 lh_rec_realloc(lh_rec_t *r, const void *old, const void *p, size_t size)
 {
-    lh_enc_t e;
-    uint8_t *rec = begin_ts(r->slot, &e, LH_REC_REALLOC, r->ts);
-    if (!rec) {
-        return;
-    }
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, EVENT_MAX);
     /* The old block was freed at r->ts (taken before the real call), the new one exists
      * from now on (after it returned): two times, so that neither another thread's reuse
      * of the old address nor its earlier free of the new one can be ordered wrongly. */
     uint64_t now = lh_sys_now_ns();
-    enc_addr(r->slot, &e, old);
-    enc_addr(r->slot, &e, p);
-    lh_enc_varint(&e, size);
-    lh_enc_varint(&e, r->stack_id);
-    lh_enc_varint(&e, now - r->ts);
-    r->slot->ts_last = now;
-    finish(r->slot, &e, rec);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_addr(s, q, old);
+    q = put_addr(s, q, p);
+    q = put_varint(q, size);
+    q = put_varint(q, r->stack_id);
+    q = put_varint(q, now - r->ts);
+    s->ts_last = now;
+    close_short(s, b, LH_REC_REALLOC, q);
 }
 
-static void
-enc_label(lh_enc_t *e, const char *label)
+static uint8_t *
+put_label(uint8_t *q, const char *label)
 {
     size_t n = label ? strnlen(label, 255) : 0;
-    lh_enc_varint(e, n);
-    lh_enc_bytes(e, label, n);
+    q = put_varint(q, n);
+    memcpy(q, label ? label : "", n);
+    return q + n;
+}
+
+/* Label records can pass 127 bytes: written through the generic encoder's length rule. */
+static void
+close_long(lh_slot_t *s, uint8_t *b, uint8_t type, uint8_t *q)
+{
+    lh_enc_t e = {b, s->buf + s->cap, 0};
+    uint8_t *rec = lh_enc_rec_begin(&e, type);
+    e.p = q;
+    lh_enc_rec_end(&e, rec);
+    if (lh_enc_ok(&e)) {
+        s->len = (size_t)(e.p - s->buf);
+        s->n_records++;
+    }
 }
 
 void
 lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger)
 {
-    lh_enc_t e;
-    uint8_t *rec = begin_ts(r->slot, &e, type, r->ts);
-    if (!rec) {
-        return;
-    }
-    enc_label(&e, label);
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, LABEL_MAX);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_label(q, label);
     if (type == LH_REC_SNAPSHOT) {
-        lh_enc_varint(&e, (uint64_t)trigger);
+        q = put_varint(q, (uint64_t)trigger);
     }
-    finish(r->slot, &e, rec);
+    close_long(s, b, type, q);
 }
 
 void
 lh_rec_tag(lh_rec_t *r, const void *p, const char *type)
 {
-    lh_enc_t e;
-    uint8_t *rec = begin_ts(r->slot, &e, LH_REC_TAG, r->ts);
-    if (!rec) {
-        return;
-    }
-    enc_addr(r->slot, &e, p);
-    enc_label(&e, type);
-    finish(r->slot, &e, rec);
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, LABEL_MAX);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_addr(s, q, p);
+    q = put_label(q, type);
+    close_long(s, b, LH_REC_TAG, q);
 }
 
 void

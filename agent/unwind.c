@@ -8,7 +8,7 @@
 #include <libunwind.h>
 
 __attribute__((noinline)) int
-lh_unwind_fp(uint64_t *ips, int max, uintptr_t hi)
+lh_unwind_fp(uint64_t *ips, uintptr_t *fps, int max, uintptr_t hi)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo = fp; /* every frame of interest lies between here and the stack's top */
@@ -23,6 +23,9 @@ lh_unwind_fp(uint64_t *ips, int max, uintptr_t hi)
         uintptr_t ret = frame[1];
         if (ret < 4096) {
             break;
+        }
+        if (fps) {
+            fps[n] = fp;
         }
         ips[n++] = ret;
         if (next <= fp) {

@@ -9,9 +9,11 @@
 #include <stdint.h>
 
 /* Frame-pointer walk from the caller's frame. Every frame address is checked against
- * [current frame, hi) (hi: the thread's stack top) before it is read, so a binary without frame pointers
- * yields a short stack, never a fault. Returns the number of addresses stored. AS-safe. */
-int lh_unwind_fp(uint64_t *ips, int max, uintptr_t hi);
+ * [current frame, hi) (hi: the thread's stack top) before it is read, so a binary without
+ * frame pointers yields a short stack, never a fault. Returns the number of addresses
+ * stored; when fps is not NULL, fps[i] is the address of the frame record that held ips[i].
+ * AS-safe. */
+int lh_unwind_fp(uint64_t *ips, uintptr_t *fps, int max, uintptr_t hi);
 
 /* DWARF unwinding through libunwind's unw_backtrace (per-thread caching enabled by
  * lh_unwind_init). Returns the number of addresses stored. Safe inside hooks once

@@ -113,7 +113,7 @@ static uint64_t fp_ips[64];
 __attribute__((noinline)) static void
 leaf(uintptr_t hi)
 {
-    fp_n = lh_unwind_fp(fp_ips, 64, hi);
+    fp_n = lh_unwind_fp(fp_ips, NULL, 64, hi);
     __asm__ volatile("" ::: "memory");
 }
 

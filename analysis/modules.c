@@ -1,0 +1,112 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * modules.c: the module table.
+ */
+#include "modules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void
+lh_modules_init(lh_modules_t *t)
+{
+    t->mods = NULL;
+    t->n = 0;
+    t->cap = 0;
+}
+
+void
+lh_modules_fini(lh_modules_t *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->mods[i].path);
+        free(t->mods[i].build_id);
+        free(t->mods[i].segs);
+    }
+    free(t->mods);
+    lh_modules_init(t);
+}
+
+int
+lh_modules_add(lh_modules_t *t, const char *path, size_t path_len, uint64_t load_bias,
+               const uint8_t *build_id, size_t build_id_len, const lh_segment_t *segs,
+               size_t n_segs, uint64_t epoch)
+{
+    lh_module_t m = {0};
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        lh_module_t *mods = realloc(t->mods, cap * sizeof *mods);
+        if (!mods) {
+            return LH_ENOMEM;
+        }
+        t->mods = mods;
+        t->cap = cap;
+    }
+    m.path = malloc(path_len + 1);
+    if (!m.path) {
+        goto fail;
+    }
+    if (path_len) {
+        memcpy(m.path, path, path_len);
+    }
+    m.path[path_len] = '\0';
+    if (build_id_len) {
+        m.build_id = malloc(build_id_len);
+        if (!m.build_id) {
+            goto fail;
+        }
+        memcpy(m.build_id, build_id, build_id_len);
+        m.build_id_len = build_id_len;
+    }
+    if (n_segs) {
+        m.segs = malloc(n_segs * sizeof *segs);
+        if (!m.segs) {
+            goto fail;
+        }
+        memcpy(m.segs, segs, n_segs * sizeof *segs);
+        m.n_segs = n_segs;
+    }
+    m.load_bias = load_bias;
+    m.epoch_loaded = epoch;
+    m.epoch_unloaded = LH_EPOCH_NEVER;
+    t->mods[t->n] = m;
+    return (int)t->n++;
+fail:
+    free(m.path);
+    free(m.build_id);
+    return LH_ENOMEM;
+}
+
+int
+lh_modules_unload(lh_modules_t *t, const char *path, size_t path_len, uint64_t load_bias,
+                  uint64_t epoch)
+{
+    for (size_t i = t->n; i-- > 0;) {
+        lh_module_t *m = &t->mods[i];
+        if (m->epoch_unloaded == LH_EPOCH_NEVER && m->load_bias == load_bias &&
+            (path_len == 0 ||
+             (strlen(m->path) == path_len && memcmp(m->path, path, path_len) == 0))) {
+            m->epoch_unloaded = epoch;
+            return 0;
+        }
+    }
+    return LH_ENOENT;
+}
+
+long
+lh_modules_find(const lh_modules_t *t, uint64_t addr, uint64_t epoch)
+{
+    for (size_t i = t->n; i-- > 0;) {
+        const lh_module_t *m = &t->mods[i];
+        if (m->epoch_loaded > epoch || m->epoch_unloaded <= epoch) {
+            continue;
+        }
+        for (size_t s = 0; s < m->n_segs; s++) {
+            uint64_t lo = m->load_bias + m->segs[s].vaddr;
+            if (addr >= lo && addr - lo < m->segs[s].memsz) {
+                return (long)i;
+            }
+        }
+    }
+    return -1;
+}

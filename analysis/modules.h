@@ -1,0 +1,64 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * modules.h: the table of loaded modules (executable and shared libraries) of a traced
+ * process, from its MODULE and MODULE_UNLOAD records, used to map return addresses back to
+ * files for offline symbolization.
+ *
+ * Epochs: the agent bumps an epoch counter whenever the module map changes. A module is
+ * valid for stacks with epoch e when it was loaded at an epoch <= e and not unloaded at an
+ * epoch <= e (a MODULE_UNLOAD carries the new epoch after the unload), because the same
+ * address range can be reused by another library later.
+ */
+#ifndef LH_MODULES_H
+#define LH_MODULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define LH_EPOCH_NEVER UINT64_MAX
+
+typedef struct lh_segment {
+    uint64_t vaddr; /* p_vaddr in the file; runtime address = load_bias + vaddr */
+    uint64_t memsz;
+    uint32_t flags; /* PF_* */
+} lh_segment_t;
+
+typedef struct lh_module {
+    char *path;            /* as recorded (NUL-terminated copy) */
+    uint64_t load_bias;    /* runtime address of file vaddr 0 (dlpi_addr) */
+    uint8_t *build_id;
+    size_t build_id_len;
+    lh_segment_t *segs;
+    size_t n_segs;
+    uint64_t epoch_loaded;
+    uint64_t epoch_unloaded; /* LH_EPOCH_NEVER while loaded */
+} lh_module_t;
+
+typedef struct lh_modules {
+    lh_module_t *mods;
+    size_t n;
+    size_t cap;
+} lh_modules_t;
+
+void lh_modules_init(lh_modules_t *t);
+void lh_modules_fini(lh_modules_t *t);
+
+/* Appends a module; copies path (path_len bytes, need not be NUL-terminated), build id and
+ * segments. Returns its index (>= 0) or LH_ENOMEM. */
+int lh_modules_add(lh_modules_t *t, const char *path, size_t path_len, uint64_t load_bias,
+                   const uint8_t *build_id, size_t build_id_len, const lh_segment_t *segs,
+                   size_t n_segs, uint64_t epoch);
+
+/* Marks the newest loaded module with this path and load bias as unloaded at epoch (an
+ * empty path matches any module at that load bias: the agent may not know the name).
+ * Returns 0, or LH_ENOENT when no such module is loaded (not fatal for callers). */
+int lh_modules_unload(lh_modules_t *t, const char *path, size_t path_len, uint64_t load_bias,
+                      uint64_t epoch);
+
+/* The module valid at epoch whose segments contain addr, or -1. When several match (a
+ * corrupt or racy map), the newest wins. */
+long lh_modules_find(const lh_modules_t *t, uint64_t addr, uint64_t epoch);
+
+#endif /* LH_MODULES_H */

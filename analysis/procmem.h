@@ -1,0 +1,43 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * procmem.h: the memory of a running process and all its descendants, read from /proc
+ * (the outside view `leakhound watch` samples; no agent involved).
+ *
+ * For each process of the tree: RSS from /proc/PID/statm (resident pages), PSS and
+ * anonymous memory from /proc/PID/smaps_rollup when it is readable (it needs ptrace-read
+ * access: same user, or root), else anonymous from the RssAnon line of /proc/PID/status.
+ * The tree is found by reading the parent pid of every /proc/PID/stat (works on every
+ * kernel, unlike /proc/PID/task/TID/children which needs CONFIG_PROC_CHILDREN).
+ *
+ * The sums over a tree count a page shared between two processes twice in RSS (once in
+ * PSS, which splits it). Not thread-safe only in that it reads a changing /proc: a process
+ * that exits while the tree is walked is skipped.
+ */
+#ifndef LH_PROCMEM_H
+#define LH_PROCMEM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+typedef struct lh_procmem {
+    uint64_t rss_bytes;          /* resident set, summed over the tree */
+    uint64_t pss_bytes;          /* proportional set size, summed; valid if has_pss */
+    uint64_t anon_bytes;         /* anonymous resident memory, summed */
+    int has_pss;                 /* smaps_rollup was readable for every process counted */
+    unsigned n_procs;            /* processes counted: the root and its live descendants */
+    unsigned long long start_ticks; /* the root's start time (field 22 of stat), to notice a
+                                     * reused pid */
+} lh_procmem_t;
+
+/* Samples the tree rooted at pid into *out. Returns 0; LH_ENOENT when the root does not
+ * exist or has exited (a zombie, or state X), with "process PID has exited" or "no
+ * process with pid PID" in err; LH_EIO when /proc cannot be read. */
+int lh_procmem_tree(pid_t pid, lh_procmem_t *out, lh_err_t *err);
+
+/* Reads the root's start time (clock ticks after boot) and state character from
+ * /proc/PID/stat. Returns 0, or LH_ENOENT when there is no such process. */
+int lh_procmem_stat(pid_t pid, unsigned long long *start_ticks, char *state, lh_err_t *err);
+
+#endif /* LH_PROCMEM_H */

@@ -1,0 +1,291 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * replay.c: the heap model. The live set is an open-addressing hash table with linear
+ * probing and backward-shift deletion (no tombstones), so it stays as small as the live
+ * blocks whatever the number of events.
+ */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacks.h"
+
+typedef struct slot {
+    uint64_t addr; /* 0: empty (NULL is never live) */
+    uint64_t size;
+    uint64_t ts_ns;
+    uint32_t stack_id;
+} slot_t;
+
+struct lh_replay {
+    slot_t *slots;
+    size_t mask; /* capacity - 1, capacity a power of two */
+    size_t n_live;
+    lh_stack_stats_t *stacks;
+    size_t n_stacks;
+    size_t cap_stacks;
+    lh_replay_totals_t tot;
+    int seen_event;
+};
+
+static const lh_stack_stats_t zero_stats;
+
+static size_t
+hash_addr(uint64_t addr)
+{
+    /* Fibonacci hashing; blocks are at least 16-byte aligned, so drop the low bits. */
+    uint64_t h = (addr >> 4) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+int
+lh_replay_new(lh_replay_t **out, lh_err_t *err)
+{
+    lh_replay_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        goto fail;
+    }
+    r->mask = 1023;
+    r->slots = calloc(r->mask + 1, sizeof *r->slots);
+    if (!r->slots) {
+        goto fail;
+    }
+    *out = r;
+    return 0;
+fail:
+    free(r);
+    *out = NULL;
+    return lh_err_set(err, LH_ENOMEM, "out of memory creating the heap model");
+}
+
+void
+lh_replay_free(lh_replay_t *r)
+{
+    if (r) {
+        free(r->slots);
+        free(r->stacks);
+        free(r);
+    }
+}
+
+static slot_t *
+find(const lh_replay_t *r, uint64_t addr)
+{
+    for (size_t i = hash_addr(addr) & r->mask;; i = (i + 1) & r->mask) {
+        slot_t *s = &r->slots[i];
+        if (s->addr == addr) {
+            return s;
+        }
+        if (s->addr == 0) {
+            return NULL;
+        }
+    }
+}
+
+static int
+rehash(lh_replay_t *r)
+{
+    size_t cap = (r->mask + 1) * 2;
+    slot_t *old = r->slots;
+    size_t old_cap = r->mask + 1;
+    slot_t *slots = calloc(cap, sizeof *slots);
+    if (!slots) {
+        return LH_ENOMEM;
+    }
+    r->slots = slots;
+    r->mask = cap - 1;
+    for (size_t k = 0; k < old_cap; k++) {
+        if (old[k].addr) {
+            size_t i = hash_addr(old[k].addr) & r->mask;
+            while (slots[i].addr) {
+                i = (i + 1) & r->mask;
+            }
+            slots[i] = old[k];
+        }
+    }
+    free(old);
+    return 0;
+}
+
+/* Removes the slot at s, shifting later members of its probe chain back. */
+static void
+remove_slot(lh_replay_t *r, slot_t *s)
+{
+    size_t i = (size_t)(s - r->slots);
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & r->mask;
+        if (r->slots[j].addr == 0) {
+            break;
+        }
+        size_t home = hash_addr(r->slots[j].addr) & r->mask;
+        /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
+        int in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_range) {
+            r->slots[i] = r->slots[j];
+            i = j;
+        }
+    }
+    r->slots[i].addr = 0;
+    r->n_live--;
+}
+
+static lh_stack_stats_t *
+stack_stats(lh_replay_t *r, uint32_t id)
+{
+    if (id >= r->n_stacks) {
+        if (id > LH_STACK_ID_MAX) {
+            return NULL;
+        }
+        if (id >= r->cap_stacks) {
+            size_t cap = r->cap_stacks ? r->cap_stacks : 256;
+            while (cap <= id) {
+                cap *= 2;
+            }
+            lh_stack_stats_t *v = realloc(r->stacks, cap * sizeof *v);
+            if (!v) {
+                return NULL;
+            }
+            r->stacks = v;
+            r->cap_stacks = cap;
+        }
+        memset(r->stacks + r->n_stacks, 0, (id + 1 - r->n_stacks) * sizeof *r->stacks);
+        r->n_stacks = id + 1;
+    }
+    return &r->stacks[id];
+}
+
+/* Frees a live block; returns 1 if it was live. */
+static int
+do_free(lh_replay_t *r, uint64_t addr)
+{
+    slot_t *s = find(r, addr);
+    if (!s) {
+        return 0;
+    }
+    lh_stack_stats_t *st = &r->stacks[s->stack_id]; /* exists: created at its alloc */
+    st->n_frees++;
+    st->live_blocks--;
+    st->live_bytes -= s->size;
+    r->tot.heap_bytes -= s->size;
+    r->tot.heap_blocks--;
+    remove_slot(r, s);
+    return 1;
+}
+
+static int
+do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    if (ev->addr == 0) {
+        return 0; /* a failed allocation */
+    }
+    if (do_free(r, ev->addr)) {
+        r->tot.n_missed_frees++;
+    }
+    lh_stack_stats_t *st = stack_stats(r, ev->stack_id);
+    if (!st || ((r->n_live + 1) * 2 > r->mask + 1 && rehash(r) < 0)) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory in the heap model (%zu live blocks)",
+                          r->n_live);
+    }
+    size_t i = hash_addr(ev->addr) & r->mask;
+    while (r->slots[i].addr) {
+        i = (i + 1) & r->mask;
+    }
+    r->slots[i] = (slot_t){ev->addr, ev->size, ev->ts_ns, ev->stack_id};
+    r->n_live++;
+    st->n_allocs++;
+    st->alloc_bytes += ev->size;
+    st->live_blocks++;
+    st->live_bytes += ev->size;
+    r->tot.alloc_bytes += ev->size;
+    r->tot.heap_bytes += ev->size;
+    r->tot.heap_blocks++;
+    if (r->tot.heap_bytes > r->tot.peak_bytes) {
+        r->tot.peak_bytes = r->tot.heap_bytes;
+        r->tot.peak_ts_ns = ev->ts_ns;
+    }
+    return 0;
+}
+
+int
+lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    if (!r->seen_event) {
+        r->seen_event = 1;
+        r->tot.first_ts_ns = ev->ts_ns;
+    }
+    if (ev->ts_ns > r->tot.last_ts_ns) {
+        r->tot.last_ts_ns = ev->ts_ns;
+    }
+    if (ev->half != LH_HALF_ALLOC) {
+        r->tot.n_events++;
+    }
+    switch (ev->type) {
+    case LH_REC_ALLOC:
+        r->tot.n_allocs++;
+        return do_alloc(r, ev, err);
+    case LH_REC_FREE:
+        if (ev->addr) {
+            r->tot.n_frees++;
+            if (!do_free(r, ev->addr)) {
+                r->tot.n_unmatched_frees++;
+            }
+        }
+        return 0;
+    case LH_REC_REALLOC:
+        if (ev->half != LH_HALF_ALLOC) {
+            r->tot.n_reallocs++;
+            if (ev->old_addr && !do_free(r, ev->old_addr)) {
+                r->tot.n_unmatched_frees++;
+            }
+        }
+        return ev->half != LH_HALF_FREE ? do_alloc(r, ev, err) : 0;
+    default:
+        return 0;
+    }
+}
+
+const lh_replay_totals_t *
+lh_replay_totals(const lh_replay_t *r)
+{
+    return &r->tot;
+}
+
+size_t
+lh_replay_n_stacks(const lh_replay_t *r)
+{
+    return r->n_stacks;
+}
+
+const lh_stack_stats_t *
+lh_replay_stack(const lh_replay_t *r, uint32_t stack_id)
+{
+    return stack_id < r->n_stacks ? &r->stacks[stack_id] : &zero_stats;
+}
+
+int
+lh_replay_lookup(const lh_replay_t *r, uint64_t addr, lh_live_block_t *out)
+{
+    const slot_t *s = addr ? find(r, addr) : NULL;
+    if (!s) {
+        return 0;
+    }
+    *out = (lh_live_block_t){s->addr, s->size, s->ts_ns, s->stack_id};
+    return 1;
+}
+
+int
+lh_replay_live_next(const lh_replay_t *r, size_t *cursor, lh_live_block_t *out)
+{
+    for (size_t i = *cursor; i <= r->mask; i++) {
+        const slot_t *s = &r->slots[i];
+        if (s->addr) {
+            *out = (lh_live_block_t){s->addr, s->size, s->ts_ns, s->stack_id};
+            *cursor = i + 1;
+            return 1;
+        }
+    }
+    *cursor = r->mask + 1;
+    return 0;
+}

@@ -1,0 +1,190 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * report.c: building the leak report model.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *
+module_base(const lh_frame_t *f)
+{
+    if (!f->module) {
+        return "";
+    }
+    const char *b = strrchr(f->module, '/');
+    return b ? b + 1 : f->module;
+}
+
+static int
+starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int
+lh_frame_is_agent(const lh_frame_t *f)
+{
+    return starts_with(module_base(f), "libleakhound.so");
+}
+
+int
+lh_frame_is_runtime(const lh_frame_t *f)
+{
+    const char *b = module_base(f);
+    return starts_with(b, "libc.so") || starts_with(b, "libstdc++.so") ||
+           starts_with(b, "libgcc_s") || starts_with(b, "ld-linux");
+}
+
+/* Code inlined from the system's headers (the C++ standard library's templates) is the
+ * runtime's too, even though it sits in the user's module. */
+static int
+is_system_header(const char *file)
+{
+    return starts_with(file, "/usr/include/") || starts_with(file, "/usr/lib/gcc/");
+}
+
+long
+lh_site_location(const lh_frame_t *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i].file && !lh_frame_is_runtime(&frames[i]) &&
+            !is_system_header(frames[i].file)) {
+            return (long)i;
+        }
+    }
+    return n ? 0 : -1;
+}
+
+typedef struct rank {
+    uint32_t id;
+    uint64_t bytes, blocks;
+} rank_t;
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+    const rank_t *x = a, *y = b;
+    if (x->bytes != y->bytes) {
+        return x->bytes > y->bytes ? -1 : 1;
+    }
+    if (x->blocks != y->blocks) {
+        return x->blocks > y->blocks ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+site_frames(lh_site_t *site, const lh_stack_t *st, lh_symbolizer_t *sym, lh_err_t *err)
+{
+    lh_frame_t *v = NULL;
+    size_t n = 0;
+    if (sym) {
+        int rc = lh_sym_stack(sym, st, &v, &n, err);
+        if (rc < 0) {
+            return rc;
+        }
+    } else {
+        v = calloc(st->n_ips ? st->n_ips : 1, sizeof *v);
+        if (!v) {
+            return lh_err_set(err, LH_ENOMEM, "out of memory building the report");
+        }
+        for (n = 0; n < st->n_ips; n++) {
+            v[n].ip = v[n].offset = st->ips[n];
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!lh_frame_is_agent(&v[i])) {
+            v[k++] = v[i];
+        }
+    }
+    site->frames = v;
+    site->n_frames = k;
+    site->location = lh_site_location(v, k);
+    return 0;
+}
+
+static double
+seconds_between(uint64_t from, uint64_t to)
+{
+    return to > from ? (double)(to - from) / 1e9 : 0.0;
+}
+
+int
+lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
+                lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err)
+{
+    rank_t *ranks = NULL;
+    size_t n_ranks = 0;
+    size_t n_stacks = lh_replay_n_stacks(r);
+    size_t top = opts ? opts->top : 0;
+    int rc;
+
+    memset(rep, 0, sizeof *rep);
+    rep->trace_path = lh_trace_path(t);
+    rep->info = lh_trace_info(t);
+    rep->end = lh_trace_end(t);
+    rep->stats = lh_trace_stats(t);
+    rep->totals = lh_replay_totals(r);
+    rep->start_ns = rep->info->has_clock ? rep->info->mono_start_ns : rep->stats->first_ts_ns;
+    if (rep->stats->n_events && rep->stats->first_ts_ns < rep->start_ns) {
+        rep->start_ns = rep->stats->first_ts_ns; /* a clock record from another clock */
+    }
+    uint64_t stop = rep->end->present ? rep->end->ts_ns : rep->stats->last_ts_ns;
+    if (rep->stats->last_ts_ns > stop) {
+        stop = rep->stats->last_ts_ns;
+    }
+    rep->duration_s = seconds_between(rep->start_ns, stop);
+    rep->peak_time_s = seconds_between(rep->start_ns, rep->totals->peak_ts_ns);
+
+    ranks = malloc((n_stacks ? n_stacks : 1) * sizeof *ranks);
+    if (!ranks) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory building the report");
+    }
+    for (size_t id = 0; id < n_stacks; id++) {
+        const lh_stack_stats_t *s = lh_replay_stack(r, (uint32_t)id);
+        if (s->live_blocks) {
+            ranks[n_ranks++] = (rank_t){(uint32_t)id, s->live_bytes, s->live_blocks};
+        }
+    }
+    qsort(ranks, n_ranks, sizeof *ranks, cmp_rank);
+    rep->n_leak_sites = n_ranks;
+    rep->n_sites = top && top < n_ranks ? top : n_ranks;
+    rep->sites = calloc(rep->n_sites ? rep->n_sites : 1, sizeof *rep->sites);
+    if (!rep->sites) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory building the report");
+        goto fail;
+    }
+    for (size_t i = 0; i < rep->n_sites; i++) {
+        lh_site_t *site = &rep->sites[i];
+        const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), ranks[i].id);
+        site->stack_id = ranks[i].id;
+        site->stats = *lh_replay_stack(r, ranks[i].id);
+        site->location = -1;
+        if (st) {
+            site->has_stack = 1;
+            if ((rc = site_frames(site, st, sym, err)) < 0) {
+                goto fail;
+            }
+        }
+    }
+    free(ranks);
+    return 0;
+fail:
+    free(ranks);
+    lh_report_fini(rep);
+    return rc;
+}
+
+void
+lh_report_fini(lh_report_t *rep)
+{
+    for (size_t i = 0; rep->sites && i < rep->n_sites; i++) {
+        free(rep->sites[i].frames);
+    }
+    free(rep->sites);
+    rep->sites = NULL;
+    rep->n_sites = 0;
+}

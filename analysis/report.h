@@ -1,0 +1,63 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * report.h: the leak report model: what the views render. Built once the whole trace has
+ * been replayed: the summary numbers, and the top sites (stacks with live blocks at the
+ * end) by leaked bytes, each with its symbolized frames.
+ *
+ * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
+ * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
+ * libstdc++.so*, libgcc_s*, ld-linux*, or code inlined from /usr/include/ and
+ * /usr/lib/gcc/ headers), else its first frame: the line a user should look at.
+ */
+#ifndef LH_REPORT_H
+#define LH_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "replay.h"
+#include "symbolize.h"
+#include "trace.h"
+
+typedef struct lh_site {
+    uint32_t stack_id;
+    lh_stack_stats_t stats;
+    int has_stack;       /* the stack record was in the trace */
+    lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
+    size_t n_frames;
+    long location;       /* index into frames, -1 when there are none */
+} lh_site_t;
+
+typedef struct lh_report {
+    /* Borrowed: the trace, replay and symbolizer must outlive the report. */
+    const char *trace_path;
+    const lh_trace_info_t *info;
+    const lh_trace_end_t *end;
+    const lh_trace_stats_t *stats;
+    const lh_replay_totals_t *totals;
+    uint64_t start_ns;     /* agent start (INFO_CLOCK), else the first event */
+    double duration_s;     /* start to END, else to the last event */
+    double peak_time_s;    /* since start */
+    size_t n_leak_sites;   /* stacks with live blocks */
+    lh_site_t *sites;      /* the top ones, by leaked bytes, descending */
+    size_t n_sites;
+} lh_report_t;
+
+typedef struct lh_report_opts {
+    size_t top; /* sites to keep; 0: all */
+} lh_report_opts_t;
+
+/* Builds the report. sym may be NULL (no symbolization: frames carry addresses only).
+ * Returns 0, or LH_ENOMEM. Release with lh_report_fini. */
+int lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
+                    lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err);
+void lh_report_fini(lh_report_t *rep);
+
+/* Frame classification, by the module's file name. */
+int lh_frame_is_agent(const lh_frame_t *f);
+int lh_frame_is_runtime(const lh_frame_t *f);
+/* Index of the site location among frames, or -1 when n == 0. */
+long lh_site_location(const lh_frame_t *frames, size_t n);
+
+#endif /* LH_REPORT_H */

@@ -1,0 +1,540 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * symbolize.c: return addresses to functions, files and lines, with elfutils libdwfl.
+ *
+ * One Dwfl session per module record, opened on first use: the module's file is reported
+ * at its recorded load bias, and libdwfl's standard callbacks find separate debug info by
+ * build id or debuglink.
+ */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = NULL, /* libdwfl's default: .debug dirs and /usr/lib/debug */
+};
+
+typedef struct sym_module {
+    int opened; /* 0: not tried yet; 1: tried (dwfl may still be NULL) */
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+} sym_module_t;
+
+typedef struct cache_entry {
+    uint64_t ip;      /* 0: empty */
+    long module;      /* index in the module table, -1: none */
+    lh_frame_t *frames;
+    uint32_t n;
+} cache_entry_t;
+
+typedef struct pool_chunk {
+    struct pool_chunk *next;
+    size_t used, cap;
+    char data[];
+} pool_chunk_t;
+
+struct lh_symbolizer {
+    const lh_modules_t *mods;
+    char *exe_path;
+    sym_module_t *smods; /* parallel to mods->mods, grown on demand */
+    size_t n_smods;
+    cache_entry_t *cache;
+    size_t cache_mask;
+    size_t cache_n;
+    pool_chunk_t *pool;
+    lh_warnings_t warnings;
+};
+
+/* ---------------------------------------------------------------------------------------
+ * String pool
+ * ------------------------------------------------------------------------------------- */
+
+static const char *
+pool_str(lh_symbolizer_t *s, const char *str)
+{
+    if (!str) {
+        return NULL;
+    }
+    size_t len = strlen(str) + 1;
+    if (!s->pool || s->pool->cap - s->pool->used < len) {
+        size_t cap = len > 65536 ? len : 65536;
+        pool_chunk_t *c = malloc(sizeof *c + cap);
+        if (!c) {
+            return NULL;
+        }
+        c->next = s->pool;
+        c->used = 0;
+        c->cap = cap;
+        s->pool = c;
+    }
+    char *r = s->pool->data + s->pool->used;
+    memcpy(r, str, len);
+    s->pool->used += len;
+    return r;
+}
+
+static const char *
+pool_demangled(lh_symbolizer_t *s, const char *name)
+{
+    if (name && name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            const char *r = pool_str(s, d);
+            free(d);
+            return r;
+        }
+        free(d);
+    }
+    return pool_str(s, name);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Modules
+ * ------------------------------------------------------------------------------------- */
+
+static const char *
+base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static void
+hex(char *out, size_t out_len, const uint8_t *b, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 2 < out_len; i++) {
+        out[k++] = digits[b[i] >> 4];
+        out[k++] = digits[b[i] & 15];
+    }
+    out[k] = '\0';
+}
+
+static void
+check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const char *path)
+{
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (m->build_id_len == 0 || n <= 0) {
+        return;
+    }
+    if ((size_t)n != m->build_id_len || memcmp(bits, m->build_id, (size_t)n) != 0) {
+        char want[129], have[129];
+        hex(want, sizeof want, m->build_id, m->build_id_len);
+        hex(have, sizeof have, bits, (size_t)n);
+        lh_warn(&s->warnings,
+                "%s: build-id %s differs from the traced one (%s): the file changed since the "
+                "run; its symbols may be wrong",
+                path, have, want);
+    }
+}
+
+/* The Dwfl module for module record mi, opening it on first use; NULL if unusable. */
+static Dwfl_Module *
+module_open(lh_symbolizer_t *s, long mi)
+{
+    if ((size_t)mi >= s->n_smods) {
+        size_t n = s->mods->n;
+        sym_module_t *v = realloc(s->smods, n * sizeof *v);
+        if (!v) {
+            return NULL;
+        }
+        memset(v + s->n_smods, 0, (n - s->n_smods) * sizeof *v);
+        s->smods = v;
+        s->n_smods = n;
+    }
+    sym_module_t *sm = &s->smods[mi];
+    if (sm->opened) {
+        return sm->mod;
+    }
+    sm->opened = 1;
+    const lh_module_t *m = &s->mods->mods[mi];
+    const char *path = m->path[0] ? m->path : s->exe_path;
+    if (!path || !path[0] || path[0] == '[' || strncmp(path, "linux-vdso", 10) == 0) {
+        return NULL; /* the vdso has no file; nothing to warn about */
+    }
+    sm->dwfl = dwfl_begin(&dwfl_callbacks);
+    if (!sm->dwfl) {
+        return NULL;
+    }
+    dwfl_report_begin(sm->dwfl);
+    /* add_p_vaddr = true: base is the load bias (dlpi_addr), the runtime address of file
+     * vaddr 0, which is what the agent records (elfutils' own link_map reader does the
+     * same). With false, base would be the start of the first PT_LOAD instead, which
+     * differs for files whose first segment is not at vaddr 0. */
+    sm->mod = dwfl_report_elf(sm->dwfl, base_name(path), path, -1, m->load_bias, true);
+    dwfl_report_end(sm->dwfl, NULL, NULL);
+    if (!sm->mod) {
+        lh_warn(&s->warnings, "%s: cannot read (%s); its frames are shown as module+offset",
+                path, dwfl_errmsg(-1));
+        dwfl_end(sm->dwfl);
+        sm->dwfl = NULL;
+        return NULL;
+    }
+    check_build_id(s, m, sm->mod, path);
+    return sm->mod;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * DWARF
+ * ------------------------------------------------------------------------------------- */
+
+static const char *
+die_name(lh_symbolizer_t *s, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!name) {
+        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    }
+    if (name) {
+        return pool_demangled(s, name);
+    }
+    name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+    return name ? pool_str(s, name) : NULL;
+}
+
+typedef struct frame_vec {
+    lh_frame_t *v;
+    uint32_t n, cap;
+} frame_vec_t;
+
+static int
+push_frame(frame_vec_t *fv, const lh_frame_t *f)
+{
+    if (fv->n == fv->cap) {
+        uint32_t cap = fv->cap ? fv->cap * 2 : 4;
+        lh_frame_t *v = realloc(fv->v, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        fv->v = v;
+        fv->cap = cap;
+    }
+    fv->v[fv->n++] = *f;
+    return 0;
+}
+
+/* The CU containing addr. libdwfl looks it up in .debug_aranges, which clang does not emit
+ * by default (and elfutils 0.188 does not fall back); then scan the CUs' ranges. */
+static Dwarf_Die *
+find_cu(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu) {
+        return cu;
+    }
+    while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL) {
+        if (dwarf_haspc(cu, addr - *bias) == 1) {
+            return cu;
+        }
+    }
+    return NULL;
+}
+
+/* The line table's file and line of addr (NULL/0 when unknown). */
+static void
+find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Addr bias, const char **file,
+          int *line)
+{
+    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    *file = NULL;
+    *line = 0;
+    if (l) {
+        *file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+        return;
+    }
+    Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
+    if (dl) {
+        *file = dwarf_linesrc(dl, NULL, NULL);
+        if (dwarf_lineno(dl, line) != 0) {
+            *line = 0;
+        }
+    }
+}
+
+/* Frames from the DWARF scopes at addr in cudie: inlined calls innermost first, then the
+ * function. file/line are the line table's location of addr. */
+static int
+dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr bias,
+             const lh_frame_t *proto, const char *file, int line, frame_vec_t *fv)
+{
+    Dwarf_Die *scopes = NULL;
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0;
+    int rc = 0;
+    int n = dwarf_getscopes(cudie, addr - bias, &scopes);
+    if (n <= 0) {
+        free(scopes);
+        return 0;
+    }
+    /* dwarf_getscopes goes from an inlined subroutine straight to the CU; the concrete
+     * chain of enclosing scopes (the function it was inlined into) comes from the DIE
+     * tree, as eu-addr2line -i does. */
+    Dwarf_Die *chain = NULL;
+    int n_chain = dwarf_getscopes_die(&scopes[0], &chain);
+    if (n_chain > 0) {
+        free(scopes);
+        scopes = chain;
+        n = n_chain;
+    } else {
+        free(chain);
+    }
+    if (dwarf_getsrcfiles(cudie, &files, &n_files) != 0) {
+        files = NULL;
+    }
+    uint32_t first = fv->n;
+    for (int i = 0; i < n; i++) {
+        Dwarf_Die *die = &scopes[i];
+        int tag = dwarf_tag(die);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+            tag != DW_TAG_entry_point) {
+            continue;
+        }
+        lh_frame_t f = *proto;
+        f.function = die_name(s, die);
+        f.file = file ? pool_str(s, file) : NULL;
+        f.line = line > 0 ? (uint32_t)line : 0;
+        f.inlined = tag == DW_TAG_inlined_subroutine;
+        if ((rc = push_frame(fv, &f)) < 0) {
+            break;
+        }
+        if (tag != DW_TAG_inlined_subroutine) {
+            break; /* the real function: done */
+        }
+        /* The enclosing function is at the inlined call's call site. */
+        Dwarf_Attribute attr;
+        Dwarf_Word v;
+        file = NULL;
+        line = 0;
+        if (files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v) == 0) {
+            file = dwarf_filesrc(files, (size_t)v, NULL, NULL);
+        }
+        if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) == 0 && v < 1u << 30) {
+            line = (int)v;
+        }
+    }
+    if (fv->n > first) {
+        fv->v[fv->n - 1].inlined = 0; /* the outermost frame of an address is real */
+    }
+    free(scopes);
+    return rc;
+}
+
+static int
+resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
+{
+    lh_frame_t f = {0};
+    f.ip = ip;
+    f.offset = ip;
+    if (mi < 0) {
+        return push_frame(fv, &f);
+    }
+    const lh_module_t *m = &s->mods->mods[mi];
+    f.module = m->path[0] ? m->path : (s->exe_path ? s->exe_path : "");
+    f.offset = ip - m->load_bias;
+    Dwfl_Module *mod = module_open(s, mi);
+    if (!mod) {
+        return push_frame(fv, &f);
+    }
+    /* A return address points after the call; ip - 1 is inside it. */
+    Dwarf_Addr addr = ip ? ip - 1 : 0;
+    const char *file = NULL;
+    int line = 0;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = find_cu(mod, addr, &bias);
+    find_line(mod, cu, addr, bias, &file, &line);
+    uint32_t first = fv->n;
+    int rc = cu ? dwarf_frames(s, cu, addr, bias, &f, file, line, fv) : 0;
+    if (rc < 0) {
+        return rc;
+    }
+    if (fv->n > first) {
+        if (!fv->v[fv->n - 1].function) {
+            GElf_Off off;
+            GElf_Sym sym;
+            const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+            fv->v[fv->n - 1].function = pool_demangled(s, name);
+        }
+        return 0;
+    }
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    f.function = pool_demangled(s, name);
+    f.file = file ? pool_str(s, file) : NULL;
+    f.line = file && line > 0 ? (uint32_t)line : 0;
+    return push_frame(fv, &f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Cache and public API
+ * ------------------------------------------------------------------------------------- */
+
+static size_t
+cache_hash(uint64_t ip, long mi)
+{
+    uint64_t h = (ip ^ ((uint64_t)mi << 48)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 31));
+}
+
+static int
+cache_grow(lh_symbolizer_t *s)
+{
+    size_t cap = s->cache ? (s->cache_mask + 1) * 2 : 1024;
+    cache_entry_t *c = calloc(cap, sizeof *c);
+    if (!c) {
+        return LH_ENOMEM;
+    }
+    for (size_t k = 0; s->cache && k <= s->cache_mask; k++) {
+        cache_entry_t *e = &s->cache[k];
+        if (e->frames) {
+            size_t i = cache_hash(e->ip, e->module) & (cap - 1);
+            while (c[i].frames) {
+                i = (i + 1) & (cap - 1);
+            }
+            c[i] = *e;
+        }
+    }
+    free(s->cache);
+    s->cache = c;
+    s->cache_mask = cap - 1;
+    return 0;
+}
+
+int
+lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t **out,
+           lh_err_t *err)
+{
+    lh_symbolizer_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        goto fail;
+    }
+    s->mods = mods;
+    lh_warnings_init(&s->warnings);
+    if (opts && opts->exe_path && !(s->exe_path = strdup(opts->exe_path))) {
+        goto fail;
+    }
+    if (cache_grow(s) < 0) {
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    lh_sym_free(s);
+    *out = NULL;
+    return lh_err_set(err, LH_ENOMEM, "out of memory creating the symbolizer");
+}
+
+void
+lh_sym_free(lh_symbolizer_t *s)
+{
+    if (!s) {
+        return;
+    }
+    for (size_t i = 0; i < s->n_smods; i++) {
+        if (s->smods[i].dwfl) {
+            dwfl_end(s->smods[i].dwfl);
+        }
+    }
+    free(s->smods);
+    for (size_t k = 0; s->cache && k <= s->cache_mask; k++) {
+        free(s->cache[k].frames);
+    }
+    free(s->cache);
+    while (s->pool) {
+        pool_chunk_t *next = s->pool->next;
+        free(s->pool);
+        s->pool = next;
+    }
+    lh_warnings_fini(&s->warnings);
+    free(s->exe_path);
+    free(s);
+}
+
+int
+lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **frames,
+          lh_err_t *err)
+{
+    long mi = lh_modules_find(s->mods, ip ? ip - 1 : 0, epoch);
+    size_t i = cache_hash(ip, mi) & s->cache_mask;
+    for (; s->cache[i].frames; i = (i + 1) & s->cache_mask) {
+        if (s->cache[i].ip == ip && s->cache[i].module == mi) {
+            *frames = s->cache[i].frames;
+            return (int)s->cache[i].n;
+        }
+    }
+    frame_vec_t fv = {0};
+    if (resolve(s, mi, ip, &fv) < 0 || fv.n == 0) {
+        free(fv.v);
+        return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+    }
+    if ((s->cache_n + 1) * 2 > s->cache_mask + 1) {
+        if (cache_grow(s) < 0) {
+            free(fv.v);
+            return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+        }
+        i = cache_hash(ip, mi) & s->cache_mask;
+        while (s->cache[i].frames) {
+            i = (i + 1) & s->cache_mask;
+        }
+    }
+    s->cache[i] = (cache_entry_t){ip, mi, fv.v, fv.n};
+    s->cache_n++;
+    *frames = fv.v;
+    return (int)fv.n;
+}
+
+int
+lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size_t *n,
+             lh_err_t *err)
+{
+    lh_frame_t *v = NULL;
+    size_t nv = 0, cap = 0;
+    for (uint32_t k = 0; k < st->n_ips; k++) {
+        const lh_frame_t *f;
+        int nf = lh_sym_ip(s, st->ips[k], st->epoch, &f, err);
+        if (nf < 0) {
+            free(v);
+            return nf;
+        }
+        if (nv + (size_t)nf > cap) {
+            size_t cap2 = cap ? cap * 2 : 16;
+            while (cap2 < nv + (size_t)nf) {
+                cap2 *= 2;
+            }
+            lh_frame_t *v2 = realloc(v, cap2 * sizeof *v2);
+            if (!v2) {
+                free(v);
+                return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+            }
+            v = v2;
+            cap = cap2;
+        }
+        memcpy(v + nv, f, (size_t)nf * sizeof *f);
+        nv += (size_t)nf;
+    }
+    *frames = v;
+    *n = nv;
+    return 0;
+}
+
+const lh_warnings_t *
+lh_sym_warnings(const lh_symbolizer_t *s)
+{
+    return &s->warnings;
+}

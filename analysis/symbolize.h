@@ -1,0 +1,62 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * symbolize.h: offline symbolization of recorded return addresses with elfutils libdw,
+ * from a trace's module table (path, load bias, build id, segments, epochs).
+ *
+ * Each address gives one or more frames: the inlined calls at that address (innermost
+ * first, marked inlined) and then the real function containing them. Fallbacks never fail:
+ * no debug info gives the ELF symbol; no symbol gives the module and offset; a missing
+ * module file gives module+offset; an address in no module gives the bare address.
+ * Separate debug info under /usr/lib/debug/.build-id/ is used when installed. C++ names
+ * are demangled. Results are cached per (module, address).
+ *
+ * Problems (a module file that cannot be opened, a build id that differs from the one
+ * recorded) become warnings, each reported once. Not thread-safe.
+ */
+#ifndef LH_SYMBOLIZE_H
+#define LH_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "modules.h"
+#include "stacks.h"
+
+typedef struct lh_symbolizer lh_symbolizer_t;
+
+/* One source-level frame. Strings belong to the symbolizer and live until lh_sym_free. */
+typedef struct lh_frame {
+    const char *function; /* demangled name, NULL when unknown */
+    const char *file;     /* source file as recorded in DWARF, NULL when unknown */
+    uint32_t line;        /* 0 when unknown */
+    const char *module;   /* path of the module, NULL when the address is in no module */
+    uint64_t ip;          /* the return address */
+    uint64_t offset;      /* ip - load bias (file address) when in a module, else ip */
+    int inlined;          /* inlined into the next frame's function */
+} lh_frame_t;
+
+typedef struct lh_sym_opts {
+    const char *exe_path; /* file for modules recorded with an empty path (the main program) */
+} lh_sym_opts_t;
+
+/* Creates a symbolizer over mods, which must outlive it. opts may be NULL. Returns 0, or
+ * LH_ENOMEM. */
+int lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t **out,
+               lh_err_t *err);
+void lh_sym_free(lh_symbolizer_t *s);
+
+/* Symbolizes one return address of a stack recorded at epoch. On success returns the
+ * number of frames (>= 1) and points *frames at them (owned by the symbolizer, valid until
+ * lh_sym_free). Returns LH_ENOMEM on failure. */
+int lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **frames,
+              lh_err_t *err);
+
+/* Symbolizes a whole stack, innermost first, into a new array the caller frees with free()
+ * (the strings stay owned by the symbolizer). Returns 0 or LH_ENOMEM. */
+int lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size_t *n,
+                 lh_err_t *err);
+
+const lh_warnings_t *lh_sym_warnings(const lh_symbolizer_t *s);
+
+#endif /* LH_SYMBOLIZE_H */

@@ -1,0 +1,894 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * trace.c: the streaming trace reader: file header, info block, frames (checksummed,
+ * zstd-compressed), records, and the reorder window that delivers events in time order.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "dec.h"
+#include "enc.h"
+#include "window.h"
+
+/* Without SYNC records (an agent without a ticker), the window would hold the whole trace;
+ * past this many pending events the oldest half is released anyway, with a warning. */
+#define WINDOW_SOFT_MAX (4u << 20)
+
+typedef struct thread_name {
+    uint64_t tid;
+    char *name;
+} thread_name_t;
+
+struct lh_trace {
+    char *path;
+    FILE *f;
+    lh_trace_opts_t opts;
+    lh_trace_info_t info;
+    lh_trace_end_t end;
+    lh_trace_stats_t stats;
+    lh_modules_t modules;
+    lh_stacks_t stacks;
+    thread_name_t *threads;
+    size_t n_threads, cap_threads;
+    lh_warnings_t warnings;
+    lh_window_t window;
+    uint8_t *comp, *raw; /* payload buffers, reused across frames */
+    size_t comp_cap, raw_cap;
+    char *last_label;    /* label of the event delivered last, freed on the next call */
+    int eof;             /* no more frames will be read */
+    uint64_t n_decoded;  /* events decoded into the window so far */
+    int warned_seq, warned_count, warned_nosync;
+    int seen_event;
+    int failed;          /* sticky error of lh_trace_next */
+    char failed_msg[sizeof(((lh_err_t *)0)->msg)];
+};
+
+/* Decoding state of one frame: deltas restart at every frame. */
+typedef struct frame_state {
+    const lh_frame_hdr_t *h;
+    uint64_t ts;
+    uint64_t addr;
+    int has_sync;
+    uint64_t sync_ts;
+    uint64_t realloc_dt; /* of the last REALLOC record */
+} frame_state_t;
+
+/* ---------------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------------- */
+
+static char *
+dup_n(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (r) {
+        if (n) {
+            memcpy(r, s, n);
+        }
+        r[n] = '\0';
+    }
+    return r;
+}
+
+/* Replaces *dst by a NUL-terminated copy of s[0..n). */
+static int
+set_str(char **dst, const char *s, size_t n)
+{
+    char *r = dup_n(s, n);
+    if (!r) {
+        return LH_ENOMEM;
+    }
+    free(*dst);
+    *dst = r;
+    return 0;
+}
+
+static int
+grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    size_t cap2 = *cap ? *cap : 65536;
+    while (cap2 < need) {
+        cap2 *= 2;
+    }
+    uint8_t *b = realloc(*buf, cap2);
+    if (!b) {
+        return LH_ENOMEM;
+    }
+    *buf = b;
+    *cap = cap2;
+    return 0;
+}
+
+/* Reads up to n bytes; returns how many were read (short only at end of file or error). */
+static size_t
+read_some(lh_trace_t *t, void *buf, size_t n)
+{
+    size_t got = n ? fread(buf, 1, n, t->f) : 0;
+    t->stats.file_bytes += got;
+    return got;
+}
+
+static uint64_t
+rd_ts(lh_dec_t *d, frame_state_t *st)
+{
+    st->ts += lh_dec_varint(d);
+    return st->ts;
+}
+
+static uint64_t
+rd_addr(lh_dec_t *d, frame_state_t *st)
+{
+    st->addr += (uint64_t)lh_dec_svarint(d);
+    return st->addr;
+}
+
+static int
+rd_stack_id(lh_dec_t *d, uint32_t *id)
+{
+    uint64_t v = lh_dec_varint(d);
+    if (v > LH_STACK_ID_MAX) {
+        return -1;
+    }
+    *id = (uint32_t)v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Info block
+ * ------------------------------------------------------------------------------------- */
+
+static void
+free_argv(lh_trace_info_t *in)
+{
+    if (in->argv) {
+        for (size_t i = 0; i < in->argc; i++) {
+            free(in->argv[i]);
+        }
+        free(in->argv);
+    }
+    in->argv = NULL;
+    in->argc = 0;
+}
+
+static int
+info_cmdline(lh_trace_t *t, lh_dec_t *pl)
+{
+    uint64_t argc = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || argc > lh_dec_left(pl)) {
+        return LH_EFORMAT; /* each argument needs at least its length byte */
+    }
+    char **argv = calloc(argc + 1, sizeof *argv);
+    if (!argv) {
+        return LH_ENOMEM;
+    }
+    size_t i;
+    for (i = 0; i < argc; i++) {
+        size_t len;
+        const char *s = lh_dec_str(pl, &len);
+        if (!lh_dec_ok(pl)) {
+            goto fail;
+        }
+        argv[i] = dup_n(s, len);
+        if (!argv[i]) {
+            goto fail;
+        }
+    }
+    free_argv(&t->info);
+    t->info.argv = argv;
+    t->info.argc = (size_t)argc;
+    return 0;
+fail:
+    for (size_t k = 0; k < i; k++) {
+        free(argv[k]);
+    }
+    free(argv);
+    return lh_dec_ok(pl) ? LH_ENOMEM : LH_EFORMAT;
+}
+
+static int
+info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
+{
+    lh_trace_info_t *in = &t->info;
+    const char *s;
+    size_t len;
+    int rc = 0;
+    switch (type) {
+    case LH_REC_INFO_PID:
+        in->pid = lh_dec_varint(pl);
+        in->ppid = lh_dec_varint(pl);
+        break;
+    case LH_REC_INFO_EXE:
+        s = lh_dec_str(pl, &len);
+        if (lh_dec_ok(pl)) {
+            rc = set_str((char **)&in->exe, s, len);
+        }
+        break;
+    case LH_REC_INFO_CMDLINE:
+        return info_cmdline(t, pl);
+    case LH_REC_INFO_CLOCK:
+        in->clock_id = lh_dec_varint(pl);
+        in->mono_start_ns = lh_dec_varint(pl);
+        in->realtime_start_ns = lh_dec_varint(pl);
+        in->has_clock = lh_dec_ok(pl);
+        break;
+    case LH_REC_INFO_AGENT:
+        s = lh_dec_str(pl, &len);
+        if (lh_dec_ok(pl) && (rc = set_str((char **)&in->agent_version, s, len)) < 0) {
+            return rc;
+        }
+        in->unwinder = lh_dec_varint(pl);
+        in->max_depth = lh_dec_varint(pl);
+        in->pointer_size = lh_dec_varint(pl);
+        s = lh_dec_str(pl, &len);
+        if (lh_dec_ok(pl) && (rc = set_str((char **)&in->arch, s, len)) < 0) {
+            return rc;
+        }
+        in->sample_rate_bytes = lh_dec_varint(pl);
+        in->has_agent = lh_dec_ok(pl);
+        break;
+    case LH_REC_INFO_PARENT:
+        in->parent_pid = lh_dec_varint(pl);
+        in->has_parent = lh_dec_ok(pl);
+        break;
+    default:
+        t->stats.n_unknown++;
+        break;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    return lh_dec_ok(pl) ? 0 : LH_EFORMAT;
+}
+
+static int
+read_info(lh_trace_t *t, uint32_t info_len, lh_err_t *err)
+{
+    uint8_t *buf = malloc(info_len ? info_len : 1);
+    lh_dec_t d, pl;
+    uint8_t type;
+    int rc, n = 0;
+    if (!buf) {
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory reading the info block", t->path);
+    }
+    if (read_some(t, buf, info_len) != info_len) {
+        rc = ferror(t->f) ? lh_err_set(err, LH_EIO, "%s: read error: %s", t->path,
+                                       strerror(errno))
+                          : lh_err_set(err, LH_ETRUNC,
+                                       "%s: truncated at offset %" PRIu64 " (in the info block)",
+                                       t->path, t->stats.file_bytes);
+        goto fail;
+    }
+    lh_dec_init(&d, buf, info_len);
+    while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
+        rc = info_record(t, type, &pl);
+        if (rc == LH_ENOMEM) {
+            rc = lh_err_set(err, rc, "%s: out of memory reading the info block", t->path);
+            goto fail;
+        }
+        if (rc < 0) {
+            rc = lh_err_set(err, rc, "%s: malformed info record %d (type 0x%02x)", t->path, n,
+                            type);
+            goto fail;
+        }
+        n++;
+    }
+    if (rc < 0) {
+        rc = lh_err_set(err, LH_EFORMAT, "%s: malformed info block (record %d)", t->path, n);
+        goto fail;
+    }
+    free(buf);
+    return 0;
+fail:
+    free(buf);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Frame records
+ * ------------------------------------------------------------------------------------- */
+
+static int
+set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
+{
+    for (size_t i = t->n_threads; i-- > 0;) {
+        if (t->threads[i].tid == tid) {
+            return set_str(&t->threads[i].name, name, len);
+        }
+    }
+    if (t->n_threads == t->cap_threads) {
+        size_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
+        thread_name_t *v = realloc(t->threads, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        t->threads = v;
+        t->cap_threads = cap;
+    }
+    char *s = dup_n(name, len);
+    if (!s) {
+        return LH_ENOMEM;
+    }
+    t->threads[t->n_threads].tid = tid;
+    t->threads[t->n_threads].name = s;
+    t->n_threads++;
+    return 0;
+}
+
+static int
+rec_module(lh_trace_t *t, lh_dec_t *pl, lh_event_t *ev)
+{
+    lh_segment_t segs[64];
+    size_t bid_len;
+    const uint8_t *bid;
+    uint64_t n_segs;
+    ev->epoch = lh_dec_varint(pl);
+    ev->size = lh_dec_varint(pl);
+    ev->label = lh_dec_str(pl, &ev->label_len);
+    bid_len = (size_t)lh_dec_varint(pl);
+    bid = lh_dec_bytes(pl, bid_len);
+    n_segs = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || n_segs > sizeof segs / sizeof segs[0]) {
+        return LH_EFORMAT;
+    }
+    for (size_t i = 0; i < n_segs; i++) {
+        segs[i].vaddr = lh_dec_varint(pl);
+        segs[i].memsz = lh_dec_varint(pl);
+        segs[i].flags = (uint32_t)lh_dec_varint(pl);
+    }
+    if (!lh_dec_ok(pl)) {
+        return LH_EFORMAT;
+    }
+    int rc = lh_modules_add(&t->modules, ev->label, ev->label_len, ev->size, bid, bid_len, segs,
+                            (size_t)n_segs, ev->epoch);
+    return rc < 0 ? rc : 0;
+}
+
+static int
+rec_stack(lh_trace_t *t, lh_dec_t *pl)
+{
+    uint64_t ips[LH_STACK_DEPTH_MAX];
+    uint32_t id;
+    uint64_t epoch, n, ip = 0;
+    if (rd_stack_id(pl, &id) < 0) {
+        return LH_EFORMAT;
+    }
+    epoch = lh_dec_varint(pl);
+    n = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || id == 0 || n > LH_STACK_DEPTH_MAX) {
+        return LH_EFORMAT;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ip += (uint64_t)lh_dec_svarint(pl);
+        ips[i] = ip;
+    }
+    if (!lh_dec_ok(pl)) {
+        return LH_EFORMAT;
+    }
+    return lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
+}
+
+static void
+rec_end(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
+{
+    lh_trace_end_t e = {0};
+    e.ts_ns = rd_ts(pl, st);
+    e.kind = lh_dec_varint(pl);
+    e.status = lh_dec_varint(pl);
+    e.events = lh_dec_varint(pl);
+    e.frames = lh_dec_varint(pl);
+    e.dropped = lh_dec_varint(pl);
+    e.pre_init_allocs = lh_dec_varint(pl);
+    e.present = 1;
+    if (lh_dec_ok(pl)) {
+        t->end = e;
+    }
+}
+
+/* Decodes one record of a frame. Returns 1 when it produced an event in *ev, 0 when not,
+ * or a negative code (LH_EFORMAT for a malformed payload). */
+static int
+frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_event_t *ev)
+{
+    int rc = 1;
+    memset(ev, 0, sizeof *ev);
+    ev->type = type;
+    ev->tid = st->h->tid;
+    switch (type) {
+    case LH_REC_ALLOC:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->addr = rd_addr(pl, st);
+        ev->size = lh_dec_varint(pl);
+        if (rd_stack_id(pl, &ev->stack_id) < 0) {
+            return LH_EFORMAT;
+        }
+        ev->kind = lh_dec_u8(pl);
+        break;
+    case LH_REC_FREE:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->addr = rd_addr(pl, st);
+        break;
+    case LH_REC_REALLOC:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->old_addr = rd_addr(pl, st);
+        ev->addr = rd_addr(pl, st);
+        ev->size = lh_dec_varint(pl);
+        if (rd_stack_id(pl, &ev->stack_id) < 0) {
+            return LH_EFORMAT;
+        }
+        ev->kind = LH_AK_REALLOC;
+        ev->half = LH_HALF_FREE;
+        /* dt_alloc: when the new block came to exist; the next delta starts from there. */
+        st->realloc_dt = lh_dec_left(pl) ? lh_dec_varint(pl) : 0;
+        if (lh_dec_ok(pl)) {
+            st->ts += st->realloc_dt;
+        }
+        break;
+    case LH_REC_MARK:
+    case LH_REC_EXEC:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->label = lh_dec_str(pl, &ev->label_len);
+        break;
+    case LH_REC_SNAPSHOT: {
+        ev->ts_ns = rd_ts(pl, st);
+        ev->label = lh_dec_str(pl, &ev->label_len);
+        uint64_t trig = lh_dec_varint(pl);
+        ev->kind = trig > 255 ? 255 : (uint8_t)trig;
+        break;
+    }
+    case LH_REC_RSS:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->size = lh_dec_varint(pl); /* pss and anon (optional) are not used yet */
+        break;
+    case LH_REC_TAG:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->addr = rd_addr(pl, st);
+        ev->label = lh_dec_str(pl, &ev->label_len);
+        break;
+    case LH_REC_THREAD:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->tid = (uint32_t)lh_dec_varint(pl);
+        ev->label = lh_dec_str(pl, &ev->label_len);
+        if (lh_dec_ok(pl) && set_thread_name(t, ev->tid, ev->label, ev->label_len) < 0) {
+            return LH_ENOMEM;
+        }
+        break;
+    case LH_REC_THREAD_END:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->tid = (uint32_t)lh_dec_varint(pl);
+        break;
+    case LH_REC_MODULE:
+        ev->ts_ns = rd_ts(pl, st);
+        if ((rc = rec_module(t, pl, ev)) < 0) {
+            return rc;
+        }
+        rc = 1;
+        break;
+    case LH_REC_MODULE_UNLOAD:
+        ev->ts_ns = rd_ts(pl, st);
+        ev->epoch = lh_dec_varint(pl);
+        ev->size = lh_dec_varint(pl);
+        ev->label = lh_dec_str(pl, &ev->label_len);
+        if (lh_dec_ok(pl) &&
+            lh_modules_unload(&t->modules, ev->label, ev->label_len, ev->size, ev->epoch) < 0) {
+            lh_warn(&t->warnings, "%s: unload of a module that was not loaded: %.*s", t->path,
+                    (int)(ev->label_len > 200 ? 200 : ev->label_len), ev->label);
+        }
+        break;
+    case LH_REC_STACK:
+        rc = rec_stack(t, pl);
+        return rc < 0 ? rc : 0;
+    case LH_REC_SYNC: {
+        uint64_t ts = rd_ts(pl, st);
+        if (lh_dec_ok(pl) && (!st->has_sync || ts > st->sync_ts)) {
+            st->sync_ts = ts;
+            st->has_sync = 1;
+        }
+        t->stats.n_syncs++;
+        rc = 0;
+        break;
+    }
+    case LH_REC_END:
+        rec_end(t, pl, st);
+        rc = 0;
+        break;
+    default:
+        t->stats.n_unknown++; /* a newer record type: skip it */
+        return 0;
+    }
+    return lh_dec_ok(pl) ? rc : LH_EFORMAT;
+}
+
+static int
+decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t len,
+               frame_state_t *st, uint64_t frame_off, lh_err_t *err)
+{
+    lh_dec_t d, pl;
+    lh_event_t ev;
+    uint8_t type = 0;
+    uint32_t idx = 0;
+    int rc;
+    lh_dec_init(&d, p, len);
+    while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
+        rc = frame_record(t, type, &pl, st, &ev);
+        if (rc == LH_ENOMEM) {
+            return lh_err_set(err, rc, "%s: out of memory", t->path);
+        }
+        if (rc < 0) {
+            return lh_err_set(err, LH_EFORMAT,
+                              "%s: frame %" PRIu64 " at offset %" PRIu64
+                              ": malformed record %u (type 0x%02x); %" PRIu64
+                              " events before it",
+                              t->path, t->stats.n_frames, frame_off, idx, type, t->n_decoded);
+        }
+        if (rc > 0) {
+            /* Two keys per record: a REALLOC is delivered as two halves. */
+            rc = lh_window_push(&t->window, &ev, h->seq, (uint64_t)idx * 2);
+            if (rc == 0 && ev.type == LH_REC_REALLOC) {
+                ev.half = LH_HALF_ALLOC;
+                ev.ts_ns += st->realloc_dt;
+                rc = lh_window_push(&t->window, &ev, h->seq, (uint64_t)idx * 2 + 1);
+            }
+            if (rc < 0) {
+                return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+            }
+            t->n_decoded++;
+        }
+        idx++;
+        t->stats.n_records++;
+    }
+    if (rc < 0) {
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": malformed record %u (length past the end of the payload); %" PRIu64
+                          " events before it",
+                          t->path, t->stats.n_frames, frame_off, idx, t->n_decoded);
+    }
+    if (idx != h->n_records && !t->warned_count) {
+        t->warned_count = 1;
+        lh_warn(&t->warnings,
+                "%s: frame %" PRIu64 " holds %u records but its header says %u", t->path,
+                t->stats.n_frames, idx, h->n_records);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Frames
+ * ------------------------------------------------------------------------------------- */
+
+static int
+truncated(lh_trace_t *t, uint64_t frame_off, lh_err_t *err)
+{
+    if (ferror(t->f)) {
+        return lh_err_set(err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s", t->path,
+                          t->stats.file_bytes, strerror(errno));
+    }
+    return lh_err_set(err, LH_ETRUNC,
+                      "%s: truncated at offset %" PRIu64 " (frame %" PRIu64
+                      " incomplete); %" PRIu64 " events before it",
+                      t->path, frame_off, t->stats.n_frames, t->n_decoded);
+}
+
+/* Reads, checks and decodes one frame into the window. Returns 1, 0 at the end of the
+ * file, or a negative code. */
+static int
+read_frame(lh_trace_t *t, lh_err_t *err)
+{
+    uint8_t hb[LH_FRAME_HEADER_LEN];
+    lh_frame_hdr_t h;
+    const char *why = NULL;
+    uint64_t off = t->stats.file_bytes;
+    size_t keep = lh_window_pending(&t->window);
+    size_t got = read_some(t, hb, sizeof hb);
+    const uint8_t *payload;
+    frame_state_t st = {0};
+    int rc;
+
+    if (got == 0 && !ferror(t->f)) {
+        return 0;
+    }
+    if (got < sizeof hb) {
+        return truncated(t, off, err);
+    }
+    if (lh_dec_frame_header(hb, &h, &why) < 0) {
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64 ": %s; %" PRIu64
+                          " events before it",
+                          t->path, t->stats.n_frames, off, why, t->n_decoded);
+    }
+    /* Extra header bytes of a later minor version: skip. */
+    for (size_t extra = h.header_len - LH_FRAME_HEADER_LEN; extra > 0;) {
+        size_t n = extra < sizeof hb ? extra : sizeof hb;
+        if (read_some(t, hb, n) != n) {
+            return truncated(t, off, err);
+        }
+        extra -= n;
+    }
+    if (grow(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+    }
+    if (read_some(t, t->comp, h.comp_len) != h.comp_len) {
+        return truncated(t, off, err);
+    }
+    if (lh_crc32c(0, t->comp, h.comp_len) != h.payload_crc) {
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": payload checksum mismatch; %" PRIu64 " events before it",
+                          t->path, t->stats.n_frames, off, t->n_decoded);
+    }
+    payload = t->comp;
+    if (h.codec == LH_CODEC_ZSTD) {
+        if (grow(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1) < 0) {
+            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+        }
+        size_t n = ZSTD_decompress(t->raw, h.raw_len, t->comp, h.comp_len);
+        if (ZSTD_isError(n) || n != h.raw_len) {
+            return lh_err_set(err, LH_EFORMAT,
+                              "%s: frame %" PRIu64 " at offset %" PRIu64
+                              ": cannot decompress (%s); %" PRIu64 " events before it",
+                              t->path, t->stats.n_frames, off,
+                              ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch",
+                              t->n_decoded);
+        }
+        payload = t->raw;
+    }
+    if (h.seq != t->stats.n_frames && !t->warned_seq) {
+        t->warned_seq = 1;
+        lh_warn(&t->warnings,
+                "%s: frame %" PRIu64 " has sequence number %" PRIu64
+                " (frames lost or reordered?)",
+                t->path, t->stats.n_frames, h.seq);
+    }
+    st.h = &h;
+    st.ts = h.ts_base_ns;
+    rc = decode_payload(t, &h, payload, h.raw_len, &st, off, err);
+    if (rc < 0) {
+        lh_window_truncate(&t->window, keep);
+        return rc;
+    }
+    t->stats.n_frames++;
+    t->stats.raw_bytes += h.raw_len;
+    if (st.has_sync) {
+        lh_window_release(&t->window, st.sync_ts, 0);
+    } else if (lh_window_pending(&t->window) > WINDOW_SOFT_MAX) {
+        if (!t->warned_nosync) {
+            t->warned_nosync = 1;
+            lh_warn(&t->warnings,
+                    "%s: more than %u events without a SYNC record; the order of events "
+                    "across threads may be approximate",
+                    t->path, WINDOW_SOFT_MAX);
+        }
+        lh_window_release_oldest(&t->window, lh_window_pending(&t->window) / 2);
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------- */
+
+static int
+read_header(lh_trace_t *t, lh_err_t *err)
+{
+    uint8_t b[LH_FILE_HEADER_LEN];
+    uint16_t major = 0, minor = 0;
+    uint32_t info_len = 0;
+    const char *why = NULL;
+    size_t got = read_some(t, b, sizeof b);
+    if (ferror(t->f)) {
+        return lh_err_set(err, LH_EIO, "%s: read error: %s", t->path, strerror(errno));
+    }
+    size_t cmp = got < LH_FILE_MAGIC_LEN ? got : LH_FILE_MAGIC_LEN;
+    if (got == 0) {
+        return lh_err_set(err, LH_EFORMAT, "%s: empty file (not a leakhound trace)", t->path);
+    }
+    if (memcmp(b, LH_FILE_MAGIC, cmp) != 0) {
+        return lh_err_set(err, LH_EFORMAT, "%s: not a leakhound trace (bad magic)", t->path);
+    }
+    if (got < sizeof b) {
+        return lh_err_set(err, LH_ETRUNC, "%s: truncated at offset %zu (in the file header)",
+                          t->path, got);
+    }
+    if (lh_dec_file_header(b, got, &major, &minor, &info_len, &why) < 0) {
+        major = (uint16_t)(b[8] | b[9] << 8);
+        minor = (uint16_t)(b[10] | b[11] << 8);
+        if (major > LH_FORMAT_MAJOR) {
+            return lh_err_set(err, LH_EVERSION,
+                              "%s: trace format %u.%u is newer than this leakhound (reads %d.x); "
+                              "upgrade leakhound",
+                              t->path, major, minor, LH_FORMAT_MAJOR);
+        }
+        if (major != LH_FORMAT_MAJOR) {
+            return lh_err_set(err, LH_EVERSION,
+                              "%s: trace format %u.%u is not supported (this leakhound reads "
+                              "%d.x)",
+                              t->path, major, minor, LH_FORMAT_MAJOR);
+        }
+        return lh_err_set(err, LH_EFORMAT, "%s: %s", t->path, why);
+    }
+    t->info.major = major;
+    t->info.minor = minor;
+    return read_info(t, info_len, err);
+}
+
+int
+lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, lh_err_t *err)
+{
+    lh_trace_t *t = calloc(1, sizeof *t);
+    int rc;
+    *out = NULL;
+    if (!t) {
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
+    }
+    lh_modules_init(&t->modules);
+    lh_stacks_init(&t->stacks);
+    lh_warnings_init(&t->warnings);
+    lh_window_init(&t->window);
+    if (opts) {
+        t->opts = *opts;
+    }
+    t->path = strdup(path);
+    t->info.exe = strdup("");
+    t->info.agent_version = strdup("");
+    t->info.arch = strdup("");
+    t->info.argv = calloc(1, sizeof *t->info.argv);
+    if (!t->path || !t->info.exe || !t->info.agent_version || !t->info.arch || !t->info.argv) {
+        rc = lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    t->f = fopen(path, "rb");
+    if (!t->f) {
+        int e = errno;
+        rc = lh_err_set(err, e == ENOENT ? LH_ENOENT : LH_EIO, "%s: %s", path, strerror(e));
+        goto fail;
+    }
+    rc = read_header(t, err);
+    if (rc < 0) {
+        goto fail;
+    }
+    *out = t;
+    return 0;
+fail:
+    lh_trace_close(t);
+    return rc;
+}
+
+void
+lh_trace_close(lh_trace_t *t)
+{
+    if (!t) {
+        return;
+    }
+    if (t->f) {
+        fclose(t->f);
+    }
+    free(t->path);
+    free((char *)t->info.exe);
+    free((char *)t->info.agent_version);
+    free((char *)t->info.arch);
+    free_argv(&t->info);
+    lh_modules_fini(&t->modules);
+    lh_stacks_fini(&t->stacks);
+    for (size_t i = 0; i < t->n_threads; i++) {
+        free(t->threads[i].name);
+    }
+    free(t->threads);
+    lh_warnings_fini(&t->warnings);
+    lh_window_fini(&t->window);
+    free(t->comp);
+    free(t->raw);
+    free(t->last_label);
+    free(t);
+}
+
+int
+lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
+{
+    lh_err_t local;
+    if (!err) {
+        err = &local;
+    }
+    free(t->last_label);
+    t->last_label = NULL;
+    if (t->failed) {
+        return lh_err_set(err, t->failed, "%s", t->failed_msg); /* errors are sticky */
+    }
+    for (;;) {
+        if (lh_window_pop(&t->window, ev, &t->last_label)) {
+            if (!t->seen_event) {
+                t->seen_event = 1;
+                t->stats.first_ts_ns = ev->ts_ns;
+            }
+            if (ev->ts_ns > t->stats.last_ts_ns) {
+                t->stats.last_ts_ns = ev->ts_ns;
+            }
+            if (ev->half != LH_HALF_ALLOC) {
+                t->stats.n_events++;
+            }
+            return 1;
+        }
+        if (t->eof) {
+            if (lh_window_pending(&t->window) == 0) {
+                return 0;
+            }
+            lh_window_release(&t->window, 0, 1);
+            continue;
+        }
+        int rc = read_frame(t, err);
+        if (rc == 0) {
+            t->eof = 1;
+        } else if (rc < 0) {
+            if (!t->opts.salvage || (rc != LH_ETRUNC && rc != LH_EFORMAT)) {
+                t->failed = rc;
+                snprintf(t->failed_msg, sizeof t->failed_msg, "%s", err->msg);
+                return rc;
+            }
+            lh_warn(&t->warnings, "%s; salvaged the events before it", err->msg);
+            t->stats.salvaged = 1;
+            t->eof = 1;
+        }
+    }
+}
+
+const char *
+lh_trace_path(const lh_trace_t *t)
+{
+    return t->path;
+}
+
+const lh_trace_info_t *
+lh_trace_info(const lh_trace_t *t)
+{
+    return &t->info;
+}
+
+const lh_trace_end_t *
+lh_trace_end(const lh_trace_t *t)
+{
+    return &t->end;
+}
+
+const lh_trace_stats_t *
+lh_trace_stats(const lh_trace_t *t)
+{
+    return &t->stats;
+}
+
+const lh_modules_t *
+lh_trace_modules(const lh_trace_t *t)
+{
+    return &t->modules;
+}
+
+const lh_stacks_t *
+lh_trace_stacks(const lh_trace_t *t)
+{
+    return &t->stacks;
+}
+
+const char *
+lh_trace_thread_name(const lh_trace_t *t, uint64_t tid)
+{
+    for (size_t i = t->n_threads; i-- > 0;) {
+        if (t->threads[i].tid == tid) {
+            return t->threads[i].name;
+        }
+    }
+    return NULL;
+}
+
+const lh_warnings_t *
+lh_trace_warnings(const lh_trace_t *t)
+{
+    return &t->warnings;
+}

@@ -1,0 +1,110 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * trace.h: the streaming reader of leakhound traces (.lht, see format/format.h).
+ *
+ * lh_trace_open() reads and checks the file header and the info block; lh_trace_next()
+ * then delivers the events one by one in global time order. Frames come from per-thread
+ * buffers, so events of different threads interleave out of order in the file; the reader
+ * keeps a window of pending events and releases, at every SYNC(T) record, the events
+ * stamped before T, sorted by (time, frame sequence, index in frame). Memory stays bounded
+ * by the events between two SYNC records (about 100 ms of the traced program), plus the
+ * stack and module tables, which the trace owns and fills as it reads.
+ *
+ * Errors name the file and the place: bad magic or a newer major version (LH_EFORMAT,
+ * LH_EVERSION), a file that ends inside a frame (LH_ETRUNC), a bad frame header, payload
+ * checksum or record (LH_EFORMAT). With opts.salvage, a truncated or corrupt tail ends the
+ * trace instead (a warning says so) and the events before it are delivered.
+ *
+ * A lh_trace_t is not thread-safe; use one per thread.
+ */
+#ifndef LH_TRACE_H
+#define LH_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "event.h"
+#include "modules.h"
+#include "stacks.h"
+
+typedef struct lh_trace lh_trace_t;
+
+typedef struct lh_trace_opts {
+    int salvage; /* accept a truncated or corrupt tail, with a warning */
+} lh_trace_opts_t;
+
+/* From the info block. Strings are NUL-terminated copies owned by the trace ("" when not
+ * recorded); numbers are 0 when not recorded. */
+typedef struct lh_trace_info {
+    uint16_t major, minor;
+    uint64_t pid, ppid;
+    int has_parent;          /* INFO_PARENT: this process was started by fork() ... */
+    uint64_t parent_pid;     /* ... of this pid */
+    const char *exe;
+    char **argv;             /* argc strings, then NULL */
+    size_t argc;
+    int has_clock;
+    uint64_t clock_id;
+    uint64_t mono_start_ns;  /* CLOCK_MONOTONIC at agent start */
+    uint64_t realtime_start_ns;
+    int has_agent;
+    const char *agent_version;
+    uint64_t unwinder;       /* LH_UNWIND_* */
+    uint64_t max_depth;
+    uint64_t pointer_size;
+    const char *arch;
+    uint64_t sample_rate_bytes;
+} lh_trace_info_t;
+
+/* The END record (the trailer), written when the process exits. */
+typedef struct lh_trace_end {
+    int present;             /* 0: no trailer, the process did not exit cleanly (killed?) */
+    uint64_t ts_ns;
+    uint64_t kind;           /* LH_EXIT_* */
+    uint64_t status;
+    uint64_t events, frames, dropped, pre_init_allocs; /* the agent's counters */
+} lh_trace_end_t;
+
+typedef struct lh_trace_stats {
+    uint64_t n_frames;       /* frames read */
+    uint64_t file_bytes;     /* bytes of the file consumed */
+    uint64_t raw_bytes;      /* decompressed payload bytes */
+    uint64_t n_records;      /* records decoded (including stacks, modules, syncs) */
+    uint64_t n_events;       /* events delivered (the two halves of a REALLOC count once) */
+    uint64_t n_unknown;      /* records of unknown types, skipped */
+    uint64_t n_syncs;
+    uint64_t first_ts_ns;    /* of the delivered events (0 before the first) */
+    uint64_t last_ts_ns;
+    int salvaged;            /* a corrupt or truncated tail was dropped (opts.salvage) */
+} lh_trace_stats_t;
+
+/* Opens path and reads its header and info block. opts may be NULL (defaults). On success
+ * *out owns the open file; release it with lh_trace_close. Returns 0, or LH_ENOENT,
+ * LH_EIO, LH_EFORMAT, LH_EVERSION, LH_ETRUNC, LH_ENOMEM with a message in err. */
+int lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out,
+                  lh_err_t *err);
+
+/* Closes the file and frees everything the trace owns (tables and strings included).
+ * NULL is a no-op. */
+void lh_trace_close(lh_trace_t *t);
+
+/* The next event in time order. Returns 1 with *ev filled (its label stays valid until the
+ * next call), 0 at the end of the trace, or a negative LH_E* code with a message in err;
+ * after an error, every later call returns the same error. */
+int lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err);
+
+const char *lh_trace_path(const lh_trace_t *t);
+const lh_trace_info_t *lh_trace_info(const lh_trace_t *t);
+/* Complete only after lh_trace_next returned 0. */
+const lh_trace_end_t *lh_trace_end(const lh_trace_t *t);
+const lh_trace_stats_t *lh_trace_stats(const lh_trace_t *t);
+/* Module and stack tables: complete only after lh_trace_next returned 0. */
+const lh_modules_t *lh_trace_modules(const lh_trace_t *t);
+const lh_stacks_t *lh_trace_stacks(const lh_trace_t *t);
+/* The last name recorded for tid (NUL-terminated), or NULL. */
+const char *lh_trace_thread_name(const lh_trace_t *t, uint64_t tid);
+/* Non-fatal problems found so far (owned by the trace). */
+const lh_warnings_t *lh_trace_warnings(const lh_trace_t *t);
+
+#endif /* LH_TRACE_H */

@@ -1,0 +1,60 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * window.h: the reorder window of the trace reader (internal to analysis/).
+ *
+ * Decoded events wait here until a SYNC record says no earlier event can still come; then
+ * they are sorted by (ts, frame seq, index in frame), a key unique per event, so the order
+ * is the same as a stable sort's and does not depend on the sort algorithm.
+ */
+#ifndef LH_WINDOW_H
+#define LH_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+typedef struct lh_pending {
+    lh_event_t ev; /* ev.label points at a malloc'd copy owned by the entry */
+    uint64_t seq;
+    uint64_t idx; /* order inside the frame */
+} lh_pending_t;
+
+typedef struct lh_window {
+    lh_pending_t *v;
+    size_t n;     /* entries in v */
+    size_t cap;
+    size_t pos;   /* next entry to deliver */
+    size_t ready; /* entries [pos, ready) are sorted and may be delivered */
+} lh_window_t;
+
+void lh_window_init(lh_window_t *w);
+void lh_window_fini(lh_window_t *w);
+
+/* Appends a copy of ev (its label copied). Returns 0 or LH_ENOMEM. */
+int lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx);
+
+/* Keeps the first n_pending undelivered entries and drops the rest (the events of a frame
+ * that turned out corrupt). */
+void lh_window_truncate(lh_window_t *w, size_t n_pending);
+
+/* Makes the pending events stamped before ts ready (all of them when all is set), sorted.
+ * Entries not yet delivered keep their place in the order. */
+void lh_window_release(lh_window_t *w, uint64_t ts, int all);
+
+/* Makes the oldest k pending events ready regardless of SYNC records (the fallback that
+ * bounds memory when a trace has none). */
+void lh_window_release_oldest(lh_window_t *w, size_t k);
+
+/* Pops the next ready event into *ev. The label's ownership moves to *label (free() it);
+ * Returns 1, or 0 when nothing is ready. */
+int lh_window_pop(lh_window_t *w, lh_event_t *ev, char **label);
+
+/* Events not yet delivered. */
+static inline size_t
+lh_window_pending(const lh_window_t *w)
+{
+    return w->n - w->pos;
+}
+
+#endif /* LH_WINDOW_H */

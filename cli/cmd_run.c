@@ -1,0 +1,345 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * cmd_run.c: `leakhound run PROG ARGS...`: starts PROG with the agent preloaded, waits for
+ * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program), and exits
+ * with its status.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+extern char **environ;
+
+/* The agent refuses deeper stacks (agent/agent.h LH_MAX_DEPTH). */
+#define RUN_MAX_DEPTH 256
+
+const char lh_cmd_run_usage[] =
+    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec] [--]\n"
+    "                     PROG [ARGS...]\n"
+    "\n"
+    "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
+    "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
+    "`leakhound report FILE`. Exits with PROG's exit status.\n"
+    "\n"
+    "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
+    "  --depth N          record at most N frames per stack (1-256, default 64)\n"
+    "  --unwind KIND      libunwind (default, works without frame pointers) or fp\n"
+    "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
+    "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
+    "\n"
+    "The agent is $LEAKHOUND_AGENT, or libleakhound.so in ../lib, ../lib/leakhound or the\n"
+    "directory of the leakhound executable.\n";
+
+typedef struct run_args {
+    const char *output;
+    const char *depth;
+    const char *unwind;
+    int follow_exec;
+    int help;
+    char **prog_argv; /* NULL-terminated, points into argv */
+} run_args_t;
+
+static int
+parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
+{
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **dst = NULL;
+        const char *name = arg;
+        if (arg[0] != '-') {
+            break;
+        }
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            a->help = 1;
+            return 0;
+        }
+        if (strcmp(arg, "--follow-exec") == 0) {
+            a->follow_exec = 1;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
+            (n == 8 && strncmp(arg, "--output", 8) == 0)) {
+            dst = &a->output;
+        } else if (n == 7 && strncmp(arg, "--depth", 7) == 0) {
+            dst = &a->depth;
+        } else if (n == 8 && strncmp(arg, "--unwind", 8) == 0) {
+            dst = &a->unwind;
+        } else {
+            return lh_err_set(err, LH_EINVAL, "run: unknown option '%s' (see leakhound help run)",
+                              arg);
+        }
+        if (eq) {
+            *dst = eq + 1;
+        } else if (i + 1 < argc) {
+            *dst = argv[++i];
+        } else {
+            return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
+        }
+    }
+    if (i >= argc) {
+        return lh_err_set(err, LH_EINVAL,
+                          "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
+    }
+    a->prog_argv = argv + i;
+    if (a->output && !*a->output) {
+        return lh_err_set(err, LH_EINVAL, "run: -o needs a file name");
+    }
+    if (a->depth) {
+        unsigned long d;
+        if (lh_cli_parse_uint("--depth", a->depth, 1, RUN_MAX_DEPTH, &d, err) < 0) {
+            return LH_EINVAL;
+        }
+    }
+    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (libunwind or fp)",
+                          a->unwind);
+    }
+    return 0;
+}
+
+static int
+is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Finds the agent; returns 0 with its absolute path in out, or LH_ENOENT. */
+static int
+find_agent(char *out, size_t len, lh_err_t *err)
+{
+    static const char *rel[] = {"/../lib/libleakhound.so", "/../lib/leakhound/libleakhound.so",
+                                "/libleakhound.so"};
+    char self[PATH_MAX], cand[PATH_MAX + 64];
+    const char *env = getenv("LEAKHOUND_AGENT");
+    if (env && *env) {
+        if (!is_file(env) || !realpath(env, self)) {
+            return lh_err_set(err, LH_ENOENT, "LEAKHOUND_AGENT=%s: no such file", env);
+        }
+        snprintf(out, len, "%s", self);
+        return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        return lh_err_set(err, LH_ENOENT, "cannot find the agent: /proc/self/exe: %s",
+                          strerror(errno));
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash) {
+        *slash = '\0';
+    }
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(cand, sizeof cand, "%s%s", self, rel[i]);
+        if (is_file(cand) && realpath(cand, out)) {
+            (void)len;
+            return 0;
+        }
+    }
+    return lh_err_set(err, LH_ENOENT,
+                      "cannot find the agent libleakhound.so next to %s (looked in ../lib, "
+                      "../lib/leakhound and the same directory); set LEAKHOUND_AGENT",
+                      self);
+}
+
+/* The default trace name pattern, "leakhound.<basename>.%p.lht" ('%' in the name
+ * doubled, as the agent expands %p and %%). */
+static void
+default_pattern(char *out, size_t len, const char *prog)
+{
+    const char *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
+    size_t k = (size_t)snprintf(out, len, "leakhound.");
+    for (const char *p = base; *p && k + 16 < len; p++) {
+        if (*p == '%') {
+            out[k++] = '%';
+        }
+        out[k++] = *p;
+    }
+    snprintf(out + k, len - k, ".%%p.lht");
+}
+
+/* The pattern with %p replaced by pid and %% by %. */
+static void
+expand_pattern(char *out, size_t len, const char *pat, pid_t pid)
+{
+    size_t k = 0;
+    for (const char *p = pat; *p && k + 24 < len; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            k += (size_t)snprintf(out + k, len - k, "%ld", (long)pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            out[k++] = '%';
+            p++;
+        } else {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+static int
+set_env(const char *name, const char *value, lh_err_t *err)
+{
+    if (setenv(name, value, 1) != 0) {
+        return lh_err_set(err, LH_ENOMEM, "cannot set %s: %s", name, strerror(errno));
+    }
+    return 0;
+}
+
+/* Sets the child's environment in our own (we exit right after the child does). */
+static int
+prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = strlen(agent) + (old ? strlen(old) : 0) + 2;
+    char *preload = malloc(n);
+    int rc;
+    if (!preload) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(preload, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
+    rc = set_env("LD_PRELOAD", preload, err);
+    free(preload);
+    if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0) {
+        return rc;
+    }
+    if (a->depth && (rc = set_env("LEAKHOUND_DEPTH", a->depth, err)) < 0) {
+        return rc;
+    }
+    if (a->unwind && (rc = set_env("LEAKHOUND_UNWIND", a->unwind, err)) < 0) {
+        return rc;
+    }
+    if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC", "1", err)) < 0) {
+        return rc;
+    }
+    return 0;
+}
+
+/* Starts the program with SIGINT and SIGQUIT at their defaults and waits for it. Returns
+ * its exit status; *pid_out gets its pid (0 if it never started). */
+static int
+spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
+{
+    posix_spawnattr_t attr;
+    sigset_t def;
+    struct sigaction ign = {0}, old_int, old_quit;
+    pid_t pid = 0;
+    int status = 0, rc;
+
+    *pid_out = 0;
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGQUIT);
+    if ((rc = posix_spawnattr_init(&attr)) != 0) {
+        return lh_err_set(err, LH_ENOMEM, "cannot run %s: %s", prog_argv[0], strerror(rc));
+    }
+    posix_spawnattr_setsigdefault(&attr, &def);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    /* Ignore before spawning, so an early ^C cannot kill us instead of the program. */
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    rc = posix_spawnp(&pid, prog_argv[0], NULL, &attr, prog_argv, environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        fprintf(stderr, "leakhound: cannot run %s: %s\n", prog_argv[0], strerror(rc));
+        status = 127;
+        goto done;
+    }
+    *pid_out = pid;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            rc = lh_err_set(err, LH_EIO, "waiting for %s: %s", prog_argv[0], strerror(errno));
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGQUIT, &old_quit, NULL);
+            return rc;
+        }
+    }
+    if (WIFEXITED(status)) {
+        status = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        fprintf(stderr, "leakhound: %s killed by signal %d (%s)\n", prog_argv[0],
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        status = 128 + WTERMSIG(status);
+    } else {
+        status = 1;
+    }
+done:
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    return status;
+}
+
+int
+lh_cmd_run(int argc, char **argv, lh_err_t *err)
+{
+    run_args_t a = {0};
+    char agent[PATH_MAX], pattern[PATH_MAX + 32], trace[PATH_MAX + 64];
+    pid_t pid;
+    int rc = parse_args(argc, argv, &a, err);
+    if (rc < 0 || a.help) {
+        if (a.help) {
+            fputs(lh_cmd_run_usage, stdout);
+        }
+        return rc;
+    }
+    if ((rc = find_agent(agent, sizeof agent, err)) < 0) {
+        return rc;
+    }
+    if (a.output) {
+        /* The agent creates the trace with O_EXCL; -o means replace. Its name is used as
+         * is: '%' doubled so the agent does not expand it. */
+        if (unlink(a.output) != 0 && errno != ENOENT) {
+            return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.output, strerror(errno));
+        }
+        size_t k = 0;
+        for (const char *p = a.output; *p && k + 2 < sizeof pattern; p++) {
+            if (*p == '%') {
+                pattern[k++] = '%';
+            }
+            pattern[k++] = *p;
+        }
+        pattern[k] = '\0';
+    } else {
+        default_pattern(pattern, sizeof pattern, a.prog_argv[0]);
+    }
+    if ((rc = prepare_env(&a, agent, pattern, err)) < 0) {
+        return rc;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    rc = spawn_and_wait(a.prog_argv, &pid, err);
+    if (rc < 0 || pid == 0) {
+        return rc;
+    }
+    expand_pattern(trace, sizeof trace, pattern, pid);
+    if (access(trace, F_OK) == 0) {
+        fprintf(stderr, "leakhound: trace written to %s\n", trace);
+    } else {
+        fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
+                        "the agent %s working?)\n",
+                trace, agent);
+        if (rc == 0) {
+            rc = 1;
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * main.c: the leakhound command line: dispatches subcommands, and is the only place that
+ * turns errors into exit statuses.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "format.h"
+
+#ifndef LH_VERSION
+#define LH_VERSION "0.0.0"
+#endif
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv, lh_err_t *err);
+    const char *usage;
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
+    {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
+};
+
+static void
+usage(FILE *out)
+{
+    fputs("usage: leakhound <command> [options]\n\ncommands:\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    }
+    fputs("  help     show this help, or a command's: leakhound help run\n"
+          "  version  show the version\n\n"
+          "example:\n"
+          "  leakhound run -o app.lht ./app --port 8080\n"
+          "  leakhound report app.lht --top 5\n",
+          out);
+}
+
+static const command_t *
+find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+    lh_err_t err = {{0}};
+    const command_t *cmd;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        if (argc > 2) {
+            if (!(cmd = find_command(argv[2]))) {
+                fprintf(stderr, "leakhound: unknown command '%s' (see leakhound --help)\n",
+                        argv[2]);
+                return 2;
+            }
+            fputs(cmd->usage, stdout);
+            return 0;
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        printf("leakhound %s (trace format %d.%d)\n", LH_VERSION, LH_FORMAT_MAJOR,
+               LH_FORMAT_MINOR);
+        return 0;
+    }
+    if (!(cmd = find_command(name))) {
+        fprintf(stderr, "leakhound: unknown %s '%s' (see leakhound --help)\n",
+                name[0] == '-' ? "option" : "command", name);
+        return 2;
+    }
+    int rc = cmd->fn(argc - 1, argv + 1, &err);
+    if (rc < 0) {
+        fprintf(stderr, "leakhound: %s\n", err.msg[0] ? err.msg : lh_err_str(rc));
+        return rc == LH_EINVAL ? 2 : 1;
+    }
+    return rc > 255 ? 255 : rc;
+}

@@ -1,0 +1,603 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * test_trace.c: the trace reader on synthetic traces: info block, decoding, the global
+ * order across threads' frames, unknown records, and every kind of damage.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "replay.h"
+#include "trace.h"
+#include "trace_builder.h"
+
+static char dir[] = "/tmp/lh_test_trace_XXXXXX";
+static char path[256];
+
+static int
+setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir)) {
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/t.lht", dir);
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    unlink(path);
+    rmdir(dir);
+    return 0;
+}
+
+typedef struct got {
+    lh_event_t ev[64];
+    char labels[64][32];
+    int n;
+    int rc; /* of the last lh_trace_next */
+} got_t;
+
+/* Reads every event; the trace stays open in *tp for more checks. */
+static void
+read_all(const char *p, int salvage, lh_trace_t **tp, got_t *g, lh_err_t *err)
+{
+    lh_trace_opts_t opts = {salvage};
+    memset(g, 0, sizeof *g);
+    assert_int_equal(lh_trace_open(p, &opts, tp, err), 0);
+    while ((g->rc = lh_trace_next(*tp, &g->ev[g->n], err)) > 0) {
+        lh_event_t *ev = &g->ev[g->n];
+        size_t n = ev->label_len < 31 ? ev->label_len : 31;
+        if (n) {
+            memcpy(g->labels[g->n], ev->label, n);
+        }
+        ev->label = NULL;
+        assert_true(g->n < 63);
+        g->n++;
+    }
+}
+
+static void
+basic_trace(lh_tb_t *tb, uint8_t codec)
+{
+    static const char *argv[] = {"./prog", "--flag", "x y"};
+    static const uint64_t ips[] = {0x401000, 0x401234, 0x7f0000001000};
+    lh_tb_info_pid(tb, 4242, 1);
+    lh_tb_info_exe(tb, "/usr/bin/prog");
+    lh_tb_info_cmdline(tb, 3, argv);
+    lh_tb_info_clock(tb, 1000, 1700000000000000000ull);
+    lh_tb_frame_begin(tb, 4242, 1000);
+    lh_tb_thread(tb, 1001, 4242, "main");
+    lh_tb_stack(tb, 1, 0, ips, 3);
+    lh_tb_alloc(tb, 1100, 0x5000, 64, 1, LH_AK_MALLOC);
+    lh_tb_alloc(tb, 1200, 0x4000, 32, 1, LH_AK_CALLOC);
+    lh_tb_free_rec(tb, 1300, 0x5000);
+    lh_tb_mark(tb, 1400, "phase 2");
+    lh_tb_end(tb, 1500, LH_EXIT_NORMAL, 3);
+    lh_tb_frame_end(tb, codec, 0);
+}
+
+static void
+check_basic(lh_trace_t *t, const got_t *g)
+{
+    assert_int_equal(g->rc, 0);
+    assert_int_equal(g->n, 5);
+    assert_int_equal(g->ev[0].type, LH_REC_THREAD);
+    assert_string_equal(g->labels[0], "main");
+    assert_int_equal(g->ev[1].type, LH_REC_ALLOC);
+    assert_int_equal(g->ev[1].ts_ns, 1100);
+    assert_int_equal(g->ev[1].addr, 0x5000);
+    assert_int_equal(g->ev[1].size, 64);
+    assert_int_equal(g->ev[1].stack_id, 1);
+    assert_int_equal(g->ev[1].tid, 4242);
+    assert_int_equal(g->ev[2].addr, 0x4000); /* a negative address delta */
+    assert_int_equal(g->ev[2].kind, LH_AK_CALLOC);
+    assert_int_equal(g->ev[3].type, LH_REC_FREE);
+    assert_int_equal(g->ev[3].addr, 0x5000);
+    assert_int_equal(g->ev[4].type, LH_REC_MARK);
+    assert_string_equal(g->labels[4], "phase 2");
+
+    const lh_trace_info_t *in = lh_trace_info(t);
+    assert_int_equal(in->pid, 4242);
+    assert_int_equal(in->ppid, 1);
+    assert_string_equal(in->exe, "/usr/bin/prog");
+    assert_int_equal(in->argc, 3);
+    assert_string_equal(in->argv[2], "x y");
+    assert_null(in->argv[3]);
+    assert_true(in->has_clock);
+    assert_int_equal(in->mono_start_ns, 1000);
+
+    const lh_trace_end_t *end = lh_trace_end(t);
+    assert_true(end->present);
+    assert_int_equal(end->kind, LH_EXIT_NORMAL);
+    assert_int_equal(end->status, 3);
+    assert_int_equal(end->ts_ns, 1500);
+
+    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), 1);
+    assert_non_null(st);
+    assert_int_equal(st->n_ips, 3);
+    assert_true(st->ips[2] == 0x7f0000001000ull);
+    assert_null(lh_stacks_get(lh_trace_stacks(t), 2));
+    assert_string_equal(lh_trace_thread_name(t, 4242), "main");
+    assert_int_equal(lh_trace_stats(t)->n_frames, 1);
+    assert_int_equal(lh_trace_stats(t)->n_events, 5);
+    assert_int_equal(lh_trace_warnings(t)->n, 0);
+}
+
+static void
+test_basic_zstd(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err;
+    got_t g;
+    basic_trace(tb, LH_CODEC_ZSTD);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    check_basic(t, &g);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+static void
+test_basic_raw(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err;
+    got_t g;
+    basic_trace(tb, LH_CODEC_RAW);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    check_basic(t, &g);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+/* Thread B frees a block that thread A allocated earlier, but A's frame comes later in the
+ * file; events after a SYNC's time wait for the next SYNC. */
+static void
+test_merge_order(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_replay_t *r;
+    lh_err_t err;
+    got_t g;
+    lh_tb_frame_begin(tb, 2, 20); /* thread B */
+    lh_tb_free_rec(tb, 20, 0x1000);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 1, 10); /* thread A, flushed later */
+    lh_tb_alloc(tb, 10, 0x1000, 100, 1, LH_AK_MALLOC);
+    lh_tb_alloc(tb, 50, 0x2000, 200, 1, LH_AK_MALLOC); /* after the first SYNC */
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 0, 30); /* the ticker */
+    lh_tb_sync(tb, 30);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, LH_FRAME_F_SYNC);
+    lh_tb_frame_begin(tb, 2, 40); /* thread B again: stamped after 30, before 50 */
+    lh_tb_alloc(tb, 40, 0x3000, 300, 2, LH_AK_MALLOC);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 0, 60);
+    lh_tb_sync(tb, 60);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, LH_FRAME_F_SYNC);
+    lh_tb_write(tb, path, SIZE_MAX);
+
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.ev[0].ts_ns, 10);
+    assert_int_equal(g.ev[0].tid, 1);
+    assert_int_equal(g.ev[1].ts_ns, 20);
+    assert_int_equal(g.ev[1].type, LH_REC_FREE);
+    assert_int_equal(g.ev[2].ts_ns, 40); /* not 50: the first SYNC held 50 back */
+    assert_int_equal(g.ev[3].ts_ns, 50);
+    assert_int_equal(lh_trace_stats(t)->n_syncs, 2);
+    assert_false(lh_trace_end(t)->present); /* no END record: killed */
+
+    assert_int_equal(lh_replay_new(&r, &err), 0);
+    for (int i = 0; i < g.n; i++) {
+        assert_int_equal(lh_replay_event(r, &g.ev[i], &err), 0);
+    }
+    const lh_replay_totals_t *tot = lh_replay_totals(r);
+    assert_int_equal(tot->n_unmatched_frees, 0);
+    assert_int_equal(tot->heap_blocks, 2);
+    assert_int_equal(tot->heap_bytes, 500);
+    lh_replay_free(r);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+/* Equal times: file order (frame seq, then index in frame) decides. */
+static void
+test_equal_times_stable(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err;
+    got_t g;
+    lh_tb_frame_begin(tb, 1, 5);
+    lh_tb_alloc(tb, 5, 0x100, 1, 0, 0);
+    lh_tb_alloc(tb, 5, 0x200, 2, 0, 0);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_frame_begin(tb, 2, 5);
+    lh_tb_alloc(tb, 5, 0x300, 3, 0, 0);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.ev[0].size, 1);
+    assert_int_equal(g.ev[1].size, 2);
+    assert_int_equal(g.ev[2].size, 3);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+/* A realloc's halves are ordered separately: thread B frees Y (which it allocated) while A's
+ * realloc is in flight, and the realloc returns Y afterwards. */
+static void
+test_realloc_halves(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_replay_t *r;
+    lh_err_t err;
+    got_t g;
+    lh_tb_frame_begin(tb, 1, 1);
+    lh_tb_alloc(tb, 1, 0xA000, 10, 1, 0);
+    lh_tb_realloc(tb, 10, 0xA000, 0xB000, 20, 2, 10); /* old freed at 10, new at 20 */
+    lh_tb_alloc(tb, 25, 0xC000, 30, 1, 0);            /* delta from 20 */
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 2, 5);
+    lh_tb_alloc(tb, 5, 0xB000, 40, 3, 0);
+    lh_tb_free_rec(tb, 15, 0xB000);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 6);
+    assert_int_equal(g.ev[2].type, LH_REC_REALLOC);
+    assert_int_equal(g.ev[2].half, LH_HALF_FREE);
+    assert_int_equal(g.ev[2].ts_ns, 10);
+    assert_int_equal(g.ev[3].type, LH_REC_FREE);
+    assert_int_equal(g.ev[4].type, LH_REC_REALLOC);
+    assert_int_equal(g.ev[4].half, LH_HALF_ALLOC);
+    assert_int_equal(g.ev[4].ts_ns, 20);
+    assert_int_equal(g.ev[4].old_addr, 0xA000);
+    assert_int_equal(g.ev[4].addr, 0xB000);
+    assert_int_equal(g.ev[5].ts_ns, 25);
+    assert_int_equal(g.ev[5].addr, 0xC000);
+    assert_int_equal(lh_trace_stats(t)->n_events, 5); /* the realloc counts once */
+
+    assert_int_equal(lh_replay_new(&r, &err), 0);
+    for (int i = 0; i < g.n; i++) {
+        assert_int_equal(lh_replay_event(r, &g.ev[i], &err), 0);
+    }
+    const lh_replay_totals_t *tot = lh_replay_totals(r);
+    assert_int_equal(tot->n_reallocs, 1);
+    assert_int_equal(tot->n_missed_frees, 0);
+    assert_int_equal(tot->n_unmatched_frees, 0);
+    assert_int_equal(tot->heap_blocks, 2);
+    assert_int_equal(tot->heap_bytes, 50);
+    lh_live_block_t b;
+    assert_int_equal(lh_replay_lookup(r, 0xB000, &b), 1);
+    assert_int_equal(b.stack_id, 2);
+    lh_replay_free(r);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+static void
+test_unknown_records_skipped(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err;
+    got_t g;
+    static const uint8_t junk[] = {1, 2, 3, 0xff, 0xff};
+    lh_tb_info_raw(tb, 0x0f, junk, sizeof junk);
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_raw(tb, 0x7e, junk, sizeof junk);
+    lh_tb_alloc(tb, 110, 0x10, 8, 0, 0);
+    lh_tb_raw(tb, 0xee, NULL, 0);
+    /* A known record with trailing bytes of a later minor version: ignored. */
+    uint8_t free_ext[] = {5, 0x20, 0x99, 0x01}; /* ts +5, addr +0x10 (zigzag 0x20), extra */
+    lh_tb_raw(tb, LH_REC_FREE, free_ext, sizeof free_ext);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.ev[0].type, LH_REC_ALLOC);
+    assert_int_equal(g.ev[1].type, LH_REC_FREE);
+    assert_int_equal(g.ev[1].addr, 0x20);
+    assert_int_equal(g.ev[1].ts_ns, 115);
+    assert_int_equal(lh_trace_stats(t)->n_unknown, 3);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+/* Three frames; the third one will be damaged by the tests. Thanks to the SYNC in the
+ * second, the first frame's events are delivered before the damage is found. */
+static lh_tb_t *
+three_frames(void)
+{
+    lh_tb_t *tb = lh_tb_new();
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_alloc(tb, 100, 0x10, 8, 0, 0);
+    lh_tb_alloc(tb, 101, 0x20, 8, 0, 0);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 0, 150);
+    lh_tb_sync(tb, 150);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, LH_FRAME_F_SYNC);
+    lh_tb_frame_begin(tb, 1, 200);
+    for (int i = 0; i < 50; i++) {
+        lh_tb_alloc(tb, 200 + (uint64_t)i, 0x1000 + 16 * (uint64_t)i, 8, 0, 0);
+    }
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    return tb;
+}
+
+static void
+expect_error(int salvage, int code, const char *needle)
+{
+    lh_trace_t *t;
+    lh_err_t err = {{0}};
+    got_t g;
+    read_all(path, salvage, &t, &g, &err);
+    assert_int_equal(g.rc, code);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, needle));
+    assert_int_equal(g.n, 2); /* the first frame's events came out before the error */
+    lh_event_t ev;
+    assert_int_equal(lh_trace_next(t, &ev, &err), code); /* sticky */
+    lh_trace_close(t);
+}
+
+static void
+test_truncated(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = three_frames();
+    size_t len;
+    lh_tb_data(tb, &len);
+    lh_tb_write(tb, path, len - 7); /* inside the last payload */
+    expect_error(0, LH_ETRUNC, "truncated at offset");
+    lh_tb_write(tb, path, lh_tb_frame_offset(tb, 2) + 20); /* inside the frame header */
+    expect_error(0, LH_ETRUNC, "frame 2 incomplete");
+    lh_tb_free(tb);
+}
+
+static void
+test_bad_payload_crc(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = three_frames();
+    size_t len;
+    const uint8_t *d = lh_tb_data(tb, &len);
+    uint8_t *copy = malloc(len);
+    memcpy(copy, d, len);
+    copy[lh_tb_payload_offset(tb, 2) + 3] ^= 0x40;
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(copy, 1, len, f), len);
+    fclose(f);
+    expect_error(0, LH_EFORMAT, "checksum");
+    /* A bad frame header too. */
+    memcpy(copy, d, len);
+    copy[lh_tb_frame_offset(tb, 2) + 13] ^= 1;
+    f = fopen(path, "wb");
+    assert_int_equal(fwrite(copy, 1, len, f), len);
+    fclose(f);
+    expect_error(0, LH_EFORMAT, "frame 2");
+    free(copy);
+    lh_tb_free(tb);
+}
+
+static void
+test_salvage(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = three_frames();
+    lh_trace_t *t;
+    lh_err_t err = {{0}};
+    got_t g;
+    size_t len;
+    lh_tb_data(tb, &len);
+    lh_tb_write(tb, path, len - 7);
+    read_all(path, 1, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 2);
+    assert_true(lh_trace_stats(t)->salvaged);
+    const lh_warnings_t *w = lh_trace_warnings(t);
+    assert_int_equal(w->n, 1);
+    assert_non_null(strstr(w->msgs[0], "truncated"));
+    assert_non_null(strstr(w->msgs[0], "salvaged"));
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+static void
+write_bytes(const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+static void
+test_bad_files(void **state)
+{
+    (void)state;
+    lh_trace_t *t = NULL;
+    lh_err_t err = {{0}};
+    lh_tb_t *tb = lh_tb_new();
+    size_t len;
+
+    write_bytes("GIF89a this is not a trace", 26);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), LH_EFORMAT);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "bad magic"));
+
+    write_bytes("", 0);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), LH_EFORMAT);
+    assert_non_null(strstr(err.msg, "empty"));
+
+    write_bytes("LHTRACE\0\1", 9);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), LH_ETRUNC);
+
+    lh_tb_version(tb, LH_FORMAT_MAJOR + 1, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), LH_EVERSION);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "newer"));
+
+    /* A newer minor version is fine. */
+    lh_tb_version(tb, LH_FORMAT_MAJOR, LH_FORMAT_MINOR + 3);
+    lh_tb_write(tb, path, SIZE_MAX);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), 0);
+    lh_trace_close(t);
+
+    /* An info block cut short. */
+    lh_tb_version(tb, LH_FORMAT_MAJOR, LH_FORMAT_MINOR);
+    lh_tb_info_exe(tb, "/bin/true");
+    lh_tb_data(tb, &len);
+    lh_tb_write(tb, path, len - 2);
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), LH_ETRUNC);
+
+    assert_int_equal(lh_trace_open("/nonexistent/dir/x.lht", NULL, &t, &err), LH_ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/dir/x.lht"));
+    lh_tb_free(tb);
+}
+
+static void
+test_malformed_record(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err = {{0}};
+    got_t g;
+    static const uint8_t short_alloc[] = {1, 2}; /* ts, addr, then nothing */
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_alloc(tb, 100, 0x10, 8, 0, 0);
+    lh_tb_raw(tb, LH_REC_ALLOC, short_alloc, sizeof short_alloc);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, LH_EFORMAT);
+    assert_non_null(strstr(err.msg, "malformed record 1"));
+    assert_int_equal(g.n, 0); /* the frame's events are not delivered */
+    lh_trace_close(t);
+    /* Salvage drops the whole damaged frame. */
+    read_all(path, 1, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 0);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+static void
+test_stack_limits(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err = {{0}};
+    got_t g;
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_alloc(tb, 100, 0x10, 8, LH_STACK_ID_MAX + 1, 0);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, LH_EFORMAT);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+
+    /* A stack record claiming a huge depth. */
+    tb = lh_tb_new();
+    uint8_t huge[] = {1, 0, 0xff, 0xff, 0x03};
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_raw(tb, LH_REC_STACK, huge, sizeof huge);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, LH_EFORMAT);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+static void
+test_modules(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err = {{0}};
+    got_t g;
+    static const uint8_t bid[] = {0xde, 0xad, 0xbe, 0xef};
+    lh_tb_frame_begin(tb, 1, 100);
+    lh_tb_module(tb, 100, 0, 0x400000, "/bin/prog", bid, sizeof bid, 0, 0x1000);
+    lh_tb_module(tb, 110, 1, 0x7f0000000000, "/lib/libplugin.so", NULL, 0, 0, 0x2000);
+    lh_tb_module_unload(tb, 120, 2, 0x7f0000000000, "/lib/libplugin.so");
+    lh_tb_module(tb, 130, 3, 0x7f0000000000, "/lib/libother.so", NULL, 0, 0, 0x2000);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.ev[0].type, LH_REC_MODULE);
+    assert_string_equal(g.labels[0], "/bin/prog");
+    const lh_modules_t *m = lh_trace_modules(t);
+    assert_int_equal(m->n, 3);
+    assert_int_equal(m->mods[0].build_id_len, 4);
+    assert_int_equal(m->mods[1].epoch_unloaded, 2);
+    assert_true(m->mods[2].epoch_unloaded == LH_EPOCH_NEVER);
+    /* The same range belongs to the plugin at epochs 1 and the other library from 3. */
+    assert_int_equal(lh_modules_find(m, 0x7f0000000100, 0), -1);
+    assert_int_equal(lh_modules_find(m, 0x7f0000000100, 1), 1);
+    assert_int_equal(lh_modules_find(m, 0x7f0000000100, 2), -1);
+    assert_int_equal(lh_modules_find(m, 0x7f0000000100, 3), 2);
+    assert_int_equal(lh_modules_find(m, 0x400fff, 5), 0);
+    assert_int_equal(lh_modules_find(m, 0x401000, 5), -1);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basic_zstd),
+        cmocka_unit_test(test_basic_raw),
+        cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_equal_times_stable),
+        cmocka_unit_test(test_realloc_halves),
+        cmocka_unit_test(test_unknown_records_skipped),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_bad_payload_crc),
+        cmocka_unit_test(test_salvage),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_malformed_record),
+        cmocka_unit_test(test_stack_limits),
+        cmocka_unit_test(test_modules),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,216 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * json.c: the JSON report.
+ */
+#include "json.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is invalid (overlong
+ * forms, surrogates and code points above U+10FFFF included). */
+static size_t
+utf8_len(const unsigned char *s, size_t left)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) {
+        return 1;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (left < n) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+        return 0;
+    }
+    return n;
+}
+
+void
+lh_json_string(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        size_t n;
+        switch (c) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\b':
+            fputs("\\b", out);
+            break;
+        case '\f':
+            fputs("\\f", out);
+            break;
+        default:
+            if (c < 0x20) {
+                fprintf(out, "\\u%04x", c);
+            } else if ((n = utf8_len(s + i, len - i)) == 0) {
+                fputs("\\ufffd", out);
+            } else {
+                fwrite(s + i, 1, n, out);
+                i += n;
+                continue;
+            }
+            break;
+        }
+        i++;
+    }
+    fputc('"', out);
+}
+
+static void
+str_or_null(FILE *out, const char *s)
+{
+    if (s) {
+        lh_json_string(out, s, strlen(s));
+    } else {
+        fputs("null", out);
+    }
+}
+
+static const char *
+exit_kind(const lh_trace_end_t *e)
+{
+    if (!e->present) {
+        return "none";
+    }
+    switch (e->kind) {
+    case LH_EXIT_NORMAL:
+        return "exit";
+    case LH_EXIT_UNDERSCORE:
+        return "_exit";
+    case LH_EXIT_EXEC:
+        return "exec";
+    default:
+        return "unknown";
+    }
+}
+
+static void
+print_summary(FILE *out, const lh_report_t *rep)
+{
+    const lh_trace_info_t *in = rep->info;
+    const lh_replay_totals_t *tot = rep->totals;
+    const lh_trace_end_t *e = rep->end;
+
+    fputs("{\"program\": ", out);
+    str_or_null(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : NULL);
+    fputs(", \"argv\": [", out);
+    for (size_t i = 0; i < in->argc; i++) {
+        fputs(i ? ", " : "", out);
+        str_or_null(out, in->argv[i]);
+    }
+    fprintf(out, "], \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64, in->pid, in->ppid);
+    fputs(", \"trace\": ", out);
+    str_or_null(out, rep->trace_path);
+    fprintf(out, ", \"duration_s\": %.6f", rep->duration_s);
+    fprintf(out, ", \"total_events\": %" PRIu64, rep->stats->n_events);
+    fprintf(out, ", \"total_allocations\": %" PRIu64, tot->n_allocs);
+    fprintf(out, ", \"total_frees\": %" PRIu64, tot->n_frees);
+    fprintf(out, ", \"total_reallocs\": %" PRIu64, tot->n_reallocs);
+    fprintf(out, ", \"total_allocated_bytes\": %" PRIu64, tot->alloc_bytes);
+    fprintf(out, ", \"peak_bytes\": %" PRIu64, tot->peak_bytes);
+    fprintf(out, ", \"peak_time_s\": %.6f", rep->peak_time_s);
+    fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes);
+    fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks);
+    fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
+    fprintf(out, ", \"unmatched_frees\": %" PRIu64, tot->n_unmatched_frees);
+    fprintf(out, ", \"clean_exit\": %s",
+            e->present && e->kind == LH_EXIT_NORMAL ? "true" : "false");
+    fprintf(out, ", \"exit_kind\": \"%s\"", exit_kind(e));
+    if (e->present) {
+        fprintf(out, ", \"exit_status\": %" PRIu64 ", \"dropped_events\": %" PRIu64, e->status,
+                e->dropped);
+    } else {
+        fputs(", \"exit_status\": null, \"dropped_events\": null", out);
+    }
+    fprintf(out, ", \"salvaged\": %s}", rep->stats->salvaged ? "true" : "false");
+}
+
+static void
+print_frame(FILE *out, const lh_frame_t *f)
+{
+    fputs("{\"function\": ", out);
+    str_or_null(out, f->function);
+    fputs(", \"file\": ", out);
+    str_or_null(out, f->file);
+    fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
+    str_or_null(out, f->module);
+    fprintf(out, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64
+                 "\"}",
+            f->inlined ? "true" : "false", f->ip, f->offset);
+}
+
+static void
+print_site(FILE *out, const lh_site_t *site)
+{
+    const lh_stack_stats_t *s = &site->stats;
+    fprintf(out,
+            "{\"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
+            ", \"allocations\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
+            ", \"frees\": %" PRIu64 ", \"stack_id\": %" PRIu32 ", \"location\": ",
+            s->live_bytes, s->live_blocks, s->n_allocs, s->alloc_bytes, s->n_frees,
+            site->stack_id);
+    if (site->location >= 0) {
+        print_frame(out, &site->frames[site->location]);
+    } else {
+        fputs("null", out);
+    }
+    fputs(", \"frames\": [", out);
+    for (size_t i = 0; i < site->n_frames; i++) {
+        fputs(i ? ",\n      " : "\n      ", out);
+        print_frame(out, &site->frames[i]);
+    }
+    fputs("]}", out);
+}
+
+int
+lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err)
+{
+    fputs("{\"summary\": ", out);
+    print_summary(out, rep);
+    fputs(",\n \"sites\": [", out);
+    for (size_t i = 0; i < rep->n_sites; i++) {
+        fputs(i ? ",\n  " : "\n  ", out);
+        print_site(out, &rep->sites[i]);
+    }
+    fputs("]}\n", out);
+    if (fflush(out) != 0 || ferror(out)) {
+        return lh_err_set(err, LH_EIO, "error writing the report");
+    }
+    return 0;
+}

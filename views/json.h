@@ -1,0 +1,30 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * json.h: the leak report as one JSON document, for scripts and CI.
+ *
+ *   {"summary": {"program", "argv", "pid", "duration_s", "total_events",
+ *                "total_allocations", "total_frees", "total_reallocs", "peak_bytes",
+ *                "peak_time_s", "leaked_bytes", "leaked_blocks", "clean_exit",
+ *                "exit_kind": "exit"|"_exit"|"exec"|"none", ...},
+ *    "sites": [{"leaked_bytes", "leaked_blocks", "allocations", "allocated_bytes",
+ *               "frames": [{"function", "file", "line", "module", "inlined"}, ...]}, ...]}
+ *
+ * These field names are a contract: fields may be added, never renamed or removed. Sites
+ * are ordered by leaked bytes, frames innermost first; "function" and "file" are null and
+ * "line" 0 when unknown. Strings are escaped, invalid UTF-8 becomes U+FFFD.
+ */
+#ifndef LH_VIEW_JSON_H
+#define LH_VIEW_JSON_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "report.h"
+
+/* Writes the report to out, followed by a newline. Returns 0, or LH_EIO. */
+int lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err);
+
+/* Writes s[0..len) as a JSON string literal, quotes included. */
+void lh_json_string(FILE *out, const char *s, size_t len);
+
+#endif /* LH_VIEW_JSON_H */

@@ -1,0 +1,258 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * text.c: the text report.
+ */
+#include "text.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+const char *
+lh_text_human_bytes(char *buf, size_t len, uint64_t bytes)
+{
+    static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+/* Prints s, quoted for a shell when it holds anything but plain characters. */
+static void
+print_arg(FILE *out, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++) {
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                    "-_./=:,+@%", *p)) {
+            plain = 0;
+            break;
+        }
+    }
+    if (plain) {
+        fputs(s, out);
+        return;
+    }
+    fputc('\'', out);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            fputs("'\\''", out);
+        } else if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            fputc('?', out); /* never send control characters to a terminal */
+        } else {
+            fputc(*p, out);
+        }
+    }
+    fputc('\'', out);
+}
+
+/* Prints a string from the trace or from debug info with control characters replaced. */
+static void
+print_clean(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+    }
+}
+
+static const char *
+rel_path(const char *path, const char *cwd)
+{
+    size_t n = cwd ? strlen(cwd) : 0;
+    if (n > 1 && path[0] == '/' && strncmp(path, cwd, n) == 0 && path[n] == '/') {
+        return path + n + 1;
+    }
+    return path;
+}
+
+static const char *
+base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static void
+print_exit(FILE *out, const lh_report_t *rep)
+{
+    const lh_trace_end_t *e = rep->end;
+    if (!e->present) {
+        fputs("no trailer: the process did not exit cleanly (killed?); data up to the last "
+              "flush\n",
+              out);
+        return;
+    }
+    switch (e->kind) {
+    case LH_EXIT_NORMAL:
+        fprintf(out, "clean exit (status %" PRIu64 ")\n", e->status);
+        break;
+    case LH_EXIT_UNDERSCORE:
+        fprintf(out, "_exit(%" PRIu64 "): destructors and atexit handlers did not run\n",
+                e->status);
+        break;
+    case LH_EXIT_EXEC:
+        fputs("exec: the process replaced itself with another program\n", out);
+        break;
+    default:
+        fprintf(out, "exit of unknown kind %" PRIu64 " (status %" PRIu64 ")\n", e->kind,
+                e->status);
+        break;
+    }
+}
+
+static void
+print_summary(FILE *out, const lh_report_t *rep)
+{
+    const lh_trace_info_t *in = rep->info;
+    const lh_replay_totals_t *tot = rep->totals;
+    char h[32];
+
+    fputs("leakhound report: ", out);
+    print_clean(out, rep->trace_path);
+    fputs("\n  program:       ", out);
+    print_clean(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : "(unknown)");
+    if (in->argc) {
+        fputs("\n  command:      ", out);
+        for (size_t i = 0; i < in->argc; i++) {
+            fputc(' ', out);
+            print_arg(out, in->argv[i]);
+        }
+    }
+    fprintf(out, "\n  pid:           %" PRIu64, in->pid);
+    if (in->has_parent) {
+        fprintf(out, " (forked from %" PRIu64 ")", in->parent_pid);
+    } else if (in->ppid) {
+        fprintf(out, " (parent %" PRIu64 ")", in->ppid);
+    }
+    fprintf(out, "\n  run time:      %.3f s\n", rep->duration_s);
+    fprintf(out, "  events:        %" PRIu64 " (%" PRIu64 " frames, %s of trace)\n",
+            rep->stats->n_events, rep->stats->n_frames,
+            lh_text_human_bytes(h, sizeof h, rep->stats->file_bytes));
+    fprintf(out, "  allocations:   %" PRIu64 ", frees: %" PRIu64 ", reallocs: %" PRIu64 "\n",
+            tot->n_allocs, tot->n_frees, tot->n_reallocs);
+    fprintf(out, "  allocated:     %s (%" PRIu64 " bytes) in total\n",
+            lh_text_human_bytes(h, sizeof h, tot->alloc_bytes), tot->alloc_bytes);
+    fprintf(out, "  peak heap:     %s (%" PRIu64 " bytes) at %.3f s\n",
+            lh_text_human_bytes(h, sizeof h, tot->peak_bytes), tot->peak_bytes,
+            rep->peak_time_s);
+    fprintf(out, "  %s  %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu site%s\n",
+            rep->end->present ? "live at exit:" : "live at end: ",
+            lh_text_human_bytes(h, sizeof h, tot->heap_bytes), tot->heap_bytes,
+            tot->heap_blocks, tot->heap_blocks == 1 ? "" : "s", rep->n_leak_sites,
+            rep->n_leak_sites == 1 ? "" : "s");
+    fputs("  exit:          ", out);
+    print_exit(out, rep);
+    if (tot->n_unmatched_frees) {
+        fprintf(out,
+                "  unmatched:     %" PRIu64
+                " frees of blocks allocated before tracing started (ignored)\n",
+                tot->n_unmatched_frees);
+    }
+    if (rep->end->present && rep->end->dropped) {
+        fprintf(out, "  dropped:       %" PRIu64 " events the agent could not record\n",
+                rep->end->dropped);
+    }
+    if (rep->stats->salvaged) {
+        fputs("  salvaged:      the trace's damaged tail was skipped\n", out);
+    }
+}
+
+static void
+print_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
+{
+    fputs(first ? "    at " : "    by ", out);
+    if (f->function) {
+        print_clean(out, f->function);
+    } else if (!f->file && f->module) {
+        print_clean(out, base_name(f->module));
+        fprintf(out, "+0x%" PRIx64 "\n", f->offset);
+        return;
+    } else if (!f->file) {
+        fprintf(out, "0x%" PRIx64 " (in no known module)\n", f->ip);
+        return;
+    } else {
+        fputs("???", out);
+    }
+    if (f->file) {
+        fputs(" (", out);
+        print_clean(out, rel_path(f->file, cwd));
+        if (f->line) {
+            fprintf(out, ":%" PRIu32, f->line);
+        }
+        fputc(')', out);
+    } else if (f->module) {
+        fputs(" (in ", out);
+        print_clean(out, base_name(f->module));
+        fputc(')', out);
+    }
+    if (f->inlined) {
+        fputs(" [inlined]", out);
+    }
+    fputc('\n', out);
+}
+
+static void
+print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
+{
+    char h[32];
+    const lh_stack_stats_t *s = &site->stats;
+    fprintf(out, "\n#%zu: %s (%" PRIu64 " bytes) leaked in %" PRIu64 " block%s, %" PRIu64
+                 " allocation%s",
+            rank, lh_text_human_bytes(h, sizeof h, s->live_bytes), s->live_bytes,
+            s->live_blocks, s->live_blocks == 1 ? "" : "s", s->n_allocs,
+            s->n_allocs == 1 ? "" : "s");
+    if (site->location >= 0 && site->frames[site->location].file) {
+        const lh_frame_t *f = &site->frames[site->location];
+        fputs(", at ", out);
+        print_clean(out, rel_path(f->file, cwd));
+        if (f->line) {
+            fprintf(out, ":%" PRIu32, f->line);
+        }
+    }
+    fputc('\n', out);
+    if (!site->has_stack) {
+        fputs(site->stack_id ? "    (stack not found in the trace)\n"
+                             : "    (no stack recorded)\n",
+              out);
+        return;
+    }
+    if (site->n_frames == 0) {
+        fputs("    (empty stack)\n", out);
+    }
+    for (size_t i = 0; i < site->n_frames; i++) {
+        print_frame(out, &site->frames[i], i == 0, cwd);
+    }
+}
+
+int
+lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_err_t *err)
+{
+    const char *cwd = opts ? opts->cwd : NULL;
+    print_summary(out, rep);
+    if (rep->n_leak_sites == 0) {
+        fputs("\nNo leaks: every block allocated while tracing was freed.\n", out);
+    } else {
+        if (rep->n_sites < rep->n_leak_sites) {
+            fprintf(out, "\nTop %zu of %zu sites by leaked bytes:\n", rep->n_sites,
+                    rep->n_leak_sites);
+        } else {
+            fprintf(out, "\n%zu site%s by leaked bytes:\n", rep->n_sites,
+                    rep->n_sites == 1 ? "" : "s");
+        }
+        for (size_t i = 0; i < rep->n_sites; i++) {
+            print_site(out, i + 1, &rep->sites[i], cwd);
+        }
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        return lh_err_set(err, LH_EIO, "error writing the report");
+    }
+    return 0;
+}
