@@ -1,15 +1,17 @@
 # leakhound - SPDX-License-Identifier: MIT
 # Thin wrapper over CMake: the habits (make, make demo, make check, make bench).
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 BUILD ?= build
 SANITIZER ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
+comma := ,
 ifneq ($(SANITIZER),)
   BUILD := build-$(subst $(comma),-,$(SANITIZER))
   CMAKE_FLAGS += -DLH_SANITIZER=$(SANITIZER)
 endif
-comma := ,
 
 .PHONY: all deps build demo check unit bench clean help
 
@@ -26,7 +28,7 @@ $(BUILD)/Makefile: CMakeLists.txt
 
 build: deps $(BUILD)/Makefile ## configure and build with CMake
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory | { grep -v -e '^\[ *[0-9]*%\] Built target' -e '^Consolidate compiler' || true; }
 
 demo: build ## run the bundled leaky server under leakhound and print the report
 	@examples/demo.sh $(BUILD)
