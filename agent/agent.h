@@ -45,12 +45,14 @@ typedef struct lh_config {
     int snapshot_every_ms;   /* 0 = off */
     uint64_t snapshot_growth; /* bytes of heap growth between snapshots, 0 = off */
     int snapshot_at_exit;
+    int clock; /* lh_sys_clock_init mode */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
  * idle threads. */
 typedef struct lh_slot {
-    atomic_int lock;
+    atomic_int busy; /* owner inside a hook (see lh_slot_lock) */
+    atomic_int req;  /* a sweep wants this slot: its owner steps aside */
     atomic_int in_use;
     uint32_t tid;
     uint32_t n_records;

@@ -96,6 +96,13 @@ lh_config_load(lh_config_t *cfg)
     cfg->snapshot_growth = (uint64_t)env_long("LEAKHOUND_SNAPSHOT_ON_GROWTH", 0, 0, 1L << 50);
     cfg->snapshot_at_exit = (int)env_long("LEAKHOUND_SNAPSHOT_AT_EXIT", 1, 0, 1);
     cfg->snapshot_signal = parse_signal(getenv("LEAKHOUND_SNAPSHOT_SIGNAL"));
+    const char *clk = getenv("LEAKHOUND_CLOCK");
+    cfg->clock = -1;
+    if (clk && strcmp(clk, "monotonic") == 0) {
+        cfg->clock = 0;
+    } else if (clk && strcmp(clk, "counter") == 0) {
+        cfg->clock = 1;
+    }
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
     const char *uw = getenv("LEAKHOUND_UNWIND");

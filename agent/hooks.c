@@ -733,6 +733,7 @@ lh_ctor(void)
     if (lh_config_load(&lh_g.cfg) != 0) {
         goto off;
     }
+    lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
     dl_iterate_phdr(self_cb, (void *)(uintptr_t)&lh_ctor);
     if (lh_stacks_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {

@@ -279,7 +279,7 @@ static inline uint8_t *
 put_addr(lh_slot_t *s, uint8_t *q, const void *p)
 {
     uint64_t a = (uint64_t)(uintptr_t)p;
-    q = put_varint(q, lh_zigzag((int64_t)(a - s->addr_last)));
+    q = put_varint(q, lh_addr_code((int64_t)(a - s->addr_last)));
     s->addr_last = a;
     return q;
 }
@@ -304,7 +304,9 @@ lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
     q = put_addr(s, q, p);
     q = put_varint(q, size);
     q = put_varint(q, r->stack_id);
-    *q++ = (uint8_t)kind;
+    if (kind != LH_AK_MALLOC) {
+        *q++ = (uint8_t)kind; /* absent means malloc */
+    }
     close_short(s, b, LH_REC_ALLOC, q);
 }
 

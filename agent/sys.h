@@ -10,7 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* CLOCK_MONOTONIC in ns (vDSO, no syscall on x86-64/aarch64). AS-safe. */
+/* Chooses the time source, once, before any time stamp is taken: mode 0 = clock_gettime,
+ * 1 = the CPU counter, -1 = the counter when the kernel's clocksource is "tsc". */
+void lh_sys_clock_init(int mode);
+/* Monotonic time in ns on the CLOCK_MONOTONIC scale (see sys.c). AS-safe. */
 uint64_t lh_sys_now_ns(void);
 /* CLOCK_REALTIME in ns. AS-safe. */
 uint64_t lh_sys_realtime_ns(void);

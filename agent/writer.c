@@ -19,7 +19,9 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
@@ -285,13 +287,54 @@ lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records, uint64
 /* -------------------------------------------------------------------------------------
  * Slots
  * ----------------------------------------------------------------------------------- */
+/* The slot "lock" is asymmetric. Its owner thread takes it on every event, so that path
+ * must be cheap: a plain store of busy=1 and a plain load of req, with no atomic
+ * read-modify-write and no fence. The rare other side (the ticker's sweep every 100 ms, the
+ * exit paths) sets req on every slot and then calls membarrier(), which runs a full memory
+ * barrier on every thread of the process: after it, an owner either is visibly busy (the
+ * sweep waits for it) or will see req and step aside until the sweep is done with its slot
+ * (the asymmetric Dekker pattern of liburcu's sys_membarrier flavour). Without membarrier
+ * (old kernels) the owner pays a full fence instead. */
+static int asym_ok;
+static pthread_mutex_t sweep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+asym_register(void)
+{
+    asym_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+static void
+barrier_all(void)
+{
+    if (!asym_ok || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        atomic_thread_fence(memory_order_seq_cst);
+        /* membarrier failed after registration (should not happen): owners still fence */
+        if (asym_ok) {
+            asym_ok = 0;
+        }
+    }
+}
+
 void
 lh_slot_lock(lh_slot_t *s)
 {
-    int spins = 0;
-    while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
-        if (++spins > 64) {
-            sched_yield();
+    for (;;) {
+        atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+        if (asym_ok) {
+            atomic_signal_fence(memory_order_seq_cst);
+        } else {
+            atomic_thread_fence(memory_order_seq_cst);
+        }
+        if (__builtin_expect(!atomic_load_explicit(&s->req, memory_order_acquire), 1)) {
+            return;
+        }
+        atomic_store_explicit(&s->busy, 0, memory_order_release);
+        int spins = 0;
+        while (atomic_load_explicit(&s->req, memory_order_acquire)) {
+            if (++spins > 64) {
+                sched_yield();
+            }
         }
     }
 }
@@ -299,21 +342,7 @@ lh_slot_lock(lh_slot_t *s)
 void
 lh_slot_unlock(lh_slot_t *s)
 {
-    atomic_store_explicit(&s->lock, 0, memory_order_release);
-}
-
-/* Bounded lock for the exit paths: a thread stopped forever inside a hook must not hang
- * exit(). Returns 0 when locked. */
-static int
-slot_trylock_bounded(lh_slot_t *s)
-{
-    for (int i = 0; i < 2000; i++) {
-        if (!atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
-            return 0;
-        }
-        sched_yield();
-    }
-    return -1;
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
 /* -------------------------------------------------------------------------------------
@@ -592,28 +621,67 @@ write_sync(uint64_t t)
 }
 
 /* Moves every thread's pending records to the queue (or writes them), then drains the
- * queue. bounded: for the exit paths, where a thread stuck inside a hook must not hang us. */
+ * queue: the sweep of the asymmetric slot lock (see lh_slot_lock). bounded: for the exit
+ * paths, where a thread stuck inside a hook (or a sweep stuck on it) must not hang us. */
 void
 lh_flush_all(int bounded)
 {
-    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
-        lh_slot_t *s = &lh_g.slots[i];
-        if (!atomic_load_explicit(&s->in_use, memory_order_acquire) || s->len == 0) {
-            continue;
+    if (!lh_g.slots) {
+        return;
+    }
+    if (bounded) {
+        int got = 0;
+        for (int i = 0; i < 2000 && !got; i++) {
+            got = pthread_mutex_trylock(&sweep_lock) == 0;
+            if (!got) {
+                sched_yield();
+            }
         }
-        if (bounded) {
-            if (slot_trylock_bounded(s) != 0) {
-                atomic_fetch_add(&lh_g.n_dropped, 1);
+        if (!got) {
+            drain_queue();
+            return;
+        }
+    } else {
+        pthread_mutex_lock(&sweep_lock);
+    }
+    int hi = 0;
+    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
+            atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
+            hi = i + 1;
+        }
+    }
+    barrier_all();
+    for (int pass = 0;; pass++) {
+        int left = 0;
+        for (int i = 0; i < hi; i++) {
+            lh_slot_t *s = &lh_g.slots[i];
+            if (!atomic_load_explicit(&s->req, memory_order_relaxed)) {
                 continue;
             }
-        } else {
-            lh_slot_lock(s);
+            if (atomic_load_explicit(&s->busy, memory_order_acquire)) {
+                left++; /* its owner is inside a hook: come back to it */
+                continue;
+            }
+            if (s->len && hand_off(s) != 0) {
+                write_slot_now(s);
+            }
+            atomic_store_explicit(&s->req, 0, memory_order_release);
         }
-        if (s->len && hand_off(s) != 0) {
-            write_slot_now(s);
+        if (!left) {
+            break;
         }
-        lh_slot_unlock(s);
+        if (bounded && pass > 2000) {
+            for (int i = 0; i < hi; i++) {
+                if (atomic_exchange(&lh_g.slots[i].req, 0)) {
+                    atomic_fetch_add(&lh_g.n_dropped, 1);
+                }
+            }
+            break;
+        }
+        sched_yield();
     }
+    pthread_mutex_unlock(&sweep_lock);
     drain_queue();
 }
 
@@ -868,6 +936,7 @@ lh_writer_init(void)
     lh_g.cctx = ZSTD_createCCtx_advanced(mem);
     lh_g.key_ok = pthread_key_create(&lh_g.key, thread_exit) == 0;
     wake_ok = sem_init(&wake, 0, 0) == 0;
+    asym_register();
     atomic_store(&lh_g.gen, 1);
     pthread_mutex_lock(&lh_g.wlock);
     int rc = open_output_locked();
@@ -909,7 +978,8 @@ lh_writer_fork_child(void)
      * parent writes itself. */
     for (int i = 0; i < LH_MAX_SLOTS; i++) {
         lh_slot_t *s = &lh_g.slots[i];
-        atomic_store(&s->lock, 0);
+        atomic_store(&s->busy, 0);
+        atomic_store(&s->req, 0);
         atomic_store(&s->in_use, 0);
         s->len = 0;
         s->n_records = 0;
@@ -918,6 +988,8 @@ lh_writer_fork_child(void)
     /* The queue holds the parent's frames: recycle the buffers, drop the frames. */
     pthread_mutex_t fresh_q = PTHREAD_MUTEX_INITIALIZER;
     qlock = fresh_q;
+    sweep_lock = fresh_q;
+    asym_register(); /* registration belongs to the address space: the child has a new one */
     for (unsigned i = 0; i < q_len; i++) {
         if (n_spares < SPARES_MAX) {
             spares[n_spares++] = queue[(q_head + i) % QUEUE_MAX].buf;

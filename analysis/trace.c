@@ -128,7 +128,7 @@ rd_ts(lh_dec_t *d, frame_state_t *st)
 static uint64_t
 rd_addr(lh_dec_t *d, frame_state_t *st)
 {
-    st->addr += (uint64_t)lh_dec_svarint(d);
+    st->addr += (uint64_t)lh_dec_addr(d);
     return st->addr;
 }
 
@@ -411,7 +411,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         if (rd_stack_id(pl, &ev->stack_id) < 0) {
             return LH_EFORMAT;
         }
-        ev->kind = lh_dec_u8(pl);
+        ev->kind = lh_dec_left(pl) ? lh_dec_u8(pl) : LH_AK_MALLOC; /* absent: malloc */
         break;
     case LH_REC_FREE:
         ev->ts_ns = rd_ts(pl, st);

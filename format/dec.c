@@ -79,6 +79,14 @@ lh_dec_svarint(lh_dec_t *d)
     return lh_unzigzag(lh_dec_varint(d));
 }
 
+int64_t
+lh_dec_addr(lh_dec_t *d)
+{
+    uint64_t v = lh_dec_varint(d);
+    int64_t m = lh_unzigzag(v >> 1);
+    return (v & 1) ? m : (int64_t)((uint64_t)m * 16u);
+}
+
 const uint8_t *
 lh_dec_bytes(lh_dec_t *d, size_t len)
 {

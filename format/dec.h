@@ -47,6 +47,8 @@ uint64_t lh_dec_u64le(lh_dec_t *d);
 /* Unsigned LEB128 of at most 10 bytes; longer or overflowing encodings are errors. */
 uint64_t lh_dec_varint(lh_dec_t *d);
 int64_t lh_dec_svarint(lh_dec_t *d);
+/* The "addr" field (see lh_addr_code in enc.h): the difference from the previous address. */
+int64_t lh_dec_addr(lh_dec_t *d);
 /* Points *out at len bytes inside the buffer (no copy); NULL and an error if they are not
  * all there. */
 const uint8_t *lh_dec_bytes(lh_dec_t *d, size_t len);

@@ -91,6 +91,21 @@ lh_enc_svarint(lh_enc_t *e, int64_t v)
     lh_enc_varint(e, lh_zigzag(v));
 }
 
+/* The "addr" field: the difference d from the previous address, as a varint of
+ * (zigzag(d / 16) << 1) when d is a multiple of 16 (almost every heap block is 16-byte
+ * aligned, so the four zero bits are not stored), else (zigzag(d) << 1) | 1. AS-safe. */
+static inline uint64_t
+lh_addr_code(int64_t d)
+{
+    return (d & 15) ? (lh_zigzag(d) << 1) | 1 : lh_zigzag(d / 16) << 1;
+}
+
+static inline void
+lh_enc_addr(lh_enc_t *e, int64_t d)
+{
+    lh_enc_varint(e, lh_addr_code(d));
+}
+
 /* AS-safe. */
 void lh_enc_bytes(lh_enc_t *e, const void *p, size_t len);
 /* A string as varint length + bytes; s may be NULL (empty). AS-safe. */

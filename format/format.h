@@ -80,7 +80,8 @@ typedef struct lh_frame_hdr {
 /* ---------------------------------------------------------------------------------------
  * Record types. Numbers are never reused. "ts" below is a varint delta in ns from the
  * previous timestamped record of the same frame (the first one: from ts_base_ns).
- * "addr" is a zigzag varint delta from the previous address of the same frame (start: 0).
+ * "addr" is the delta from the previous address of the same frame (start: 0), coded by
+ * lh_addr_code (enc.h): multiples of 16 without their four zero bits.
  * Strings are varint length + bytes (no NUL). "varint" is unsigned LEB128.
  * ------------------------------------------------------------------------------------- */
 enum lh_rec_type {
@@ -106,7 +107,8 @@ enum lh_rec_type {
     LH_REC_STACK = 0x30,         /* varint stack_id (>= 1), varint epoch, varint n,
                                     n x zigzag delta of the return address from the previous
                                     one (the first from 0); innermost frame first */
-    LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, u8 kind (LH_AK_*) */
+    LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, [u8 kind (LH_AK_*);
+                                    absent = LH_AK_MALLOC] */
     LH_REC_FREE = 0x41,          /* ts, addr */
     LH_REC_REALLOC = 0x42,       /* ts, addr old, addr new, varint size, varint stack_id,
                                     varint dt_alloc: the old block is freed at ts (taken

@@ -316,7 +316,7 @@ test_unknown_records_skipped(void **state)
     lh_tb_alloc(tb, 110, 0x10, 8, 0, 0);
     lh_tb_raw(tb, 0xee, NULL, 0);
     /* A known record with trailing bytes of a later minor version: ignored. */
-    uint8_t free_ext[] = {5, 0x20, 0x99, 0x01}; /* ts +5, addr +0x10 (zigzag 0x20), extra */
+    uint8_t free_ext[] = {5, 0x04, 0x99, 0x01}; /* ts +5, addr +0x10 (aligned: zigzag(1) << 1), extra */
     lh_tb_raw(tb, LH_REC_FREE, free_ext, sizeof free_ext);
     lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
     lh_tb_write(tb, path, SIZE_MAX);

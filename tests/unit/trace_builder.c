@@ -154,7 +154,7 @@ rec_ts(lh_tb_t *tb, uint8_t type, uint64_t ts)
 static void
 rec_addr(lh_tb_t *tb, uint64_t addr)
 {
-    lh_enc_svarint(&tb->fe, (int64_t)(addr - tb->addr));
+    lh_enc_addr(&tb->fe, (int64_t)(addr - tb->addr));
     tb->addr = addr;
 }
 
