@@ -417,13 +417,17 @@ hand_off(lh_slot_t *s)
     return 0;
 }
 
-/* Writes every queued buffer, in order. Takes the writer lock first so that concurrent
- * drainers (ticker, exit path) cannot reorder frames. */
+/* Writes the buffers queued when it starts, in order (not those queued meanwhile: busy
+ * producers must not keep the ticker from its periodic SYNC). Takes the writer lock first so
+ * that concurrent drainers (ticker, exit path) cannot reorder frames. */
 static void
 drain_queue(void)
 {
     pthread_mutex_lock(&lh_g.wlock);
-    for (;;) {
+    pthread_mutex_lock(&qlock);
+    unsigned n = q_len;
+    pthread_mutex_unlock(&qlock);
+    while (n--) {
         pthread_mutex_lock(&qlock);
         if (q_len == 0) {
             pthread_mutex_unlock(&qlock);
