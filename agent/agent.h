@@ -46,6 +46,7 @@ typedef struct lh_config {
     uint64_t snapshot_growth; /* bytes of heap growth between snapshots, 0 = off */
     int snapshot_at_exit;
     int clock; /* lh_sys_clock_init mode */
+    uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush

@@ -78,6 +78,32 @@ parse_signal(const char *s)
     return 0;
 }
 
+/* "524288", "512K", "1M", "2G" -> bytes; 0 on error. */
+static uint64_t
+parse_size(const char *s)
+{
+    uint64_t v = 0;
+    if (!s || !*s) {
+        return 0;
+    }
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (1ull << 50)) {
+            return 0;
+        }
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    switch (*s) {
+    case 'k': case 'K': v <<= 10; s++; break;
+    case 'm': case 'M': v <<= 20; s++; break;
+    case 'g': case 'G': v <<= 30; s++; break;
+    default: break;
+    }
+    if (*s == 'B' || *s == 'b') {
+        s++;
+    }
+    return *s ? 0 : v;
+}
+
 int
 lh_config_load(lh_config_t *cfg)
 {
@@ -96,6 +122,11 @@ lh_config_load(lh_config_t *cfg)
     cfg->snapshot_growth = (uint64_t)env_long("LEAKHOUND_SNAPSHOT_ON_GROWTH", 0, 0, 1L << 50);
     cfg->snapshot_at_exit = (int)env_long("LEAKHOUND_SNAPSHOT_AT_EXIT", 1, 0, 1);
     cfg->snapshot_signal = parse_signal(getenv("LEAKHOUND_SNAPSHOT_SIGNAL"));
+    const char *sr = getenv("LEAKHOUND_SAMPLE_RATE");
+    cfg->sample_rate = parse_size(sr);
+    if (sr && *sr && strcmp(sr, "0") != 0 && !cfg->sample_rate) {
+        lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
+    }
     const char *clk = getenv("LEAKHOUND_CLOCK");
     cfg->clock = -1;
     if (clk && strcmp(clk, "monotonic") == 0) {

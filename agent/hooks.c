@@ -29,6 +29,7 @@
 #include "agent.h"
 #include "enc.h"
 #include "format.h"
+#include "sample.h"
 #include "sys.h"
 #include "unwind.h"
 
@@ -146,11 +147,36 @@ should_record(void)
     return 0;
 }
 
+static int sampling; /* LEAKHOUND_SAMPLE_RATE > 0 */
+
+/* An allocation the hook must record: every one, or in sampling mode the sampled ones. */
+static inline int
+should_record_alloc(size_t n)
+{
+    if (!should_record()) {
+        return 0;
+    }
+    return !sampling || lh_sample_take(n);
+}
+
+/* A free the hook must record: every one, or in sampling mode those of sampled blocks. */
+static inline int
+should_record_free(const void *p)
+{
+    if (!should_record()) {
+        return 0;
+    }
+    return !sampling || lh_sample_unmark(p);
+}
+
 static void
 record_alloc(void *p, size_t size, int kind)
 {
     lh_rec_t r;
     int saved = errno;
+    if (sampling) {
+        lh_sample_mark(p);
+    }
     lh_tls.guard = 1;
     if (lh_rec_begin(&r, 1) == 0) {
         lh_rec_alloc(&r, p, size, kind);
@@ -163,20 +189,37 @@ record_alloc(void *p, size_t size, int kind)
 /* -------------------------------------------------------------------------------------
  * The malloc family
  * ----------------------------------------------------------------------------------- */
-LH_EXPORT void *
-malloc(size_t n)
+/* The slow parts of malloc and free live in their own functions, so that the common path
+ * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
+ * frame to set up. */
+__attribute__((noinline)) static void *
+malloc_boot(size_t n)
 {
-    if (unlikely(!real.malloc)) {
-        resolve();
-        if (!real.malloc) {
-            return boot_alloc(n, 16);
-        }
-    }
-    void *p = real.malloc(n);
-    if (p && should_record()) {
+    resolve();
+    return real.malloc ? real.malloc(n) : boot_alloc(n, 16);
+}
+
+__attribute__((noinline)) static void *
+malloc_record(void *p, size_t n)
+{
+    if (p && should_record_alloc(n)) {
         record_alloc(p, n, LH_AK_MALLOC);
     }
     return p;
+}
+
+LH_EXPORT void *
+malloc(size_t n)
+{
+    void *(*f)(size_t) = real.malloc;
+    if (unlikely(!f)) {
+        return malloc_boot(n);
+    }
+    void *p = f(n);
+    if (likely(sampling) && lh_sample_skip(n)) {
+        return p;
+    }
+    return malloc_record(p, n);
 }
 
 LH_EXPORT void *
@@ -194,22 +237,22 @@ calloc(size_t n, size_t m)
         }
     }
     void *p = real.calloc(n, m);
-    if (p && should_record()) {
+    if (p && should_record_alloc(n * m)) {
         record_alloc(p, n * m, LH_AK_CALLOC);
     }
     return p;
 }
 
-LH_EXPORT void
-free(void *p)
+__attribute__((noinline)) static void
+free_record(void *p)
 {
-    if (!p || unlikely(is_boot(p))) {
+    if (unlikely(is_boot(p))) {
         return;
     }
     if (unlikely(!real.free)) {
         return; /* cannot happen for a pointer we did not hand out from the arena */
     }
-    if (should_record()) {
+    if (should_record_free(p)) {
         lh_rec_t r;
         int saved = errno;
         lh_tls.guard = 1;
@@ -221,6 +264,51 @@ free(void *p)
         errno = saved;
     }
     real.free(p);
+}
+
+LH_EXPORT void
+free(void *p)
+{
+    if (unlikely(!p)) {
+        return;
+    }
+    if (likely(sampling) && !lh_sample_maybe(p) && !is_boot(p)) {
+        real.free(p); /* not a sampled block: nothing to record */
+        return;
+    }
+    free_record(p);
+}
+
+/* Sampling mode: realloc is the free of the old block (recorded when it was sampled) and
+ * an allocation of the new one (recorded when sampled). */
+static void *
+realloc_sampled(void *p, size_t n, int kind)
+{
+    int old_sampled = p && lh_sample_unmark(p);
+    lh_rec_t r;
+    int ok = 0;
+    lh_tls.guard = 1;
+    if (old_sampled) {
+        ok = lh_rec_begin(&r, 0) == 0; /* stamped before the call, as a free must be */
+    }
+    void *q = real.realloc(p, n);
+    int saved = errno;
+    if (old_sampled && !q && n) {
+        lh_sample_mark(p); /* failed: the old block lives on */
+        old_sampled = 0;
+    }
+    if (ok) {
+        if (old_sampled) {
+            lh_rec_free(&r, p);
+        }
+        lh_rec_end(&r);
+    }
+    lh_tls.guard = 0;
+    if (q && lh_sample_take(n)) {
+        record_alloc(q, n, kind);
+    }
+    errno = saved;
+    return q;
 }
 
 static void *
@@ -242,6 +330,9 @@ realloc_impl(void *p, size_t n, int kind)
     }
     if (!should_record()) {
         return real.realloc(p, n);
+    }
+    if (sampling) {
+        return realloc_sampled(p, n, kind);
     }
     lh_rec_t r;
     lh_tls.guard = 1;
@@ -297,7 +388,7 @@ posix_memalign(void **out, size_t align, size_t n)
         }
     }
     int rc = real.posix_memalign(out, align, n);
-    if (rc == 0 && should_record()) {
+    if (rc == 0 && should_record_alloc(n)) {
         record_alloc(*out, n, LH_AK_MEMALIGN);
     }
     return rc;
@@ -311,7 +402,7 @@ posix_memalign(void **out, size_t align, size_t n)
         }                                                                                    \
     }                                                                                        \
     void *p = real.name(__VA_ARGS__);                                                        \
-    if (p && should_record()) {                                                              \
+    if (p && should_record_alloc(n)) {                                                       \
         record_alloc(p, n, kind);                                                            \
     }                                                                                        \
     return p
@@ -715,6 +806,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
+    lh_sample_after_fork();
     if (lh_recording()) {
         lh_writer_fork_child();
     }
@@ -744,6 +836,11 @@ lh_ctor(void)
         goto off; /* lh_disable said why */
     }
     lh_unwind_init();
+    if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
+        lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
+        lh_g.cfg.sample_rate = 0;
+    }
+    sampling = lh_g.cfg.sample_rate > 0;
     on_exit_registered = on_exit(at_exit, NULL) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (!lh_g.cfg.follow_exec) {

@@ -130,7 +130,7 @@ build_info(uint8_t *buf, size_t cap)
 #else
     lh_enc_str(&e, "unknown");
 #endif
-    lh_enc_varint(&e, 0);
+    lh_enc_varint(&e, lh_g.cfg.sample_rate);
     lh_enc_rec_end(&e, r);
 
     if (lh_g.parent_pid) {

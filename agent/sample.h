@@ -1,0 +1,60 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * sample.h: sampling mode (LEAKHOUND_SAMPLE_RATE, `leakhound run --sample-rate 512K`).
+ *
+ * Poisson sampling by bytes, as jemalloc and tcmalloc do: each thread counts down the bytes
+ * it allocates from an exponentially distributed start (mean R); the allocation that crosses
+ * zero is recorded, with its stack, and a new count starts. An allocation of s bytes is
+ * sampled with probability 1 - exp(-s/R), so the analyzer's estimate of what it stands for
+ * (1 / that probability allocations, s / that probability bytes) is unbiased.
+ *
+ * Only the frees of sampled blocks are recorded. They are recognised by a 64 KiB filter of
+ * counters indexed by a hash of the address (almost every free reads one byte and returns)
+ * and, behind it, a small exact set of the sampled live addresses.
+ */
+#ifndef LH_SAMPLE_H
+#define LH_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sets the mean R in bytes (0 = off) and reserves the set. Not AS-safe: at init. */
+int lh_sample_init(uint64_t rate_bytes);
+
+/* Nonzero when this allocation of n bytes is to be recorded. AS-safe. */
+int lh_sample_take(size_t n);
+
+/* The fast paths, inlined into the hooks. */
+extern __thread int64_t lh_sample_left __attribute__((tls_model("initial-exec")));
+extern _Atomic unsigned char lh_sample_filter[65536];
+
+/* Nonzero when n bytes do not reach this thread's next sample: the allocation is skipped
+ * with no other work. The caller falls back to lh_sample_take otherwise. AS-safe. */
+static inline int
+lh_sample_skip(size_t n)
+{
+    if (lh_sample_left > (int64_t)n) {
+        lh_sample_left -= (int64_t)n;
+        return 1;
+    }
+    return 0;
+}
+
+/* Zero when p is certainly not a sampled block (one byte read). AS-safe. */
+static inline int
+lh_sample_maybe(const void *p)
+{
+    unsigned i = (unsigned)((((unsigned long)p >> 4) * 0x9E3779B97F4A7C15ull) >> 48);
+    return __atomic_load_n((unsigned char *)&lh_sample_filter[i], __ATOMIC_RELAXED) != 0;
+}
+
+/* Remembers p as a sampled live block. AS-safe (spinlock, never held across a call). */
+void lh_sample_mark(const void *p);
+
+/* If p is a sampled live block, forgets it and returns 1; else 0. AS-safe. */
+int lh_sample_unmark(const void *p);
+
+/* In a fork child: the set's lock may have been held by a thread that is gone. */
+void lh_sample_after_fork(void);
+
+#endif /* LH_SAMPLE_H */
