@@ -47,6 +47,7 @@ typedef struct lh_config {
     int snapshot_at_exit;
     int clock; /* lh_sys_clock_init mode */
     uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
+    int snapshot_contents; /* LH_CONTENTS_* */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
@@ -114,6 +115,7 @@ typedef struct lh_agent {
     lh_stacks_t stacks;
     atomic_uint epoch; /* bumped when a module is unloaded */
     uintptr_t self_lo, self_hi; /* the agent's own code, dropped from stacks */
+    char self_path[LH_PATH_MAX]; /* the agent's file: its data is never scanned */
 
     lh_slot_t *slots; /* LH_MAX_SLOTS */
     pthread_key_t key;
@@ -156,8 +158,6 @@ void lh_writer_fork_parent(void);
 void lh_writer_fork_child(void);
 void lh_ticker_start(void);
 void lh_disable(const char *why, const char *detail);
-/* Writes a SNAPSHOT record (agent frame, stamped now). Not from a signal handler. */
-void lh_write_snapshot(const char *label, int trigger);
 /* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
 void lh_request_snapshot(void);
 /* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. */
@@ -181,6 +181,8 @@ void lh_rec_free(lh_rec_t *r, const void *p);
 void lh_rec_realloc(lh_rec_t *r, const void *old, const void *p, size_t size);
 void lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger);
 void lh_rec_tag(lh_rec_t *r, const void *p, const char *type);
+void lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *file, int mode,
+                     unsigned number, uint64_t pause_ns);
 void lh_rec_end(lh_rec_t *r);
 
 static inline int

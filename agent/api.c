@@ -7,6 +7,7 @@
 
 #include "agent.h"
 #include "format.h"
+#include "snapshot.h"
 
 #define LH_EXPORT __attribute__((visibility("default")))
 
@@ -34,7 +35,12 @@ lh_mark(const char *label)
 LH_EXPORT void
 lh_snapshot(const char *label)
 {
-    label_record(LH_REC_SNAPSHOT, label, LH_SNAP_API);
+    if (!lh_recording() || lh_tls.guard) {
+        return;
+    }
+    lh_tls.guard = 1;
+    lh_snapshot_take(label ? label : "", LH_SNAP_API, 1);
+    lh_tls.guard = 0;
 }
 
 LH_EXPORT void

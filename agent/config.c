@@ -127,6 +127,15 @@ lh_config_load(lh_config_t *cfg)
     if (sr && *sr && strcmp(sr, "0") != 0 && !cfg->sample_rate) {
         lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
     }
+    const char *sc = getenv("LEAKHOUND_SNAPSHOT_CONTENTS");
+    cfg->snapshot_contents = LH_CONTENTS_POINTERS;
+    if (sc && strcmp(sc, "none") == 0) {
+        cfg->snapshot_contents = LH_CONTENTS_NONE;
+    } else if (sc && strcmp(sc, "full") == 0) {
+        cfg->snapshot_contents = LH_CONTENTS_FULL;
+    } else if (sc && *sc && strcmp(sc, "pointers") != 0) {
+        lh_sys_log("unknown LEAKHOUND_SNAPSHOT_CONTENTS '", sc, "', using pointers");
+    }
     const char *clk = getenv("LEAKHOUND_CLOCK");
     cfg->clock = -1;
     if (clk && strcmp(clk, "monotonic") == 0) {

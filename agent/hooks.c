@@ -30,6 +30,7 @@
 #include "enc.h"
 #include "format.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "sys.h"
 #include "unwind.h"
 
@@ -623,8 +624,9 @@ final_flush(int kind, int status)
             lh_write_rss(1);
         }
         if (lh_g.cfg.snapshot_at_exit) {
-            lh_write_snapshot("exit", LH_SNAP_EXIT);
+            lh_snapshot_take("exit", LH_SNAP_EXIT, 0);
         }
+        lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }
     lh_write_end(kind, status);
     /* The guard stays set: what this thread frees from now on is not recorded. */
@@ -667,6 +669,7 @@ self_cb(struct dl_phdr_info *info, size_t size, void *arg)
             here < lo + ph->p_memsz) {
             lh_g.self_lo = lo;
             lh_g.self_hi = lo + ph->p_memsz;
+            lh_sys_strlcpy(lh_g.self_path, info->dlpi_name, sizeof lh_g.self_path);
             return 1;
         }
     }
@@ -841,6 +844,10 @@ lh_ctor(void)
         lh_g.cfg.sample_rate = 0;
     }
     sampling = lh_g.cfg.sample_rate > 0;
+    if (lh_snapshot_init(lh_g.cfg.snapshot_contents) != 0) {
+        lh_sys_log("cannot reserve memory for snapshot contents; snapshots record the live set only",
+                   "", "");
+    }
     on_exit_registered = on_exit(at_exit, NULL) == 0;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (!lh_g.cfg.follow_exec) {

@@ -376,6 +376,25 @@ lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger)
 }
 
 void
+lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *file, int mode,
+                unsigned number, uint64_t pause_ns)
+{
+    lh_slot_t *s = r->slot;
+    uint8_t *b = room(s, LABEL_MAX + LH_PATH_MAX + 40);
+    uint8_t *q = put_ts(s, b + 2, r->ts);
+    q = put_label(q, label);
+    q = put_varint(q, (uint64_t)trigger);
+    size_t n = strnlen(file, LH_PATH_MAX);
+    q = put_varint(q, n);
+    memcpy(q, file, n);
+    q += n;
+    q = put_varint(q, (uint64_t)(n ? mode : LH_CONTENTS_NONE));
+    q = put_varint(q, number);
+    q = put_varint(q, pause_ns);
+    close_long(s, b, LH_REC_SNAPSHOT, q);
+}
+
+void
 lh_rec_tag(lh_rec_t *r, const void *p, const char *type)
 {
     lh_slot_t *s = r->slot;

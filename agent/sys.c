@@ -137,20 +137,73 @@ lh_sys_write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+/* Every mapping the agent makes is remembered, so that heap snapshots never scan the agent's
+ * own memory (buffers, stack table, zstd's workspace) as if it were the program's. */
+#define MAP_REG_MAX 1024
+static struct {
+    uintptr_t lo, hi;
+} map_reg[MAP_REG_MAX];
+static int map_reg_n;
+static volatile int map_reg_lock;
+
+static void
+reg_lock(void)
+{
+    while (__atomic_exchange_n(&map_reg_lock, 1, __ATOMIC_ACQUIRE)) {
+    }
+}
+
+static void
+reg_unlock(void)
+{
+    __atomic_store_n(&map_reg_lock, 0, __ATOMIC_RELEASE);
+}
+
 void *
 lh_sys_map(size_t len)
 {
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+    reg_lock();
+    if (map_reg_n < MAP_REG_MAX) {
+        map_reg[map_reg_n].lo = (uintptr_t)p;
+        map_reg[map_reg_n].hi = (uintptr_t)p + len;
+        map_reg_n++;
+    }
+    reg_unlock();
+    return p;
 }
 
 void
 lh_sys_unmap(void *p, size_t len)
 {
-    if (p) {
-        munmap(p, len);
+    if (!p) {
+        return;
     }
+    reg_lock();
+    for (int i = 0; i < map_reg_n; i++) {
+        if (map_reg[i].lo == (uintptr_t)p) {
+            map_reg[i] = map_reg[--map_reg_n];
+            break;
+        }
+    }
+    reg_unlock();
+    munmap(p, len);
+}
+
+int
+lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
+{
+    /* Read without the lock: called in a snapshot child, where no other thread exists. */
+    for (int i = 0; i < map_reg_n; i++) {
+        if (lo < map_reg[i].hi && hi > map_reg[i].lo) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static size_t

@@ -30,6 +30,7 @@
 #include "agent.h"
 #include "enc.h"
 #include "format.h"
+#include "snapshot.h"
 #include "sys.h"
 
 lh_agent_t lh_g = {
@@ -699,24 +700,6 @@ lh_request_snapshot(void)
     atomic_store(&snapshot_requested, 1);
 }
 
-void
-lh_write_snapshot(const char *label, int trigger)
-{
-    uint8_t buf[320];
-    lh_enc_t e;
-    lh_enc_init(&e, buf, sizeof buf);
-    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SNAPSHOT);
-    lh_enc_varint(&e, 0);
-    size_t n = strnlen(label, 255);
-    lh_enc_varint(&e, n);
-    lh_enc_bytes(&e, label, n);
-    lh_enc_varint(&e, (uint64_t)trigger);
-    lh_enc_rec_end(&e, r);
-    if (lh_enc_ok(&e)) {
-        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
-    }
-}
-
 /* Parses "Key:   1234 kB" lines of smaps_rollup. */
 static uint64_t
 kb_field(const char *text, size_t len, const char *key)
@@ -791,7 +774,7 @@ serve_snapshots(uint64_t now)
         num[lh_sys_fmt_u64(num, ++snapshot_signal_count)] = '\0';
         lh_sys_strlcpy(label, "signal-", sizeof label);
         lh_sys_strlcpy(label + 7, num, sizeof label - 7);
-        lh_write_snapshot(label, LH_SNAP_SIGNAL);
+        lh_snapshot_take(label, LH_SNAP_SIGNAL, 0);
     }
     if (lh_g.cfg.snapshot_every_ms) {
         if (!last_period_ns) {
@@ -802,7 +785,7 @@ serve_snapshots(uint64_t now)
             lh_sys_strlcpy(label, "period-", sizeof label);
             size_t k = lh_sys_strlcpy(label + 7, num, sizeof label - 7);
             lh_sys_strlcpy(label + 7 + k, "ms", sizeof label - 7 - k);
-            lh_write_snapshot(label, LH_SNAP_PERIOD);
+            lh_snapshot_take(label, LH_SNAP_PERIOD, 0);
         }
     }
     if (lh_g.cfg.snapshot_growth) {
@@ -815,7 +798,7 @@ serve_snapshots(uint64_t now)
             num[lh_sys_fmt_u64(num, heap)] = '\0';
             lh_sys_strlcpy(label, "growth-", sizeof label);
             lh_sys_strlcpy(label + 7, num, sizeof label - 7);
-            lh_write_snapshot(label, LH_SNAP_GROWTH);
+            lh_snapshot_take(label, LH_SNAP_GROWTH, 0);
         }
     }
 }
@@ -826,6 +809,7 @@ tick(void)
     static uint64_t last_rss_ns;
     static unsigned rss_count;
     uint64_t t = lh_sys_now_ns();
+    lh_snapshot_reap(0);
     serve_snapshots(t);
     if (lh_g.cfg.rss_ms && t - last_rss_ns >= (uint64_t)lh_g.cfg.rss_ms * 1000000u) {
         last_rss_ns = t;
@@ -881,7 +865,16 @@ lh_ticker_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    /* Its stack comes from lh_sys_map, so snapshots know it is the agent's, not a root. */
+    static void *stack;
+    if (!stack) {
+        stack = lh_sys_map(256 * 1024);
+    }
+    if (stack) {
+        pthread_attr_setstack(&attr, stack, 256 * 1024);
+    } else {
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+    }
     atomic_store(&lh_g.ticker_stop, 0);
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
     pthread_attr_destroy(&attr);

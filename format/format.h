@@ -117,7 +117,10 @@ enum lh_rec_type {
                                     two halves separately. The next record's ts delta is
                                     from ts + dt_alloc. */
     LH_REC_MARK = 0x50,          /* ts, string label */
-    LH_REC_SNAPSHOT = 0x51,      /* ts, string label, varint trigger (LH_SNAP_*) */
+    LH_REC_SNAPSHOT = 0x51,      /* ts, string label, varint trigger (LH_SNAP_*),
+                                    [string contents file (a name in the trace's directory;
+                                    empty: none), varint contents mode (LH_CONTENTS_*),
+                                    varint snapshot number, varint pause_ns] */
     LH_REC_RSS = 0x52,           /* ts, varint rss_bytes, [varint pss_bytes, varint anon_bytes] */
     LH_REC_TAG = 0x53,           /* ts, addr, string type */
     LH_REC_SYNC = 0x60,          /* ts: every record stamped before ts is in an earlier
@@ -156,6 +159,43 @@ enum lh_snap_trigger {
     LH_SNAP_PERIOD = 2,
     LH_SNAP_GROWTH = 3,
     LH_SNAP_EXIT = 4,
+};
+
+/* What a snapshot records besides the live set (--snapshot-contents). */
+enum lh_contents_mode {
+    LH_CONTENTS_NONE = 0,     /* the live set only (from the trace's events) */
+    LH_CONTENTS_POINTERS = 1, /* words that point into the heap or into modules */
+    LH_CONTENTS_FULL = 2,     /* every byte of the heap and of the roots */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Snapshot contents files (.lhs), written by a copy-on-write child of the target while it
+ * runs on. Same container as a trace: a 16-byte header (magic LH_SNAP_MAGIC, major, minor,
+ * info_len), info records, then frames whose records are the LH_SREC_* below. Addresses
+ * are absolute varints unless said otherwise.
+ * ------------------------------------------------------------------------------------- */
+#define LH_SNAP_MAGIC "LHSNAPS"   /* 8 bytes with the NUL */
+
+enum lh_srec_type {
+    LH_SREC_INFO = 0x01,   /* (info block) varint pid, varint snapshot number, varint ts,
+                              string label, varint contents mode */
+    LH_SREC_REGION = 0x80, /* varint start, varint len, varint kind (LH_REGION_*),
+                              string name (module path, "[heap]", "[stack:TID]", ...) */
+    LH_SREC_PTRS = 0x81,   /* varint count, count x (varint word-aligned address delta / 8
+                              from the previous address (first: from 0), svarint value delta
+                              from the previous value (first: from 0)) */
+    LH_SREC_BYTES = 0x82,  /* varint address, then the bytes (the rest of the payload) */
+    LH_SREC_THREAD = 0x83, /* varint tid, varint sp, varint stack_lo, varint stack_hi:
+                              the capturing thread (registers are on its stack) */
+    LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
+                              varint bytes */
+};
+
+enum lh_region_kind {
+    LH_REGION_HEAP = 1,  /* anonymous memory where blocks live ([heap], arenas, mmap'd) */
+    LH_REGION_DATA = 2,  /* a module's writable data and bss: a root, named by module */
+    LH_REGION_STACK = 3, /* a thread's stack: a root */
+    LH_REGION_OTHER = 4, /* other anonymous writable memory: scanned, not a root */
 };
 
 #endif /* LH_FORMAT_H */

@@ -1,0 +1,607 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * snapshot.c: snapshot records and the copy-on-write contents child (see snapshot.h).
+ *
+ * The child runs with one thread in a copy of an address space where other threads may
+ * have been holding any lock: it must not call malloc, stdio, the loader or anything that
+ * locks. It uses raw system calls, our own encoder, and a zstd context reserved for it
+ * (never used by the parent, so never caught mid-compression).
+ */
+#define ZSTD_STATIC_LINKING_ONLY
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "agent.h"
+#include "enc.h"
+#include "format.h"
+#include "sys.h"
+
+#define MAX_REGIONS 65536
+#define MAPS_BUF (16u << 20)
+#define OUT_RAW (1u << 20) /* records per frame before compression */
+#define MAX_CHILDREN 16
+
+typedef struct region {
+    uintptr_t lo, hi;
+    uint8_t kind;      /* LH_REGION_*, 0 = not scanned */
+    uint8_t is_target; /* pointers into it are recorded */
+    uint8_t file;      /* file-backed */
+    uint8_t perm_none; /* ---p */
+    uint32_t name_off; /* into the maps text, NUL-terminated in place */
+} region_t;
+
+static int contents_mode;
+static pthread_mutex_t take_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned n_snapshots;
+static pid_t children[MAX_CHILDREN];
+static void *snap_cctx;
+static uint8_t *raw_buf;  /* OUT_RAW + slack */
+static uint8_t *comp_buf; /* frame header + compressBound(OUT_RAW) */
+static size_t comp_cap;
+static char *maps_buf;
+static region_t *regions;
+
+/* zstd for the child, on memory we map ourselves */
+static void *
+sz_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    size_t total = size + 16;
+    uint8_t *p = lh_sys_map(total);
+    if (!p) {
+        return NULL;
+    }
+    memcpy(p, &total, sizeof total);
+    return p + 16;
+}
+
+static void
+sz_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    if (ptr) {
+        uint8_t *b = (uint8_t *)ptr - 16;
+        size_t total;
+        memcpy(&total, b, sizeof total);
+        lh_sys_unmap(b, total);
+    }
+}
+
+int
+lh_snapshot_init(int mode)
+{
+    contents_mode = mode;
+    if (mode == LH_CONTENTS_NONE) {
+        return 0;
+    }
+    ZSTD_customMem mem = {sz_alloc, sz_free, NULL};
+    snap_cctx = ZSTD_createCCtx_advanced(mem);
+    comp_cap = LH_FRAME_HEADER_LEN + ZSTD_compressBound(OUT_RAW + 65536);
+    raw_buf = lh_sys_map(OUT_RAW + 65536);
+    comp_buf = lh_sys_map(comp_cap);
+    maps_buf = lh_sys_map(MAPS_BUF);
+    regions = lh_sys_map(sizeof(region_t) * MAX_REGIONS);
+    if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions) {
+        contents_mode = LH_CONTENTS_NONE;
+        return -1;
+    }
+    /* Compress once now, so zstd's workspace exists before any child needs it. */
+    ZSTD_compressCCtx(snap_cctx, comp_buf, comp_cap, "warm", 4, 1);
+    return 0;
+}
+
+/* -------------------------------------------------------------------------------------
+ * The child
+ * ----------------------------------------------------------------------------------- */
+typedef struct out {
+    int fd;
+    lh_enc_t e;
+    uint32_t n_records;
+    uint64_t seq;
+    int failed;
+    uint64_t prev_addr, prev_val; /* PTRS delta state, reset per frame */
+    uint8_t *ptrs_rec;            /* open PTRS record, or NULL */
+    uint8_t *ptrs_count_at;
+    uint32_t ptrs_count;
+} out_t;
+
+static void
+out_frame(out_t *o)
+{
+    size_t len = (size_t)(o->e.p - raw_buf);
+    if (!len || o->failed) {
+        lh_enc_init(&o->e, raw_buf, OUT_RAW + 65536);
+        o->n_records = 0;
+        return;
+    }
+    uint8_t *payload = comp_buf + LH_FRAME_HEADER_LEN;
+    size_t cap = comp_cap - LH_FRAME_HEADER_LEN;
+    size_t clen = ZSTD_compressCCtx(snap_cctx, payload, cap, raw_buf, len, 1);
+    uint8_t codec = LH_CODEC_ZSTD;
+    if (ZSTD_isError(clen) || clen >= len) {
+        memcpy(payload, raw_buf, len);
+        clen = len;
+        codec = LH_CODEC_RAW;
+    }
+    lh_frame_hdr_t h = {.codec = codec, .raw_len = (uint32_t)len, .comp_len = (uint32_t)clen,
+                        .seq = o->seq++, .n_records = o->n_records};
+    lh_enc_t he;
+    lh_enc_init(&he, comp_buf, LH_FRAME_HEADER_LEN);
+    lh_enc_frame_header(&he, &h, payload);
+    if (lh_sys_write_all(o->fd, comp_buf, LH_FRAME_HEADER_LEN + clen) != 0) {
+        o->failed = 1;
+    }
+    lh_enc_init(&o->e, raw_buf, OUT_RAW + 65536);
+    o->n_records = 0;
+    o->prev_addr = o->prev_val = 0;
+}
+
+static void
+ptrs_close(out_t *o)
+{
+    if (!o->ptrs_rec) {
+        return;
+    }
+    /* The count was reserved as a 5-byte varint (padded) so it can be patched in place. */
+    uint32_t c = o->ptrs_count;
+    for (int i = 0; i < 5; i++) {
+        o->ptrs_count_at[i] = (uint8_t)((c & 0x7f) | (i < 4 ? 0x80 : 0));
+        c >>= 7;
+    }
+    lh_enc_rec_end(&o->e, o->ptrs_rec);
+    o->ptrs_rec = NULL;
+    o->n_records++;
+}
+
+/* Room for a record of need bytes, starting a new frame when this one is full. */
+static void
+out_room(out_t *o, size_t need)
+{
+    if ((size_t)(o->e.p - raw_buf) + need > OUT_RAW) {
+        ptrs_close(o);
+        out_frame(o);
+    }
+}
+
+static void
+out_ptr(out_t *o, uintptr_t addr, uintptr_t val)
+{
+    if (!o->ptrs_rec || o->ptrs_count >= 4096 || (size_t)(o->e.p - raw_buf) + 24 > OUT_RAW) {
+        ptrs_close(o);
+        out_room(o, 4096 * 20 + 64);
+        o->ptrs_rec = lh_enc_rec_begin(&o->e, LH_SREC_PTRS);
+        o->ptrs_count_at = o->e.p;
+        lh_enc_bytes(&o->e, "\0\0\0\0\0", 5);
+        o->ptrs_count = 0;
+    }
+    lh_enc_varint(&o->e, (addr - o->prev_addr) / 8);
+    lh_enc_svarint(&o->e, (int64_t)(val - o->prev_val));
+    o->prev_addr = addr;
+    o->prev_val = val;
+    o->ptrs_count++;
+}
+
+static size_t
+parse_hex(const char *s, uintptr_t *v)
+{
+    size_t i = 0;
+    *v = 0;
+    for (;; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) {
+            return i;
+        }
+        *v = *v << 4 | (uintptr_t)d;
+    }
+}
+
+/* Parses /proc/self/maps into regions[]; names are NUL-terminated in maps_buf. */
+static int
+read_maps(void)
+{
+    ssize_t n = lh_sys_read_file("/proc/self/maps", maps_buf, MAPS_BUF - 1);
+    if (n <= 0) {
+        return 0;
+    }
+    maps_buf[n] = '\0';
+    int nr = 0;
+    char *p = maps_buf;
+    while (*p && nr < MAX_REGIONS) {
+        char *eol = strchr(p, '\n');
+        if (eol) {
+            *eol = '\0';
+        }
+        region_t *r = &regions[nr];
+        memset(r, 0, sizeof *r);
+        size_t k = parse_hex(p, &r->lo);
+        k += 1 + parse_hex(p + k + 1, &r->hi);
+        const char *perm = p + k + 1;
+        int readable = perm[0] == 'r';
+        int writable = perm[1] == 'w';
+        r->perm_none = perm[0] == '-' && perm[1] == '-' && perm[2] == '-';
+        /* the path is the sixth field */
+        char *f = p;
+        for (int field = 0; field < 5 && f; field++) {
+            f = strchr(f, ' ');
+            while (f && *f == ' ') {
+                f++;
+            }
+        }
+        const char *name = f && *f ? f : "";
+        r->name_off = (uint32_t)(name - maps_buf);
+        r->file = name[0] == '/';
+        if (!readable) {
+            r->kind = 0;
+        } else if (r->file) {
+            r->kind = writable ? LH_REGION_DATA : 0;
+            r->is_target = 1; /* vtables and functions: lets the analyzer type blocks */
+        } else if (strcmp(name, "[heap]") == 0) {
+            r->kind = LH_REGION_HEAP;
+            r->is_target = 1;
+        } else if (strncmp(name, "[stack", 6) == 0) {
+            r->kind = writable ? LH_REGION_STACK : 0;
+        } else if (name[0] == '[') {
+            r->kind = 0; /* [vvar], [vdso], [vsyscall] */
+        } else if (writable) {
+            r->kind = LH_REGION_HEAP;
+            r->is_target = 1;
+            if (nr > 0 && regions[nr - 1].hi == r->lo) {
+                region_t *prev = &regions[nr - 1];
+                if (prev->file) {
+                    /* bss: anonymous memory right after a module's file-backed data */
+                    r->kind = prev->kind == LH_REGION_DATA ? LH_REGION_DATA : LH_REGION_HEAP;
+                    r->name_off = prev->name_off;
+                    r->is_target = r->kind == LH_REGION_HEAP;
+                } else if (prev->perm_none) {
+                    /* a guard page below: a thread stack (glibc maps stack + guard) */
+                    r->kind = LH_REGION_STACK;
+                    r->is_target = 0;
+                }
+            }
+        }
+        if (r->kind && lh_sys_is_agent_memory(r->lo, r->hi)) {
+            r->kind = 0; /* the agent's own buffers and tables */
+            r->is_target = 0;
+        }
+        if (r->file && strcmp(name, lh_g.self_path) == 0) {
+            r->kind = 0; /* the agent's own data and bss */
+            r->is_target = 0;
+            if (nr + 1 < MAX_REGIONS) {
+                regions[nr + 1].name_off = r->name_off;
+            }
+        }
+        if (nr > 0 && !regions[nr - 1].kind && regions[nr - 1].file && !r->file &&
+            regions[nr - 1].hi == r->lo &&
+            strcmp(maps_buf + regions[nr - 1].name_off, lh_g.self_path) == 0) {
+            r->kind = 0; /* the agent's bss */
+            r->is_target = 0;
+        }
+        nr++;
+        if (!eol) {
+            break;
+        }
+        p = eol + 1;
+    }
+    return nr;
+}
+
+static int
+is_target(const region_t *rs, int n, uintptr_t v)
+{
+    int lo = 0;
+    int hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (v < rs[mid].lo) {
+            hi = mid - 1;
+        } else if (v >= rs[mid].hi) {
+            lo = mid + 1;
+        } else {
+            return rs[mid].is_target;
+        }
+    }
+    return 0;
+}
+
+static void
+emit_region(out_t *o, const region_t *r, const char *name)
+{
+    out_room(o, 64 + strlen(name));
+    ptrs_close(o);
+    uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_REGION);
+    lh_enc_varint(&o->e, r->lo);
+    lh_enc_varint(&o->e, r->hi - r->lo);
+    lh_enc_varint(&o->e, r->kind);
+    lh_enc_str(&o->e, name);
+    lh_enc_rec_end(&o->e, rec);
+    o->n_records++;
+}
+
+/* Scans the resident pages of one region. */
+static void
+scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *words,
+            uint64_t *ptrs, uint64_t *bytes)
+{
+    static unsigned char vec[4096];
+    const size_t page = 4096;
+    uintptr_t min_t = ~(uintptr_t)0, max_t = 0;
+    for (int i = 0; i < n; i++) {
+        if (rs[i].is_target) {
+            min_t = rs[i].lo < min_t ? rs[i].lo : min_t;
+            max_t = rs[i].hi > max_t ? rs[i].hi : max_t;
+        }
+    }
+    for (uintptr_t chunk = r->lo; chunk < r->hi; chunk += page * sizeof vec) {
+        uintptr_t end = chunk + page * sizeof vec < r->hi ? chunk + page * sizeof vec : r->hi;
+        size_t npages = (end - chunk + page - 1) / page;
+        if (mincore((void *)chunk, end - chunk, vec) != 0) {
+            memset(vec, 1, npages); /* cannot tell: scan it */
+        }
+        for (size_t pg = 0; pg < npages; pg++) {
+            if (!(vec[pg] & 1)) {
+                continue; /* never touched or swapped out: nothing the program wrote */
+            }
+            uintptr_t a = chunk + pg * page;
+            uintptr_t b = a + page < end ? a + page : end;
+            if (contents_mode == LH_CONTENTS_FULL) {
+                out_room(o, page + 32);
+                ptrs_close(o);
+                uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_BYTES);
+                lh_enc_varint(&o->e, a);
+                lh_enc_bytes(&o->e, (const void *)a, b - a);
+                lh_enc_rec_end(&o->e, rec);
+                o->n_records++;
+                *bytes += b - a;
+                continue;
+            }
+            for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
+                uintptr_t v = *w;
+                (*words)++;
+                if (v < min_t || v >= max_t || !is_target(rs, n, v)) {
+                    continue;
+                }
+                out_ptr(o, (uintptr_t)w, v);
+                (*ptrs)++;
+            }
+        }
+    }
+}
+
+typedef struct job {
+    char path[LH_PATH_MAX];
+    char label[256];
+    unsigned number;
+    uint64_t ts;
+    pid_t pid;
+    pid_t tid;
+    uintptr_t sp;
+} job_t;
+
+__attribute__((noreturn)) static void
+child_main(const job_t *job)
+{
+    out_t o;
+    memset(&o, 0, sizeof o);
+    o.fd = open(job->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (o.fd < 0) {
+        lh_sys_log("cannot create snapshot file ", job->path, "");
+        syscall(SYS_exit_group, 1);
+    }
+    /* header + info */
+    uint8_t info[600];
+    lh_enc_t ie;
+    lh_enc_init(&ie, info, sizeof info);
+    uint8_t *r = lh_enc_rec_begin(&ie, LH_SREC_INFO);
+    lh_enc_varint(&ie, (uint64_t)job->pid);
+    lh_enc_varint(&ie, job->number);
+    lh_enc_varint(&ie, job->ts);
+    lh_enc_str(&ie, job->label);
+    lh_enc_varint(&ie, (uint64_t)contents_mode);
+    lh_enc_rec_end(&ie, r);
+    uint8_t hdr[LH_FILE_HEADER_LEN];
+    lh_enc_t he;
+    lh_enc_init(&he, hdr, sizeof hdr);
+    lh_enc_bytes(&he, LH_SNAP_MAGIC, 8);
+    lh_enc_u16le(&he, LH_FORMAT_MAJOR);
+    lh_enc_u16le(&he, LH_FORMAT_MINOR);
+    lh_enc_u32le(&he, (uint32_t)(ie.p - info));
+    if (lh_sys_write_all(o.fd, hdr, sizeof hdr) != 0 ||
+        lh_sys_write_all(o.fd, info, (size_t)(ie.p - info)) != 0) {
+        syscall(SYS_exit_group, 1);
+    }
+    lh_enc_init(&o.e, raw_buf, OUT_RAW + 65536);
+
+    int n = read_maps();
+    /* Threads the agent knows: their stacks are roots, named by tid. */
+    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+        const lh_slot_t *s = &lh_g.slots[i];
+        if (!atomic_load(&s->in_use) || !s->stack_hi) {
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            if (regions[k].kind && s->stack_hi > regions[k].lo && s->stack_hi <= regions[k].hi) {
+                regions[k].kind = LH_REGION_STACK;
+                regions[k].is_target = 0;
+            }
+        }
+    }
+    uint8_t *tr = lh_enc_rec_begin(&o.e, LH_SREC_THREAD);
+    lh_enc_varint(&o.e, (uint64_t)job->tid);
+    lh_enc_varint(&o.e, job->sp);
+    lh_enc_varint(&o.e, 0);
+    lh_enc_varint(&o.e, 0);
+    lh_enc_rec_end(&o.e, tr);
+    o.n_records++;
+
+    uint64_t words = 0, ptrs = 0, bytes = 0, nreg = 0;
+    for (int k = 0; k < n; k++) {
+        region_t rr = regions[k];
+        if (!rr.kind) {
+            continue;
+        }
+        const char *name = maps_buf + rr.name_off;
+        char sname[64];
+        if (rr.kind == LH_REGION_STACK && rr.lo <= job->sp && job->sp < rr.hi) {
+            rr.lo = job->sp & ~(uintptr_t)7; /* below the stack pointer is garbage */
+            memcpy(sname, "[stack:capture]", 16);
+            name = sname;
+        }
+        emit_region(&o, &rr, name);
+        scan_region(&o, &rr, regions, n, &words, &ptrs, &bytes);
+        nreg++;
+    }
+    ptrs_close(&o);
+    out_room(&o, 64);
+    uint8_t *er = lh_enc_rec_begin(&o.e, LH_SREC_END);
+    lh_enc_varint(&o.e, nreg);
+    lh_enc_varint(&o.e, words);
+    lh_enc_varint(&o.e, ptrs);
+    lh_enc_varint(&o.e, bytes);
+    lh_enc_rec_end(&o.e, er);
+    o.n_records++;
+    out_frame(&o);
+    close(o.fd);
+    syscall(SYS_exit_group, o.failed ? 1 : 0);
+    __builtin_unreachable();
+}
+
+/* Saves the callee-saved registers on this frame (__builtin_unwind_init), so pointers that
+ * live only in registers of the capturing thread are on the stack the child scans. */
+__attribute__((noinline)) static pid_t
+clone_child(job_t *job)
+{
+    __builtin_unwind_init();
+    volatile uintptr_t marker = 0;
+    job->sp = (uintptr_t)&marker;
+    /* Raw clone: a copy-on-write child without atfork handlers and without SIGCHLD, so the
+     * program's wait() never sees it. */
+    long pid = syscall(SYS_clone, 0, 0, 0, 0, 0);
+    if (pid == 0) {
+        child_main(job);
+    }
+    return (pid_t)pid;
+}
+
+static void
+contents_name(unsigned number, char *out, size_t len)
+{
+    size_t n = lh_sys_strlcpy(out, lh_g.path, len);
+    if (n > 4 && strcmp(out + n - 4, ".lht") == 0) {
+        n -= 4;
+        out[n] = '\0';
+    }
+    char num[21];
+    num[lh_sys_fmt_u64(num, number)] = '\0';
+    size_t k = lh_sys_strlcpy(out + n, ".snap", len - n);
+    k += lh_sys_strlcpy(out + n + k, num, len - n - k);
+    lh_sys_strlcpy(out + n + k, ".lhs", len - n - k);
+}
+
+static void
+write_record(const char *label, int trigger, const char *file, unsigned number,
+             uint64_t pause_ns, int in_slot)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (in_slot) {
+        lh_rec_t r;
+        if (lh_rec_begin(&r, 0) == 0) {
+            lh_rec_snapshot(&r, label, trigger, base, contents_mode, number, pause_ns);
+            lh_rec_end(&r);
+        }
+        return;
+    }
+    uint8_t buf[LH_PATH_MAX + 400];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *rec = lh_enc_rec_begin(&e, LH_REC_SNAPSHOT);
+    lh_enc_varint(&e, 0);
+    size_t n = strnlen(label, 255);
+    lh_enc_varint(&e, n);
+    lh_enc_bytes(&e, label, n);
+    lh_enc_varint(&e, (uint64_t)trigger);
+    lh_enc_str(&e, base);
+    lh_enc_varint(&e, (uint64_t)(file[0] ? contents_mode : LH_CONTENTS_NONE));
+    lh_enc_varint(&e, number);
+    lh_enc_varint(&e, pause_ns);
+    lh_enc_rec_end(&e, rec);
+    if (lh_enc_ok(&e)) {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
+}
+
+void
+lh_snapshot_take(const char *label, int trigger, int in_slot)
+{
+    static job_t job; /* under take_lock */
+    if (!lh_recording() && trigger != LH_SNAP_EXIT) {
+        return;
+    }
+    if (contents_mode == LH_CONTENTS_NONE || lh_g.fd < 0 ||
+        pthread_mutex_trylock(&take_lock) != 0) {
+        /* No contents (or another capture is starting right now): the record alone. */
+        write_record(label, trigger, "", 0, 0, in_slot);
+        return;
+    }
+    lh_snapshot_reap(0);
+    int free_slot = -1;
+    for (int i = 0; i < MAX_CHILDREN; i++) {
+        if (!children[i]) {
+            free_slot = i;
+            break;
+        }
+    }
+    if (free_slot < 0) {
+        pthread_mutex_unlock(&take_lock);
+        write_record(label, trigger, "", 0, 0, in_slot); /* too many captures running */
+        return;
+    }
+    job.number = ++n_snapshots;
+    contents_name(job.number, job.path, sizeof job.path);
+    lh_sys_strlcpy(job.label, label, sizeof job.label);
+    job.pid = lh_g.pid;
+    job.tid = lh_sys_gettid();
+    job.ts = lh_sys_now_ns();
+    uint64_t t0 = lh_sys_now_ns();
+    pid_t pid = clone_child(&job);
+    uint64_t pause = lh_sys_now_ns() - t0;
+    if (pid > 0) {
+        children[free_slot] = pid;
+    }
+    pthread_mutex_unlock(&take_lock);
+    write_record(label, trigger, pid > 0 ? job.path : "", job.number, pause, in_slot);
+}
+
+void
+lh_snapshot_reap(int wait)
+{
+    for (int i = 0; i < MAX_CHILDREN; i++) {
+        if (!children[i]) {
+            continue;
+        }
+        int st;
+        for (int tries = 0;; tries++) {
+            pid_t r = waitpid(children[i], &st, __WCLONE | WNOHANG);
+            if (r == children[i] || (r < 0 && errno != EINTR)) {
+                children[i] = 0;
+                break;
+            }
+            if (!wait || tries > 60000) { /* at most ~60 s at exit */
+                break;
+            }
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * snapshot.h: heap snapshots with contents (--snapshot-contents none|pointers|full).
+ *
+ * A snapshot is a SNAPSHOT record in the trace (the analyzer rebuilds the live set at its
+ * time from the events) plus, unless the mode is none, a contents file written by a
+ * copy-on-write child: the process is cloned (no atfork handlers, no SIGCHLD), the parent
+ * runs on at once (its pause is the clone itself), and the child, which uses raw system
+ * calls only, reads /proc/self/maps, scans the heap and the roots (module data and bss,
+ * thread stacks; the capturing thread's registers are saved on its stack), writes the .lhs
+ * file and exits. The agent's own memory is never scanned.
+ */
+#ifndef LH_SNAPSHOT_H
+#define LH_SNAPSHOT_H
+
+#include <stdint.h>
+
+/* Reserves what a capture needs. Not AS-safe: at init. */
+int lh_snapshot_init(int mode);
+
+/* Takes a snapshot now: writes its SNAPSHOT record (into the caller's slot when in_slot,
+ * else as an agent frame) and starts the contents child. The guard must be held. */
+void lh_snapshot_take(const char *label, int trigger, int in_slot);
+
+/* Reaps finished contents children; with wait, waits for all (bounded), e.g. at exit. */
+void lh_snapshot_reap(int wait);
+
+#endif /* LH_SNAPSHOT_H */
