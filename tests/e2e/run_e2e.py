@@ -316,7 +316,8 @@ def expect_program(ctx, rep, prog, label=""):
 
 
 def trace_files(d):
-    return sorted(f for f in os.listdir(d) if ".lht" in f)
+    # Traces only: snapshot contents files (*.lhs) sit beside them.
+    return sorted(f for f in os.listdir(d) if ".lht" in f and not f.endswith(".lhs"))
 
 
 def check_mode(ctx, path):
