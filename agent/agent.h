@@ -67,6 +67,7 @@ typedef struct lh_slot {
     uint64_t addr_last;
     uintptr_t stack_lo;
     uintptr_t stack_hi;
+    void *ucache; /* per-thread cache of recent DWARF-unwound stacks (record.c) */
 } lh_slot_t;
 
 /* Per-thread state, initial-exec TLS so the first access never allocates. */

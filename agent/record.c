@@ -131,10 +131,122 @@ gap_learn(const uint64_t *ips, const uintptr_t *fps, int k, int n, uint8_t *off)
     return found;
 }
 
+/* -------------------------------------------------------------------------------------
+ * Recently seen stacks, for the DWARF unwinder.
+ *
+ * Unwinding with DWARF rules costs a few hundred nanoseconds per frame; most allocations
+ * come again and again from the same call chain at the same stack depth. A full unwind
+ * also tells where on the stack each return address was found. The next time the first
+ * return address and its stack slot are the same, reading the remembered slots and finding
+ * the same return addresses in all of them proves the chain is the same, at the cost of
+ * one load per frame: the stack id is known without unwinding or hashing.
+ * ----------------------------------------------------------------------------------- */
+#define UCACHE_WAYS 64
+
+typedef struct ucache_entry {
+    uint64_t ip0;
+    uintptr_t slot0;
+    uint32_t n;
+    uint32_t id;
+    uint32_t epoch;
+    int32_t off[]; /* slot of frame i minus slot0, i < n */
+} ucache_entry_t;
+
+static size_t
+ucache_entry_size(void)
+{
+    return (sizeof(ucache_entry_t) + (size_t)lh_g.cfg.depth * sizeof(int32_t) + 15) & ~(size_t)15;
+}
+
+static ucache_entry_t *
+ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
+{
+    if (!s->ucache) {
+        return NULL;
+    }
+    size_t i = (size_t)(((ip0 ^ (slot0 << 7)) * 0x9E3779B97F4A7C15ull) >> 58) % UCACHE_WAYS;
+    return (ucache_entry_t *)((uint8_t *)s->ucache + i * ucache_entry_size());
+}
+
+/* The return address into the program and its stack slot, found by walking the agent's
+ * own frames (always built with frame pointers). */
+static int
+first_user_frame(uintptr_t hi, uint64_t *ip0, uintptr_t *slot0)
+{
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t lo = fp;
+    for (int i = 0; i < 16; i++) {
+        if (fp < lo || fp > hi - 16 || (fp & 7)) {
+            return -1;
+        }
+        uintptr_t ret = ((const uintptr_t *)fp)[1];
+        if (!is_self(ret)) {
+            *ip0 = ret;
+            *slot0 = fp + 8;
+            return 0;
+        }
+        uintptr_t next = ((const uintptr_t *)fp)[0];
+        if (next <= fp) {
+            return -1;
+        }
+        fp = next;
+    }
+    return -1;
+}
+
+/* A remembered stack whose slots still hold its return addresses: its id, else 0. */
+static uint32_t
+ucache_find(lh_slot_t *s, uint32_t epoch)
+{
+    uint64_t ip0;
+    uintptr_t slot0;
+    if (!s->ucache || first_user_frame(s->stack_hi, &ip0, &slot0) != 0) {
+        return 0;
+    }
+    const ucache_entry_t *e = ucache_at(s, ip0, slot0);
+    if (e->ip0 != ip0 || e->slot0 != slot0 || e->epoch != epoch || !e->id) {
+        return 0;
+    }
+    const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, e->id);
+    if (!st || st->n != e->n) {
+        return 0;
+    }
+    for (uint32_t i = 1; i < e->n; i++) {
+        uintptr_t a = slot0 + (uintptr_t)(intptr_t)e->off[i];
+        if (a < slot0 || a > s->stack_hi - 8 || *(const uint64_t *)a != st->ips[i]) {
+            return 0;
+        }
+    }
+    return e->id;
+}
+
+static void
+ucache_store(lh_slot_t *s, const uint64_t *ips, const uintptr_t *slots, int n, uint32_t id,
+             uint32_t epoch)
+{
+    if (!s->ucache || !id || n <= 0 || !slots[0]) {
+        return;
+    }
+    ucache_entry_t *e = ucache_at(s, ips[0], slots[0]);
+    for (int i = 0; i < n; i++) {
+        intptr_t d = (intptr_t)(slots[i] - slots[0]);
+        if (!slots[i] || d < 0 || d > INT32_MAX) {
+            e->id = 0;
+            return; /* a frame off the thread's stack: do not remember this one */
+        }
+        e->off[i] = (int32_t)d;
+    }
+    e->ip0 = ips[0];
+    e->slot0 = slots[0];
+    e->n = (uint32_t)n;
+    e->epoch = epoch;
+    e->id = id;
+}
+
 /* Captures the caller's stack, without the agent's own frames, into ips; returns where it
  * starts in *start and the number of frames. */
 static int
-capture(lh_slot_t *s, uint64_t *ips, int *start)
+capture(lh_slot_t *s, uint64_t *ips, uintptr_t *slots, int *start)
 {
     int max = lh_g.cfg.depth + 16; /* room for the agent's own frames */
     int n = 0;
@@ -142,6 +254,11 @@ capture(lh_slot_t *s, uint64_t *ips, int *start)
     if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi) {
         uintptr_t fps[LH_MAX_DEPTH + 16];
         n = lh_unwind_fp(ips, fps, max - GAP_MAX_FRAMES, s->stack_hi);
+        if (slots) {
+            for (int i = 0; i < n; i++) {
+                slots[i] = fps[i] + sizeof(uintptr_t); /* {saved fp, return address} */
+            }
+        }
         while (k < n && is_self(ips[k])) {
             k++;
         }
@@ -155,8 +272,15 @@ capture(lh_slot_t *s, uint64_t *ips, int *start)
             if (g > 0) {
                 const uint64_t *lo = (const uint64_t *)(fps[k] + 16);
                 memmove(ips + k + 1 + g, ips + k + 1, (size_t)(n - k - 1) * sizeof *ips);
+                if (slots) {
+                    memmove(slots + k + 1 + g, slots + k + 1,
+                            (size_t)(n - k - 1) * sizeof *slots);
+                }
                 for (int i = 0; i < g; i++) {
                     ips[k + 1 + i] = lo[off[i]];
+                    if (slots) {
+                        slots[k + 1 + i] = (uintptr_t)&lo[off[i]];
+                    }
                 }
                 n += g;
             }
@@ -165,7 +289,11 @@ capture(lh_slot_t *s, uint64_t *ips, int *start)
     if (k == n) {
         /* libunwind by choice, or the fp walk found nothing beyond our frames (a
          * sigaltstack or coroutine stack outside the thread's known bounds). */
-        n = lh_unwind_libunwind(ips, max);
+        if (slots && s->ucache) {
+            n = lh_unwind_libunwind_slots(ips, slots, max);
+        } else {
+            n = lh_unwind_libunwind(ips, max);
+        }
         for (k = 0; k < n && is_self(ips[k]); k++) {
         }
     }
@@ -235,9 +363,29 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
         return -1;
     }
     if (want_stack) {
-        n = capture(s, ips, &start);
         epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
-        r->stack_id = intern(ips + start, n, epoch, &emit);
+        uint32_t id = ucache_find(s, epoch);
+        if (id) {
+            const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, id);
+            uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+            uint32_t old = atomic_load_explicit(&((lh_stack_entry_t *)st)->emitted_gen,
+                                                memory_order_relaxed);
+            if (old != gen && atomic_compare_exchange_strong(
+                                  &((lh_stack_entry_t *)st)->emitted_gen, &old, gen)) {
+                emit = 1; /* first use in this trace file (after a fork) */
+                n = (int)st->n;
+                memcpy(ips, st->ips, (size_t)n * sizeof *ips);
+            }
+            r->stack_id = id;
+        } else {
+            uintptr_t slots[LH_MAX_DEPTH + 16];
+            int use_slots = s->ucache != NULL;
+            n = capture(s, ips, use_slots ? slots : NULL, &start);
+            r->stack_id = intern(ips + start, n, epoch, &emit);
+            if (use_slots) {
+                ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch);
+            }
+        }
         if (unlikely(emit)) {
             /* A new stack may run through a library loaded behind our back (dlopen from
              * a constructor, NSS): make sure its module record exists. Cheap when nothing

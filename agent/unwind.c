@@ -43,6 +43,36 @@ lh_unwind_libunwind(uint64_t *ips, int max)
     return n < 0 ? 0 : n;
 }
 
+int
+lh_unwind_libunwind_slots(uint64_t *ips, uintptr_t *slots, int max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    int n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) {
+        return 0;
+    }
+    while (n < max) {
+        unw_word_t ip, sp;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0) {
+            break;
+        }
+        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        ips[n] = ip;
+#if defined(__x86_64__)
+        /* The caller's SP is the callee's CFA; the return address sits just below it. */
+        slots[n] = n ? (uintptr_t)sp - 8 : 0;
+#else
+        slots[n] = 0;
+#endif
+        n++;
+        if (unw_step(&cur) <= 0) {
+            break;
+        }
+    }
+    return n;
+}
+
 void
 lh_unwind_init(void)
 {

@@ -21,6 +21,11 @@ int lh_unwind_fp(uint64_t *ips, uintptr_t *fps, int max, uintptr_t hi);
  * loader lock, so never call it holding an agent lock). */
 int lh_unwind_libunwind(uint64_t *ips, int max);
 
+/* The same through libunwind's step API, also giving for each frame i > 0 the stack address
+ * where its return address was found (x86-64; 0 elsewhere or when unknown), which lets the
+ * caller recognise the same stack again by reading those slots (record.c). */
+int lh_unwind_libunwind_slots(uint64_t *ips, uintptr_t *slots, int max);
+
 /* Sets libunwind's caching policy and unwinds once so its lazy allocations happen now,
  * with the reentrancy guard held, not inside a later hook. */
 void lh_unwind_init(void);

@@ -538,6 +538,17 @@ lh_thread_slot(void)
     s->addr_last = 0;
     s->tid = (uint32_t)lh_sys_gettid();
     thread_bounds(s);
+#if defined(__x86_64__)
+    if (s->stack_hi) {
+        /* 64 remembered stacks; a reused slot forgets the previous thread's. */
+        size_t len = 64 * ((32 + (size_t)lh_g.cfg.depth * 4 + 15) & ~(size_t)15);
+        if (!s->ucache) {
+            s->ucache = lh_sys_map(len);
+        } else {
+            memset(s->ucache, 0, len);
+        }
+    }
+#endif
     lh_tls.slot = s;
     lh_tls.registered = 1;
     lh_tls.pid_gen = gen;
