@@ -38,8 +38,6 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-static char saved_preload[LH_PATH_MAX + 16]; /* "LD_PRELOAD=..." as the program got it */
-
 static struct {
     void *(*malloc)(size_t);
     void (*free)(void *);
@@ -519,44 +517,6 @@ before_exec(const char *path)
     errno = saved;
 }
 
-/* A process that replaces itself (env, nice, timeout, a pyenv shim: wrappers that exec the
- * real program) stays traced: "programs the target starts" are its children, not the image
- * it becomes. The constructor took the agent out of LD_PRELOAD so that children are not
- * traced; when the original process itself execs, the agent is put back into the new
- * image's environment. */
-static int
-reinject_wanted(void)
-{
-    return saved_preload[0] && !lh_g.cfg.follow_exec && lh_g.parent_pid == 0 &&
-           in_own_process() && lh_recording();
-}
-
-/* Fills out[] with envp minus any LD_PRELOAD, plus the saved one; out has room for the
- * entries of envp plus two. */
-static char *const *
-env_with_agent(char *const envp[], char **out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; envp && envp[i] && n + 2 < cap; i++) {
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
-            out[n++] = envp[i];
-        }
-    }
-    out[n++] = saved_preload;
-    out[n] = NULL;
-    return out;
-}
-
-static size_t
-env_count(char *const envp[])
-{
-    size_t n = 0;
-    while (envp && envp[n] && n < 65536) {
-        n++;
-    }
-    return n;
-}
-
 LH_EXPORT int
 execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -564,16 +524,27 @@ execve(const char *path, char *const argv[], char *const envp[])
         resolve();
     }
     before_exec(path);
-    if (!real.execve) {
-        errno = ENOSYS;
-        return -1;
+    return real.execve ? real.execve(path, argv, envp) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+execv(const char *path, char *const argv[])
+{
+    if (!real.execv) {
+        resolve();
     }
-    if (reinject_wanted()) {
-        size_t cap = env_count(envp) + 2;
-        char *env[cap];
-        return real.execve(path, argv, env_with_agent(envp, env, cap));
+    before_exec(path);
+    return real.execv ? real.execv(path, argv) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+execvp(const char *file, char *const argv[])
+{
+    if (!real.execvp) {
+        resolve();
     }
-    return real.execve(path, argv, envp);
+    before_exec(file);
+    return real.execvp ? real.execvp(file, argv) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT int
@@ -583,30 +554,7 @@ execvpe(const char *file, char *const argv[], char *const envp[])
         resolve();
     }
     before_exec(file);
-    if (!real.execvpe) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (reinject_wanted()) {
-        size_t cap = env_count(envp) + 2;
-        char *env[cap];
-        return real.execvpe(file, argv, env_with_agent(envp, env, cap));
-    }
-    return real.execvpe(file, argv, envp);
-}
-
-LH_EXPORT int
-execv(const char *path, char *const argv[])
-{
-    extern char **environ;
-    return execve(path, argv, environ);
-}
-
-LH_EXPORT int
-execvp(const char *file, char *const argv[])
-{
-    extern char **environ;
-    return execvpe(file, argv, environ);
+    return real.execvpe ? real.execvpe(file, argv, envp) : (errno = ENOSYS, -1);
 }
 
 /* The variadic exec functions call glibc's internal execve, not ours: interpose them too,
@@ -766,7 +714,6 @@ strip_preload(void)
         if (strncmp(*ep, "LD_PRELOAD=", 11) != 0) {
             continue;
         }
-        lh_sys_strlcpy(saved_preload, *ep, sizeof saved_preload);
         char *s = *ep + 11;
         char *w = s;
         char *p = s;
