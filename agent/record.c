@@ -171,10 +171,14 @@ ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
 /* The return address into the program and its stack slot, found by walking the agent's
  * own frames (always built with frame pointers). */
 static int
-first_user_frame(uintptr_t hi, uint64_t *ip0, uintptr_t *slot0)
+first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo = fp;
+    uintptr_t hi = s->stack_hi;
+    if (fp < s->stack_lo || fp >= hi) {
+        return -1; /* on a signal stack or a coroutine's: not the thread's own stack */
+    }
     for (int i = 0; i < 16; i++) {
         if (fp < lo || fp > hi - 16 || (fp & 7)) {
             return -1;
@@ -200,7 +204,7 @@ ucache_find(lh_slot_t *s, uint32_t epoch)
 {
     uint64_t ip0;
     uintptr_t slot0;
-    if (!s->ucache || first_user_frame(s->stack_hi, &ip0, &slot0) != 0) {
+    if (!s->ucache || first_user_frame(s, &ip0, &slot0) != 0) {
         return 0;
     }
     const ucache_entry_t *e = ucache_at(s, ip0, slot0);
@@ -251,7 +255,11 @@ capture(lh_slot_t *s, uint64_t *ips, uintptr_t *slots, int *start)
     int max = lh_g.cfg.depth + 16; /* room for the agent's own frames */
     int n = 0;
     int k = 0;
-    if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi) {
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    /* The fp walk reads only between this frame and the stack's top, which is all mapped
+     * when this frame is on the thread's own stack (not on a sigaltstack below it). */
+    if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi && here >= s->stack_lo &&
+        here < s->stack_hi) {
         uintptr_t fps[LH_MAX_DEPTH + 16];
         n = lh_unwind_fp(ips, fps, max - GAP_MAX_FRAMES, s->stack_hi);
         if (slots) {

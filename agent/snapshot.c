@@ -379,6 +379,7 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
 }
 
 typedef struct job {
+    int fd; /* created by the parent (O_EXCL, 0600), written by the child */
     char path[LH_PATH_MAX];
     char label[256];
     unsigned number;
@@ -393,11 +394,7 @@ child_main(const job_t *job)
 {
     out_t o;
     memset(&o, 0, sizeof o);
-    o.fd = open(job->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (o.fd < 0) {
-        lh_sys_log("cannot create snapshot file ", job->path, "");
-        syscall(SYS_exit_group, 1);
-    }
+    o.fd = job->fd;
     /* header + info */
     uint8_t info[600];
     lh_enc_t ie;
@@ -493,6 +490,29 @@ clone_child(job_t *job)
     return (pid_t)pid;
 }
 
+/* Creates the contents file in the parent, so a name already taken (a stale file from an
+ * earlier run) is noticed before the SNAPSHOT record names it: .1, .2, ... are tried. */
+static int
+create_contents(char *path, size_t len)
+{
+    char base[LH_PATH_MAX];
+    lh_sys_strlcpy(base, path, sizeof base);
+    for (int k = 0; k < 100; k++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            return fd;
+        }
+        char num[21];
+        num[lh_sys_fmt_u64(num, (uint64_t)k + 1)] = '\0';
+        size_t n = lh_sys_strlcpy(path, base, len);
+        if (n + 2 + strlen(num) < len) {
+            path[n] = '.';
+            lh_sys_strlcpy(path + n + 1, num, len - n - 1);
+        }
+    }
+    return -1;
+}
+
 static void
 contents_name(unsigned number, char *out, size_t len)
 {
@@ -569,6 +589,13 @@ lh_snapshot_take(const char *label, int trigger, int in_slot)
     }
     job.number = ++n_snapshots;
     contents_name(job.number, job.path, sizeof job.path);
+    job.fd = create_contents(job.path, sizeof job.path);
+    if (job.fd < 0) {
+        pthread_mutex_unlock(&take_lock);
+        lh_sys_log("cannot create snapshot file ", job.path, "; snapshot without contents");
+        write_record(label, trigger, "", job.number, 0, in_slot);
+        return;
+    }
     lh_sys_strlcpy(job.label, label, sizeof job.label);
     job.pid = lh_g.pid;
     job.tid = lh_sys_gettid();
@@ -576,6 +603,10 @@ lh_snapshot_take(const char *label, int trigger, int in_slot)
     uint64_t t0 = lh_sys_now_ns();
     pid_t pid = clone_child(&job);
     uint64_t pause = lh_sys_now_ns() - t0;
+    close(job.fd); /* the child has its own copy */
+    if (pid <= 0) {
+        unlink(job.path);
+    }
     if (pid > 0) {
         children[free_slot] = pid;
     }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <linux/membarrier.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -491,7 +492,15 @@ thread_bounds(lh_slot_t *s)
     s->stack_lo = 0;
     s->stack_hi = 0;
     if ((pid_t)s->tid == lh_g.pid) {
+        /* The main thread's stack grows down from here, at most RLIMIT_STACK. */
+        struct rlimit rl;
+        uintptr_t max = 64u << 20;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur < (1ul << 32)) {
+            max = (uintptr_t)rl.rlim_cur;
+        }
         s->stack_hi = (uintptr_t)__libc_stack_end;
+        s->stack_lo = s->stack_hi > max ? s->stack_hi - max : 0;
         return;
     }
     /* May allocate (the cpuset); the guard is held, so those pass through unrecorded. */
