@@ -1,18 +1,19 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * churn.c (bench): the allocator-bound worst case for a tracer. N malloc/free pairs of
- * mixed sizes (16..512 bytes), keeping 10k blocks live in a ring, sizes and slots from a
- * deterministic PRNG (xorshift64*). Prints a checksum so nothing is optimised away.
+ * mixed sizes (16..512 bytes), keeping LIVE blocks (10k) in a ring, sizes and slots
+ * from a deterministic PRNG (xorshift64*). Prints a checksum so nothing is optimised away.
  *
- * Usage: churn [N]   (default 10000000 pairs)
+ * Usage: churn [N [LIVE]]   (default 25000000 pairs, 10000 live blocks)
+ *
+ * bench/run also builds it without frame pointers (churn_nofp) and uses LIVE to measure
+ * the agent's memory per live block.
  */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RING_SIZE 10000
 
 static uint64_t
 next_rand(uint64_t *state)
@@ -28,8 +29,16 @@ next_rand(uint64_t *state)
 int
 main(int argc, char **argv)
 {
-    unsigned long n_pairs = argc > 1 ? strtoul(argv[1], NULL, 10) : 10000000UL;
-    static unsigned char *ring[RING_SIZE];
+    unsigned long n_pairs = argc > 1 ? strtoul(argv[1], NULL, 10) : 25000000UL;
+    size_t ring_size = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 10000;
+    if (ring_size == 0) {
+        ring_size = 1;
+    }
+    /* The ring is one extra block (calloc), outside the N pairs. */
+    unsigned char **ring = calloc(ring_size, sizeof(*ring));
+    if (ring == NULL) {
+        return 1;
+    }
     uint64_t state = 0x9E3779B97F4A7C15ULL;
     uint64_t checksum = 0;
 
@@ -37,7 +46,7 @@ main(int argc, char **argv)
      * later, when its slot is reused, or at the end). */
     for (unsigned long i = 0; i < n_pairs; i++) {
         uint64_t r = next_rand(&state);
-        size_t slot = (size_t)(r % RING_SIZE);
+        size_t slot = (size_t)(r % ring_size);
         size_t size = 16 + (size_t)((r >> 32) % 497); /* 16..512 */
         free(ring[slot]);
         unsigned char *p = malloc(size);
@@ -49,9 +58,13 @@ main(int argc, char **argv)
         checksum += p[0] + size;
         ring[slot] = p;
     }
-    for (size_t i = 0; i < RING_SIZE; i++) {
+    size_t live = 0;
+    for (size_t i = 0; i < ring_size; i++) {
+        live += ring[i] != NULL;
         free(ring[i]);
     }
-    printf("churn: %lu pairs, checksum %" PRIu64 "\n", n_pairs, checksum);
+    free(ring);
+    printf("churn: %lu pairs, checksum %" PRIu64 ", %zu live before the final frees\n", n_pairs,
+           checksum, live);
     return 0;
 }

@@ -7,7 +7,7 @@ set -eu
 set_name=${1:-build}
 build="gcc g++ make cmake pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libsqlite3-dev libedit-dev"
 test="python3 perl sqlite3 binutils file"
-bench="heaptrack valgrind"
+bench="heaptrack valgrind redis-server redis-tools time"
 case "$set_name" in
   build) want="$build" ;;
   test) want="$build $test" ;;
