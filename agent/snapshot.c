@@ -38,6 +38,7 @@ typedef struct region {
     uint8_t file;      /* file-backed */
     uint8_t perm_none; /* ---p */
     uint32_t name_off; /* into the maps text, NUL-terminated in place */
+    uint32_t tid;      /* LH_REGION_STACK of a thread the agent knows */
 } region_t;
 
 static int contents_mode;
@@ -430,6 +431,7 @@ child_main(const job_t *job)
             if (regions[k].kind && s->stack_hi > regions[k].lo && s->stack_hi <= regions[k].hi) {
                 regions[k].kind = LH_REGION_STACK;
                 regions[k].is_target = 0;
+                regions[k].tid = s->tid;
             }
         }
     }
@@ -452,6 +454,14 @@ child_main(const job_t *job)
         if (rr.kind == LH_REGION_STACK && rr.lo <= job->sp && job->sp < rr.hi) {
             rr.lo = job->sp & ~(uintptr_t)7; /* below the stack pointer is garbage */
             memcpy(sname, "[stack:capture]", 16);
+            name = sname;
+        } else if (rr.kind == LH_REGION_STACK && (rr.tid || strcmp(name, "[stack]") == 0)) {
+            /* "[stack:TID]": the thread the analyzer names in paths to roots */
+            char num[21];
+            num[lh_sys_fmt_u64(num, rr.tid ? rr.tid : (uint64_t)job->pid)] = '\0';
+            size_t k2 = lh_sys_strlcpy(sname, "[stack:", sizeof sname);
+            k2 += lh_sys_strlcpy(sname + k2, num, sizeof sname - k2);
+            lh_sys_strlcpy(sname + k2, "]", sizeof sname - k2);
             name = sname;
         }
         emit_region(&o, &rr, name);
