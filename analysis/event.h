@@ -29,13 +29,19 @@ typedef struct lh_event {
     uint32_t tid;       /* thread whose frame held the record (THREAD*: the named thread) */
     uint32_t stack_id;  /* ALLOC, REALLOC: interned stack (0: none recorded) */
     uint64_t ts_ns;     /* CLOCK_MONOTONIC */
-    uint64_t addr;      /* ALLOC, FREE, TAG: the block; REALLOC: the new block (0: freed) */
+    uint64_t addr;      /* ALLOC, FREE, TAG: the block; REALLOC: the new block (0: freed);
+                           SNAPSHOT: the snapshot number (0: not recorded) */
     uint64_t old_addr;  /* REALLOC: the old block (0: realloc(NULL, n)) */
-    uint64_t size;      /* ALLOC, REALLOC: bytes; RSS: rss bytes; MODULE*: load bias */
-    uint64_t epoch;     /* MODULE, MODULE_UNLOAD: module epoch */
+    uint64_t size;      /* ALLOC, REALLOC: bytes; RSS: rss bytes; MODULE*: load bias;
+                           SNAPSHOT: pause_ns */
+    uint64_t epoch;     /* MODULE, MODULE_UNLOAD: module epoch; SNAPSHOT: contents mode
+                           (LH_CONTENTS_*) */
     const char *label;  /* MARK, SNAPSHOT: label; TAG: type; THREAD: name; MODULE*, EXEC:
                            path. Not NUL-terminated; valid until the next lh_trace_next() */
     size_t label_len;
+    const char *file;   /* SNAPSHOT: the contents file's name (in the trace's directory),
+                           NUL-terminated, owned by the trace until lh_trace_close; NULL when
+                           the snapshot has none */
 } lh_event_t;
 
 #endif /* LH_EVENT_H */

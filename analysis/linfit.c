@@ -148,29 +148,37 @@ span_words(char *buf, size_t len, double span, const char *unit)
 }
 
 lh_verdict_t
-lh_linfit_judge(const lh_linfit_t *fit, size_t n_points, double y0, double span,
-                const char *x_unit, const lh_verdict_rule_t *rule, lh_judgement_t *out)
+lh_linfit_judge(const double *x, const double *y, size_t n, const char *x_unit,
+                const lh_verdict_rule_t *rule, lh_judgement_t *out)
 {
     static const lh_verdict_rule_t def = LH_VERDICT_RULE_DEFAULT;
-    char t[32], g[32], lo[32], hi[32], per[32], sp[48];
+    char t[32], g[32], lo[32], hi[32], per[32], sp[48], step[32];
     if (!rule) {
         rule = &def;
     }
     size_t min_points = rule->min_points < 3 ? 3 : rule->min_points;
     memset(out, 0, sizeof *out);
     out->verdict = LH_VERDICT_INCONCLUSIVE;
-    out->span = span;
     out->threshold_bytes = rule->min_bytes;
-    if (y0 > 0 && rule->start_frac * y0 > out->threshold_bytes) {
-        out->threshold_bytes = rule->start_frac * y0;
+    if (n && y[0] > 0 && rule->start_frac * y[0] > out->threshold_bytes) {
+        out->threshold_bytes = rule->start_frac * y[0];
     }
     human(t, sizeof t, out->threshold_bytes, 0);
-    if (!fit || fit->n < min_points || n_points < min_points || !(span > 0)) {
+    out->span = n ? x[n - 1] - x[0] : 0;
+    out->has_fit = n >= min_points && lh_linfit(x, y, n, &out->fit, NULL) == 0;
+    if (!out->has_fit || !(out->span > 0)) {
+        out->has_fit = 0;
         snprintf(out->reason, sizeof out->reason,
-                 "only %zu sample%s; at least %zu are needed to see a trend",
-                 n_points, n_points == 1 ? "" : "s", min_points);
+                 "only %zu sample%s; at least %zu are needed to see a trend", n,
+                 n == 1 ? "" : "s", min_points);
         return out->verdict;
     }
+    out->tail_from = n / 2;
+    out->has_tail = lh_linfit(x + out->tail_from, y + out->tail_from, n - out->tail_from,
+                              &out->tail, NULL) == 0;
+
+    const lh_linfit_t *fit = &out->fit;
+    double span = out->span;
     out->growth_bytes = fit->slope * span;
     out->growth_low = fit->ci95_low * span;
     out->growth_high = fit->ci95_high * span;
@@ -180,13 +188,7 @@ lh_linfit_judge(const lh_linfit_t *fit, size_t n_points, double y0, double span,
     human(per, sizeof per, fit->slope, 1);
     span_words(sp, sizeof sp, span, x_unit);
 
-    if (fit->ci95_low > 0 && out->growth_bytes >= out->threshold_bytes) {
-        out->verdict = LH_VERDICT_LEAK;
-        snprintf(out->reason, sizeof out->reason,
-                 "memory grew steadily: %s per %s (95%% CI %s to %s, entirely above 0), "
-                 "%s over %s, more than the %s threshold",
-                 per, x_unit, lo, hi, g, sp, t);
-    } else if (out->growth_high < out->threshold_bytes) {
+    if (out->growth_high < out->threshold_bytes) {
         out->verdict = LH_VERDICT_NO_LEAK;
         if (fit->ci95_high <= 0) {
             snprintf(out->reason, sizeof out->reason,
@@ -199,6 +201,21 @@ lh_linfit_judge(const lh_linfit_t *fit, size_t n_points, double y0, double span,
                      "under the %s threshold",
                      sp, g, hi, x_unit, t);
         }
+    } else if (out->has_tail && out->tail.ci95_high * span < out->threshold_bytes) {
+        out->verdict = LH_VERDICT_NO_LEAK;
+        human(step, sizeof step, y[out->tail_from] - y[0], 1);
+        human(hi, sizeof hi, out->tail.ci95_high, 1);
+        snprintf(out->reason, sizeof out->reason,
+                 "growth stopped: memory rose by %s over the first %zu samples, then stayed "
+                 "flat; over the last %zu it grows at most %s per %s (upper end of the 95%% "
+                 "CI), under the %s threshold even over all %s",
+                 step, out->tail_from + 1, n - out->tail_from, hi, x_unit, t, sp);
+    } else if (fit->ci95_low > 0 && out->growth_bytes >= out->threshold_bytes) {
+        out->verdict = LH_VERDICT_LEAK;
+        snprintf(out->reason, sizeof out->reason,
+                 "memory grew steadily: %s per %s (95%% CI %s to %s, entirely above 0), "
+                 "%s over %s, more than the %s threshold",
+                 per, x_unit, lo, hi, g, sp, t);
     } else if (fit->ci95_low > 0) {
         snprintf(out->reason, sizeof out->reason,
                  "memory grows steadily (%s per %s, 95%% CI %s to %s) but only %s over %s, "

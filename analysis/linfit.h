@@ -11,13 +11,17 @@
  * freedom). Over the watched span S (last x minus first x) that is a growth of b*S, at
  * least lo*S and at most hi*S. The threshold T is the larger of rule->min_bytes (256 KiB by
  * default) and rule->start_frac (1%) of the first sample, so allocator noise and a few
- * pages of lazily touched memory never count as a leak. Then:
- *   - fewer than rule->min_points samples, or no spread in x: inconclusive;
- *   - lo > 0 and b*S >= T: leak (memory grows for sure, and by more than the threshold);
- *   - hi*S < T: no leak (even the worst case the data allows stays under the threshold;
- *     this includes a flat or shrinking series);
- *   - otherwise inconclusive: either too noisy (the interval includes 0 and also growth
- *     above T) or a steady growth that is still too small to call over this span.
+ * pages of lazily touched memory never count as a leak. The "tail" is the later half of
+ * the samples (the last ceil(n/2), at least 3), fitted on its own. Then, in this order:
+ *   1. fewer than rule->min_points samples: inconclusive;
+ *   2. hi*S < T: no leak (even the worst case the data allows stays under the threshold;
+ *      this includes a flat or shrinking series);
+ *   3. the tail's hi*S < T: no leak, the growth stopped (memory rose once, early, and then
+ *      stayed flat: warm-up, a cache filling up, an allocator threshold; a leak keeps
+ *      growing under load, so its tail cannot pass this);
+ *   4. lo > 0 and b*S >= T: leak (memory grows for sure, and by more than the threshold);
+ *   5. otherwise inconclusive: a steady growth still too small to call over this span
+ *      (lo > 0), or too noisy (the interval includes 0 and also growth above T).
  * A leak smaller than T over the whole watch is therefore reported as no leak: watch more
  * rounds (or more loads per round) to see smaller leaks.
  */
@@ -66,6 +70,11 @@ typedef struct lh_verdict_rule {
 
 typedef struct lh_judgement {
     lh_verdict_t verdict;
+    int has_fit;            /* fit is valid (enough points with a spread in x) */
+    lh_linfit_t fit;        /* the whole series */
+    int has_tail;           /* tail is valid */
+    lh_linfit_t tail;       /* the later half of the series */
+    size_t tail_from;       /* index of the tail's first sample */
     double threshold_bytes; /* T */
     double span;            /* S: last x minus first x */
     double growth_bytes;    /* slope * S */
@@ -74,14 +83,11 @@ typedef struct lh_judgement {
     char reason[400];       /* one sentence, no trailing newline */
 } lh_judgement_t;
 
-/* Judges a fit by the rule above. fit may be NULL, or have fit->n below the rule's minimum,
- * when the fit failed (too few points): the verdict is then inconclusive. y0 is the first
- * sample (bytes), span is S, n_points the number of samples taken (for the reason when
- * fit is NULL), and x_unit names one x step in the reason ("load", "second"). rule NULL
- * means LH_VERDICT_RULE_DEFAULT. Always fills *out; returns out->verdict. */
-lh_verdict_t lh_linfit_judge(const lh_linfit_t *fit, size_t n_points, double y0, double span,
-                             const char *x_unit, const lh_verdict_rule_t *rule,
-                             lh_judgement_t *out);
+/* Fits the n samples (x[i], y[i]) (x increasing, y in bytes), and judges the fit by the
+ * rule above; x_unit names one x step in the reason ("load", "second"), rule NULL means
+ * LH_VERDICT_RULE_DEFAULT. n may be 0. Always fills *out; returns out->verdict. */
+lh_verdict_t lh_linfit_judge(const double *x, const double *y, size_t n, const char *x_unit,
+                             const lh_verdict_rule_t *rule, lh_judgement_t *out);
 
 /* "leak", "no leak" or "inconclusive". */
 const char *lh_verdict_str(lh_verdict_t v);

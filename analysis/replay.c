@@ -27,6 +27,8 @@ struct lh_replay {
     size_t cap_stacks;
     lh_replay_totals_t tot;
     int seen_event;
+    lh_live_block_t freed[2]; /* blocks the last lh_replay_event() freed */
+    size_t n_freed;
 };
 
 static const lh_stack_stats_t zero_stats;
@@ -165,6 +167,9 @@ do_free(lh_replay_t *r, uint64_t addr)
         return 0;
     }
     lh_stack_stats_t *st = &r->stacks[s->stack_id]; /* exists: created at its alloc */
+    if (r->n_freed < 2) {
+        r->freed[r->n_freed++] = (lh_live_block_t){s->addr, s->size, s->ts_ns, s->stack_id};
+    }
     st->n_frees++;
     st->live_blocks--;
     st->live_bytes -= s->size;
@@ -211,6 +216,7 @@ do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 int
 lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
+    r->n_freed = 0;
     if (!r->seen_event) {
         r->seen_event = 1;
         r->tot.first_ts_ns = ev->ts_ns;
@@ -262,6 +268,13 @@ const lh_stack_stats_t *
 lh_replay_stack(const lh_replay_t *r, uint32_t stack_id)
 {
     return stack_id < r->n_stacks ? &r->stacks[stack_id] : &zero_stats;
+}
+
+size_t
+lh_replay_freed(const lh_replay_t *r, const lh_live_block_t **blocks)
+{
+    *blocks = r->freed;
+    return r->n_freed;
 }
 
 int

@@ -71,6 +71,11 @@ size_t lh_replay_n_stacks(const lh_replay_t *r);
 /* Aggregates of one stack; all zero for ids never seen. */
 const lh_stack_stats_t *lh_replay_stack(const lh_replay_t *r, uint32_t stack_id);
 
+/* The blocks the last lh_replay_event() call freed, as they were while live: 0, 1 or 2 (a
+ * REALLOC's old block, plus a block whose free was missed at the new address). Lets an
+ * analysis follow lifetimes without a second lookup. Valid until the next event. */
+size_t lh_replay_freed(const lh_replay_t *r, const lh_live_block_t **blocks);
+
 /* Looks up a live block: returns 1 and fills *out, or 0. */
 int lh_replay_lookup(const lh_replay_t *r, uint64_t addr, lh_live_block_t *out);
 /* Iterates the live set in no particular order: start with *cursor = 0; returns 1 and a

@@ -106,6 +106,25 @@ site_frames(lh_site_t *site, const lh_stack_t *st, lh_symbolizer_t *sym, lh_err_
     return 0;
 }
 
+int
+lh_site_symbolize(lh_site_t *site, const lh_trace_t *t, lh_symbolizer_t *sym, lh_err_t *err)
+{
+    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), site->stack_id);
+    site->frames = NULL;
+    site->n_frames = 0;
+    site->location = -1;
+    site->has_stack = st != NULL;
+    return st ? site_frames(site, st, sym, err) : 0;
+}
+
+void
+lh_site_fini(lh_site_t *site)
+{
+    free(site->frames);
+    site->frames = NULL;
+    site->n_frames = 0;
+}
+
 static double
 seconds_between(uint64_t from, uint64_t to)
 {

@@ -18,6 +18,7 @@
 #include "err.h"
 #include "replay.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "trace.h"
 
 typedef struct lh_site {
@@ -42,6 +43,14 @@ typedef struct lh_report {
     size_t n_leak_sites;   /* stacks with live blocks */
     lh_site_t *sites;      /* the top ones, by leaked bytes, descending */
     size_t n_sites;
+    const lh_rss_cmp_t *rss; /* borrowed, NULL when not tracked: RSS against heap */
+    /* Set by lh_report_suppress (suppress.h): what the suppression rules hid. n_leak_sites
+     * then counts only the sites left. */
+    size_t n_suppressed_sites;
+    uint64_t suppressed_bytes, suppressed_blocks;
+    /* Borrowed, NULL when the trace has no exit snapshot with contents: the lost/reachable
+     * split of the blocks live at exit (leaksplit.h). */
+    const struct lh_leak_split *split;
 } lh_report_t;
 
 typedef struct lh_report_opts {
@@ -53,6 +62,13 @@ typedef struct lh_report_opts {
 int lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
                     lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err);
 void lh_report_fini(lh_report_t *rep);
+
+/* Symbolizes the stack of site->stack_id into site->frames (agent frames dropped),
+ * n_frames, location and has_stack, as the report does for its sites; stats are left as
+ * they are. sym may be NULL. Returns 0 or LH_ENOMEM. Release with lh_site_fini. */
+int lh_site_symbolize(lh_site_t *site, const lh_trace_t *t, lh_symbolizer_t *sym,
+                      lh_err_t *err);
+void lh_site_fini(lh_site_t *site);
 
 /* Frame classification, by the module's file name. */
 int lh_frame_is_agent(const lh_frame_t *f);

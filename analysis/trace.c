@@ -38,6 +38,8 @@ struct lh_trace {
     thread_name_t *threads;
     size_t n_threads, cap_threads;
     lh_warnings_t warnings;
+    char **snap_files;   /* contents file names of SNAPSHOT events (lh_event_t.file) */
+    size_t n_snap_files;
     lh_window_t window;
     uint8_t *comp, *raw; /* payload buffers, reused across frames */
     size_t comp_cap, raw_cap;
@@ -394,6 +396,34 @@ rec_end(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
     }
 }
 
+/* The optional fields of a SNAPSHOT record: contents file, mode, number, pause. The name
+ * is kept by the trace so the event can point at it through the reorder window. */
+static int
+rec_snapshot_contents(lh_trace_t *t, lh_dec_t *pl, lh_event_t *ev)
+{
+    size_t len;
+    const char *file = lh_dec_str(pl, &len);
+    ev->epoch = lh_dec_varint(pl);
+    ev->addr = lh_dec_varint(pl);
+    ev->size = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl)) {
+        return LH_EFORMAT;
+    }
+    if (len == 0 || memchr(file, '\0', len) || memchr(file, '/', len)) {
+        return 1; /* no contents, or not a plain name in the trace's directory */
+    }
+    char **v = realloc(t->snap_files, (t->n_snap_files + 1) * sizeof *v);
+    if (!v) {
+        return LH_ENOMEM;
+    }
+    t->snap_files = v;
+    if (!(v[t->n_snap_files] = dup_n(file, len))) {
+        return LH_ENOMEM;
+    }
+    ev->file = v[t->n_snap_files++];
+    return 1;
+}
+
 /* Decodes one record of a frame. Returns 1 when it produced an event in *ev, 0 when not,
  * or a negative code (LH_EFORMAT for a malformed payload). */
 static int
@@ -443,6 +473,9 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->label = lh_dec_str(pl, &ev->label_len);
         uint64_t trig = lh_dec_varint(pl);
         ev->kind = trig > 255 ? 255 : (uint8_t)trig;
+        if (lh_dec_ok(pl) && lh_dec_left(pl)) {
+            return rec_snapshot_contents(t, pl, ev);
+        }
         break;
     }
     case LH_REC_RSS:
@@ -784,6 +817,10 @@ lh_trace_close(lh_trace_t *t)
     }
     free(t->threads);
     lh_warnings_fini(&t->warnings);
+    for (size_t i = 0; i < t->n_snap_files; i++) {
+        free(t->snap_files[i]);
+    }
+    free(t->snap_files);
     lh_window_fini(&t->window);
     free(t->comp);
     free(t->raw);

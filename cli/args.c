@@ -1,9 +1,14 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * args.c: option value parsing shared by the subcommands.
+ * args.c: option value parsing shared by the subcommands: numbers, durations ("500ms"),
+ * sizes ("64M"), signals ("USR2"), and "--name VALUE" / "--name=VALUE".
  */
+#include <ctype.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
@@ -20,4 +25,208 @@ lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned lon
     }
     *out = v;
     return 0;
+}
+
+const char *
+lh_cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0) {
+        return NULL;
+    }
+    if (a[n] == '=') {
+        return a + n + 1;
+    }
+    if (a[n] != '\0') {
+        return NULL;
+    }
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+/* Parses "<digits>[.<digits>]" at s into an integer part and a fraction num/den; returns
+ * the end, or NULL. */
+static const char *
+scaled_number(const char *s, uint64_t *intpart, uint64_t *frac_num, uint64_t *frac_den)
+{
+    const char *p = s;
+    uint64_t v = 0, num = 0, den = 1;
+    if (*p < '0' || *p > '9') {
+        return NULL;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) {
+            return NULL;
+        }
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9') {
+            return NULL;
+        }
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (den < 1000000000000ull) { /* 12 decimals are plenty */
+                num = num * 10 + (uint64_t)(*p - '0');
+                den *= 10;
+            }
+        }
+    }
+    *intpart = v;
+    *frac_num = num;
+    *frac_den = den;
+    return p;
+}
+
+/* v + num/den, times mult, into *out; 0 or -1 on overflow. */
+static int
+scale(uint64_t v, uint64_t num, uint64_t den, uint64_t mult, uint64_t *out)
+{
+    if (mult && v > UINT64_MAX / mult) {
+        return -1;
+    }
+    unsigned __int128 f = (unsigned __int128)num * mult / den;
+    unsigned __int128 r = (unsigned __int128)v * mult + f;
+    if (r > UINT64_MAX) {
+        return -1;
+    }
+    *out = (uint64_t)r;
+    return 0;
+}
+
+int
+lh_parse_duration_ns(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        uint64_t ns;
+    } units[] = {{"ns", 1},         {"us", 1000},        {"ms", 1000000},
+                 {"s", 1000000000}, {"m", 60000000000},   {"min", 60000000000},
+                 {"h", 3600000000000}};
+    uint64_t v, num, den;
+    const char *p = s ? scaled_number(s, &v, &num, &den) : NULL;
+    if (!p) {
+        return LH_EINVAL;
+    }
+    if (!*p) {
+        /* A bare number: only 0 needs no unit. */
+        if (v || num) {
+            return LH_EINVAL;
+        }
+        *ns = 0;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(p, units[i].unit) == 0) {
+            return scale(v, num, den, units[i].ns, ns) < 0 ? LH_EINVAL : 0;
+        }
+    }
+    return LH_EINVAL;
+}
+
+int
+lh_parse_size_bytes(const char *s, uint64_t *bytes)
+{
+    uint64_t v, num, den, mult = 1;
+    const char *p = s ? scaled_number(s, &v, &num, &den) : NULL;
+    if (!p) {
+        return LH_EINVAL;
+    }
+    switch (*p) {
+    case '\0':
+    case 'b':
+    case 'B':
+        mult = 1;
+        break;
+    case 'k':
+    case 'K':
+        mult = 1ull << 10;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1ull << 20;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1ull << 30;
+        break;
+    case 't':
+    case 'T':
+        mult = 1ull << 40;
+        break;
+    default:
+        return LH_EINVAL;
+    }
+    if (*p && *p != 'b' && *p != 'B') {
+        p++;
+        /* "K", "KB", "KiB" (all binary) */
+        if (strcmp(p, "iB") == 0 || strcmp(p, "B") == 0 || strcmp(p, "b") == 0) {
+            p += strlen(p);
+        }
+    } else if (*p) {
+        p++;
+    }
+    if (*p) {
+        return LH_EINVAL;
+    }
+    uint64_t out;
+    if (scale(v, num, den, mult, &out) < 0 || (mult == 1 && num)) {
+        return LH_EINVAL; /* a fraction of a byte */
+    }
+    *bytes = out;
+    return 0;
+}
+
+int
+lh_parse_signal(const char *s)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
+                 {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},     {"FPE", SIGFPE},
+                 {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},     {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},
+                 {"ALRM", SIGALRM}, {"TERM", SIGTERM},     {"CHLD", SIGCHLD},   {"CONT", SIGCONT},
+                 {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},   {"URG", SIGURG},
+                 {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM},
+                 {"PROF", SIGPROF}, {"WINCH", SIGWINCH},   {"IO", SIGIO},       {"PWR", SIGPWR},
+                 {"SYS", SIGSYS},   {"KILL", SIGKILL},     {"STOP", SIGSTOP}};
+    char up[32];
+    size_t n = s ? strlen(s) : 0;
+    int sig = -1;
+    if (!n || n >= sizeof up) {
+        return LH_EINVAL;
+    }
+    if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0) {
+        return 0;
+    }
+    for (size_t i = 0; i <= n; i++) {
+        up[i] = (char)toupper((unsigned char)s[i]);
+    }
+    const char *p = strncmp(up, "SIG", 3) == 0 ? up + 3 : up;
+    if (*p >= '0' && *p <= '9') {
+        char *end;
+        long v = strtol(p, &end, 10);
+        sig = !*end && v > 0 && v < NSIG ? (int)v : -1;
+    } else if (strncmp(p, "RTMIN+", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
+        char *end;
+        long v = strtol(p + 6, &end, 10);
+        sig = !*end && SIGRTMIN + v <= SIGRTMAX ? (int)(SIGRTMIN + v) : -1;
+    } else if (strcmp(p, "RTMIN") == 0) {
+        sig = SIGRTMIN;
+    } else {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (strcmp(p, names[i].name) == 0) {
+                sig = names[i].sig;
+            }
+        }
+    }
+    if (sig < 0 || sig == SIGKILL || sig == SIGSTOP) {
+        return LH_EINVAL;
+    }
+    return sig;
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "cmd.h"
 
 extern char **environ;
@@ -23,8 +24,8 @@ extern char **environ;
 #define RUN_MAX_DEPTH 256
 
 const char lh_cmd_run_usage[] =
-    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec] [--]\n"
-    "                     PROG [ARGS...]\n"
+    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec]\n"
+    "                     [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
@@ -36,6 +37,24 @@ const char lh_cmd_run_usage[] =
     "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
     "\n"
+    "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
+    "  --check            exit 23 with one line saying why when PROG leaked more than\n"
+    "                     allowed (PROG's own failure status wins: it is returned as is)\n"
+    "  --max-leak SIZE    allowed leaked bytes (default 0; 4096, 64K, 1M)\n"
+    "  --suppressions FILE  LeakSanitizer-style rules (leak:function, leak:libfoo.so,\n"
+    "                     leak:file.c, * globs, # comments); may be repeated\n"
+    "  --no-default-suppressions  also count the C library's, loader's and C++ runtime's\n"
+    "                     own one-time allocations (stdio buffers, locale, NSS, TLS)\n"
+    "\n"
+    "Snapshots and samples (for `leakhound leaks`, `report --growth`, `counts`):\n"
+    "  --snapshot-signal SIG     take a snapshot when PROG receives SIG (USR2 by default,\n"
+    "                            and only if PROG has no handler of its own), or none\n"
+    "  --snapshot-every DURATION take a snapshot every DURATION (10s, 500ms; 0: off)\n"
+    "  --snapshot-on-growth SIZE take a snapshot each time the heap grew by SIZE since the\n"
+    "                            last one (64M, 512K; 0: off)\n"
+    "  --snapshot-at-exit on|off snapshot at exit (default on); --no-snapshot-at-exit\n"
+    "  --rss-interval DURATION   sample RSS every DURATION (default 100ms; 0: off)\n"
+    "\n"
     "The agent is $LEAKHOUND_AGENT, or libleakhound.so in ../lib, ../lib/leakhound or the\n"
     "directory of the leakhound executable.\n";
 
@@ -44,9 +63,72 @@ typedef struct run_args {
     const char *depth;
     const char *unwind;
     int follow_exec;
+    int check;             /* --check (check.h) */
+    lh_check_opts_t check_opts;
+    const char *max_leak;
     int help;
+    const char *snap_signal, *snap_every, *snap_growth, *snap_exit, *rss_interval;
+    char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
     char **prog_argv; /* NULL-terminated, points into argv */
 } run_args_t;
+
+/* A duration option in whole milliseconds for the agent, at most max_ms (0 allowed). */
+static int
+duration_ms(const char *opt, const char *v, uint64_t max_ms, char *out, size_t len,
+            lh_err_t *err)
+{
+    uint64_t ns;
+    if (lh_parse_duration_ns(v, &ns) < 0) {
+        return lh_err_set(err, LH_EINVAL, "run: %s: expected a duration such as 10s, 500ms or 0, "
+                          "got '%s'", opt, v);
+    }
+    if (ns && ns < 1000000) {
+        return lh_err_set(err, LH_EINVAL, "run: %s %s: the agent counts in milliseconds; use at "
+                          "least 1ms (or 0 for off)", opt, v);
+    }
+    if (ns / 1000000 > max_ms) {
+        return lh_err_set(err, LH_EINVAL, "run: %s %s: at most %llu ms", opt, v,
+                          (unsigned long long)max_ms);
+    }
+    snprintf(out, len, "%llu", (unsigned long long)(ns / 1000000));
+    return 0;
+}
+
+/* Checks the snapshot options and turns them into the agent's env values. */
+static int
+check_snapshot_args(run_args_t *a, lh_err_t *err)
+{
+    if (a->snap_signal) {
+        int sig = lh_parse_signal(a->snap_signal);
+        if (sig < 0) {
+            return lh_err_set(err, LH_EINVAL, "run: --snapshot-signal: unknown or uncatchable "
+                              "signal '%s' (a name such as USR2 or SIGUSR1, a number, or none)",
+                              a->snap_signal);
+        }
+        snprintf(a->env_signal, sizeof a->env_signal, sig ? "%d" : "none", sig);
+    }
+    if (a->snap_every && duration_ms("--snapshot-every", a->snap_every, 86400000, a->env_every,
+                                     sizeof a->env_every, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (a->rss_interval && duration_ms("--rss-interval", a->rss_interval, 3600000, a->env_rss,
+                                       sizeof a->env_rss, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (a->snap_growth) {
+        uint64_t bytes;
+        if (lh_parse_size_bytes(a->snap_growth, &bytes) < 0 || bytes > (1ull << 50)) {
+            return lh_err_set(err, LH_EINVAL, "run: --snapshot-on-growth: expected a size such as "
+                              "64M, 512K or 0 (at most 1P), got '%s'", a->snap_growth);
+        }
+        snprintf(a->env_growth, sizeof a->env_growth, "%llu", (unsigned long long)bytes);
+    }
+    if (a->snap_exit && strcmp(a->snap_exit, "on") != 0 && strcmp(a->snap_exit, "off") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: --snapshot-at-exit: expected on or off, got '%s'",
+                          a->snap_exit);
+    }
+    return 0;
+}
 
 static int
 parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
@@ -71,6 +153,29 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->follow_exec = 1;
             continue;
         }
+        if (strcmp(arg, "--check") == 0) {
+            a->check = 1;
+            continue;
+        }
+        if (strcmp(arg, "--no-default-suppressions") == 0) {
+            a->check_opts.no_default_supp = 1;
+            continue;
+        }
+        if (strncmp(arg, "--suppressions", 14) == 0 && (arg[14] == '\0' || arg[14] == '=')) {
+            const char *v = arg[14] ? arg + 15 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) {
+                return lh_err_set(err, LH_EINVAL, "run: option '--suppressions' needs a value");
+            }
+            if (a->check_opts.n_supp_files == 16) {
+                return lh_err_set(err, LH_EINVAL, "run: at most 16 --suppressions files");
+            }
+            a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
+            continue;
+        }
+        if (strcmp(arg, "--no-snapshot-at-exit") == 0) {
+            a->snap_exit = "off";
+            continue;
+        }
         const char *eq = strchr(arg, '=');
         size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
         if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
@@ -80,6 +185,18 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             dst = &a->depth;
         } else if (n == 8 && strncmp(arg, "--unwind", 8) == 0) {
             dst = &a->unwind;
+        } else if (n == 17 && strncmp(arg, "--snapshot-signal", 17) == 0) {
+            dst = &a->snap_signal;
+        } else if (n == 16 && strncmp(arg, "--snapshot-every", 16) == 0) {
+            dst = &a->snap_every;
+        } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
+            dst = &a->snap_growth;
+        } else if (n == 18 && strncmp(arg, "--snapshot-at-exit", 18) == 0) {
+            dst = &a->snap_exit;
+        } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
+            dst = &a->rss_interval;
+        } else if (n == 10 && strncmp(arg, "--max-leak", 10) == 0) {
+            dst = &a->max_leak;
         } else {
             return lh_err_set(err, LH_EINVAL, "run: unknown option '%s' (see leakhound help run)",
                               arg);
@@ -110,7 +227,18 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (libunwind or fp)",
                           a->unwind);
     }
-    return 0;
+    if (a->max_leak) {
+        if (lh_parse_size_bytes(a->max_leak, &a->check_opts.max_leak_bytes) < 0) {
+            return lh_err_set(err, LH_EINVAL, "run: --max-leak: expected a size such as 0, 4096, "
+                              "64K or 1M, got '%s'", a->max_leak);
+        }
+    }
+    if (!a->check && (a->max_leak || a->check_opts.n_supp_files ||
+                      a->check_opts.no_default_supp)) {
+        return lh_err_set(err, LH_EINVAL, "run: --max-leak, --suppressions and "
+                          "--no-default-suppressions go with --check");
+    }
+    return check_snapshot_args(a, err);
 }
 
 static int
@@ -229,6 +357,15 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC", "1", err)) < 0) {
         return rc;
     }
+    if ((a->snap_signal && (rc = set_env("LEAKHOUND_SNAPSHOT_SIGNAL", a->env_signal, err)) < 0) ||
+        (a->snap_every && (rc = set_env("LEAKHOUND_SNAPSHOT_EVERY_MS", a->env_every, err)) < 0) ||
+        (a->snap_growth &&
+         (rc = set_env("LEAKHOUND_SNAPSHOT_ON_GROWTH", a->env_growth, err)) < 0) ||
+        (a->snap_exit && (rc = set_env("LEAKHOUND_SNAPSHOT_AT_EXIT",
+                                       strcmp(a->snap_exit, "on") == 0 ? "1" : "0", err)) < 0) ||
+        (a->rss_interval && (rc = set_env("LEAKHOUND_RSS_MS", a->env_rss, err)) < 0)) {
+        return rc;
+    }
     return 0;
 }
 
@@ -333,6 +470,15 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     expand_pattern(trace, sizeof trace, pattern, pid);
     if (access(trace, F_OK) == 0) {
         fprintf(stderr, "leakhound: trace written to %s\n", trace);
+        if (a.check) { /* check.c: the program's own failure status wins */
+            int verdict = lh_check_trace(trace, &a.check_opts, err);
+            if (verdict < 0) {
+                return verdict;
+            }
+            if (rc == 0) {
+                rc = verdict;
+            }
+        }
     } else {
         fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
                         "the agent %s working?)\n",

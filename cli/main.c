@@ -23,6 +23,16 @@ typedef struct command {
 static const command_t commands[] = {
     {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
     {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
+    {"leaks", lh_cmd_leaks, lh_cmd_leaks_usage, "what piles up while it runs, per interval"},
+    {"counts", lh_cmd_counts, lh_cmd_counts_usage, "live blocks per site at each mark"},
+    {"log", lh_cmd_log, lh_cmd_log_usage, "allocations and frees of an address, site, thread"},
+    {"watch", lh_cmd_watch, lh_cmd_watch_usage, "measure from outside whether a process leaks"},
+    {"tree", lh_cmd_tree, lh_cmd_tree_usage, "the call tree of what was allocated, leaked, at peak"},
+    {"plot", lh_cmd_plot, lh_cmd_plot_usage, "draw the heap over time, by site (SVG)"},
+    {"flamegraph", lh_cmd_flamegraph, lh_cmd_flamegraph_usage, "draw a flame graph (SVG)"},
+    {"html", lh_cmd_html, lh_cmd_html_usage, "one self-contained HTML page: charts and tables"},
+    {"export", lh_cmd_export, lh_cmd_export_usage, "write a trace as SQLite, pprof or folded stacks"},
+    {"shell", lh_cmd_shell, lh_cmd_shell_usage, "explore a heap snapshot: why is it still alive"},
 };
 
 static void

@@ -10,12 +10,19 @@
  * 11 error listeners added": the heap grows with the number of connections ever served,
  * and every emit("error") walks all of them.
  *
+ * Each connection starts with lh_mark("request"), so `leakhound leaks` and `leakhound report
+ * --growth` can show what grows per request. The API is declared weak (LH_WEAK_API): without
+ * the agent, lh_mark is NULL and the server runs as usual.
+ *
  * Usage: leaky_server [--requests N]   (default 2000)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define LH_WEAK_API
+#include <leakhound.h>
 
 #include "emitter.h"
 
@@ -208,6 +215,9 @@ main(int argc, char **argv)
         return 1;
     }
     for (unsigned long id = 0; id < n_requests; id++) {
+        if (lh_mark) {
+            lh_mark("request");
+        }
         handle_connection(&srv, id);
     }
     printf("leaky_server: served %lu connections (%zu bytes in, %lu error events); "

@@ -5,8 +5,8 @@
 # Usage: scripts/deps.sh [build|test|bench]   (each set includes the previous ones)
 set -eu
 set_name=${1:-build}
-build="gcc g++ make cmake pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libsqlite3-dev libedit-dev"
-test="python3 perl sqlite3 binutils file"
+build="gcc g++ make cmake pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libsqlite3-dev libedit-dev zlib1g-dev"
+test="python3 perl sqlite3 binutils file chromium golang-go"
 bench="heaptrack valgrind redis-server redis-tools time"
 case "$set_name" in
   build) want="$build" ;;

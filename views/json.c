@@ -4,6 +4,8 @@
  */
 #include "json.h"
 
+#include "split_view.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -148,6 +150,11 @@ print_summary(FILE *out, const lh_report_t *rep)
     fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes);
     fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks);
     fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
+    if (rep->n_suppressed_sites) { /* report --suppressions */
+        fprintf(out, ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64
+                     ", \"suppressed_sites\": %zu",
+                rep->suppressed_bytes, rep->suppressed_blocks, rep->n_suppressed_sites);
+    }
     fprintf(out, ", \"unmatched_frees\": %" PRIu64, tot->n_unmatched_frees);
     fprintf(out, ", \"clean_exit\": %s",
             e->present && e->kind == LH_EXIT_NORMAL ? "true" : "false");
@@ -158,11 +165,20 @@ print_summary(FILE *out, const lh_report_t *rep)
     } else {
         fputs(", \"exit_status\": null, \"dropped_events\": null", out);
     }
-    fprintf(out, ", \"salvaged\": %s}", rep->stats->salvaged ? "true" : "false");
+    fprintf(out, ", \"salvaged\": %s", rep->stats->salvaged ? "true" : "false");
+    if (rep->rss && rep->rss->n_samples >= 2) {
+        const lh_rss_cmp_t *c = rep->rss;
+        fprintf(out, ", \"rss\": {\"samples\": %" PRIu64 ", \"first_bytes\": %" PRIu64
+                     ", \"last_bytes\": %" PRIu64 ", \"heap_first_bytes\": %" PRIu64
+                     ", \"heap_last_bytes\": %" PRIu64 ", \"outside_heap\": %s}",
+                c->n_samples, c->first_rss, c->last_rss, c->first_heap, c->last_heap,
+                lh_rss_cmp_suspicious(c) ? "true" : "false");
+    }
+    fputs("}", out);
 }
 
-static void
-print_frame(FILE *out, const lh_frame_t *f)
+void
+lh_json_frame(FILE *out, const lh_frame_t *f)
 {
     fputs("{\"function\": ", out);
     str_or_null(out, f->function);
@@ -176,26 +192,35 @@ print_frame(FILE *out, const lh_frame_t *f)
 }
 
 static void
-print_site(FILE *out, const lh_site_t *site)
+print_site(FILE *out, const lh_report_t *rep, const lh_site_t *site)
 {
     const lh_stack_stats_t *s = &site->stats;
     fprintf(out,
             "{\"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
             ", \"allocations\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
-            ", \"frees\": %" PRIu64 ", \"stack_id\": %" PRIu32 ", \"location\": ",
+            ", \"frees\": %" PRIu64 ", \"stack_id\": %" PRIu32 ", ",
             s->live_bytes, s->live_blocks, s->n_allocs, s->alloc_bytes, s->n_frees,
             site->stack_id);
+    lh_json_site_frames(out, site);
+    lh_json_site_split(out, rep, site); /* issue 5: nothing without an exit snapshot */
+    fputs("}", out);
+}
+
+void
+lh_json_site_frames(FILE *out, const lh_site_t *site)
+{
+    fputs("\"location\": ", out);
     if (site->location >= 0) {
-        print_frame(out, &site->frames[site->location]);
+        lh_json_frame(out, &site->frames[site->location]);
     } else {
         fputs("null", out);
     }
     fputs(", \"frames\": [", out);
     for (size_t i = 0; i < site->n_frames; i++) {
         fputs(i ? ",\n      " : "\n      ", out);
-        print_frame(out, &site->frames[i]);
+        lh_json_frame(out, &site->frames[i]);
     }
-    fputs("]}", out);
+    fputs("]", out);
 }
 
 int
@@ -206,9 +231,11 @@ lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err)
     fputs(",\n \"sites\": [", out);
     for (size_t i = 0; i < rep->n_sites; i++) {
         fputs(i ? ",\n  " : "\n  ", out);
-        print_site(out, &rep->sites[i]);
+        print_site(out, rep, &rep->sites[i]);
     }
-    fputs("]}\n", out);
+    fputs("]", out);
+    lh_json_leak_split(out, rep);
+    fputs("}\n", out);
     if (fflush(out) != 0 || ferror(out)) {
         return lh_err_set(err, LH_EIO, "error writing the report");
     }

@@ -5,8 +5,11 @@
  *   {"summary": {"program", "argv", "pid", "duration_s", "total_events",
  *                "total_allocations", "total_frees", "total_reallocs", "peak_bytes",
  *                "peak_time_s", "leaked_bytes", "leaked_blocks", "clean_exit",
- *                "exit_kind": "exit"|"_exit"|"exec"|"none", ...},
+ *                "exit_kind": "exit"|"_exit"|"exec"|"none", ...,
+ *                "rss": {"samples", "first_bytes", "last_bytes", "heap_first_bytes",
+ *                        "heap_last_bytes", "outside_heap"} (only with 2+ RSS samples)},
  *    "sites": [{"leaked_bytes", "leaked_blocks", "allocations", "allocated_bytes",
+ *               "stack_id", "location",
  *               "frames": [{"function", "file", "line", "module", "inlined"}, ...]}, ...]}
  *
  * These field names are a contract: fields may be added, never renamed or removed. Sites
@@ -23,6 +26,13 @@
 
 /* Writes the report to out, followed by a newline. Returns 0, or LH_EIO. */
 int lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err);
+
+/* One frame object: {"function", "file", "line", "module", "inlined", "address",
+ * "offset"}. */
+void lh_json_frame(FILE *out, const lh_frame_t *f);
+/* The members `"location": {...}|null, "frames": [...]` of a site object, as the report
+ * writes them (no surrounding braces). */
+void lh_json_site_frames(FILE *out, const lh_site_t *site);
 
 /* Writes s[0..len) as a JSON string literal, quotes included. */
 void lh_json_string(FILE *out, const char *s, size_t len);

@@ -4,6 +4,8 @@
  */
 #include "text.h"
 
+#include "split_view.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -54,17 +56,16 @@ print_arg(FILE *out, const char *s)
     fputc('\'', out);
 }
 
-/* Prints a string from the trace or from debug info with control characters replaced. */
-static void
-print_clean(FILE *out, const char *s)
+void
+lh_text_clean(FILE *out, const char *s)
 {
     for (; *s; s++) {
         fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
     }
 }
 
-static const char *
-rel_path(const char *path, const char *cwd)
+const char *
+lh_text_rel_path(const char *path, const char *cwd)
 {
     size_t n = cwd ? strlen(cwd) : 0;
     if (n > 1 && path[0] == '/' && strncmp(path, cwd, n) == 0 && path[n] == '/') {
@@ -116,9 +117,9 @@ print_summary(FILE *out, const lh_report_t *rep)
     char h[32];
 
     fputs("leakhound report: ", out);
-    print_clean(out, rep->trace_path);
+    lh_text_clean(out, rep->trace_path);
     fputs("\n  program:       ", out);
-    print_clean(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : "(unknown)");
+    lh_text_clean(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : "(unknown)");
     if (in->argc) {
         fputs("\n  command:      ", out);
         for (size_t i = 0; i < in->argc; i++) {
@@ -145,9 +146,17 @@ print_summary(FILE *out, const lh_report_t *rep)
             rep->peak_time_s);
     fprintf(out, "  %s  %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu site%s\n",
             rep->end->present ? "live at exit:" : "live at end: ",
-            lh_text_human_bytes(h, sizeof h, tot->heap_bytes), tot->heap_bytes,
-            tot->heap_blocks, tot->heap_blocks == 1 ? "" : "s", rep->n_leak_sites,
+            lh_text_human_bytes(h, sizeof h, tot->heap_bytes - rep->suppressed_bytes),
+            tot->heap_bytes - rep->suppressed_bytes, tot->heap_blocks - rep->suppressed_blocks,
+            tot->heap_blocks - rep->suppressed_blocks == 1 ? "" : "s", rep->n_leak_sites,
             rep->n_leak_sites == 1 ? "" : "s");
+    if (rep->n_suppressed_sites) { /* report --suppressions */
+        fprintf(out, "  suppressed:    %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu "
+                     "site%s, not counted above\n",
+                lh_text_human_bytes(h, sizeof h, rep->suppressed_bytes), rep->suppressed_bytes,
+                rep->suppressed_blocks, rep->suppressed_blocks == 1 ? "" : "s",
+                rep->n_suppressed_sites, rep->n_suppressed_sites == 1 ? "" : "s");
+    }
     fputs("  exit:          ", out);
     print_exit(out, rep);
     if (tot->n_unmatched_frees) {
@@ -163,16 +172,50 @@ print_summary(FILE *out, const lh_report_t *rep)
     if (rep->stats->salvaged) {
         fputs("  salvaged:      the trace's damaged tail was skipped\n", out);
     }
+    if (rep->rss && rep->rss->n_samples >= 2) {
+        lh_text_rss(out, rep->rss);
+    }
 }
 
-static void
-print_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
+/* "+3.0 MiB", "-512 B", "+0 B" */
+static const char *
+signed_bytes(char *buf, size_t len, uint64_t from, uint64_t to)
+{
+    char h[32];
+    snprintf(buf, len, "%s%s", to >= from ? "+" : "-",
+             lh_text_human_bytes(h, sizeof h, to >= from ? to - from : from - to));
+    return buf;
+}
+
+void
+lh_text_rss(FILE *out, const lh_rss_cmp_t *c)
+{
+    char a[40], b[40], h1[32], h2[32];
+    fprintf(out, "  RSS:           %s -> %s (%s) while the heap went %s -> %s (%s), first to "
+                 "last of %" PRIu64 " samples\n",
+            lh_text_human_bytes(h1, sizeof h1, c->first_rss),
+            lh_text_human_bytes(h2, sizeof h2, c->last_rss),
+            signed_bytes(a, sizeof a, c->first_rss, c->last_rss),
+            lh_text_human_bytes((char[32]){0}, 32, c->first_heap),
+            lh_text_human_bytes((char[32]){0}, 32, c->last_heap),
+            signed_bytes(b, sizeof b, c->first_heap, c->last_heap), c->n_samples);
+    if (lh_rss_cmp_suspicious(c)) {
+        fprintf(out, "                 RSS grew %s while the heap grew %s: memory outside "
+                     "malloc (mmap, fragmentation, thread stacks)\n",
+                lh_text_human_bytes(h1, sizeof h1, c->last_rss - c->first_rss),
+                lh_text_human_bytes(h2, sizeof h2, c->last_heap > c->first_heap
+                                                       ? c->last_heap - c->first_heap : 0));
+    }
+}
+
+void
+lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
 {
     fputs(first ? "    at " : "    by ", out);
     if (f->function) {
-        print_clean(out, f->function);
+        lh_text_clean(out, f->function);
     } else if (!f->file && f->module) {
-        print_clean(out, base_name(f->module));
+        lh_text_clean(out, base_name(f->module));
         fprintf(out, "+0x%" PRIx64 "\n", f->offset);
         return;
     } else if (!f->file) {
@@ -183,14 +226,14 @@ print_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
     }
     if (f->file) {
         fputs(" (", out);
-        print_clean(out, rel_path(f->file, cwd));
+        lh_text_clean(out, lh_text_rel_path(f->file, cwd));
         if (f->line) {
             fprintf(out, ":%" PRIu32, f->line);
         }
         fputc(')', out);
     } else if (f->module) {
         fputs(" (in ", out);
-        print_clean(out, base_name(f->module));
+        lh_text_clean(out, base_name(f->module));
         fputc(')', out);
     }
     if (f->inlined) {
@@ -210,14 +253,39 @@ print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
             s->live_blocks, s->live_blocks == 1 ? "" : "s", s->n_allocs,
             s->n_allocs == 1 ? "" : "s");
     if (site->location >= 0 && site->frames[site->location].file) {
-        const lh_frame_t *f = &site->frames[site->location];
         fputs(", at ", out);
-        print_clean(out, rel_path(f->file, cwd));
+        lh_text_location(out, site, cwd);
+    }
+    fprintf(out, " [site %" PRIu32 "]\n", site->stack_id);
+    lh_text_stack(out, site, 0, cwd);
+}
+
+void
+lh_text_location(FILE *out, const lh_site_t *site, const char *cwd)
+{
+    if (site->location < 0) {
+        fputs(site->has_stack ? "(empty stack)" : "(no stack)", out);
+        return;
+    }
+    const lh_frame_t *f = &site->frames[site->location];
+    if (f->file) {
+        lh_text_clean(out, lh_text_rel_path(f->file, cwd));
         if (f->line) {
             fprintf(out, ":%" PRIu32, f->line);
         }
+    } else if (f->function) {
+        lh_text_clean(out, f->function);
+    } else if (f->module) {
+        lh_text_clean(out, base_name(f->module));
+        fprintf(out, "+0x%" PRIx64, f->offset);
+    } else {
+        fprintf(out, "0x%" PRIx64, f->ip);
     }
-    fputc('\n', out);
+}
+
+void
+lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
+{
     if (!site->has_stack) {
         fputs(site->stack_id ? "    (stack not found in the trace)\n"
                              : "    (no stack recorded)\n",
@@ -227,8 +295,13 @@ print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
     if (site->n_frames == 0) {
         fputs("    (empty stack)\n", out);
     }
-    for (size_t i = 0; i < site->n_frames; i++) {
-        print_frame(out, &site->frames[i], i == 0, cwd);
+    size_t n = max && max < site->n_frames ? max : site->n_frames;
+    for (size_t i = 0; i < n; i++) {
+        lh_text_frame(out, &site->frames[i], i == 0, cwd);
+    }
+    if (n < site->n_frames) {
+        fprintf(out, "    ... %zu more frame%s\n", site->n_frames - n,
+                site->n_frames - n == 1 ? "" : "s");
     }
 }
 
@@ -237,7 +310,10 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
 {
     const char *cwd = opts ? opts->cwd : NULL;
     print_summary(out, rep);
-    if (rep->n_leak_sites == 0) {
+    lh_text_leak_split(out, rep); /* issue 5: nothing without an exit snapshot */
+    if (rep->n_leak_sites == 0 && rep->n_suppressed_sites) {
+        fputs("\nNo leaks once the suppressed sites are left out.\n", out);
+    } else if (rep->n_leak_sites == 0) {
         fputs("\nNo leaks: every block allocated while tracing was freed.\n", out);
     } else {
         if (rep->n_sites < rep->n_leak_sites) {
@@ -249,6 +325,7 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
         }
         for (size_t i = 0; i < rep->n_sites; i++) {
             print_site(out, i + 1, &rep->sites[i], cwd);
+            lh_text_site_split(out, rep, &rep->sites[i]);
         }
     }
     if (fflush(out) != 0 || ferror(out)) {

@@ -20,6 +20,21 @@ typedef struct lh_text_opts {
 /* Writes the report to out. opts may be NULL. Returns 0, or LH_EIO when writing failed. */
 int lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_err_t *err);
 
+/* Building blocks shared with the other text views (timeline.c). */
+/* Prints s with control characters replaced by '?'. */
+void lh_text_clean(FILE *out, const char *s);
+/* path relative to cwd when it lies under it (cwd may be NULL). */
+const char *lh_text_rel_path(const char *path, const char *cwd);
+/* One "    at f (file.c:42)" (first) or "    by ..." line. */
+void lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd);
+/* The site's location, "file.c:42" (or the function, module+offset, address), no newline. */
+void lh_text_location(FILE *out, const lh_site_t *site, const char *cwd);
+/* The site's frames, at most max (0: all), or why there are none. */
+void lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd);
+/* The "RSS: ..." summary line(s): RSS growth against heap growth, first to last sample,
+ * and, when RSS grew by much more, what that means. */
+void lh_text_rss(FILE *out, const lh_rss_cmp_t *c);
+
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);
 

@@ -101,7 +101,8 @@ test_text(void **state)
     assert_non_null(strstr(s, "    at emitter_on (emitter.c:42) [inlined]\n"));
     assert_non_null(strstr(s, "    by main (server.c:120)\n"));
     assert_non_null(strstr(s, "    by __libc_start_call_main (in libc.so.6)\n"));
-    assert_non_null(strstr(s, "#2: 16 B (16 bytes) leaked in 1 block, 1 allocation\n"));
+    assert_non_null(strstr(s, "#2: 16 B (16 bytes) leaked in 1 block, 1 allocation [site 0]\n"));
+    assert_non_null(strstr(s, "[site 3]\n    at emitter_on")); /* the id `log --site` takes */
     assert_non_null(strstr(s, "(no stack recorded)"));
     free(s);
 

@@ -262,6 +262,23 @@ lh_tb_mark(lh_tb_t *tb, uint64_t ts, const char *label)
 }
 
 void
+lh_tb_snapshot(lh_tb_t *tb, uint64_t ts, const char *label, uint64_t trigger)
+{
+    uint8_t *r = rec_ts(tb, LH_REC_SNAPSHOT, ts);
+    lh_enc_str(&tb->fe, label);
+    lh_enc_varint(&tb->fe, trigger);
+    rec_end(tb, r);
+}
+
+void
+lh_tb_rss(lh_tb_t *tb, uint64_t ts, uint64_t rss_bytes)
+{
+    uint8_t *r = rec_ts(tb, LH_REC_RSS, ts);
+    lh_enc_varint(&tb->fe, rss_bytes);
+    rec_end(tb, r);
+}
+
+void
 lh_tb_sync(lh_tb_t *tb, uint64_t ts)
 {
     uint8_t *r = rec_ts(tb, LH_REC_SYNC, ts);

@@ -1,0 +1,377 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * datasym.c: data symbols, variable declaration files and vtable class names.
+ */
+#include "datasym.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+typedef struct var_loc {
+    uint64_t addr; /* runtime address */
+    const char *file;
+} var_loc_t;
+
+typedef struct dmod {
+    int opened;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    int vars_read;
+    var_loc_t *vars; /* sorted by addr */
+    size_t n_vars;
+} dmod_t;
+
+typedef struct vt_entry {
+    uint64_t value; /* 0: empty */
+    const char *cls;
+} vt_entry_t;
+
+typedef struct str_chunk {
+    struct str_chunk *next;
+    size_t used, cap;
+    char data[];
+} str_chunk_t;
+
+struct lh_datasym {
+    const lh_modules_t *mods;
+    char *exe_path;
+    dmod_t *dm;
+    size_t n_dm;
+    vt_entry_t *vt;
+    size_t vt_mask, vt_n;
+    str_chunk_t *pool;
+};
+
+static const char *
+pool_str(lh_datasym_t *ds, const char *s, size_t len)
+{
+    if (!ds->pool || ds->pool->cap - ds->pool->used < len + 1) {
+        size_t cap = len + 1 > 65536 ? len + 1 : 65536;
+        str_chunk_t *c = malloc(sizeof *c + cap);
+        if (!c) {
+            return NULL;
+        }
+        c->next = ds->pool;
+        c->used = 0;
+        c->cap = cap;
+        ds->pool = c;
+    }
+    char *r = ds->pool->data + ds->pool->used;
+    memcpy(r, s, len);
+    r[len] = '\0';
+    ds->pool->used += len + 1;
+    return r;
+}
+
+static const char *
+demangled(lh_datasym_t *ds, const char *name)
+{
+    if (!name) {
+        return NULL;
+    }
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            const char *r = pool_str(ds, d, strlen(d));
+            free(d);
+            return r;
+        }
+        free(d);
+    }
+    return pool_str(ds, name, strlen(name));
+}
+
+int
+lh_datasym_new(const lh_modules_t *mods, const char *exe_path, lh_datasym_t **out,
+               lh_err_t *err)
+{
+    lh_datasym_t *ds = calloc(1, sizeof *ds);
+    if (!ds || (exe_path && !(ds->exe_path = strdup(exe_path)))) {
+        goto fail;
+    }
+    ds->mods = mods;
+    ds->vt_mask = 255;
+    if (!(ds->vt = calloc(ds->vt_mask + 1, sizeof *ds->vt))) {
+        goto fail;
+    }
+    *out = ds;
+    return 0;
+fail:
+    lh_datasym_free(ds);
+    *out = NULL;
+    return lh_err_set(err, LH_ENOMEM, "out of memory creating the data symbolizer");
+}
+
+void
+lh_datasym_free(lh_datasym_t *ds)
+{
+    if (!ds) {
+        return;
+    }
+    for (size_t i = 0; i < ds->n_dm; i++) {
+        if (ds->dm[i].dwfl) {
+            dwfl_end(ds->dm[i].dwfl);
+        }
+        free(ds->dm[i].vars);
+    }
+    free(ds->dm);
+    free(ds->vt);
+    while (ds->pool) {
+        str_chunk_t *n = ds->pool->next;
+        free(ds->pool);
+        ds->pool = n;
+    }
+    free(ds->exe_path);
+    free(ds);
+}
+
+static const char *
+module_path(const lh_datasym_t *ds, long mi)
+{
+    const char *p = ds->mods->mods[mi].path;
+    return p[0] ? p : (ds->exe_path ? ds->exe_path : "");
+}
+
+static dmod_t *
+module_open(lh_datasym_t *ds, long mi)
+{
+    if ((size_t)mi >= ds->n_dm) {
+        size_t n = ds->mods->n;
+        dmod_t *v = realloc(ds->dm, n * sizeof *v);
+        if (!v) {
+            return NULL;
+        }
+        memset(v + ds->n_dm, 0, (n - ds->n_dm) * sizeof *v);
+        ds->dm = v;
+        ds->n_dm = n;
+    }
+    dmod_t *m = &ds->dm[mi];
+    if (m->opened) {
+        return m;
+    }
+    m->opened = 1;
+    const char *path = module_path(ds, mi);
+    if (!path[0] || path[0] == '[' || strncmp(path, "linux-vdso", 10) == 0) {
+        return m;
+    }
+    if (!(m->dwfl = dwfl_begin(&callbacks))) {
+        return m;
+    }
+    dwfl_report_begin(m->dwfl);
+    const char *base = strrchr(path, '/');
+    m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : path, path, -1,
+                             ds->mods->mods[mi].load_bias, true);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod) {
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+    }
+    return m;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Variables' declaration files: one scan of the module's CUs (top-level variables and
+ * function-local statics), done the first time a name is asked for.
+ * ------------------------------------------------------------------------------------- */
+
+static int
+push_var(dmod_t *m, size_t *cap, uint64_t addr, const char *file)
+{
+    if (m->n_vars == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        var_loc_t *v = realloc(m->vars, c * sizeof *v);
+        if (!v) {
+            return -1;
+        }
+        m->vars = v;
+        *cap = c;
+    }
+    m->vars[m->n_vars++] = (var_loc_t){addr, file};
+    return 0;
+}
+
+static void
+scan_vars(lh_datasym_t *ds, dmod_t *m, Dwarf_Die *parent, Dwarf_Files *files, Dwarf_Addr bias,
+          size_t *cap, int depth)
+{
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) {
+        return;
+    }
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram && depth == 0) {
+            scan_vars(ds, m, &child, files, bias, cap, 1);
+            continue;
+        }
+        if (tag != DW_TAG_variable) {
+            continue;
+        }
+        Dwarf_Attribute attr;
+        Dwarf_Op *expr;
+        size_t len;
+        Dwarf_Word fi;
+        if (!dwarf_attr(&child, DW_AT_location, &attr) ||
+            dwarf_getlocation(&attr, &expr, &len) != 0 || len < 1 || expr[0].atom != DW_OP_addr) {
+            continue;
+        }
+        const char *file = NULL;
+        if (files && dwarf_formudata(dwarf_attr_integrate(&child, DW_AT_decl_file, &attr),
+                                     &fi) == 0) {
+            const char *f = dwarf_filesrc(files, (size_t)fi, NULL, NULL);
+            file = f ? pool_str(ds, f, strlen(f)) : NULL;
+        }
+        if (push_var(m, cap, expr[0].number + bias, file) < 0) {
+            return;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int
+cmp_var(const void *a, const void *b)
+{
+    const var_loc_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const char *
+var_file(lh_datasym_t *ds, dmod_t *m, uint64_t start)
+{
+    if (!m->vars_read) {
+        size_t cap = 0;
+        Dwarf_Addr bias = 0;
+        Dwarf_Die *cu = NULL;
+        m->vars_read = 1;
+        while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)) != NULL) {
+            Dwarf_Files *files = NULL;
+            size_t nf;
+            if (dwarf_getsrcfiles(cu, &files, &nf) != 0) {
+                files = NULL;
+            }
+            scan_vars(ds, m, cu, files, bias, &cap, 0);
+        }
+        qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
+    }
+    size_t lo = 0, hi = m->n_vars;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->vars[mid].addr < start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < m->n_vars && m->vars[lo].addr == start ? m->vars[lo].file : NULL;
+}
+
+int
+lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *out)
+{
+    memset(out, 0, sizeof *out);
+    long mi = lh_modules_find(ds->mods, addr, epoch);
+    if (mi < 0) {
+        return -1;
+    }
+    out->module_idx = mi;
+    out->module = module_path(ds, mi);
+    dmod_t *m = module_open(ds, mi);
+    if (!m || !m->mod) {
+        return 0;
+    }
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+    if (!name || !name[0]) {
+        return 0;
+    }
+    out->name = demangled(ds, name);
+    out->start = addr - off;
+    out->size = sym.st_size;
+    out->file = var_file(ds, m, out->start);
+    return out->name ? 1 : 0;
+}
+
+/* "vtable for Foo" -> "Foo"; other names: NULL. */
+static const char *
+vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
+{
+    long mi = lh_modules_find(ds->mods, value, epoch);
+    dmod_t *m = mi >= 0 ? module_open(ds, mi) : NULL;
+    if (!m || !m->mod) {
+        return NULL;
+    }
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(m->mod, value, &off, &sym, NULL, NULL, NULL);
+    if (!name || strncmp(name, "_ZTV", 4) != 0) {
+        return NULL;
+    }
+    int status = -1;
+    char *d = __cxa_demangle(name, NULL, NULL, &status);
+    const char *r = NULL;
+    static const char prefix[] = "vtable for ";
+    if (d && status == 0 && strncmp(d, prefix, sizeof prefix - 1) == 0) {
+        r = pool_str(ds, d + sizeof prefix - 1, strlen(d) - (sizeof prefix - 1));
+    } else {
+        r = pool_str(ds, name + 4, strlen(name + 4)); /* undemanglable: the raw name */
+    }
+    free(d);
+    return r;
+}
+
+const char *
+lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
+{
+    if (!value) {
+        return NULL;
+    }
+    size_t h = (size_t)((value * 0x9E3779B97F4A7C15ull) >> 20);
+    for (size_t i = h & ds->vt_mask;; i = (i + 1) & ds->vt_mask) {
+        if (ds->vt[i].value == value) {
+            return ds->vt[i].cls;
+        }
+        if (!ds->vt[i].value) {
+            break;
+        }
+    }
+    const char *cls = vtable_class(ds, value, epoch);
+    if ((ds->vt_n + 1) * 2 > ds->vt_mask + 1) {
+        size_t cap = (ds->vt_mask + 1) * 2;
+        vt_entry_t *v = calloc(cap, sizeof *v);
+        if (!v) {
+            return cls; /* not cached */
+        }
+        for (size_t k = 0; k <= ds->vt_mask; k++) {
+            if (ds->vt[k].value) {
+                size_t j = (size_t)((ds->vt[k].value * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+                while (v[j].value) {
+                    j = (j + 1) & (cap - 1);
+                }
+                v[j] = ds->vt[k];
+            }
+        }
+        free(ds->vt);
+        ds->vt = v;
+        ds->vt_mask = cap - 1;
+    }
+    size_t i = h & ds->vt_mask;
+    while (ds->vt[i].value) {
+        i = (i + 1) & ds->vt_mask;
+    }
+    ds->vt[i] = (vt_entry_t){value, cls};
+    ds->vt_n++;
+    return cls;
+}

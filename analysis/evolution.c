@@ -1,0 +1,312 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * evolution.c: the evolution chart's model.
+ */
+#include "evolution.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rank {
+    uint32_t id;
+    uint64_t max, leaked;
+} rank_t;
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+    const rank_t *x = a, *y = b;
+    if (x->max != y->max) {
+        return x->max > y->max ? -1 : 1;
+    }
+    if (x->leaked != y->leaked) {
+        return x->leaked > y->leaked ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+oom(lh_evolution_t *e, lh_err_t *err)
+{
+    lh_evolution_fini(e);
+    return lh_err_set(err, LH_ENOMEM, "out of memory building the evolution chart");
+}
+
+/* Which boundaries are the x axis in marks mode: marks, else snapshots. */
+static int
+use_point(const lh_cpoint_t *p, int snapshots)
+{
+    return p->is_snapshot == snapshots;
+}
+
+/* Per-stack maximum over the x points, and the per-x values of all stacks in vals when not
+ * NULL (marks mode), replaying the boundary deltas. */
+static int
+marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, size_t n_x,
+             const uint32_t *ids, size_t n_ids, lh_evolution_t *e)
+{
+    size_t ns = lh_collect_n_stacks(c), k = 0;
+    uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur);
+    if (!cur) {
+        return -1;
+    }
+    for (size_t i = 0; i < lh_collect_n_points(c); i++) {
+        const lh_cpoint_t *p = lh_collect_point(c, i);
+        const lh_cdelta_t *d;
+        size_t nd = lh_collect_point_delta(c, i, &d);
+        for (size_t j = 0; j < nd; j++) {
+            cur[d[j].stack] = d[j].bytes;
+        }
+        if (!use_point(p, snapshots) || k >= n_x) {
+            continue;
+        }
+        if (max) {
+            for (size_t s = 0; s < ns; s++) {
+                if (cur[s] > max[s]) {
+                    max[s] = cur[s];
+                }
+            }
+        }
+        if (vals) {
+            for (size_t j = 0; j < n_ids; j++) {
+                vals[j][k] = cur[ids[j]];
+            }
+            e->x[k] = (double)(k + 1);
+            e->total[k] = p->heap_bytes;
+        }
+        k++;
+    }
+    free(cur);
+    return 0;
+}
+
+int
+lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, lh_err_t *err)
+{
+    size_t ns = lh_collect_n_stacks(c);
+    uint64_t start = lh_collect_start_ns(c);
+    int snapshots = 0;
+    uint64_t *max = calloc(ns ? ns : 1, sizeof *max);
+    rank_t *ranks = NULL;
+    uint32_t *ids = NULL;
+    uint64_t *cols = NULL;
+    memset(e, 0, sizeof *e);
+    e->x_marks = x_marks;
+    if (top > 12) {
+        top = 12;
+    }
+    if (!max) {
+        return oom(e, err);
+    }
+    if (x_marks) {
+        size_t n_m = 0, n_s = 0;
+        for (size_t i = 0; i < lh_collect_n_points(c); i++) {
+            if (lh_collect_point(c, i)->is_snapshot) {
+                n_s++;
+            } else {
+                n_m++;
+            }
+        }
+        if (!n_m && !n_s) {
+            free(max);
+            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots (lh_mark, "
+                              "lh_snapshot, or leakhound run --snapshot-every): use --x time");
+        }
+        snapshots = n_m == 0;
+        e->n = n_m ? n_m : n_s;
+        if (marks_values(c, snapshots, max, NULL, e->n, NULL, 0, e) < 0) {
+            free(max);
+            return oom(e, err);
+        }
+    } else {
+        e->n = lh_collect_n_columns(c);
+        if (lh_collect_columns(c, NULL, 0, NULL, max) < 0) {
+            free(max);
+            return oom(e, err);
+        }
+    }
+    /* the top sites */
+    if (!(ranks = malloc((ns ? ns : 1) * sizeof *ranks))) {
+        free(max);
+        return oom(e, err);
+    }
+    size_t nr = 0;
+    for (uint32_t id = 0; id < ns; id++) {
+        if (max[id]) {
+            ranks[nr++] = (rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
+        }
+    }
+    qsort(ranks, nr, sizeof *ranks, cmp_rank);
+    e->n_series = top < nr ? top : nr;
+    e->series = calloc(e->n_series ? e->n_series : 1, sizeof *e->series);
+    ids = malloc((e->n_series ? e->n_series : 1) * sizeof *ids);
+    e->x = calloc(e->n ? e->n : 1, sizeof *e->x);
+    e->total = calloc(e->n ? e->n : 1, sizeof *e->total);
+    e->other = calloc(e->n ? e->n : 1, sizeof *e->other);
+    if (!e->series || !ids || !e->x || !e->total || !e->other) {
+        goto fail;
+    }
+    uint64_t **vals = (uint64_t **)calloc(e->n_series ? e->n_series : 1, sizeof *vals);
+    if (!vals) {
+        goto fail;
+    }
+    for (size_t k = 0; k < e->n_series; k++) {
+        lh_evo_series_t *s = &e->series[k];
+        s->stack_id = ids[k] = ranks[k].id;
+        s->max = ranks[k].max;
+        if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes))) {
+            free(vals);
+            goto fail;
+        }
+        vals[k] = s->bytes;
+        int rc = lh_collect_site(c, s->stack_id, &s->site, err);
+        if (rc < 0) {
+            free(vals);
+            goto fail;
+        }
+    }
+    if (x_marks) {
+        if (marks_values(c, snapshots, NULL, vals, e->n, ids, e->n_series, e) < 0) {
+            free(vals);
+            goto fail;
+        }
+    } else {
+        if (!(cols = malloc((e->n * e->n_series + 1) * sizeof *cols)) ||
+            lh_collect_columns(c, ids, e->n_series, cols, NULL) < 0) {
+            free(vals);
+            goto fail;
+        }
+        for (size_t x = 0; x < e->n; x++) {
+            const lh_ccolumn_t *col = lh_collect_column(c, x);
+            e->x[x] = (double)(col->end_ns - start) / 1e9;
+            e->total[x] = col->heap_bytes;
+            for (size_t k = 0; k < e->n_series; k++) {
+                vals[k][x] = cols[x * e->n_series + k];
+            }
+        }
+    }
+    free(vals);
+    for (size_t x = 0; x < e->n; x++) {
+        uint64_t sum = 0;
+        for (size_t k = 0; k < e->n_series; k++) {
+            sum += e->series[k].bytes[x];
+        }
+        e->other[x] = e->total[x] > sum ? e->total[x] - sum : 0;
+    }
+    e->x_max = x_marks ? (double)e->n : (double)(lh_collect_end_ns(c) - start) / 1e9;
+    /* RSS and boundary lines */
+    size_t nrss = lh_collect_n_rss(c), np = lh_collect_n_points(c);
+    const lh_rss_sample_t *rs = lh_collect_rss(c);
+    e->rss_x = calloc(nrss ? nrss : 1, sizeof *e->rss_x);
+    e->rss = calloc(nrss ? nrss : 1, sizeof *e->rss);
+    e->lines = calloc(np ? np : 1, sizeof *e->lines);
+    if (!e->rss_x || !e->rss || !e->lines) {
+        goto fail;
+    }
+    if (!x_marks) {
+        for (size_t i = 0; i < nrss; i++) {
+            e->rss_x[i] = (double)(rs[i].ts_ns - start) / 1e9;
+            e->rss[i] = rs[i].rss_bytes;
+        }
+        e->n_rss = nrss;
+        for (size_t i = 0; i < np; i++) {
+            const lh_cpoint_t *p = lh_collect_point(c, i);
+            e->lines[e->n_lines++] = (lh_evo_line_t){(double)(p->ts_ns - start) / 1e9, p->label,
+                                                     p->is_snapshot};
+        }
+    } else {
+        /* RSS at each mark: the last sample taken before it */
+        size_t k = 0, r = 0;
+        for (size_t i = 0; i < np; i++) {
+            const lh_cpoint_t *p = lh_collect_point(c, i);
+            if (!use_point(p, snapshots)) {
+                continue;
+            }
+            k++;
+            while (r < nrss && rs[r].ts_ns <= p->ts_ns) {
+                r++;
+            }
+            if (r > 0) {
+                e->rss_x[e->n_rss] = (double)k;
+                e->rss[e->n_rss++] = rs[r - 1].rss_bytes;
+            }
+        }
+    }
+    free(max);
+    free(ranks);
+    free(ids);
+    free(cols);
+    return 0;
+fail:
+    free(max);
+    free(ranks);
+    free(ids);
+    free(cols);
+    return oom(e, err);
+}
+
+void
+lh_evolution_fini(lh_evolution_t *e)
+{
+    for (size_t k = 0; e->series && k < e->n_series; k++) {
+        free(e->series[k].bytes);
+    }
+    free(e->series);
+    free(e->x);
+    free(e->total);
+    free(e->other);
+    free(e->rss_x);
+    free(e->rss);
+    free(e->lines);
+    memset(e, 0, sizeof *e);
+}
+
+static int
+cmp_grow(const void *a, const void *b)
+{
+    const lh_grow_site_t *x = a, *y = b;
+    if (x->g.slope != y->g.slope) {
+        return x->g.slope > y->g.slope ? -1 : 1;
+    }
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+int
+lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err)
+{
+    size_t ns = lh_collect_n_stacks(c);
+    lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
+    memset(r, 0, sizeof *r);
+    if (!g || !(r->v = malloc((ns ? ns : 1) * sizeof *r->v))) {
+        free(g);
+        return lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        int k = lh_collect_growth(c, kind, g, err);
+        if (k < 0) {
+            free(g);
+            lh_growth_rank_fini(r);
+            return k;
+        }
+        if (k >= 2) {
+            r->n_points = k;
+            r->over_snapshots = kind;
+            for (uint32_t id = 0; id < ns; id++) {
+                if (g[id].slope > 0 && g[id].last > g[id].first) {
+                    r->v[r->n++] = (lh_grow_site_t){id, g[id]};
+                }
+            }
+            break;
+        }
+    }
+    free(g);
+    qsort(r->v, r->n, sizeof *r->v, cmp_grow);
+    return 0;
+}
+
+void
+lh_growth_rank_fini(lh_growth_rank_t *r)
+{
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}

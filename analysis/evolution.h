@@ -1,0 +1,72 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * evolution.h: the heap over time, ready to draw: the live bytes of the top N sites (by
+ * the most each one held at any sampled time) and of all the others, at every column of
+ * the collector (time) or at every mark (marks), with the RSS samples, the marks and the
+ * snapshots on the same x axis.
+ */
+#ifndef LH_EVOLUTION_H
+#define LH_EVOLUTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect.h"
+#include "err.h"
+
+typedef struct lh_evo_series {
+    uint32_t stack_id;
+    const lh_site_t *site;  /* owned by the collector */
+    uint64_t *bytes;        /* per x */
+    uint64_t max;
+} lh_evo_series_t;
+
+typedef struct lh_evo_line {
+    double x;
+    const char *label;      /* owned by the collector */
+    int is_snapshot;
+} lh_evo_line_t;
+
+typedef struct lh_evolution {
+    int x_marks;            /* x is the mark number (1-based), else seconds since start */
+    size_t n;               /* points on the x axis */
+    double *x;
+    uint64_t *total;        /* live heap at each x */
+    uint64_t *other;        /* total minus the top series */
+    lh_evo_series_t *series;
+    size_t n_series;
+    double *rss_x;          /* RSS samples (x in the same unit) */
+    uint64_t *rss;
+    size_t n_rss;
+    lh_evo_line_t *lines;   /* marks and snapshots (time: all; marks: snapshots omitted) */
+    size_t n_lines;
+    double x_max;
+} lh_evolution_t;
+
+/* Builds the model with the top `top` sites (at most 12). x_marks: one point per mark (or
+ * per snapshot when there are no marks); returns LH_EINVAL when the trace has neither.
+ * Returns 0, LH_EINVAL or LH_ENOMEM. */
+int lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
+                       lh_err_t *err);
+void lh_evolution_fini(lh_evolution_t *e);
+
+/* The growth ranking: the stacks whose live bytes grew over the marks (over the snapshots
+ * taken while running when there are no marks), by least-squares slope, descending. A
+ * stack grows when its slope is > 0 and it holds more at the last boundary than at the
+ * first. */
+typedef struct lh_grow_site {
+    uint32_t stack_id;
+    lh_cgrowth_t g;
+} lh_grow_site_t;
+
+typedef struct lh_growth_rank {
+    lh_grow_site_t *v;
+    size_t n;
+    int n_points;        /* boundaries (0 when fewer than two) */
+    int over_snapshots;
+} lh_growth_rank_t;
+
+int lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err);
+void lh_growth_rank_fini(lh_growth_rank_t *r);
+
+#endif /* LH_EVOLUTION_H */

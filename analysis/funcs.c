@@ -1,0 +1,359 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * funcs.c: per-function attribution.
+ */
+#include "funcs.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+lh_metric_parse(const char *s, lh_metric_t *out)
+{
+    if (strcmp(s, "allocated") == 0 || strcmp(s, "alloc") == 0) {
+        *out = LH_METRIC_ALLOCATED;
+    } else if (strcmp(s, "leaked") == 0 || strcmp(s, "leak") == 0) {
+        *out = LH_METRIC_LEAKED;
+    } else if (strcmp(s, "peak") == 0) {
+        *out = LH_METRIC_PEAK;
+    } else if (strcmp(s, "growth") == 0) {
+        *out = LH_METRIC_GROWTH;
+    } else {
+        return LH_EINVAL;
+    }
+    return 0;
+}
+
+const char *
+lh_metric_name(lh_metric_t m)
+{
+    switch (m) {
+    case LH_METRIC_ALLOCATED:
+        return "allocated";
+    case LH_METRIC_LEAKED:
+        return "leaked";
+    case LH_METRIC_PEAK:
+        return "peak";
+    case LH_METRIC_GROWTH:
+        return "growth";
+    }
+    return "?";
+}
+
+double
+lh_fmetrics_value(const lh_fmetrics_t *f, lh_metric_t m)
+{
+    switch (m) {
+    case LH_METRIC_ALLOCATED:
+        return (double)f->allocated;
+    case LH_METRIC_LEAKED:
+        return (double)f->leaked;
+    case LH_METRIC_PEAK:
+        return (double)f->peak;
+    case LH_METRIC_GROWTH:
+        return f->growth;
+    }
+    return 0;
+}
+
+const char *
+lh_funcs_frame_name(const lh_frame_t *fr, char *buf, size_t len)
+{
+    if (fr->function) {
+        snprintf(buf, len, "%s", fr->function);
+    } else if (fr->module && fr->module[0]) {
+        const char *b = strrchr(fr->module, '/');
+        snprintf(buf, len, "%s+0x%" PRIx64, b ? b + 1 : fr->module, fr->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, fr->ip);
+    }
+    return buf;
+}
+
+size_t
+lh_funcs_trim(const lh_frame_t *frames, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        if (frames[i].function && strcmp(frames[i].function, "main") == 0) {
+            return i + 1;
+        }
+    }
+    return n;
+}
+
+static uint64_t
+hash_str(const char *s, const char *m)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (; m && *m; m++) {
+        h = (h ^ (unsigned char)*m) * 1099511628211ull;
+    }
+    return h ^ (h >> 29);
+}
+
+static int
+same_module(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static long
+lookup(const lh_funcs_t *f, const char *name, const char *module, size_t *slot)
+{
+    if (!f->hash) {
+        return -1;
+    }
+    size_t i = hash_str(name, module) & f->hash_mask;
+    while (f->hash[i] != UINT32_MAX) {
+        const lh_func_t *x = &f->v[f->hash[i]];
+        if (strcmp(x->name, name) == 0 && same_module(x->module, module)) {
+            return f->hash[i];
+        }
+        i = (i + 1) & f->hash_mask;
+    }
+    if (slot) {
+        *slot = i;
+    }
+    return -1;
+}
+
+static int
+rehash(lh_funcs_t *f, size_t cap)
+{
+    uint32_t *h = malloc(cap * sizeof *h);
+    if (!h) {
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        h[i] = UINT32_MAX;
+    }
+    free(f->hash);
+    f->hash = h;
+    f->hash_mask = cap - 1;
+    for (size_t k = 0; k < f->n; k++) {
+        size_t i = hash_str(f->v[k].name, f->v[k].module) & f->hash_mask;
+        while (h[i] != UINT32_MAX) {
+            i = (i + 1) & f->hash_mask;
+        }
+        h[i] = (uint32_t)k;
+    }
+    return 0;
+}
+
+long
+lh_funcs_find(const lh_funcs_t *f, const lh_frame_t *fr)
+{
+    char buf[512];
+    return lookup(f, lh_funcs_frame_name(fr, buf, sizeof buf), fr->module, NULL);
+}
+
+/* The function of frame fr, added when new; returns its index or -1 (no memory). */
+static long
+intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
+{
+    char buf[512];
+    const char *name = lh_funcs_frame_name(fr, buf, sizeof buf);
+    size_t slot = 0;
+    long k = lookup(f, name, fr->module, &slot);
+    if (k >= 0) {
+        lh_func_t *x = &f->v[k];
+        if (!x->file && fr->file) {
+            x->file = fr->file;
+            x->line = fr->line;
+        }
+        return k;
+    }
+    if ((f->n + 1) * 2 > f->hash_mask + 1) {
+        if (rehash(f, (f->hash_mask + 1) * 2) < 0) {
+            return -1;
+        }
+        lookup(f, name, fr->module, &slot);
+    }
+    if (f->n == *cap_v) {
+        size_t cap = *cap_v ? *cap_v * 2 : 256;
+        lh_func_t *v = realloc(f->v, cap * sizeof *v);
+        if (!v) {
+            return -1;
+        }
+        f->v = v;
+        *cap_v = cap;
+    }
+    lh_func_t *x = &f->v[f->n];
+    memset(x, 0, sizeof *x);
+    if (!(x->name = strdup(name))) {
+        return -1;
+    }
+    x->module = fr->module;
+    x->file = fr->file;
+    x->line = fr->line;
+    x->is_program = fr->module && exe && strcmp(fr->module, exe) == 0;
+    f->hash[slot] = (uint32_t)f->n;
+    return (long)f->n++;
+}
+
+static void
+add(lh_fmetrics_t *to, const lh_fmetrics_t *m)
+{
+    to->allocated += m->allocated;
+    to->n_allocs += m->n_allocs;
+    to->leaked += m->leaked;
+    to->leaked_blocks += m->leaked_blocks;
+    to->peak += m->peak;
+    to->growth += m->growth;
+}
+
+void
+lh_funcs_stack_metrics(const lh_funcs_t *f, const lh_collect_t *c, uint32_t id,
+                       lh_fmetrics_t *out)
+{
+    const lh_cstack_t *s = lh_collect_stack(c, id);
+    out->allocated = s->alloc_bytes;
+    out->n_allocs = s->n_allocs;
+    out->leaked = s->live_bytes;
+    out->leaked_blocks = s->live_blocks;
+    out->peak = s->peak_bytes;
+    out->growth = f && f->stack_growth && id < f->n_stack_growth ? f->stack_growth[id] : 0;
+}
+
+/* Growth per stack, over marks, else snapshots. */
+static int
+stack_growth(lh_funcs_t *f, const lh_collect_t *c, lh_err_t *err)
+{
+    size_t n = lh_collect_n_stacks(c);
+    lh_cgrowth_t *g = calloc(n ? n : 1, sizeof *g);
+    int k, rc = 0;
+    if (!g) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        if ((k = lh_collect_growth(c, kind, g, err)) < 0) {
+            rc = k;
+            goto done;
+        }
+        if (k >= 2) {
+            f->n_growth_points = k;
+            f->growth_is_snapshots = kind;
+            if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth))) {
+                rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+                goto done;
+            }
+            f->n_stack_growth = n;
+            for (size_t i = 0; i < n; i++) {
+                f->stack_growth[i] = g[i].slope;
+            }
+            break;
+        }
+    }
+done:
+    free(g);
+    return rc;
+}
+
+int
+lh_funcs_build(lh_funcs_t *f, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
+{
+    size_t n = lh_collect_n_stacks(c), cap_v = 0;
+    uint32_t *seen = NULL; /* per function: 1 + the last stack it was counted for */
+    size_t cap_seen = 0;
+    const char *exe = lh_trace_info(lh_collect_trace(c))->exe;
+    int rc;
+
+    memset(f, 0, sizeof *f);
+    if (rehash(f, 1024) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    if ((rc = stack_growth(f, c, err)) < 0) {
+        goto fail;
+    }
+    for (uint32_t id = 0; id < n; id++) {
+        const lh_cstack_t *s = lh_collect_stack(c, id);
+        const lh_site_t *site;
+        lh_fmetrics_t m;
+        if (!s->n_allocs && !s->live_blocks) {
+            continue;
+        }
+        if ((rc = lh_collect_site(c, id, &site, err)) < 0) {
+            goto fail;
+        }
+        if (supp && lh_supp_match(supp, site->frames, site->n_frames) >= 0) {
+            f->n_suppressed_stacks++;
+            continue;
+        }
+        lh_funcs_stack_metrics(f, c, id, &m);
+        add(&f->total, &m);
+        f->n_stacks++;
+        for (size_t i = 0; i < site->n_frames; i++) {
+            long k = intern(f, &site->frames[i], exe, &cap_v);
+            if (k < 0) {
+                rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+                goto fail;
+            }
+            if ((size_t)k >= cap_seen) {
+                size_t cap = cap_v;
+                uint32_t *v = realloc(seen, cap * sizeof *v);
+                if (!v) {
+                    rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+                    goto fail;
+                }
+                memset(v + cap_seen, 0, (cap - cap_seen) * sizeof *v);
+                seen = v;
+                cap_seen = cap;
+            }
+            if (seen[k] != id + 1) { /* recursion: once per stack */
+                seen[k] = id + 1;
+                add(&f->v[k].incl, &m);
+            }
+            if ((long)i == site->location) {
+                add(&f->v[k].excl, &m);
+            }
+        }
+    }
+    free(seen);
+    return 0;
+fail:
+    free(seen);
+    lh_funcs_fini(f);
+    return rc;
+}
+
+void
+lh_funcs_fini(lh_funcs_t *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free((char *)f->v[i].name);
+    }
+    free(f->v);
+    free(f->hash);
+    free(f->stack_growth);
+    memset(f, 0, sizeof *f);
+}
+
+static int sort_inclusive;
+static lh_metric_t sort_metric;
+
+static int
+cmp_func(const void *a, const void *b)
+{
+    const lh_func_t *x = a, *y = b;
+    double vx = lh_fmetrics_value(sort_inclusive ? &x->incl : &x->excl, sort_metric);
+    double vy = lh_fmetrics_value(sort_inclusive ? &y->incl : &y->excl, sort_metric);
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+void
+lh_funcs_sort(lh_funcs_t *f, int inclusive, lh_metric_t m)
+{
+    sort_inclusive = inclusive;
+    sort_metric = m;
+    qsort(f->v, f->n, sizeof *f->v, cmp_func);
+    rehash(f, f->hash_mask + 1);
+}

@@ -1,0 +1,933 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * heapgraph.c: a snapshot's live set (from the trace) and reference graph (from its .lhs
+ * file): holders, targets, roots, types, then refgraph's classification and dominators.
+ */
+#include "heapgraph.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "replay.h"
+
+typedef struct tag {
+    uint64_t addr, ts_ns;
+    uint32_t type;
+} tag_t;
+
+/* State of the pass over the trace. */
+typedef struct pass {
+    long want;            /* snapshot index to capture, -1: the exit snapshot */
+    long captured;        /* index captured, -1: none */
+    tag_t *tags;
+    size_t n_tags, cap_tags, tags_at_capture;
+    size_t cap_snaps;
+} pass_t;
+
+/* ---------------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------------- */
+
+static char *
+dup_n(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (r) {
+        if (n) {
+            memcpy(r, s, n);
+        }
+        r[n] = '\0';
+    }
+    return r;
+}
+
+static const char *
+base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path ? path : "";
+}
+
+/* Interns a type name; returns its index (>= 1), or 0 when out of memory. */
+static uint32_t
+intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
+{
+    for (uint32_t i = 1; i < hg->n_types; i++) {
+        if (strlen(hg->types[i]) == n && memcmp(hg->types[i], s, n) == 0) {
+            return i;
+        }
+    }
+    if (hg->n_types == 0) {
+        hg->n_types = 1; /* index 0: none */
+    }
+    if ((hg->n_types & (hg->n_types - 1)) == 0 || hg->n_types == 1) {
+        char **v = realloc(hg->types, (size_t)hg->n_types * 2 * sizeof *v);
+        if (!v) {
+            return 0;
+        }
+        hg->types = v;
+        hg->types[0] = NULL;
+    }
+    char *c = dup_n(s, n);
+    if (!c) {
+        return 0;
+    }
+    hg->types[hg->n_types] = c;
+    return hg->n_types++;
+}
+
+long
+lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel)
+{
+    if (!sel || !*sel) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(snaps[i].label, sel) == 0) {
+            return (long)i;
+        }
+    }
+    const char *p = sel[0] == '#' ? sel + 1 : sel;
+    char *end = NULL;
+    errno = 0;
+    unsigned long k = (*p >= '0' && *p <= '9') ? strtoul(p, &end, 10) : 0;
+    if (end && !*end && !errno && k >= 1 && k <= n) {
+        return (long)k - 1;
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The pass over the trace: snapshot list, live set at the chosen one, tags
+ * ------------------------------------------------------------------------------------- */
+
+static int
+add_snapshot(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev, const lh_replay_t *r)
+{
+    if (hg->n_snaps == ps->cap_snaps) {
+        size_t cap = ps->cap_snaps ? ps->cap_snaps * 2 : 16;
+        lh_snapinfo_t *v = realloc(hg->snaps, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        hg->snaps = v;
+        ps->cap_snaps = cap;
+    }
+    lh_snapinfo_t *s = &hg->snaps[hg->n_snaps];
+    memset(s, 0, sizeof *s);
+    s->number = ev->addr;
+    s->trigger = ev->kind;
+    s->ts_ns = ev->ts_ns;
+    s->pause_ns = ev->size;
+    s->mode = ev->file && ev->epoch <= LH_CONTENTS_FULL ? (uint8_t)ev->epoch : LH_CONTENTS_NONE;
+    s->live_blocks = lh_replay_totals(r)->heap_blocks;
+    s->live_bytes = lh_replay_totals(r)->heap_bytes;
+    if (!(s->label = dup_n(ev->label, ev->label_len)) ||
+        (ev->file && !(s->file = strdup(ev->file)))) {
+        free(s->label);
+        return LH_ENOMEM;
+    }
+    hg->n_snaps++;
+    return 0;
+}
+
+static int
+capture(lh_heapgraph_t *hg, pass_t *ps, const lh_replay_t *r, uint64_t epoch)
+{
+    size_t n = (size_t)lh_replay_totals(r)->heap_blocks;
+    size_t cursor = 0, k = 0;
+    lh_live_block_t b;
+    if (n >= LH_REFGRAPH_MAX_NODES - (1u << 20)) {
+        return LH_EINVAL;
+    }
+    free(hg->blocks);
+    hg->blocks = malloc((n ? n : 1) * sizeof *hg->blocks);
+    if (!hg->blocks) {
+        return LH_ENOMEM;
+    }
+    hg->live_bytes = 0;
+    while (k < n && lh_replay_live_next(r, &cursor, &b)) {
+        hg->blocks[k++] = (lh_hblock_t){b.addr, b.size, b.ts_ns, b.stack_id, 0};
+        hg->live_bytes += b.size;
+    }
+    hg->n_blocks = (uint32_t)k;
+    hg->epoch = epoch;
+    ps->tags_at_capture = ps->n_tags;
+    ps->captured = (long)hg->n_snaps - 1;
+    return 0;
+}
+
+static int
+add_tag(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev)
+{
+    uint32_t type = intern_type(hg, ev->label, ev->label_len);
+    if (!type) {
+        return LH_ENOMEM;
+    }
+    if (ps->n_tags == ps->cap_tags) {
+        size_t cap = ps->cap_tags ? ps->cap_tags * 2 : 64;
+        tag_t *v = realloc(ps->tags, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        ps->tags = v;
+        ps->cap_tags = cap;
+    }
+    ps->tags[ps->n_tags++] = (tag_t){ev->addr, ev->ts_ns, type};
+    return 0;
+}
+
+static int
+read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_err_t *err)
+{
+    lh_trace_opts_t topts = {0};
+    lh_replay_t *r = NULL;
+    lh_event_t ev;
+    uint64_t epoch = 0;
+    int rc;
+    topts.salvage = opts->salvage;
+    lh_trace_close(hg->trace);
+    hg->trace = NULL;
+    for (size_t i = 0; i < hg->n_snaps; i++) {
+        free(hg->snaps[i].label);
+        free(hg->snaps[i].file);
+    }
+    hg->n_snaps = 0;
+    ps->n_tags = 0;
+    ps->captured = -1;
+    if ((rc = lh_trace_open(hg->trace_path, &topts, &hg->trace, err)) < 0 ||
+        (rc = lh_replay_new(&r, err)) < 0) {
+        goto done;
+    }
+    while ((rc = lh_trace_next(hg->trace, &ev, err)) > 0) {
+        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+            goto done;
+        }
+        rc = 0;
+        if ((ev.type == LH_REC_MODULE || ev.type == LH_REC_MODULE_UNLOAD) && ev.epoch > epoch) {
+            epoch = ev.epoch;
+        } else if (ev.type == LH_REC_TAG && ev.addr) {
+            rc = add_tag(hg, ps, &ev);
+        } else if (ev.type == LH_REC_SNAPSHOT) {
+            rc = add_snapshot(hg, ps, &ev, r);
+            long idx = (long)hg->n_snaps - 1;
+            if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev.kind == LH_SNAP_EXIT))) {
+                rc = capture(hg, ps, r, epoch);
+            }
+        }
+        if (rc == LH_EINVAL) {
+            rc = lh_err_set(err, rc, "%s: too many live blocks for the graph", hg->trace_path);
+            goto done;
+        }
+        if (rc < 0) {
+            rc = lh_err_set(err, rc, "%s: out of memory reading the snapshots", hg->trace_path);
+            goto done;
+        }
+    }
+done:
+    lh_replay_free(r);
+    return rc;
+}
+
+static int
+cmp_block(const void *a, const void *b)
+{
+    const lh_hblock_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Sorts the blocks by address: LSD radix sort, 16 bits a pass over the bits that vary
+ * (3 passes for user-space addresses), with one temporary copy: far faster than qsort on
+ * 10 million blocks in hash order. Falls back to qsort when the copy cannot be made. */
+static void
+sort_blocks(lh_hblock_t *v, size_t n)
+{
+    lh_hblock_t *tmp = n > 4096 ? malloc(n * sizeof *tmp) : NULL;
+    size_t *count = tmp ? malloc(65536 * sizeof *count) : NULL;
+    if (!count) {
+        free(tmp);
+        qsort(v, n, sizeof *v, cmp_block);
+        return;
+    }
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++) {
+        all |= v[i].addr;
+    }
+    lh_hblock_t *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64 && (all >> shift); shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++) {
+            count[(src[i].addr >> shift) & 0xffff]++;
+        }
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            dst[count[(src[i].addr >> shift) & 0xffff]++] = src[i];
+        }
+        lh_hblock_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v) {
+        memcpy(v, src, n * sizeof *v);
+    }
+    free(count);
+    free(tmp);
+}
+
+static int
+cmp_tag(const void *a, const void *b)
+{
+    const tag_t *x = a, *y = b;
+    if (x->addr != y->addr) {
+        return x->addr < y->addr ? -1 : 1;
+    }
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* Tags of live blocks: the last one given after the block's allocation wins. */
+static void
+apply_tags(lh_heapgraph_t *hg, pass_t *ps)
+{
+    qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
+    for (size_t i = 0; i < ps->tags_at_capture; i++) {
+        uint32_t b = lh_heapgraph_block_at(hg, ps->tags[i].addr);
+        if (b != LH_NODE_NONE && hg->blocks[b].addr == ps->tags[i].addr &&
+            ps->tags[i].ts_ns >= hg->blocks[b].ts_ns) {
+            hg->blocks[b].type = ps->tags[i].type;
+        }
+    }
+}
+
+uint32_t
+lh_heapgraph_block_at(const lh_heapgraph_t *hg, uint64_t addr)
+{
+    size_t lo = 0, hi = hg->n_blocks;
+    while (lo < hi) { /* the first block starting after addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (hg->blocks[mid].addr <= addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == 0) {
+        return LH_NODE_NONE;
+    }
+    const lh_hblock_t *b = &hg->blocks[lo - 1];
+    if (addr == b->addr || addr - b->addr < b->size) {
+        return (uint32_t)(lo - 1);
+    }
+    return LH_NODE_NONE;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Roots
+ * ------------------------------------------------------------------------------------- */
+
+#define ROOT_IGNORED (LH_NODE_NONE - 1) /* a data symbol that is not a root */
+
+typedef struct root_map {
+    uint64_t *keys;  /* start + 1 (0: empty) */
+    uint32_t *vals;
+    size_t mask, n;
+    /* The last data symbol looked up, so the words of one array cost one lookup. */
+    uint64_t sym_lo, sym_hi;
+    uint32_t sym_root;
+} root_map_t;
+
+static size_t
+key_hash(uint64_t k)
+{
+    uint64_t h = k * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int
+map_put(root_map_t *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
+        uint64_t *k = calloc(cap, sizeof *k);
+        uint32_t *v = calloc(cap, sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return LH_ENOMEM;
+        }
+        for (size_t i = 0; m->keys && i <= m->mask; i++) {
+            if (m->keys[i]) {
+                size_t j = key_hash(m->keys[i]) & (cap - 1);
+                while (k[j]) {
+                    j = (j + 1) & (cap - 1);
+                }
+                k[j] = m->keys[i];
+                v[j] = m->vals[i];
+            }
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->mask = cap - 1;
+    }
+    size_t j = key_hash(key + 1) & m->mask;
+    while (m->keys[j]) {
+        j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key + 1;
+    m->vals[j] = val;
+    m->n++;
+    return 0;
+}
+
+static uint32_t
+map_get(const root_map_t *m, uint64_t key)
+{
+    if (!m->keys) {
+        return LH_NODE_NONE;
+    }
+    for (size_t j = key_hash(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
+        if (m->keys[j] == key + 1) {
+            return m->vals[j];
+        }
+    }
+    return LH_NODE_NONE;
+}
+
+static uint32_t
+new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const char *name,
+         const char *file, const char *module)
+{
+    if ((hg->n_roots & (hg->n_roots + 1)) == 0 || hg->n_roots == 0) {
+        size_t cap = hg->n_roots ? ((size_t)hg->n_roots + 1) * 2 : 16;
+        lh_hroot_t *v = realloc(hg->roots, cap * sizeof *v);
+        if (!v) {
+            return LH_NODE_NONE;
+        }
+        hg->roots = v;
+    }
+    lh_hroot_t *r = &hg->roots[hg->n_roots];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->start = key;
+    r->name = strdup(name);
+    r->file = file ? strdup(file) : NULL;
+    r->module = module ? strdup(module) : NULL;
+    if (!r->name || map_put(m, key, hg->n_roots) < 0) {
+        free(r->name);
+        free(r->file);
+        free(r->module);
+        return LH_NODE_NONE;
+    }
+    return hg->n_roots++;
+}
+
+static uint32_t
+stack_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
+{
+    uint32_t id = map_get(m, rg->start);
+    if (id != LH_NODE_NONE) {
+        return id;
+    }
+    char name[300];
+    uint64_t tid = 0;
+    const char *what = "";
+    if (strcmp(rg->name, "[stack:capture]") == 0) {
+        tid = hg->sf.capture_tid;
+        what = " (took the snapshot)";
+    } else if (strcmp(rg->name, "[stack]") == 0) {
+        tid = lh_trace_info(hg->trace)->pid;
+        what = " (main)";
+    } else if (strncmp(rg->name, "[stack:", 7) == 0) {
+        tid = strtoull(rg->name + 7, NULL, 10);
+    }
+    if (tid) {
+        const char *tn = lh_trace_thread_name(hg->trace, tid);
+        snprintf(name, sizeof name, "[stack of thread %" PRIu64 "%s%s%s%s]", tid,
+                 tn ? " '" : "", tn ? tn : "", tn ? "'" : "", what);
+    } else {
+        snprintf(name, sizeof name, "[stack of a thread at 0x%" PRIx64 "]", rg->start);
+    }
+    return new_root(hg, m, rg->start, LH_ROOT_STACK, name, NULL, NULL);
+}
+
+/* glibc's malloc state: its "top" pointer points into the last block carved from the top
+ * chunk (its header overlaps the block's last word), which would make that block look
+ * referenced. Allocator metadata, never a program's reference: not a root. */
+static int
+is_allocator_state(const lh_dsym_t *ds)
+{
+    const char *m = ds->module ? strrchr(ds->module, '/') : NULL;
+    m = m ? m + 1 : ds->module ? ds->module : "";
+    return strncmp(m, "libc.so", 7) == 0 &&
+           (strcmp(ds->name, "main_arena") == 0 || strcmp(ds->name, "mp_") == 0);
+}
+
+static uint32_t
+data_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg, uint64_t addr)
+{
+    if (m->sym_hi && addr >= m->sym_lo && addr < m->sym_hi) {
+        return m->sym_root;
+    }
+    lh_dsym_t ds;
+    int found = lh_datasym_lookup(hg->ds, addr, hg->epoch, &ds) > 0;
+    uint64_t key = found ? ds.start : rg->start;
+    uint32_t id = map_get(m, key);
+    if (id == LH_NODE_NONE && found && is_allocator_state(&ds)) {
+        id = ROOT_IGNORED;
+        if (map_put(m, key, id) < 0) {
+            return LH_NODE_NONE;
+        }
+    } else if (id == LH_NODE_NONE) {
+        char name[400];
+        if (found) {
+            snprintf(name, sizeof name, "%s", ds.name);
+        } else {
+            snprintf(name, sizeof name, "[data of %s]",
+                     base_name(ds.module ? ds.module : rg->name));
+        }
+        id = new_root(hg, m, key, LH_ROOT_DATA, name, found ? ds.file : NULL,
+                      ds.module ? ds.module : rg->name);
+    }
+    if (found && id != LH_NODE_NONE) {
+        /* Cache the symbol's extent: the words of one array cost one lookup. */
+        m->sym_lo = ds.start;
+        m->sym_hi = ds.size ? ds.start + ds.size : addr + 8;
+        m->sym_root = id;
+    }
+    return id;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The graph
+ * ------------------------------------------------------------------------------------- */
+
+static int
+keep_word(void *ctx, uint64_t v)
+{
+    const lh_heapgraph_t *hg = ctx;
+    const lh_region_t *r = v ? lh_snapfile_region(&hg->sf, v) : NULL;
+    if (r) {
+        return r->kind == LH_REGION_HEAP;
+    }
+    return v && lh_modules_find(lh_trace_modules(hg->trace), v, hg->epoch) >= 0;
+}
+
+static int
+read_contents(lh_heapgraph_t *hg, lh_err_t *err)
+{
+    const lh_snapinfo_t *s = &hg->snaps[hg->cur];
+    lh_snapfile_opts_t so = {keep_word, hg, 0};
+    if (s->mode == LH_CONTENTS_NONE || !s->file) {
+        snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
+                 "snapshot %zu '%s' has no contents; run with --snapshot-contents pointers "
+                 "(LEAKHOUND_SNAPSHOT_CONTENTS=pointers)", hg->cur + 1, s->label);
+        return 1;
+    }
+    const char *slash = strrchr(hg->trace_path, '/');
+    size_t dl = slash ? (size_t)(slash - hg->trace_path) + 1 : 0;
+    char *path = malloc(dl + strlen(s->file) + 1);
+    if (!path) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    memcpy(path, hg->trace_path, dl);
+    strcpy(path + dl, s->file);
+    int rc = lh_snapfile_read(path, &so, &hg->sf, err);
+    free(path);
+    if (rc < 0) {
+        snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "%s", err->msg);
+        lh_snapfile_fini(&hg->sf);
+        return rc == LH_ENOMEM ? rc : 1;
+    }
+    return 0;
+}
+
+/* Holders and targets of the words. Keeps the words held by a block or a root (compacting
+ * sf.words), with their holder node and target (LH_NODE_NONE: not a block) in whold/wtgt. */
+static int
+map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
+{
+    lh_snapfile_t *sf = &hg->sf;
+    root_map_t rm = {0};
+    size_t n = sf->n_words ? sf->n_words : 1;
+    uint32_t *whold = malloc(n * sizeof *whold);
+    uint32_t *wtgt = malloc(n * sizeof *wtgt);
+    size_t bi = 0, k = 0;
+    int rc = LH_ENOMEM;
+    if (!whold || !wtgt) {
+        goto done;
+    }
+    for (size_t i = 0; i < sf->n_words; i++) {
+        lh_word_t w = sf->words[i];
+        uint32_t holder = LH_NODE_NONE;
+        while (bi < hg->n_blocks && w.addr >= hg->blocks[bi].addr &&
+               w.addr - hg->blocks[bi].addr >= hg->blocks[bi].size) {
+            bi++;
+        }
+        uint32_t t = lh_heapgraph_block_at(hg, w.val);
+        if (t != LH_NODE_NONE && w.val != hg->blocks[t].addr) {
+            t |= LH_EDGE_INTERIOR;
+        }
+        if (bi < hg->n_blocks && w.addr >= hg->blocks[bi].addr) {
+            holder = (uint32_t)bi;
+        } else {
+            /* Outside the live blocks, only references to blocks matter (no root is made
+             * for a GOT entry or a pointer to freed memory). */
+            const lh_region_t *rg = t != LH_NODE_NONE ? lh_snapfile_region(sf, w.addr) : NULL;
+            uint32_t root = LH_NODE_NONE;
+            if (rg && rg->kind == LH_REGION_DATA) {
+                root = data_root(hg, &rm, rg, w.addr);
+            } else if (rg && rg->kind == LH_REGION_STACK) {
+                root = stack_root(hg, &rm, rg);
+            }
+            if (root == LH_NODE_NONE || root == ROOT_IGNORED) {
+                hg->n_words_ignored++; /* freed heap memory, allocator metadata, ... */
+                continue;
+            }
+            holder = hg->n_blocks + root;
+        }
+        if (t == LH_NODE_NONE && holder < hg->n_blocks && w.addr == hg->blocks[holder].addr &&
+            !hg->blocks[holder].type) {
+            /* A first word pointing into a module: a vtable? */
+            const char *cls = lh_datasym_vtable_class(hg->ds, w.val, hg->epoch);
+            if (cls && !(hg->blocks[holder].type = intern_type(hg, cls, strlen(cls)))) {
+                goto done;
+            }
+        }
+        sf->words[k] = w;
+        whold[k] = holder;
+        wtgt[k] = t;
+        k++;
+    }
+    sf->n_words = k;
+    rc = 0;
+done:
+    free(rm.keys);
+    free(rm.vals);
+    if (rc < 0) {
+        free(whold);
+        free(wtgt);
+        return rc;
+    }
+    *whold_out = whold;
+    *wtgt_out = wtgt;
+    return 0;
+}
+
+/* Root word lists (CSR by root), then the edge list in place of whold/wtgt. */
+static int
+root_words(lh_heapgraph_t *hg, const uint32_t *whold)
+{
+    size_t nw = hg->sf.n_words;
+    uint64_t *off = calloc((size_t)hg->n_roots + 1, sizeof *off);
+    if (!off) {
+        return LH_ENOMEM;
+    }
+    for (size_t i = 0; i < nw; i++) {
+        if (whold[i] >= hg->n_blocks) {
+            off[whold[i] - hg->n_blocks + 1]++;
+        }
+    }
+    for (uint32_t r = 0; r < hg->n_roots; r++) {
+        off[r + 1] += off[r];
+    }
+    uint32_t *v = malloc((off[hg->n_roots] ? off[hg->n_roots] : 1) * sizeof *v);
+    if (!v) {
+        free(off);
+        return LH_ENOMEM;
+    }
+    for (size_t i = 0; i < nw; i++) {
+        if (whold[i] >= hg->n_blocks) {
+            v[off[whold[i] - hg->n_blocks]++] = (uint32_t)i;
+        }
+    }
+    for (uint32_t r = hg->n_roots; r > 0; r--) {
+        off[r] = off[r - 1];
+    }
+    off[0] = 0;
+    hg->root_woff = off;
+    hg->root_words = v;
+    return 0;
+}
+
+static int
+build_graph(lh_heapgraph_t *hg, lh_err_t *err)
+{
+    uint32_t *whold = NULL, *wtgt = NULL;
+    int rc = read_contents(hg, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    if ((rc = map_words(hg, &whold, &wtgt)) < 0 || (rc = root_words(hg, whold)) < 0) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory mapping the snapshot's pointers");
+        goto done;
+    }
+    /* The edge list: the kept words that point to a block. */
+    uint64_t ne = 0;
+    for (size_t i = 0; i < hg->sf.n_words; i++) {
+        if (wtgt[i] != LH_NODE_NONE) {
+            whold[ne] = whold[i];
+            wtgt[ne] = wtgt[i];
+            ne++;
+        }
+    }
+    if ((rc = lh_refgraph_build(&hg->g, hg->n_blocks, hg->n_roots, &hg->blocks[0].size,
+                                sizeof(lh_hblock_t) / sizeof(uint64_t), whold, wtgt, ne,
+                                err)) < 0) {
+        goto done;
+    }
+    free(whold);
+    free(wtgt);
+    whold = wtgt = NULL;
+    if ((rc = lh_refgraph_classify(&hg->g, err)) < 0 ||
+        (rc = lh_refgraph_dominators(&hg->g, err)) < 0) {
+        goto done;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        hg->class_blocks[hg->g.cls[b]]++;
+        hg->class_bytes[hg->g.cls[b]] += hg->blocks[b].size;
+    }
+    hg->has_graph = 1;
+done:
+    free(whold);
+    free(wtgt);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------- */
+
+int
+lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
+                  lh_err_t *err)
+{
+    static const lh_heapgraph_opts_t defaults = {NULL, -1, 0, 0};
+    lh_heapgraph_t *hg = calloc(1, sizeof *hg);
+    pass_t ps = {0};
+    lh_sym_opts_t so = {0};
+    int rc;
+    *out = NULL;
+    if (!opts) {
+        opts = &defaults;
+    }
+    if (!hg || !(hg->trace_path = strdup(path))) {
+        free(hg);
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    /* Default: capture exit snapshots on the way. A selector needs the list first: a
+     * pass that captures nothing (-2). A known index: captured at once. */
+    ps.want = opts->index >= 0 ? opts->index : opts->snapshot ? -2 : -1;
+    if ((rc = read_trace(hg, &ps, opts, err)) < 0) {
+        goto fail;
+    }
+    if (hg->n_snaps == 0) {
+        rc = lh_err_set(err, LH_EINVAL, "%s: the trace has no snapshots (they are taken at "
+                        "exit by default, with lh_snapshot(), SIGUSR2 or --snapshot-every)",
+                        path);
+        goto fail;
+    }
+    long want = opts->index >= 0 ? opts->index
+              : opts->snapshot   ? lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps,
+                                                              opts->snapshot)
+                                 : (long)hg->n_snaps - 1;
+    if (want < 0 || (size_t)want >= hg->n_snaps) {
+        rc = lh_err_set(err, LH_EINVAL, "%s: no snapshot '%s' (%zu snapshots: see the "
+                        "`snapshots` command)", path, opts->snapshot ? opts->snapshot : "?",
+                        hg->n_snaps);
+        goto fail;
+    }
+    if (ps.captured < 0) {
+        ps.want = want;
+        if ((rc = read_trace(hg, &ps, opts, err)) < 0) {
+            goto fail;
+        }
+    }
+    if (ps.captured < 0) {
+        rc = lh_err_set(err, LH_EFORMAT, "%s: the trace changed while it was read", path);
+        goto fail;
+    }
+    hg->cur = (size_t)ps.captured;
+    sort_blocks(hg->blocks, hg->n_blocks);
+    apply_tags(hg, &ps);
+    so.exe_path = lh_trace_info(hg->trace)->exe;
+    if ((rc = lh_sym_new(lh_trace_modules(hg->trace), &so, &hg->sym, err)) < 0 ||
+        (rc = lh_datasym_new(lh_trace_modules(hg->trace), so.exe_path, &hg->ds, err)) < 0) {
+        goto fail;
+    }
+    if (opts->no_graph) {
+        snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "the graph was not built "
+                 "(--no-graph)");
+    } else if ((rc = build_graph(hg, err)) < 0) {
+        goto fail;
+    }
+    free(ps.tags);
+    *out = hg;
+    return 0;
+fail:
+    free(ps.tags);
+    lh_heapgraph_free(hg);
+    return rc;
+}
+
+void
+lh_heapgraph_free(lh_heapgraph_t *hg)
+{
+    if (!hg) {
+        return;
+    }
+    for (size_t i = 0; i < hg->n_snaps; i++) {
+        free(hg->snaps[i].label);
+        free(hg->snaps[i].file);
+    }
+    free(hg->snaps);
+    free(hg->blocks);
+    for (uint32_t i = 1; i < hg->n_types; i++) {
+        free(hg->types[i]);
+    }
+    free(hg->types);
+    for (uint32_t i = 0; i < hg->n_roots; i++) {
+        free(hg->roots[i].name);
+        free(hg->roots[i].file);
+        free(hg->roots[i].module);
+    }
+    free(hg->roots);
+    free(hg->root_woff);
+    free(hg->root_words);
+    lh_refgraph_fini(&hg->g);
+    lh_snapfile_fini(&hg->sf);
+    for (size_t i = 0; i < hg->n_sites; i++) {
+        if (hg->sites[i]) {
+            lh_site_fini(hg->sites[i]);
+            free(hg->sites[i]);
+        }
+    }
+    free(hg->sites);
+    lh_datasym_free(hg->ds);
+    lh_sym_free(hg->sym);
+    lh_trace_close(hg->trace);
+    free(hg->trace_path);
+    free(hg);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Names
+ * ------------------------------------------------------------------------------------- */
+
+const lh_site_t *
+lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
+{
+    static lh_site_t none = {0, {0}, 0, NULL, 0, -1};
+    if (stack_id >= hg->n_sites) {
+        size_t n = (size_t)stack_id + 64;
+        lh_site_t **v = realloc(hg->sites, n * sizeof *v);
+        if (!v) {
+            return &none;
+        }
+        memset(v + hg->n_sites, 0, (n - hg->n_sites) * sizeof *v);
+        hg->sites = v;
+        hg->n_sites = n;
+    }
+    if (!hg->sites[stack_id]) {
+        lh_site_t *s = calloc(1, sizeof *s);
+        lh_err_t err;
+        if (!s) {
+            return &none;
+        }
+        s->stack_id = stack_id;
+        if (lh_site_symbolize(s, hg->trace, hg->sym, &err) < 0) {
+            s->n_frames = 0;
+            s->location = -1;
+        }
+        hg->sites[stack_id] = s;
+    }
+    return hg->sites[stack_id];
+}
+
+const char *
+lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t len)
+{
+    const lh_site_t *s = lh_heapgraph_site(hg, stack_id);
+    if (s->location < 0) {
+        snprintf(buf, len, "%s", stack_id ? "(stack not recorded)" : "(no stack)");
+        return buf;
+    }
+    const lh_frame_t *f = &s->frames[s->location];
+    if (f->file) {
+        snprintf(buf, len, "%s (%s:%u)", f->function ? f->function : "??", base_name(f->file),
+                 f->line);
+    } else if (f->function) {
+        snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
+    } else if (f->module) {
+        snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, f->ip);
+    }
+    return buf;
+}
+
+const char *
+lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id)
+{
+    const lh_site_t *s = lh_heapgraph_site(hg, stack_id);
+    if (s->location >= 0 && s->frames[s->location].function) {
+        return s->frames[s->location].function;
+    }
+    return "?";
+}
+
+const char *
+lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block)
+{
+    uint32_t t = hg->blocks[block].type;
+    return t ? hg->types[t] : lh_heapgraph_site_function(hg, hg->blocks[block].stack_id);
+}
+
+const char *
+lh_heapgraph_node_name(lh_heapgraph_t *hg, uint32_t node, char *buf, size_t len)
+{
+    if (node < hg->n_blocks) {
+        snprintf(buf, len, "0x%" PRIx64, hg->blocks[node].addr);
+    } else if (node - hg->n_blocks < hg->n_roots) {
+        const lh_hroot_t *r = &hg->roots[node - hg->n_blocks];
+        if (r->file) {
+            snprintf(buf, len, "%s (%s)", r->name, base_name(r->file));
+        } else {
+            snprintf(buf, len, "%s", r->name);
+        }
+    } else {
+        snprintf(buf, len, "[all roots]");
+    }
+    return buf;
+}
+
+size_t
+lh_heapgraph_block_words(const lh_heapgraph_t *hg, uint32_t block, size_t *first)
+{
+    const lh_word_t *w = hg->sf.words;
+    size_t lo = 0, hi = hg->sf.n_words;
+    uint64_t a = hg->blocks[block].addr, end = a + hg->blocks[block].size;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].addr < a) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    size_t k = lo;
+    while (k < hg->sf.n_words && w[k].addr < end) {
+        k++;
+    }
+    *first = lo;
+    return k - lo;
+}

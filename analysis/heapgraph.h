@@ -1,0 +1,144 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * heapgraph.h: "why is it still alive": one heap snapshot of a trace with its reference
+ * graph. Opening it reads the trace once (replaying the events up to the chosen SNAPSHOT
+ * record for the live set: address, size, stack, time, lh_tag type) and the snapshot's
+ * contents file (.lhs, snapfile.h), then:
+ *
+ *   - maps every pointer word to its holder: the live block containing the word, or a root
+ *     (module data/bss: the global variable it falls in, by symbol; a thread's stack), and
+ *     its target: the live block containing the value (its start: a strong edge; inside
+ *     it: an interior edge). Words in heap memory outside every live block (freed memory,
+ *     allocator metadata) are ignored;
+ *   - builds the reference graph (refgraph.h), classifies the blocks as Valgrind does and
+ *     computes the dominator tree and retained sizes;
+ *   - types the blocks: lh_tag name, else the C++ class of a vtable pointer in the first
+ *     word, else (left to callers) the allocating function.
+ *
+ * Default snapshot: the exit snapshot (the last one taken at exit) if any, else the last.
+ * A snapshot without contents (mode none, or a missing file) still gives the live set:
+ * has_graph is 0 and no_graph_why says what is missing and how to capture it.
+ *
+ * Memory per live block: 32 bytes of block data, 8 of retained size, 4 of idom, 1 of
+ * class, plus the CSR edges (8 bytes per edge with the reverse index) and the words kept
+ * (16 bytes each: those held by a live block or a root). Not thread-safe.
+ */
+#ifndef LH_HEAPGRAPH_H
+#define LH_HEAPGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datasym.h"
+#include "err.h"
+#include "refgraph.h"
+#include "report.h"
+#include "snapfile.h"
+#include "symbolize.h"
+#include "trace.h"
+
+/* One SNAPSHOT record of the trace. */
+typedef struct lh_snapinfo {
+    uint64_t number;       /* the agent's snapshot number (0: not recorded) */
+    char *label;
+    uint8_t trigger;       /* LH_SNAP_* */
+    uint8_t mode;          /* LH_CONTENTS_* (none when the record has no contents file) */
+    uint64_t ts_ns;
+    uint64_t pause_ns;
+    char *file;            /* contents file name (in the trace's directory), or NULL */
+    uint64_t live_blocks, live_bytes; /* the trace's live set at that time */
+} lh_snapinfo_t;
+
+typedef struct lh_hblock {
+    uint64_t addr, size, ts_ns;
+    uint32_t stack_id;
+    uint32_t type;         /* index into types[] (0: none) */
+} lh_hblock_t;
+
+enum lh_root_kind {
+    LH_ROOT_DATA = 1,      /* a global or static variable (or unnamed module data) */
+    LH_ROOT_STACK = 2,     /* a thread's stack */
+};
+
+typedef struct lh_hroot {
+    uint8_t kind;          /* lh_root_kind */
+    char *name;            /* "g_emitter", "[stack of thread 1234 'worker']", ... */
+    char *file;            /* declaration file of a variable, or NULL */
+    char *module;          /* the module's path (data roots), or NULL */
+    uint64_t start;        /* symbol or region start */
+} lh_hroot_t;
+
+typedef struct lh_heapgraph {
+    char *trace_path;
+    lh_trace_t *trace;     /* read to its end: module and stack tables complete */
+    lh_snapinfo_t *snaps;
+    size_t n_snaps;
+    size_t cur;            /* the chosen snapshot */
+    uint64_t epoch;        /* module epoch at the snapshot */
+
+    lh_hblock_t *blocks;   /* the live set at the snapshot, by address */
+    uint32_t n_blocks;
+    uint64_t live_bytes;
+    char **types;          /* interned type names; types[0] unused */
+    uint32_t n_types;
+
+    int has_graph;
+    char no_graph_why[600];
+    lh_snapfile_t sf;      /* words: only those held by a live block or a root */
+    lh_hroot_t *roots;     /* node n_blocks + i is roots[i] */
+    uint32_t n_roots;
+    uint64_t *root_woff;   /* n_roots + 1: root_words[root_woff[i] ..] are root i's words */
+    uint32_t *root_words;  /* indices into sf.words */
+    lh_refgraph_t g;
+    uint64_t class_blocks[LH_CLASS_COUNT], class_bytes[LH_CLASS_COUNT];
+    uint64_t n_words_ignored; /* words in heap memory outside live blocks, or elsewhere */
+
+    lh_symbolizer_t *sym;
+    lh_datasym_t *ds;
+    lh_site_t **sites;     /* symbolized sites by stack id, on demand */
+    size_t n_sites;
+} lh_heapgraph_t;
+
+typedef struct lh_heapgraph_opts {
+    const char *snapshot;  /* a label or a number ("3", "#3": the 3rd snapshot of the trace,
+                              from 1); NULL: the default */
+    long index;            /* >= 0: the snapshot at this index (0-based), overrides
+                              snapshot; -1: not given */
+    int salvage;           /* accept a truncated trace (lh_trace_opts_t.salvage) */
+    int no_graph;          /* the live set and the snapshot list only */
+} lh_heapgraph_opts_t;
+
+/* Opens the trace at path and builds the graph of one snapshot. Returns 0 (*out set,
+ * release with lh_heapgraph_free), or LH_E* with a one-line message: the trace's errors,
+ * LH_EINVAL for a trace without snapshots or an unknown snapshot selector, the contents
+ * file's errors (a truncated or corrupt .lhs is an error naming the file, not a silently
+ * smaller graph). */
+int lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
+                      lh_err_t *err);
+void lh_heapgraph_free(lh_heapgraph_t *hg);
+
+/* Resolves a snapshot selector (label, number "N" or "#N") against the snapshot list:
+ * returns its index, or -1. */
+long lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel);
+
+/* The live block containing addr (start or inside; a zero-size block only at its start),
+ * or LH_NODE_NONE. */
+uint32_t lh_heapgraph_block_at(const lh_heapgraph_t *hg, uint64_t addr);
+
+/* The symbolized site of a stack id (cached; never NULL, frames may be empty on error). */
+const lh_site_t *lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id);
+/* The site's location as "function (file:line)" or what is known, into buf. */
+const char *lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf,
+                                  size_t len);
+/* The site's function, or "?" */
+const char *lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id);
+/* A block's type: its tag or vtable class, else its allocating function. */
+const char *lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block);
+/* The name of a node (a block's "0x... (type)", a root's name) into buf. */
+const char *lh_heapgraph_node_name(lh_heapgraph_t *hg, uint32_t node, char *buf, size_t len);
+
+/* The pointer words inside a block: sf.words[*first .. *first + count), by address.
+ * Returns the count. (A root's words: root_words[root_woff[r] .. root_woff[r + 1]).) */
+size_t lh_heapgraph_block_words(const lh_heapgraph_t *hg, uint32_t block, size_t *first);
+
+#endif /* LH_HEAPGRAPH_H */

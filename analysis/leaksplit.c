@@ -1,0 +1,95 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * leaksplit.c: the LEAK SUMMARY of `leakhound report`, from the exit snapshot's graph.
+ */
+#include "leaksplit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "heapgraph.h"
+
+void
+lh_leak_split_init(lh_leak_split_t *ls)
+{
+    memset(ls, 0, sizeof *ls);
+    ls->snap_index = -1;
+}
+
+void
+lh_leak_split_fini(lh_leak_split_t *ls)
+{
+    free(ls->by_stack);
+    lh_leak_split_init(ls);
+}
+
+void
+lh_leak_split_note(lh_leak_split_t *ls, const lh_event_t *ev)
+{
+    if (ev->type != LH_REC_SNAPSHOT) {
+        return;
+    }
+    if (ev->kind == LH_SNAP_EXIT && ev->file && ev->epoch != LH_CONTENTS_NONE) {
+        ls->snap_index = ls->n_snaps_seen;
+    }
+    ls->n_snaps_seen++;
+}
+
+int
+lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t *err)
+{
+    lh_heapgraph_opts_t o = {NULL, ls->snap_index, salvage, 0};
+    lh_heapgraph_t *hg = NULL;
+    int rc;
+    if (ls->snap_index < 0) {
+        return 0;
+    }
+    if ((rc = lh_heapgraph_open(path, &o, &hg, err)) < 0) {
+        return rc;
+    }
+    if (!hg->has_graph) {
+        rc = lh_err_set(err, LH_EFORMAT, "no leak summary: %s", hg->no_graph_why);
+        goto done;
+    }
+    size_t n = 1;
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        if (hg->blocks[b].stack_id >= n) {
+            n = (size_t)hg->blocks[b].stack_id + 1;
+        }
+    }
+    if (!(ls->by_stack = calloc(n, sizeof *ls->by_stack))) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+        goto done;
+    }
+    ls->n_stacks = n;
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        int c = hg->g.cls[b];
+        lh_class_counts_t *s = &ls->by_stack[hg->blocks[b].stack_id];
+        s->blocks[c]++;
+        s->bytes[c] += hg->blocks[b].size;
+        ls->total.blocks[c]++;
+        ls->total.bytes[c] += hg->blocks[b].size;
+    }
+    snprintf(ls->label, sizeof ls->label, "%s", hg->snaps[hg->cur].label);
+    ls->present = 1;
+done:
+    lh_heapgraph_free(hg);
+    return rc;
+}
+
+const lh_class_counts_t *
+lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id)
+{
+    if (!ls->present || stack_id >= ls->n_stacks) {
+        return NULL;
+    }
+    const lh_class_counts_t *s = &ls->by_stack[stack_id];
+    for (int c = 0; c < LH_CLASS_COUNT; c++) {
+        if (s->blocks[c]) {
+            return s;
+        }
+    }
+    return NULL;
+}

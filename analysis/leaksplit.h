@@ -1,0 +1,50 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * leaksplit.h: what `leakhound report` adds when the trace holds an exit snapshot with
+ * contents: Valgrind's LEAK SUMMARY (definitely, indirectly, possibly lost, still
+ * reachable) over the blocks live at exit, in total and per allocation site. Built from the
+ * snapshot's reference graph (heapgraph.h), so it costs a second read of the trace and the
+ * .lhs file, and nothing at all when there is no such snapshot (the caller notes it while
+ * it replays, with lh_leak_split_note).
+ */
+#ifndef LH_LEAKSPLIT_H
+#define LH_LEAKSPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "event.h"
+#include "refgraph.h"
+
+typedef struct lh_class_counts {
+    uint64_t blocks[LH_CLASS_COUNT], bytes[LH_CLASS_COUNT]; /* by enum lh_leak_class */
+} lh_class_counts_t;
+
+typedef struct lh_leak_split {
+    long snap_index;         /* the exit snapshot with contents (lh_leak_split_note), or -1 */
+    long n_snaps_seen;
+    int present;             /* built: the fields below are valid */
+    char label[256];         /* the snapshot's label */
+    lh_class_counts_t total;
+    lh_class_counts_t *by_stack; /* indexed by stack id */
+    size_t n_stacks;
+} lh_leak_split_t;
+
+/* Starts with no snapshot noted. */
+void lh_leak_split_init(lh_leak_split_t *ls);
+void lh_leak_split_fini(lh_leak_split_t *ls);
+
+/* Feeds one event of the replay: notes SNAPSHOT events taken at exit with a contents file
+ * (the last one wins). Cheap: a type test per event. */
+void lh_leak_split_note(lh_leak_split_t *ls, const lh_event_t *ev);
+
+/* Builds the split from the noted snapshot of the trace at path (nothing to do and 0 when
+ * none was noted). Returns 0, or LH_E* with a message (a missing or damaged .lhs file):
+ * callers show it as a warning, the rest of the report stands. */
+int lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t *err);
+
+/* The counts of one stack id, or NULL when none of its blocks was live at the snapshot. */
+const lh_class_counts_t *lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id);
+
+#endif /* LH_LEAKSPLIT_H */

@@ -1,0 +1,542 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * snapfile.c: reading snapshot contents files (.lhs), frame by frame.
+ */
+#include "snapfile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "dec.h"
+#include "enc.h"
+#include "format.h"
+
+/* Limits against hostile files. */
+#define MAX_REGIONS (1u << 20)
+
+typedef struct reader {
+    lh_snapfile_t *sf;
+    const lh_snapfile_opts_t *opts;
+    FILE *f;
+    uint64_t off;          /* bytes consumed */
+    uint64_t n_frames;
+    uint8_t *comp, *raw;
+    size_t comp_cap, raw_cap;
+    size_t cap_words, cap_regions, cap_pages;
+    int sorted;            /* words arrived in increasing address order so far */
+    int seen_end;
+    lh_err_t *err;
+} reader_t;
+
+static int
+grow_buf(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    size_t c = *cap ? *cap : 65536;
+    while (c < need) {
+        c *= 2;
+    }
+    uint8_t *b = realloc(*buf, c);
+    if (!b) {
+        return LH_ENOMEM;
+    }
+    *buf = b;
+    *cap = c;
+    return 0;
+}
+
+/* Makes room for one more element of size sz in *v (count n, capacity *cap). */
+static int
+grow_vec(void **v, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap) {
+        return 0;
+    }
+    size_t c = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*v, c * sz);
+    if (!p) {
+        return LH_ENOMEM;
+    }
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static char *
+dup_n(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = '\0';
+        for (size_t i = 0; i < n; i++) {
+            if (r[i] == '\0') {
+                r[i] = '?';
+            }
+        }
+    }
+    return r;
+}
+
+static int
+push_word(reader_t *rd, uint64_t addr, uint64_t val)
+{
+    lh_snapfile_t *sf = rd->sf;
+    if (grow_vec((void **)&sf->words, &rd->cap_words, sf->n_words, sizeof *sf->words) < 0) {
+        return LH_ENOMEM;
+    }
+    if (sf->n_words && addr <= sf->words[sf->n_words - 1].addr) {
+        rd->sorted = 0;
+    }
+    sf->words[sf->n_words++] = (lh_word_t){addr, val};
+    return 0;
+}
+
+static int
+default_keep(const lh_snapfile_t *sf, uint64_t v)
+{
+    const lh_region_t *r = v ? lh_snapfile_region(sf, v) : NULL;
+    return r && r->kind == LH_REGION_HEAP;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Records
+ * ------------------------------------------------------------------------------------- */
+
+static int
+rec_region(reader_t *rd, lh_dec_t *pl)
+{
+    lh_snapfile_t *sf = rd->sf;
+    lh_region_t r = {0};
+    size_t len;
+    r.start = lh_dec_varint(pl);
+    r.len = lh_dec_varint(pl);
+    uint64_t kind = lh_dec_varint(pl);
+    const char *name = lh_dec_str(pl, &len);
+    if (!lh_dec_ok(pl) || kind > 255 || r.start + r.len < r.start) {
+        return LH_EFORMAT;
+    }
+    if (sf->n_regions >= MAX_REGIONS) {
+        return LH_EFORMAT;
+    }
+    r.kind = (uint8_t)kind;
+    if (grow_vec((void **)&sf->regions, &rd->cap_regions, sf->n_regions, sizeof r) < 0 ||
+        !(r.name = dup_n(name, len))) {
+        return LH_ENOMEM;
+    }
+    sf->regions[sf->n_regions++] = r;
+    return 0;
+}
+
+/* PTRS: deltas run across the records of a frame (state in *prev_*), from 0 at each. */
+static int
+rec_ptrs(reader_t *rd, lh_dec_t *pl, uint64_t *prev_addr, uint64_t *prev_val)
+{
+    uint64_t count = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || count > lh_dec_left(pl) / 2) {
+        return LH_EFORMAT; /* each pair takes at least two bytes */
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t da = lh_dec_varint(pl);
+        int64_t dv = lh_dec_svarint(pl);
+        if (!lh_dec_ok(pl) || da > (UINT64_MAX >> 3)) {
+            return LH_EFORMAT;
+        }
+        uint64_t a = *prev_addr + da * 8;
+        if (a < *prev_addr) {
+            return LH_EFORMAT;
+        }
+        *prev_addr = a;
+        *prev_val += (uint64_t)dv;
+        if (push_word(rd, a, *prev_val) < 0) {
+            return LH_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+static int
+rec_bytes(reader_t *rd, lh_dec_t *pl)
+{
+    lh_snapfile_t *sf = rd->sf;
+    uint64_t addr = lh_dec_varint(pl);
+    size_t len = lh_dec_left(pl);
+    const uint8_t *b = lh_dec_bytes(pl, len);
+    if (!lh_dec_ok(pl) || addr + len < addr) {
+        return LH_EFORMAT;
+    }
+    /* Kept until the end: its words may point into regions not seen yet. */
+    lh_page_t pg = {addr, malloc(len ? len : 1), len};
+    if (!pg.bytes ||
+        grow_vec((void **)&sf->pages, &rd->cap_pages, sf->n_pages, sizeof pg) < 0) {
+        free(pg.bytes);
+        return LH_ENOMEM;
+    }
+    memcpy(pg.bytes, b, len);
+    sf->pages[sf->n_pages++] = pg;
+    return 0;
+}
+
+static int
+frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uint8_t *bad_type)
+{
+    lh_snapfile_t *sf = rd->sf;
+    lh_dec_t d, pl;
+    uint8_t type;
+    uint64_t prev_addr = 0, prev_val = 0;
+    uint32_t idx = 0;
+    int rc;
+    lh_dec_init(&d, p, len);
+    while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
+        *bad_idx = idx;
+        *bad_type = type;
+        switch (type) {
+        case LH_SREC_REGION:
+            rc = rec_region(rd, &pl);
+            break;
+        case LH_SREC_PTRS:
+            rc = rec_ptrs(rd, &pl, &prev_addr, &prev_val);
+            break;
+        case LH_SREC_BYTES:
+            rc = rec_bytes(rd, &pl);
+            break;
+        case LH_SREC_THREAD:
+            sf->capture_tid = lh_dec_varint(&pl);
+            sf->capture_sp = lh_dec_varint(&pl);
+            rc = lh_dec_ok(&pl) ? 0 : LH_EFORMAT;
+            break;
+        case LH_SREC_END:
+            sf->end_regions = lh_dec_varint(&pl);
+            sf->end_words = lh_dec_varint(&pl);
+            sf->end_ptrs = lh_dec_varint(&pl);
+            sf->end_bytes = lh_dec_varint(&pl);
+            rc = lh_dec_ok(&pl) ? 0 : LH_EFORMAT;
+            rd->seen_end = 1;
+            break;
+        default:
+            rc = 0; /* a newer record type: skip it */
+            break;
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        idx++;
+    }
+    *bad_idx = idx;
+    *bad_type = 0;
+    return rc < 0 ? LH_EFORMAT : 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Container
+ * ------------------------------------------------------------------------------------- */
+
+static size_t
+read_some(reader_t *rd, void *buf, size_t n)
+{
+    size_t got = n ? fread(buf, 1, n, rd->f) : 0;
+    rd->off += got;
+    return got;
+}
+
+static int
+truncated(reader_t *rd, const char *where)
+{
+    if (ferror(rd->f)) {
+        return lh_err_set(rd->err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s",
+                          rd->sf->path, rd->off, strerror(errno));
+    }
+    return lh_err_set(rd->err, LH_ETRUNC,
+                      "%s: snapshot file truncated at offset %" PRIu64 " (%s)", rd->sf->path,
+                      rd->off, where);
+}
+
+static int
+read_header(reader_t *rd)
+{
+    lh_snapfile_t *sf = rd->sf;
+    uint8_t b[LH_FILE_HEADER_LEN];
+    size_t got = read_some(rd, b, sizeof b);
+    size_t cmp = got < 8 ? got : 8;
+    if (got == 0) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: empty file (not a leakhound snapshot)",
+                          sf->path);
+    }
+    if (memcmp(b, LH_SNAP_MAGIC, cmp) != 0) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: not a leakhound snapshot file (bad magic)",
+                          sf->path);
+    }
+    if (got < sizeof b) {
+        return truncated(rd, "in the file header");
+    }
+    lh_dec_t d;
+    lh_dec_init(&d, b + 8, 8);
+    sf->major = lh_dec_u16le(&d);
+    sf->minor = lh_dec_u16le(&d);
+    uint32_t info_len = lh_dec_u32le(&d);
+    if (sf->major != LH_FORMAT_MAJOR) {
+        return lh_err_set(rd->err, LH_EVERSION,
+                          "%s: snapshot format %u.%u is not supported (this leakhound reads "
+                          "%d.x)", sf->path, sf->major, sf->minor, LH_FORMAT_MAJOR);
+    }
+    if (info_len > (1u << 20)) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: corrupt header (info block of %u bytes)",
+                          sf->path, info_len);
+    }
+    uint8_t *info = malloc(info_len ? info_len : 1);
+    if (!info) {
+        return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+    }
+    int rc = 0;
+    if (read_some(rd, info, info_len) != info_len) {
+        rc = truncated(rd, "in the info block");
+        goto done;
+    }
+    lh_dec_t id, pl;
+    uint8_t type;
+    lh_dec_init(&id, info, info_len);
+    while ((rc = lh_dec_record(&id, &type, &pl)) > 0) {
+        if (type != LH_SREC_INFO) {
+            continue;
+        }
+        size_t len;
+        sf->pid = lh_dec_varint(&pl);
+        sf->number = lh_dec_varint(&pl);
+        sf->ts_ns = lh_dec_varint(&pl);
+        const char *label = lh_dec_str(&pl, &len);
+        sf->mode = lh_dec_varint(&pl);
+        if (!lh_dec_ok(&pl)) {
+            rc = -1;
+            break;
+        }
+        free(sf->label);
+        if (!(sf->label = dup_n(label, len))) {
+            rc = lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+            goto done;
+        }
+    }
+    if (rc < 0) {
+        rc = lh_err_set(rd->err, LH_EFORMAT, "%s: malformed info block", sf->path);
+    }
+done:
+    free(info);
+    return rc;
+}
+
+/* Reads one frame. Returns 1, 0 at the end of the file, or a negative code. */
+static int
+read_frame(reader_t *rd)
+{
+    lh_snapfile_t *sf = rd->sf;
+    uint8_t hb[LH_FRAME_HEADER_LEN];
+    lh_frame_hdr_t h;
+    const char *why = NULL;
+    uint64_t off = rd->off;
+    size_t got = read_some(rd, hb, sizeof hb);
+    if (got == 0 && !ferror(rd->f)) {
+        return 0;
+    }
+    if (got < sizeof hb) {
+        return truncated(rd, "in a frame header");
+    }
+    if (lh_dec_frame_header(hb, &h, &why) < 0) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": %s", sf->path, rd->n_frames, off, why);
+    }
+    for (size_t extra = h.header_len - LH_FRAME_HEADER_LEN; extra > 0;) {
+        size_t n = extra < sizeof hb ? extra : sizeof hb;
+        if (read_some(rd, hb, n) != n) {
+            return truncated(rd, "in a frame header");
+        }
+        extra -= n;
+    }
+    if (grow_buf(&rd->comp, &rd->comp_cap, h.comp_len ? h.comp_len : 1) < 0) {
+        return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+    }
+    if (read_some(rd, rd->comp, h.comp_len) != h.comp_len) {
+        return truncated(rd, "in a frame's payload");
+    }
+    if (lh_crc32c(0, rd->comp, h.comp_len) != h.payload_crc) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": payload checksum mismatch", sf->path, rd->n_frames, off);
+    }
+    const uint8_t *payload = rd->comp;
+    if (h.codec == LH_CODEC_ZSTD) {
+        if (grow_buf(&rd->raw, &rd->raw_cap, h.raw_len ? h.raw_len : 1) < 0) {
+            return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+        }
+        size_t n = ZSTD_decompress(rd->raw, h.raw_len, rd->comp, h.comp_len);
+        if (ZSTD_isError(n) || n != h.raw_len) {
+            return lh_err_set(rd->err, LH_EFORMAT, "%s: frame %" PRIu64 " at offset %" PRIu64
+                              ": cannot decompress (%s)", sf->path, rd->n_frames, off,
+                              ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
+        }
+        payload = rd->raw;
+    }
+    uint32_t idx = 0;
+    uint8_t type = 0;
+    int rc = frame_records(rd, payload, h.raw_len, &idx, &type);
+    if (rc == LH_ENOMEM) {
+        return lh_err_set(rd->err, rc, "%s: out of memory", sf->path);
+    }
+    if (rc < 0) {
+        return lh_err_set(rd->err, LH_EFORMAT, "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": malformed record %u (type 0x%02x)", sf->path, rd->n_frames, off,
+                          idx, type);
+    }
+    rd->n_frames++;
+    return 1;
+}
+
+/* Mode full: the pointer words of the pages (aligned 8-byte values the filter keeps); the
+ * pages are freed unless the caller wants them. */
+static int
+page_words(reader_t *rd)
+{
+    lh_snapfile_t *sf = rd->sf;
+    for (size_t i = 0; i < sf->n_pages; i++) {
+        const lh_page_t *pg = &sf->pages[i];
+        uint64_t first = (pg->addr + 7) & ~(uint64_t)7;
+        for (uint64_t a = first; a + 8 <= pg->addr + pg->len; a += 8) {
+            uint64_t v;
+            memcpy(&v, pg->bytes + (a - pg->addr), 8);
+            int keep = rd->opts && rd->opts->keep ? rd->opts->keep(rd->opts->keep_ctx, v)
+                                                  : default_keep(sf, v);
+            if (keep && push_word(rd, a, v) < 0) {
+                return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+            }
+        }
+    }
+    if (!rd->opts || !rd->opts->keep_pages) {
+        for (size_t i = 0; i < sf->n_pages; i++) {
+            free(sf->pages[i].bytes);
+        }
+        free(sf->pages);
+        sf->pages = NULL;
+        sf->n_pages = 0;
+    }
+    return 0;
+}
+
+static int
+cmp_word(const void *a, const void *b)
+{
+    const lh_word_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int
+cmp_region(const void *a, const void *b)
+{
+    const lh_region_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int
+cmp_page(const void *a, const void *b)
+{
+    const lh_page_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int
+lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
+                 lh_err_t *err)
+{
+    reader_t rd = {0};
+    int rc;
+    memset(sf, 0, sizeof *sf);
+    rd.sf = sf;
+    rd.opts = opts;
+    rd.err = err;
+    rd.sorted = 1;
+    if (!(sf->path = strdup(path))) {
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
+    }
+    rd.f = fopen(path, "rb");
+    if (!rd.f) {
+        int e = errno;
+        return lh_err_set(err, e == ENOENT ? LH_ENOENT : LH_EIO, "%s: %s", path, strerror(e));
+    }
+    if ((rc = read_header(&rd)) < 0) {
+        goto done;
+    }
+    while ((rc = read_frame(&rd)) > 0) {
+    }
+    if (rc < 0) {
+        goto done;
+    }
+    if (!rd.seen_end) {
+        rc = lh_err_set(err, LH_ETRUNC, "%s: snapshot file incomplete (no END record after %"
+                        PRIu64 " frames: the capture was interrupted)", path, rd.n_frames);
+        goto done;
+    }
+    qsort(sf->regions, sf->n_regions, sizeof *sf->regions, cmp_region);
+    qsort(sf->pages, sf->n_pages, sizeof *sf->pages, cmp_page);
+    if ((rc = page_words(&rd)) < 0) {
+        goto done;
+    }
+    if (!rd.sorted) {
+        qsort(sf->words, sf->n_words, sizeof *sf->words, cmp_word);
+    }
+    /* One value per address: keep the last. */
+    size_t k = 0;
+    for (size_t i = 0; i < sf->n_words; i++) {
+        if (k && sf->words[k - 1].addr == sf->words[i].addr) {
+            sf->words[k - 1] = sf->words[i];
+        } else {
+            sf->words[k++] = sf->words[i];
+        }
+    }
+    sf->n_words = k;
+    rc = 0;
+done:
+    fclose(rd.f);
+    free(rd.comp);
+    free(rd.raw);
+    return rc;
+}
+
+void
+lh_snapfile_fini(lh_snapfile_t *sf)
+{
+    if (!sf) {
+        return;
+    }
+    for (size_t i = 0; i < sf->n_regions; i++) {
+        free(sf->regions[i].name);
+    }
+    for (size_t i = 0; i < sf->n_pages; i++) {
+        free(sf->pages[i].bytes);
+    }
+    free(sf->regions);
+    free(sf->pages);
+    free(sf->words);
+    free(sf->label);
+    free(sf->path);
+    memset(sf, 0, sizeof *sf);
+}
+
+const lh_region_t *
+lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr)
+{
+    size_t lo = 0, hi = sf->n_regions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < sf->regions[mid].start) {
+            hi = mid;
+        } else if (addr - sf->regions[mid].start >= sf->regions[mid].len) {
+            lo = mid + 1;
+        } else {
+            return &sf->regions[mid];
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,81 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * snapfile.h: the reader of snapshot contents files (.lhs, docs/FORMAT.md "Snapshot
+ * contents files"): the regions the agent scanned (heap, module data/bss and stacks, the
+ * roots), the pointer words it found (address, value) and, in mode `full`, the raw pages.
+ *
+ * The file is read whole, in one call: same container as a trace (16-byte header with the
+ * magic "LHSNAPS\0", info block, 48-byte frames with CRC-32C and zstd). Every byte is
+ * hostile: a bad magic, a newer major version, a bad checksum, a malformed record, a
+ * truncated frame or a missing END record (the capturing child was killed) is an error
+ * whose message names the file and the offset. Pointer words come out sorted by address;
+ * in mode `full` they are derived from the pages (the words a caller's keep() accepts).
+ *
+ * Not thread-safe; the result is immutable once read.
+ */
+#ifndef LH_SNAPFILE_H
+#define LH_SNAPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct lh_region {
+    uint64_t start, len;
+    uint8_t kind;   /* LH_REGION_* */
+    char *name;     /* NUL-terminated copy: module path, "[heap]", "[stack:capture]", ... */
+} lh_region_t;
+
+/* One pointer word: the word at addr holds val. */
+typedef struct lh_word {
+    uint64_t addr, val;
+} lh_word_t;
+
+/* One page of mode `full`. */
+typedef struct lh_page {
+    uint64_t addr;
+    uint8_t *bytes;
+    size_t len;
+} lh_page_t;
+
+typedef struct lh_snapfile {
+    char *path;
+    uint16_t major, minor;
+    /* Info block. */
+    uint64_t pid, number, ts_ns, mode; /* mode: LH_CONTENTS_* */
+    char *label;
+    /* THREAD record: the capturing thread (0 when absent). */
+    uint64_t capture_tid, capture_sp;
+    /* END record. */
+    uint64_t end_regions, end_words, end_ptrs, end_bytes;
+    /* Regions, sorted by start. */
+    lh_region_t *regions;
+    size_t n_regions;
+    /* Pointer words, sorted by address (one value per address). */
+    lh_word_t *words;
+    size_t n_words;
+    /* Pages (mode full), sorted by address. */
+    lh_page_t *pages;
+    size_t n_pages;
+} lh_snapfile_t;
+
+typedef struct lh_snapfile_opts {
+    /* Mode full: which words of the pages become pointer words (NULL: every non-zero word
+     * that points into a heap region of the file). */
+    int (*keep)(void *ctx, uint64_t value);
+    void *keep_ctx;
+    int keep_pages; /* also keep the raw pages in sf->pages (mode full) */
+} lh_snapfile_opts_t;
+
+/* Reads the whole file into *sf (zeroed first; release with lh_snapfile_fini, also after
+ * an error). opts may be NULL. Returns 0, or LH_ENOENT, LH_EIO, LH_EFORMAT, LH_EVERSION,
+ * LH_ETRUNC, LH_ENOMEM with a one-line message naming path in err. */
+int lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
+                     lh_err_t *err);
+void lh_snapfile_fini(lh_snapfile_t *sf);
+
+/* The region containing addr, or NULL. */
+const lh_region_t *lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr);
+
+#endif /* LH_SNAPFILE_H */

@@ -1,0 +1,1079 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * timeline.c: boundaries, per-site series, differential leaks, temporaries, RSS. See
+ * timeline.h for the definitions; the comments here are about how.
+ */
+#include "timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacks.h"
+
+/* One change of a site's live set, recorded at the boundary with global index g. */
+typedef struct sentry {
+    uint64_t blocks;
+    uint64_t bytes;
+    uint32_t g;
+} sentry_t;
+
+typedef struct site {
+    sentry_t *series;
+    size_t n_series, cap_series;
+    uint64_t dirty_gen;   /* == tl->gen: already on the dirty list */
+    uint64_t n_temp, temp_bytes, temp_life_ns;
+} site_t;
+
+/* A block freed after the current `to` boundary of a kind, born before it. */
+typedef struct after {
+    uint64_t ts_ns;
+    uint64_t size;
+    uint32_t stack_id;
+} after_t;
+
+typedef struct bvec {
+    lh_boundary_t *v;
+    size_t n, cap;
+} bvec_t;
+
+/* Where the `to` boundary of one kind is, as the stream goes. */
+typedef struct to_state {
+    long idx;          /* -1: none yet */
+    int frozen;        /* an exact spec ("#N", "LABEL#N") matched: never moves again */
+    size_t n_matches;  /* boundaries whose label matched the spec's label part */
+    after_t *after;
+    size_t n_after, cap_after;
+} to_state_t;
+
+/* A parsed --to spec. */
+typedef struct spec {
+    const char *whole;  /* NULL: the default */
+    const char *label;  /* label part of LABEL#N (not NUL-terminated), NULL for "#N" */
+    size_t label_len;
+    size_t nth;         /* N of "#N" / "LABEL#N"; 0: none */
+} spec_t;
+
+struct lh_timeline {
+    lh_timeline_opts_t o;
+    char *to_copy;
+    spec_t to;
+    bvec_t b[2];
+    size_t n_global;
+    uint64_t n_marks;
+    size_t n_running;
+    site_t *sites;       /* indexed by stack id */
+    size_t n_sites;
+    uint32_t *dirty;
+    size_t n_dirty, cap_dirty;
+    uint64_t gen;
+    to_state_t ts[2];
+    lh_rss_cmp_t rss;
+};
+
+static int
+oom(lh_err_t *err)
+{
+    return lh_err_set(err, LH_ENOMEM, "out of memory in the timeline");
+}
+
+/* Grows *v (of *cap elements of size sz) to hold n + 1. Returns 0 or -1. */
+static int
+grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap) {
+        return 0;
+    }
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*v, c * sz);
+    if (!p) {
+        return -1;
+    }
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * RSS
+ * ------------------------------------------------------------------------------------- */
+
+void
+lh_rss_cmp_event(lh_rss_cmp_t *c, const lh_event_t *ev, uint64_t heap_bytes)
+{
+    if (ev->type != LH_REC_RSS) {
+        return;
+    }
+    if (c->n_samples++ == 0) {
+        c->first_ts_ns = ev->ts_ns;
+        c->first_rss = ev->size;
+        c->first_heap = heap_bytes;
+    }
+    c->last_ts_ns = ev->ts_ns;
+    c->last_rss = ev->size;
+    c->last_heap = heap_bytes;
+}
+
+int
+lh_rss_cmp_suspicious(const lh_rss_cmp_t *c)
+{
+    if (c->n_samples < 2 || c->last_rss <= c->first_rss) {
+        return 0;
+    }
+    double rss = (double)c->last_rss - (double)c->first_rss;
+    double heap = (double)c->last_heap - (double)c->first_heap;
+    if (heap < 0) {
+        heap = 0;
+    }
+    return rss - heap > 4.0 * 1024 * 1024 && rss > 2.0 * heap;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Specs
+ * ------------------------------------------------------------------------------------- */
+
+static void
+parse_spec(const char *s, spec_t *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->whole = s;
+    if (!s) {
+        return;
+    }
+    const char *hash = strrchr(s, '#');
+    if (hash && hash[1]) {
+        size_t n = 0;
+        const char *p;
+        for (p = hash + 1; *p >= '0' && *p <= '9' && n < 100000000; p++) {
+            n = n * 10 + (size_t)(*p - '0');
+        }
+        if (!*p && n > 0) {
+            sp->nth = n;
+            sp->label = hash == s ? NULL : s;
+            sp->label_len = (size_t)(hash - s);
+        }
+    }
+}
+
+static int
+label_is(const lh_boundary_t *b, const char *label, size_t len)
+{
+    return strlen(b->label) == len && memcmp(b->label, label, len) == 0;
+}
+
+long
+lh_bound_find(const lh_boundary_t *b, size_t n, const char *s, int for_to)
+{
+    spec_t sp;
+    long found = -1;
+    parse_spec(s, &sp);
+    if (!s) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(b[i].label, s) == 0) {
+            found = (long)i;
+            if (!for_to) {
+                return found;
+            }
+        }
+    }
+    if (found >= 0 || !sp.nth) {
+        return found;
+    }
+    if (!sp.label) {
+        return sp.nth <= n ? (long)sp.nth - 1 : -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (label_is(&b[i], sp.label, sp.label_len) && ++k == sp.nth) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+void
+lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len)
+{
+    size_t k = 0, shown = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k + 1 < len; i++) {
+        size_t j;
+        for (j = 0; j < i && strcmp(b[j].label, b[i].label) != 0; j++) {
+        }
+        if (j < i) {
+            continue; /* counted at its first use */
+        }
+        if (++shown > 12) {
+            snprintf(buf + k, len - k, ", ...");
+            return;
+        }
+        size_t count = 0;
+        for (j = i; j < n; j++) {
+            count += strcmp(b[j].label, b[i].label) == 0;
+        }
+        int w = snprintf(buf + k, len - k, "%s'%s' (%zu)", k ? ", " : "", b[i].label, count);
+        if (w < 0 || (size_t)w >= len - k) {
+            return;
+        }
+        k += (size_t)w;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The pass
+ * ------------------------------------------------------------------------------------- */
+
+int
+lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *err)
+{
+    lh_timeline_t *tl = calloc(1, sizeof *tl);
+    if (!tl) {
+        *out = NULL;
+        return oom(err);
+    }
+    if (opts) {
+        tl->o = *opts;
+    }
+    if (tl->o.diff_to) {
+        if (!(tl->to_copy = strdup(tl->o.diff_to))) {
+            free(tl);
+            *out = NULL;
+            return oom(err);
+        }
+        tl->o.diff_to = tl->to_copy;
+    }
+    parse_spec(tl->o.diff_to, &tl->to);
+    tl->ts[0].idx = tl->ts[1].idx = -1;
+    tl->gen = 1;
+    *out = tl;
+    return 0;
+}
+
+void
+lh_timeline_free(lh_timeline_t *tl)
+{
+    if (!tl) {
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < tl->b[k].n; i++) {
+            free(tl->b[k].v[i].label);
+        }
+        free(tl->b[k].v);
+        free(tl->ts[k].after);
+    }
+    for (size_t i = 0; i < tl->n_sites; i++) {
+        free(tl->sites[i].series);
+    }
+    free(tl->sites);
+    free(tl->dirty);
+    free(tl->to_copy);
+    free(tl);
+}
+
+static site_t *
+site_at(lh_timeline_t *tl, uint32_t id)
+{
+    if (id >= tl->n_sites) {
+        if (id > LH_STACK_ID_MAX) {
+            return NULL;
+        }
+        size_t n = tl->n_sites ? tl->n_sites : 64;
+        while (n <= id) {
+            n *= 2;
+        }
+        site_t *v = realloc(tl->sites, n * sizeof *v);
+        if (!v) {
+            return NULL;
+        }
+        memset(v + tl->n_sites, 0, (n - tl->n_sites) * sizeof *v);
+        tl->sites = v;
+        tl->n_sites = n;
+    }
+    return &tl->sites[id];
+}
+
+/* The live set of site id changed: remember to record it at the next boundary. */
+static int
+touch(lh_timeline_t *tl, uint32_t id)
+{
+    site_t *s = site_at(tl, id);
+    if (!s) {
+        return -1;
+    }
+    if (s->dirty_gen != tl->gen) {
+        if (grow((void **)&tl->dirty, &tl->cap_dirty, tl->n_dirty, sizeof *tl->dirty) < 0) {
+            return -1;
+        }
+        tl->dirty[tl->n_dirty++] = id;
+        s->dirty_gen = tl->gen;
+    }
+    return 0;
+}
+
+static int
+freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
+{
+    if (tl->o.series && touch(tl, fb->stack_id) < 0) {
+        return -1;
+    }
+    if (tl->o.diff) {
+        for (int k = 0; k < 2; k++) {
+            to_state_t *t = &tl->ts[k];
+            if (t->idx < 0 || fb->ts_ns >= tl->b[k].v[t->idx].ts_ns ||
+                fb->ts_ns < tl->b[k].v[0].ts_ns) {
+                continue; /* born after `to`, or before the first boundary */
+            }
+            if (grow((void **)&t->after, &t->cap_after, t->n_after, sizeof *t->after) < 0) {
+                return -1;
+            }
+            t->after[t->n_after++] = (after_t){fb->ts_ns, fb->size, fb->stack_id};
+        }
+    }
+    if (tl->o.temporary && ev->type == LH_REC_FREE && ev->ts_ns >= fb->ts_ns &&
+        ev->ts_ns - fb->ts_ns <= tl->o.temp_threshold_ns) {
+        site_t *s = site_at(tl, fb->stack_id);
+        if (!s) {
+            return -1;
+        }
+        s->n_temp++;
+        s->temp_bytes += fb->size;
+        s->temp_life_ns += ev->ts_ns - fb->ts_ns;
+    }
+    return 0;
+}
+
+/* Is boundary b (the newest of kind k) a `to` candidate? Sets *freeze for exact specs. */
+static int
+is_to_candidate(lh_timeline_t *tl, int k, const lh_boundary_t *b, int *freeze)
+{
+    const spec_t *sp = &tl->to;
+    to_state_t *t = &tl->ts[k];
+    *freeze = 0;
+    if (!sp->whole) {
+        return !(b->is_snapshot && b->trigger == LH_SNAP_EXIT);
+    }
+    if (strcmp(b->label, sp->whole) == 0) {
+        return 1;
+    }
+    if (!sp->nth) {
+        return 0;
+    }
+    if (!sp->label) {
+        *freeze = 1;
+        return tl->b[k].n == sp->nth;
+    }
+    if (label_is(b, sp->label, sp->label_len) && ++t->n_matches == sp->nth) {
+        *freeze = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int
+add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
+{
+    int k = ev->type == LH_REC_SNAPSHOT;
+    bvec_t *bv = &tl->b[k];
+    if (grow((void **)&bv->v, &bv->cap, bv->n, sizeof *bv->v) < 0) {
+        return -1;
+    }
+    lh_boundary_t *b = &bv->v[bv->n];
+    memset(b, 0, sizeof *b);
+    if (!(b->label = malloc(ev->label_len + 1))) {
+        return -1;
+    }
+    if (ev->label_len) {
+        memcpy(b->label, ev->label, ev->label_len);
+    }
+    b->label[ev->label_len] = '\0';
+    b->ts_ns = ev->ts_ns;
+    b->is_snapshot = k;
+    b->trigger = k ? ev->kind : 0;
+    b->global = tl->n_global++;
+    b->marks_before = tl->n_marks;
+    b->heap_bytes = lh_replay_totals(r)->heap_bytes;
+    b->heap_blocks = lh_replay_totals(r)->heap_blocks;
+    bv->n++;
+    if (!k) {
+        tl->n_marks++;
+    } else if (b->trigger != LH_SNAP_EXIT) {
+        tl->n_running++;
+    }
+    if (tl->o.series) {
+        for (size_t i = 0; i < tl->n_dirty; i++) {
+            uint32_t id = tl->dirty[i];
+            site_t *s = &tl->sites[id];
+            const lh_stack_stats_t *st = lh_replay_stack(r, id);
+            /* Only changes are kept: a site that churns back to where it was costs nothing. */
+            uint64_t last_blocks = s->n_series ? s->series[s->n_series - 1].blocks : 0;
+            uint64_t last_bytes = s->n_series ? s->series[s->n_series - 1].bytes : 0;
+            if (st->live_blocks == last_blocks && st->live_bytes == last_bytes) {
+                continue;
+            }
+            if (grow((void **)&s->series, &s->cap_series, s->n_series, sizeof *s->series) < 0) {
+                return -1;
+            }
+            s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes,
+                                                  (uint32_t)b->global};
+        }
+        tl->n_dirty = 0;
+        tl->gen++;
+    }
+    if (tl->o.diff) {
+        to_state_t *t = &tl->ts[k];
+        int freeze;
+        if (!t->frozen && is_to_candidate(tl, k, b, &freeze)) {
+            t->idx = (long)(bv->n - 1);
+            t->frozen = freeze;
+            t->n_after = 0; /* freed before the new `to`: not live there */
+        }
+    }
+    return 0;
+}
+
+int
+lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    int rc = lh_replay_event(r, ev, err);
+    if (rc < 0) {
+        return rc;
+    }
+    switch (ev->type) {
+    case LH_REC_ALLOC:
+    case LH_REC_REALLOC:
+    case LH_REC_FREE: {
+        const lh_live_block_t *fb;
+        size_t n = lh_replay_freed(r, &fb);
+        for (size_t i = 0; i < n; i++) {
+            if (freed_block(tl, ev, &fb[i]) < 0) {
+                return oom(err);
+            }
+        }
+        if (tl->o.series && ev->type != LH_REC_FREE && ev->addr &&
+            ev->half != LH_HALF_FREE && touch(tl, ev->stack_id) < 0) {
+            return oom(err);
+        }
+        return 0;
+    }
+    case LH_REC_MARK:
+    case LH_REC_SNAPSHOT:
+        return add_boundary(tl, r, ev) < 0 ? oom(err) : 0;
+    case LH_REC_RSS:
+        lh_rss_cmp_event(&tl->rss, ev, lh_replay_totals(r)->heap_bytes);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+const lh_boundary_t *
+lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *n)
+{
+    int k = kind == LH_BOUND_SNAPSHOTS;
+    *n = tl->b[k].n;
+    return tl->b[k].v;
+}
+
+size_t
+lh_timeline_n_running_snapshots(const lh_timeline_t *tl)
+{
+    return tl->n_running;
+}
+
+const lh_rss_cmp_t *
+lh_timeline_rss(const lh_timeline_t *tl)
+{
+    return &tl->rss;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Differential leaks
+ * ------------------------------------------------------------------------------------- */
+
+/* Interval of time stamp ts among b[0..n): the i with b[i].ts <= ts < b[i+1].ts. ts must
+ * not be before b[0]. */
+static size_t
+interval_of(const lh_boundary_t *b, size_t n, uint64_t ts)
+{
+    size_t lo = 0, hi = n; /* the answer is the last i in [lo, hi) with b[i].ts <= ts */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].ts_ns <= ts) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+typedef struct diff_acc {
+    lh_diff_t *d;
+    uint32_t *slot_of;   /* stack id -> index + 1 in d->sites, 0: none */
+    size_t n_ids;
+    size_t cap_sites;
+} diff_acc_t;
+
+static int
+diff_add(diff_acc_t *a, uint32_t stack_id, uint64_t ts, uint64_t size)
+{
+    lh_diff_t *d = a->d;
+    if (ts < d->bounds[d->first].ts_ns || ts >= d->bounds[d->to].ts_ns) {
+        return 0;
+    }
+    size_t i = interval_of(d->bounds, d->n_bounds, ts) - d->first;
+    if (stack_id >= a->n_ids) {
+        size_t n = a->n_ids ? a->n_ids : 64;
+        while (n <= stack_id) {
+            n *= 2;
+        }
+        uint32_t *v = realloc(a->slot_of, n * sizeof *v);
+        if (!v) {
+            return -1;
+        }
+        memset(v + a->n_ids, 0, (n - a->n_ids) * sizeof *v);
+        a->slot_of = v;
+        a->n_ids = n;
+    }
+    if (!a->slot_of[stack_id]) {
+        if (grow((void **)&d->sites, &a->cap_sites, d->n_sites, sizeof *d->sites) < 0) {
+            return -1;
+        }
+        lh_diff_site_t *s = &d->sites[d->n_sites];
+        memset(s, 0, sizeof *s);
+        s->stack_id = stack_id;
+        s->blocks = calloc(d->n_intervals, sizeof *s->blocks);
+        s->bytes = calloc(d->n_intervals, sizeof *s->bytes);
+        if (!s->blocks || !s->bytes) {
+            free(s->blocks);
+            free(s->bytes);
+            return -1;
+        }
+        a->slot_of[stack_id] = (uint32_t)++d->n_sites;
+    }
+    lh_diff_site_t *s = &d->sites[a->slot_of[stack_id] - 1];
+    s->blocks[i]++;
+    s->bytes[i] += size;
+    return 0;
+}
+
+static int
+cmp_diff_site(const void *pa, const void *pb)
+{
+    const lh_diff_site_t *a = pa, *b = pb;
+    if (a->score != b->score) {
+        return a->score > b->score ? -1 : 1;
+    }
+    if (a->total_bytes != b->total_bytes) {
+        return a->total_bytes > b->total_bytes ? -1 : 1;
+    }
+    return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+}
+
+static const char *
+kind_noun(lh_bound_kind_t k, int plural)
+{
+    return k == LH_BOUND_SNAPSHOTS ? (plural ? "snapshots" : "snapshot")
+                                   : (plural ? "marks" : "mark");
+}
+
+static int
+unknown_label(const lh_boundary_t *b, size_t n, lh_bound_kind_t kind, const char *opt,
+              const char *spec, lh_err_t *err)
+{
+    char labels[320];
+    lh_bound_labels(b, n, labels, sizeof labels);
+    return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s", opt, spec,
+                      kind_noun(kind, 0), kind_noun(kind, 1), labels);
+}
+
+int
+lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
+                 lh_diff_t *d, lh_err_t *err)
+{
+    diff_acc_t acc = {0};
+    lh_diff_opts_t defaults = {LH_BOUND_AUTO, NULL, -1};
+    memset(d, 0, sizeof *d);
+    if (!o) {
+        o = &defaults;
+    }
+    if (!tl->o.diff) {
+        return lh_err_set(err, LH_EINVAL, "the timeline was not asked for differential leaks");
+    }
+    lh_bound_kind_t kind = o->kind;
+    if (kind == LH_BOUND_AUTO) {
+        kind = tl->n_running ? LH_BOUND_SNAPSHOTS : LH_BOUND_MARKS;
+    }
+    int k = kind == LH_BOUND_SNAPSHOTS;
+    d->kind = kind;
+    d->bounds = tl->b[k].v;
+    d->n_bounds = tl->b[k].n;
+    if (tl->n_marks == 0 && tl->n_running == 0) {
+        return lh_err_set(err, LH_EINVAL,
+                          "the trace has no marks and no snapshots taken while the program "
+                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
+                          "--snapshot-on-growth or --snapshot-signal");
+    }
+    if (d->n_bounds < 2) {
+        return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: differential leaks need at "
+                          "least 2 (one interval)", d->n_bounds, kind_noun(kind, d->n_bounds != 1));
+    }
+    if (tl->ts[k].idx < 0) {
+        if (tl->o.diff_to) {
+            return unknown_label(d->bounds, d->n_bounds, kind, "--to", tl->o.diff_to, err);
+        }
+        return lh_err_set(err, LH_EINVAL, "no %s to end the range at", kind_noun(kind, 0));
+    }
+    d->to = (size_t)tl->ts[k].idx;
+    if (o->from) {
+        long f = lh_bound_find(d->bounds, d->n_bounds, o->from, 0);
+        if (f < 0) {
+            return unknown_label(d->bounds, d->n_bounds, kind, "--from", o->from, err);
+        }
+        d->from = (size_t)f;
+    }
+    if (d->from >= d->to) {
+        return lh_err_set(err, LH_EINVAL, "empty range: --from %s '%s' (#%zu) is not before "
+                          "--to %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
+                          d->from + 1, kind_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
+    }
+    size_t range = d->to - d->from;
+    d->skip = o->skip >= 0 ? (size_t)o->skip : (!o->from && range >= 2 ? 1 : 0);
+    if (d->skip >= range) {
+        return lh_err_set(err, LH_EINVAL, "--skip %zu leaves no interval: the range has %zu",
+                          d->skip, range);
+    }
+    d->first = d->from + d->skip;
+    d->n_intervals = d->to - d->first;
+    d->n_marks = d->bounds[d->to].marks_before - d->bounds[d->first].marks_before;
+
+    acc.d = d;
+    size_t cursor = 0;
+    lh_live_block_t blk;
+    while (lh_replay_live_next(r, &cursor, &blk)) {
+        if (diff_add(&acc, blk.stack_id, blk.ts_ns, blk.size) < 0) {
+            goto nomem;
+        }
+    }
+    const to_state_t *t = &tl->ts[k];
+    for (size_t i = 0; i < t->n_after; i++) {
+        if (diff_add(&acc, t->after[i].stack_id, t->after[i].ts_ns, t->after[i].size) < 0) {
+            goto nomem;
+        }
+    }
+    free(acc.slot_of);
+    for (size_t i = 0; i < d->n_sites; i++) {
+        lh_diff_site_t *s = &d->sites[i];
+        for (size_t j = 0; j < d->n_intervals; j++) {
+            s->total_blocks += s->blocks[j];
+            s->total_bytes += s->bytes[j];
+            s->leaked_intervals += s->blocks[j] != 0;
+        }
+        s->share = (double)s->leaked_intervals / (double)d->n_intervals;
+        s->score = (double)s->total_bytes * s->share;
+        d->total_blocks += s->total_blocks;
+        d->total_bytes += s->total_bytes;
+    }
+    if (d->n_sites) {
+        qsort(d->sites, d->n_sites, sizeof *d->sites, cmp_diff_site);
+    }
+    return 0;
+nomem:
+    free(acc.slot_of);
+    lh_diff_fini(d);
+    return oom(err);
+}
+
+void
+lh_diff_fini(lh_diff_t *d)
+{
+    for (size_t i = 0; i < d->n_sites; i++) {
+        free(d->sites[i].blocks);
+        free(d->sites[i].bytes);
+    }
+    free(d->sites);
+    d->sites = NULL;
+    d->n_sites = 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Growth
+ * ------------------------------------------------------------------------------------- */
+
+/* Least-squares slope of y over x = 0..n-1, exactly: with c_k = 2k - (n - 1), the slope is
+ * 2 sum(c_k y_k) / sum(c_k^2); the numerator is summed in 128 bits, so a series that lies on
+ * a line gives its slope to the last bit. */
+static double
+slope_of(const uint64_t *y, size_t n)
+{
+    if (n < 2) {
+        return 0.0;
+    }
+    __int128 num = 0, den = 0;
+    for (size_t k = 0; k < n; k++) {
+        __int128 c = 2 * (__int128)k - (__int128)(n - 1);
+        num += c * (__int128)y[k];
+        den += c * c;
+    }
+    return 2.0 * (double)num / (double)den;
+}
+
+void
+lh_growth_site_stats(lh_growth_site_t *s, size_t n)
+{
+    s->slope_bytes = slope_of(s->bytes, n);
+    s->slope_blocks = slope_of(s->blocks, n);
+    s->intervals = n ? n - 1 : 0;
+    s->grew_intervals = 0;
+    s->gained_bytes = 0;
+    for (size_t k = 1; k < n; k++) {
+        if (s->bytes[k] > s->bytes[k - 1]) {
+            s->grew_intervals++;
+            s->gained_bytes += s->bytes[k] - s->bytes[k - 1];
+        }
+    }
+    s->growing = n >= 2 && s->slope_bytes > 0 && s->bytes[n - 1] > s->bytes[0] &&
+                 2 * (s->bytes[n - 1] - s->bytes[0]) >= s->gained_bytes;
+}
+
+/* The points of a kind: marks, or snapshots without the trailing exit ones. */
+static size_t
+n_points(const lh_timeline_t *tl, int k)
+{
+    size_t n = tl->b[k].n;
+    while (k && n && tl->b[k].v[n - 1].trigger == LH_SNAP_EXIT) {
+        n--;
+    }
+    return n;
+}
+
+/* Site id's live blocks and bytes at each of the n points. */
+static void
+densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n,
+        uint64_t *blocks, uint64_t *bytes)
+{
+    const site_t *s = &tl->sites[id];
+    size_t j = 0;
+    uint64_t bl = 0, by = 0;
+    for (size_t p = 0; p < n; p++) {
+        while (j < s->n_series && s->series[j].g <= pts[p].global) {
+            bl = s->series[j].blocks;
+            by = s->series[j].bytes;
+            j++;
+        }
+        blocks[p] = bl;
+        bytes[p] = by;
+    }
+}
+
+static int
+cmp_growth_site(const void *pa, const void *pb)
+{
+    const lh_growth_site_t *a = pa, *b = pb;
+    if (a->growing != b->growing) {
+        return a->growing ? -1 : 1;
+    }
+    if (a->slope_bytes != b->slope_bytes) {
+        return a->slope_bytes > b->slope_bytes ? -1 : 1;
+    }
+    return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+}
+
+static lh_bound_kind_t
+series_kind(const lh_timeline_t *tl, lh_bound_kind_t kind)
+{
+    if (kind == LH_BOUND_AUTO) {
+        return tl->n_marks || !tl->n_running ? LH_BOUND_MARKS : LH_BOUND_SNAPSHOTS;
+    }
+    return kind;
+}
+
+static int
+need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_err_t *err)
+{
+    if (!tl->n_marks && !tl->n_running) {
+        return lh_err_set(err, LH_EINVAL,
+                          "the trace has no marks and no snapshots taken while the program "
+                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
+                          "--snapshot-on-growth or --snapshot-signal");
+    }
+    if (n < 2) {
+        return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2", n,
+                          kind_noun(kind, n != 1));
+    }
+    return 0;
+}
+
+int
+lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth_t *g,
+                   lh_err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    if (!tl->o.series) {
+        return lh_err_set(err, LH_EINVAL, "the timeline was not asked for series");
+    }
+    g->kind = series_kind(tl, o ? o->kind : LH_BOUND_AUTO);
+    int k = g->kind == LH_BOUND_SNAPSHOTS;
+    size_t n = n_points(tl, k);
+    int rc = need_points(tl, g->kind, n, err);
+    if (rc < 0) {
+        return rc;
+    }
+    g->bounds = tl->b[k].v;
+    g->n_points = n;
+    size_t cap = 0;
+    uint64_t *bl = malloc(n * sizeof *bl), *by = malloc(n * sizeof *by);
+    if (!bl || !by) {
+        goto nomem;
+    }
+    for (size_t id = 0; id < tl->n_sites; id++) {
+        if (!tl->sites[id].n_series) {
+            continue;
+        }
+        lh_growth_site_t s = {(uint32_t)id, bl, by, 0, 0, 0, 0, 0, 0};
+        densify(tl, (uint32_t)id, g->bounds, n, bl, by);
+        int active = 0;
+        for (size_t p = 0; p < n && !active; p++) {
+            active = bl[p] != 0;
+        }
+        if (!active) {
+            continue;
+        }
+        g->n_active++;
+        lh_growth_site_stats(&s, n);
+        g->n_growing += s.growing;
+        if (!s.growing && !(o && o->every_site)) {
+            continue;
+        }
+        if (grow((void **)&g->sites, &cap, g->n_sites, sizeof *g->sites) < 0) {
+            goto nomem;
+        }
+        s.blocks = malloc(n * sizeof *s.blocks);
+        s.bytes = malloc(n * sizeof *s.bytes);
+        if (!s.blocks || !s.bytes) {
+            free(s.blocks);
+            free(s.bytes);
+            goto nomem;
+        }
+        memcpy(s.blocks, bl, n * sizeof *bl);
+        memcpy(s.bytes, by, n * sizeof *by);
+        g->sites[g->n_sites++] = s;
+    }
+    free(bl);
+    free(by);
+    if (g->n_sites) {
+        qsort(g->sites, g->n_sites, sizeof *g->sites, cmp_growth_site);
+    }
+    return 0;
+nomem:
+    free(bl);
+    free(by);
+    lh_growth_fini(g);
+    return oom(err);
+}
+
+void
+lh_growth_fini(lh_growth_t *g)
+{
+    for (size_t i = 0; i < g->n_sites; i++) {
+        free(g->sites[i].blocks);
+        free(g->sites[i].bytes);
+    }
+    free(g->sites);
+    g->sites = NULL;
+    g->n_sites = 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Counts
+ * ------------------------------------------------------------------------------------- */
+
+size_t
+lh_timeline_n_sites(const lh_timeline_t *tl)
+{
+    return tl->n_sites;
+}
+
+int
+lh_timeline_site_active(const lh_timeline_t *tl, uint32_t id)
+{
+    return id < tl->n_sites && tl->sites[id].n_series != 0;
+}
+
+static int
+cmp_group(const void *pa, const void *pb)
+{
+    const lh_count_group_t *a = pa, *b = pb;
+    if (a->final != b->final) {
+        return a->final > b->final ? -1 : 1;
+    }
+    if (a->max != b->max) {
+        return a->max > b->max ? -1 : 1;
+    }
+    return a->group < b->group ? -1 : a->group > b->group;
+}
+
+int
+lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t *group_of,
+                   size_t n_groups, size_t top, lh_counts_t *c, lh_err_t *err)
+{
+    memset(c, 0, sizeof *c);
+    if (!tl->o.series) {
+        return lh_err_set(err, LH_EINVAL, "the timeline was not asked for series");
+    }
+    c->kind = series_kind(tl, kind);
+    int k = c->kind == LH_BOUND_SNAPSHOTS;
+    size_t n = n_points(tl, k);
+    int rc = need_points(tl, c->kind, n, err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!group_of) {
+        n_groups = tl->n_sites;
+    }
+    c->bounds = tl->b[k].v;
+    c->n_points = n;
+    lh_count_group_t *all = calloc(n_groups ? n_groups : 1, sizeof *all);
+    uint64_t *bl = malloc(n * sizeof *bl), *by = malloc(n * sizeof *by);
+    if (!all || !bl || !by) {
+        goto nomem;
+    }
+    /* First pass: final and peak counts per group, to rank without keeping every series. */
+    for (size_t id = 0; id < tl->n_sites; id++) {
+        if (!tl->sites[id].n_series) {
+            continue;
+        }
+        size_t grp = group_of ? group_of[id] : id;
+        if (grp >= n_groups) {
+            continue;
+        }
+        densify(tl, (uint32_t)id, c->bounds, n, bl, by);
+        lh_count_group_t *gr = &all[grp];
+        gr->group = grp;
+        if (!gr->n_sites++) {
+            gr->first_stack = (uint32_t)id;
+        }
+        gr->final += bl[n - 1];
+        gr->final_bytes += by[n - 1];
+        uint64_t mx = 0;
+        for (size_t p = 0; p < n; p++) {
+            mx = bl[p] > mx ? bl[p] : mx;
+        }
+        gr->max += mx; /* an upper bound of the group's peak; only used to order ties */
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n_groups; i++) {
+        if (all[i].n_sites && (all[i].final || all[i].max)) {
+            all[m++] = all[i];
+        }
+    }
+    c->n_groups = m;
+    if (m) {
+        qsort(all, m, sizeof *all, cmp_group);
+    }
+    c->n_shown = top && top < m ? top : m;
+    c->groups = all;
+    all = NULL;
+    for (size_t i = 0; i < c->n_shown; i++) {
+        if (!(c->groups[i].counts = calloc(n, sizeof *c->groups[i].counts))) {
+            goto nomem;
+        }
+    }
+    /* Second pass: the series of the groups shown. */
+    for (size_t id = 0; id < tl->n_sites; id++) {
+        if (!tl->sites[id].n_series) {
+            continue;
+        }
+        size_t grp = group_of ? group_of[id] : id;
+        size_t i;
+        for (i = 0; i < c->n_shown && c->groups[i].group != grp; i++) {
+        }
+        if (i == c->n_shown) {
+            continue;
+        }
+        densify(tl, (uint32_t)id, c->bounds, n, bl, by);
+        for (size_t p = 0; p < n; p++) {
+            c->groups[i].counts[p] += bl[p];
+        }
+    }
+    free(bl);
+    free(by);
+    return 0;
+nomem:
+    free(all);
+    free(bl);
+    free(by);
+    lh_counts_fini(c);
+    return oom(err);
+}
+
+void
+lh_counts_fini(lh_counts_t *c)
+{
+    for (size_t i = 0; c->groups && i < c->n_shown; i++) {
+        free(c->groups[i].counts);
+    }
+    free(c->groups);
+    c->groups = NULL;
+    c->n_groups = c->n_shown = 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Temporary allocations
+ * ------------------------------------------------------------------------------------- */
+
+static int
+cmp_temp(const void *pa, const void *pb)
+{
+    const lh_temp_site_t *a = pa, *b = pb;
+    if (a->n_temp != b->n_temp) {
+        return a->n_temp > b->n_temp ? -1 : 1;
+    }
+    if (a->temp_bytes != b->temp_bytes) {
+        return a->temp_bytes > b->temp_bytes ? -1 : 1;
+    }
+    return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+}
+
+int
+lh_timeline_temporary(const lh_timeline_t *tl, const lh_replay_t *r, lh_temp_t *t,
+                      lh_err_t *err)
+{
+    size_t cap = 0;
+    memset(t, 0, sizeof *t);
+    t->threshold_ns = tl->o.temp_threshold_ns;
+    if (!tl->o.temporary) {
+        return lh_err_set(err, LH_EINVAL, "the timeline was not asked for temporaries");
+    }
+    t->n_allocs = lh_replay_totals(r)->n_allocs + lh_replay_totals(r)->n_reallocs;
+    for (size_t id = 0; id < tl->n_sites; id++) {
+        const site_t *s = &tl->sites[id];
+        if (!s->n_temp) {
+            continue;
+        }
+        if (grow((void **)&t->sites, &cap, t->n_sites, sizeof *t->sites) < 0) {
+            lh_temp_fini(t);
+            return oom(err);
+        }
+        t->sites[t->n_sites++] = (lh_temp_site_t){(uint32_t)id, s->n_temp, s->temp_bytes,
+                                                  lh_replay_stack(r, (uint32_t)id)->n_allocs,
+                                                  s->temp_life_ns};
+        t->n_temp += s->n_temp;
+        t->temp_bytes += s->temp_bytes;
+    }
+    if (t->n_sites) {
+        qsort(t->sites, t->n_sites, sizeof *t->sites, cmp_temp);
+    }
+    return 0;
+}
+
+void
+lh_temp_fini(lh_temp_t *t)
+{
+    free(t->sites);
+    t->sites = NULL;
+    t->n_sites = 0;
+}

@@ -1,0 +1,262 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * timeline.h: the heap over time, in one streaming pass: the boundaries of the run (MARK
+ * and SNAPSHOT records), each site's live blocks and bytes at every boundary, the
+ * differential leak report, short-lived ("temporary") allocations, and RSS against heap.
+ *
+ * A timeline sits in front of a replay: lh_timeline_event() applies each event to the
+ * replay and learns, from lh_replay_freed(), which blocks each free ended. Memory is
+ * bounded by the live blocks plus, per site, what the enabled analyses keep:
+ *   - series (growth, counts): one entry per site and boundary at which the site's live
+ *     blocks or bytes differ from the previous boundary (a site that does nothing, or churns
+ *     back to the same live set every interval, costs nothing);
+ *   - differential leaks: the blocks freed after the `to` boundary that were born before
+ *     it (at most the blocks live at that boundary); per-interval arrays are built at the
+ *     end, and only for sites that leaked;
+ *   - temporary: three counters per site.
+ * Nothing is kept per event or per block and interval.
+ *
+ * Boundaries. Two kinds: marks (lh_mark, iteration boundaries) and snapshots (lh_snapshot,
+ * signal, period, growth and exit triggers). Interval i of a kind lies between its
+ * boundaries i and i + 1; a block belongs to the interval in which it was allocated (time
+ * stamp t with b[i].ts <= t < b[i+1].ts). Blocks allocated before the first boundary or
+ * after the last one belong to no interval.
+ *
+ * Boundary specs (--from, --to): "LABEL" is the first boundary with that label for --from
+ * and the last one for --to; "LABEL#N" is the N-th boundary with that label (1-based);
+ * "#N" is the N-th boundary of the kind. Labels are compared exactly.
+ *
+ * Differential leaks (lh_timeline_diff). A block born in interval i that is still live at
+ * every later boundary up to `to` leaks in interval i. Liveness is one unbroken span, so
+ * that is the same as: born in [b[i], b[i+1]) and live at b[to]. Per site: blocks and bytes
+ * per interval, the intervals in which it leaked, and
+ *     score = leaked bytes x (leaked intervals / intervals)
+ * which ranks a site that leaks a little in every interval above one that leaked a lot
+ * once (start-up, a cache filling). By default the kind is snapshots when the trace has
+ * any taken while running (exit snapshots do not count: they come after shutdown frees
+ * everything), else marks; `to` is the last boundary that is not an exit snapshot, `from`
+ * the first boundary, and the first `skip` intervals of the range are start-up noise.
+ *
+ * Growth (lh_timeline_growth). Per site, the live blocks and bytes at each boundary
+ * (marks by default, else running snapshots), the least-squares slope per boundary, and
+ * in how many intervals its live bytes went up. A site is *growing* when
+ *     slope > 0, last > first, and it kept at least half of what it gained:
+ *     (last - first) >= 0.5 x (sum of its increases over the intervals).
+ * A transient peak (up, then back down) gains and gives back, so it never qualifies
+ * however steep its rise; a slow leak that grows in 1 interval of 100 keeps everything it
+ * gains, and does.
+ *
+ * Not thread-safe.
+ */
+#ifndef LH_TIMELINE_H
+#define LH_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "event.h"
+#include "replay.h"
+
+typedef struct lh_timeline lh_timeline_t;
+
+typedef enum lh_bound_kind {
+    LH_BOUND_AUTO = -1,
+    LH_BOUND_MARKS = 0,
+    LH_BOUND_SNAPSHOTS = 1,
+} lh_bound_kind_t;
+
+typedef struct lh_boundary {
+    uint64_t ts_ns;
+    char *label;             /* NUL-terminated copy */
+    int is_snapshot;
+    int trigger;             /* snapshots: LH_SNAP_* */
+    size_t global;           /* index among all boundaries, both kinds, in time order */
+    uint64_t marks_before;   /* marks strictly before this boundary */
+    uint64_t heap_bytes;     /* live heap at this boundary */
+    uint64_t heap_blocks;
+} lh_boundary_t;
+
+/* What a pass records; everything off by default. */
+typedef struct lh_timeline_opts {
+    int series;              /* per-site live blocks/bytes at each boundary */
+    int diff;                /* differential leaks */
+    const char *diff_to;     /* diff: the --to spec, NULL for the default */
+    int temporary;           /* count blocks freed within temp_threshold_ns */
+    uint64_t temp_threshold_ns;
+} lh_timeline_opts_t;
+
+/* RSS against heap, from the first and the last RSS sample. */
+typedef struct lh_rss_cmp {
+    uint64_t n_samples;
+    uint64_t first_ts_ns, first_rss, first_heap;
+    uint64_t last_ts_ns, last_rss, last_heap;
+} lh_rss_cmp_t;
+
+/* Feeds one event to c: RSS samples are compared with heap_bytes, the live heap at that
+ * point. Other events are ignored. */
+void lh_rss_cmp_event(lh_rss_cmp_t *c, const lh_event_t *ev, uint64_t heap_bytes);
+/* 1 when RSS grew by much more than the heap explains: the difference is over 4 MiB and
+ * over twice the heap's growth (first to last sample). */
+int lh_rss_cmp_suspicious(const lh_rss_cmp_t *c);
+
+/* opts may be NULL (boundaries and RSS only). Returns 0 or LH_ENOMEM. */
+int lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *err);
+void lh_timeline_free(lh_timeline_t *tl);
+
+/* Applies ev to r (lh_replay_event) and records what the timeline needs. Feed every event
+ * of the trace in order, and nothing else to r. Returns 0 or LH_ENOMEM. */
+int lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+
+/* Boundaries of one kind, in time order (exit snapshots included). */
+const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind,
+                                        size_t *n);
+/* Snapshots taken while the program ran (trigger other than LH_SNAP_EXIT). */
+size_t lh_timeline_n_running_snapshots(const lh_timeline_t *tl);
+const lh_rss_cmp_t *lh_timeline_rss(const lh_timeline_t *tl);
+
+/* Resolves a boundary spec (see above) among bounds[0..n). for_to picks the last match of
+ * a bare label. Returns the index, or -1. */
+long lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to);
+/* Writes "request (2000), done (1), exit (1)" (distinct labels in order of first use, with
+ * counts) into buf. */
+void lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len);
+
+/* ---------------------------------------------------------------------------------------
+ * Differential leaks
+ * ------------------------------------------------------------------------------------- */
+typedef struct lh_diff_site {
+    uint32_t stack_id;
+    uint64_t *blocks;          /* per counted interval (n_intervals) */
+    uint64_t *bytes;
+    uint64_t total_blocks, total_bytes;
+    size_t leaked_intervals;   /* intervals with at least one leaked block */
+    double share;              /* leaked_intervals / n_intervals */
+    double score;              /* total_bytes * share */
+} lh_diff_site_t;
+
+typedef struct lh_diff {
+    lh_bound_kind_t kind;
+    const lh_boundary_t *bounds; /* of that kind; owned by the timeline */
+    size_t n_bounds;
+    size_t from, to;           /* boundary indices of the range */
+    size_t skip;               /* intervals skipped at the start of the range */
+    size_t first;              /* first counted interval: from + skip */
+    size_t n_intervals;        /* counted: to - first */
+    uint64_t n_marks;          /* marks from b[first] (inclusive) to b[to] (exclusive) */
+    lh_diff_site_t *sites;     /* every site that leaked, by score, descending */
+    size_t n_sites;
+    uint64_t total_blocks, total_bytes;
+} lh_diff_t;
+
+typedef struct lh_diff_opts {
+    lh_bound_kind_t kind;      /* LH_BOUND_AUTO: see above */
+    const char *from;          /* spec, NULL: the first boundary */
+    long skip;                 /* intervals to skip; < 0: the default (1, or 0 with from) */
+} lh_diff_opts_t;
+
+/* Builds the differential report after the last event. The --to spec is the one given in
+ * the timeline's options. Returns 0; LH_EINVAL with a one-line message when the trace has
+ * no boundaries, a spec names no boundary (the message lists the labels), the range is
+ * empty or --skip leaves no interval; LH_ENOMEM. Release with lh_diff_fini. */
+int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
+                     lh_diff_t *out, lh_err_t *err);
+void lh_diff_fini(lh_diff_t *d);
+
+/* ---------------------------------------------------------------------------------------
+ * Growth and counts (needs opts.series)
+ * ------------------------------------------------------------------------------------- */
+typedef struct lh_growth_site {
+    uint32_t stack_id;
+    uint64_t *blocks;          /* live at each boundary (n_points) */
+    uint64_t *bytes;
+    double slope_bytes;        /* least squares, per boundary */
+    double slope_blocks;
+    size_t grew_intervals;     /* intervals in which live bytes went up */
+    size_t intervals;          /* n_points - 1 */
+    uint64_t gained_bytes;     /* sum of the increases */
+    int growing;               /* by the rule above */
+} lh_growth_site_t;
+
+typedef struct lh_growth {
+    lh_bound_kind_t kind;
+    const lh_boundary_t *bounds; /* the points; owned by the timeline */
+    size_t n_points;
+    lh_growth_site_t *sites;   /* growing sites by slope_bytes, descending (all sites with
+                                  every_site) */
+    size_t n_sites;
+    size_t n_growing;
+    size_t n_active;           /* sites live at some point */
+} lh_growth_t;
+
+typedef struct lh_growth_opts {
+    lh_bound_kind_t kind;      /* LH_BOUND_AUTO: marks if any, else running snapshots */
+    int every_site;            /* keep every site live at some point, growing or not (for
+                                  counts); growing ones first */
+} lh_growth_opts_t;
+
+/* Returns 0; LH_EINVAL when there are fewer than 2 points; LH_ENOMEM. */
+int lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth_t *out,
+                       lh_err_t *err);
+void lh_growth_fini(lh_growth_t *g);
+
+/* Fills the growth statistics of s from its series (exposed for the unit tests). */
+void lh_growth_site_stats(lh_growth_site_t *s, size_t n_points);
+
+/* ---------------------------------------------------------------------------------------
+ * Counts (needs opts.series): live blocks per group of sites at each boundary
+ * ------------------------------------------------------------------------------------- */
+typedef struct lh_count_group {
+    size_t group;              /* the group's index (the stack id when grouping by site) */
+    uint64_t *counts;          /* live blocks at each point (n_points) */
+    uint64_t final;            /* at the last point */
+    uint64_t final_bytes;
+    uint64_t max;              /* sum of the member sites' peaks (orders ties) */
+    size_t n_sites;            /* member sites live at some point */
+    uint32_t first_stack;      /* the member site with the smallest id */
+} lh_count_group_t;
+
+typedef struct lh_counts {
+    lh_bound_kind_t kind;
+    const lh_boundary_t *bounds; /* the points; owned by the timeline */
+    size_t n_points;
+    lh_count_group_t *groups;  /* by final count, descending; series for the first n_shown */
+    size_t n_groups;
+    size_t n_shown;
+} lh_counts_t;
+
+/* Stack ids run below lh_timeline_n_sites(); active ones had live blocks at some point. */
+size_t lh_timeline_n_sites(const lh_timeline_t *tl);
+int lh_timeline_site_active(const lh_timeline_t *tl, uint32_t id);
+
+/* Groups sites: group_of[stack id] is the group (< n_groups) of each id below
+ * lh_timeline_n_sites(), or NULL to group by site (stack id). Ranks groups by their live
+ * blocks at the last point and keeps the series of the first top (0: all). Returns 0,
+ * LH_EINVAL (fewer than 2 points), LH_ENOMEM. */
+int lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t *group_of,
+                       size_t n_groups, size_t top, lh_counts_t *out, lh_err_t *err);
+void lh_counts_fini(lh_counts_t *c);
+
+/* ---------------------------------------------------------------------------------------
+ * Temporary allocations (needs opts.temporary)
+ * ------------------------------------------------------------------------------------- */
+typedef struct lh_temp_site {
+    uint32_t stack_id;
+    uint64_t n_temp;           /* blocks freed (free, not realloc) within the threshold */
+    uint64_t temp_bytes;
+    uint64_t n_allocs;         /* all blocks of the site */
+    uint64_t lifetime_ns;      /* sum of the temporary blocks' lifetimes */
+} lh_temp_site_t;
+
+typedef struct lh_temp {
+    uint64_t threshold_ns;
+    lh_temp_site_t *sites;     /* sites with temporaries, by n_temp, descending */
+    size_t n_sites;
+    uint64_t n_temp, temp_bytes, n_allocs;
+} lh_temp_t;
+
+int lh_timeline_temporary(const lh_timeline_t *tl, const lh_replay_t *r, lh_temp_t *out,
+                          lh_err_t *err);
+void lh_temp_fini(lh_temp_t *t);
+
+#endif /* LH_TIMELINE_H */

@@ -1,0 +1,230 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * cmd_counts.c: `leakhound counts FILE`: live blocks per allocation site (or per function)
+ * at each mark, with the change since the previous mark: the per-iteration object count
+ * of Devel::MAT or ocp-memprof, for C.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "pass.h"
+
+const char lh_cmd_counts_usage[] =
+    "usage: leakhound counts FILE [--by site|function] [--top N] [--rows N]\n"
+    "                        [--use marks|snapshots] [--format text|json] [--salvage]\n"
+    "\n"
+    "Live blocks at each mark (or, without marks, at each snapshot taken while running),\n"
+    "per allocation site or per function, with the change since the previous mark. The\n"
+    "groups with the most live blocks at the last mark come first.\n"
+    "\n"
+    "  --by site|function  group by allocation site (default) or by the function of the\n"
+    "                      site's location (the line the report points at)\n"
+    "  --top N             groups to show (default 5; 0: all)\n"
+    "  --rows N            text: at most N marks, evenly spread (default 20; 0: all)\n"
+    "  --use KIND          marks or snapshots, instead of choosing\n"
+    "  --format F          text (default) or json (every mark)\n"
+    "  --salvage           read a truncated or damaged trace up to the damage\n";
+
+typedef struct counts_args {
+    const char *path;
+    unsigned long top, rows;
+    int by_function;
+    lh_bound_kind_t kind;
+    int json, salvage, help;
+} counts_args_t;
+
+static int
+parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
+{
+    a->top = 5;
+    a->rows = 20;
+    a->kind = LH_BOUND_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v;
+        int missing = 0;
+        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (a->path) {
+                return lh_err_set(err, LH_EINVAL, "counts: one trace at a time (got '%s' and "
+                                  "'%s')", a->path, arg);
+            }
+            a->path = arg;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            a->help = 1;
+        } else if (strcmp(arg, "--salvage") == 0) {
+            a->salvage = 1;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--by", &missing))) {
+            if (strcmp(v, "site") != 0 && strcmp(v, "function") != 0) {
+                return lh_err_set(err, LH_EINVAL, "counts: --by site or --by function, not '%s'",
+                                  v);
+            }
+            a->by_function = strcmp(v, "function") == 0;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
+            if (lh_cli_parse_uint("--top", v, 0, 1000000, &a->top, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--rows", &missing))) {
+            if (lh_cli_parse_uint("--rows", v, 0, 100000000, &a->rows, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--use", &missing))) {
+            if (strcmp(v, "snapshots") == 0) {
+                a->kind = LH_BOUND_SNAPSHOTS;
+            } else if (strcmp(v, "marks") == 0) {
+                a->kind = LH_BOUND_MARKS;
+            } else {
+                return lh_err_set(err, LH_EINVAL, "counts: --use: marks or snapshots, not '%s'",
+                                  v);
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
+            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
+                return lh_err_set(err, LH_EINVAL, "counts: unknown format '%s' (text or json)", v);
+            }
+            a->json = strcmp(v, "json") == 0;
+        } else if (missing) {
+            return lh_err_set(err, LH_EINVAL, "counts: option '%s' needs a value", arg);
+        } else {
+            return lh_err_set(err, LH_EINVAL, "counts: unknown option '%s' (see leakhound help "
+                              "counts)", arg);
+        }
+    }
+    if (!a->path && !a->help) {
+        return lh_err_set(err, LH_EINVAL, "counts: which trace? usage: leakhound counts FILE");
+    }
+    return 0;
+}
+
+/* The function a site's location points at ("??" when unknown). */
+static const char *
+site_function(const lh_site_t *s)
+{
+    if (s->location >= 0 && s->frames[s->location].function) {
+        return s->frames[s->location].function;
+    }
+    return "??";
+}
+
+/* Groups every active site by its location's function: group_of[id], and the names. */
+static int
+group_by_function(lh_pass_t *p, uint32_t **group_of_out, char ***names_out, size_t *n_out,
+                  lh_err_t *err)
+{
+    size_t n_ids = lh_timeline_n_sites(p->tl), n = 0, cap = 0;
+    uint32_t *group_of = calloc(n_ids ? n_ids : 1, sizeof *group_of);
+    char **names = NULL;
+    int rc = 0;
+    if (!group_of) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    for (size_t id = 0; id < n_ids; id++) {
+        if (!lh_timeline_site_active(p->tl, (uint32_t)id)) {
+            continue;
+        }
+        lh_site_t s = {0};
+        s.stack_id = (uint32_t)id;
+        if ((rc = lh_site_symbolize(&s, p->t, p->sym, err)) < 0) {
+            goto fail;
+        }
+        const char *fn = site_function(&s);
+        size_t g;
+        for (g = 0; g < n && strcmp(names[g], fn) != 0; g++) {
+        }
+        if (g == n) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                char **v = realloc(names, cap * sizeof *v);
+                if (!v) {
+                    lh_site_fini(&s);
+                    goto nomem;
+                }
+                names = v;
+            }
+            if (!(names[n] = strdup(fn))) {
+                lh_site_fini(&s);
+                goto nomem;
+            }
+            n++;
+        }
+        group_of[id] = (uint32_t)g;
+        lh_site_fini(&s);
+    }
+    *group_of_out = group_of;
+    *names_out = names;
+    *n_out = n;
+    return 0;
+nomem:
+    rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+fail:
+    for (size_t i = 0; i < n; i++) {
+        free(names[i]);
+    }
+    free(names);
+    free(group_of);
+    return rc;
+}
+
+int
+lh_cmd_counts(int argc, char **argv, lh_err_t *err)
+{
+    counts_args_t a = {0};
+    lh_pass_t p;
+    lh_counts_t c;
+    lh_site_t *sites = NULL;
+    uint32_t *ids = NULL, *group_of = NULL;
+    char **names = NULL;
+    const char **shown_names = NULL;
+    size_t n_names = 0;
+    int have_counts = 0;
+    int rc = parse_args(argc, argv, &a, err);
+    if (rc < 0 || a.help) {
+        if (a.help) {
+            fputs(lh_cmd_counts_usage, stdout);
+        }
+        return rc;
+    }
+    lh_timeline_opts_t tlo = {0};
+    tlo.series = 1;
+    if ((rc = lh_pass_run(&p, a.path, a.salvage, &tlo, NULL, err)) < 0) {
+        return rc;
+    }
+    if (a.by_function && (rc = group_by_function(&p, &group_of, &names, &n_names, err)) < 0) {
+        goto done;
+    }
+    if ((rc = lh_timeline_counts(p.tl, a.kind, group_of, n_names, a.top, &c, err)) < 0) {
+        goto done;
+    }
+    have_counts = 1;
+    ids = malloc((c.n_shown ? c.n_shown : 1) * sizeof *ids);
+    shown_names = malloc((c.n_shown ? c.n_shown : 1) * sizeof *shown_names);
+    if (!ids || !shown_names) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < c.n_shown; i++) {
+        ids[i] = c.groups[i].first_stack;
+        shown_names[i] = names ? names[c.groups[i].group] : NULL;
+    }
+    if ((rc = lh_pass_sites(&p, ids, c.n_shown, &sites, err)) < 0) {
+        goto done;
+    }
+    lh_pass_warnings(&p);
+    lh_tl_view_t v;
+    lh_pass_view(&p, a.json, &v);
+    rc = lh_view_counts(stdout, &v, &c, sites, names ? shown_names : NULL, a.rows, err);
+done:
+    if (have_counts) {
+        lh_pass_sites_free(sites, c.n_shown);
+        lh_counts_fini(&c);
+    }
+    for (size_t i = 0; i < n_names; i++) {
+        free(names[i]);
+    }
+    free(names);
+    free(shown_names);
+    free(group_of);
+    free(ids);
+    lh_pass_close(&p);
+    return rc < 0 ? rc : 0;
+}

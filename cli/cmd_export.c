@@ -1,0 +1,206 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * cmd_export.c: `leakhound export FILE`: the trace's aggregates as an SQLite database, a
+ * pprof profile and/or folded stacks, from one pass.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "folded.h"
+#include "funcs.h"
+#include "load.h"
+#include "pprof.h"
+#include "sqlite.h"
+
+const char lh_cmd_export_usage[] =
+    "usage: leakhound export FILE [--sqlite OUT.db [--events]] [--pprof OUT.pb.gz [--at LABEL]]\n"
+    "                        [--folded OUT.txt [--metric M]] [--suppressions FILE]\n"
+    "                        [--default-suppressions] [--salvage] [--quiet]\n"
+    "\n"
+    "Writes what a trace holds in formats other tools read, all from one pass:\n"
+    "  --sqlite OUT.db   stacks, frames, sites, functions, marks and snapshots with each\n"
+    "                    site's live set, RSS samples (docs/SQLITE.md has the schema)\n"
+    "  --events          also every event (big: one row per allocation and free)\n"
+    "  --pprof OUT.pb.gz a gzipped pprof profile: alloc_objects, alloc_space, inuse_objects,\n"
+    "                    inuse_space (`go tool pprof -top OUT.pb.gz`)\n"
+    "  --at LABEL        in use at that mark or snapshot instead of at exit: LABEL (the last\n"
+    "                    one so labelled), LABEL#N (the N-th so labelled) or #N (the N-th)\n"
+    "  --folded OUT.txt  folded stacks, `main;f;g bytes` a line (flamegraph.pl, speedscope)\n"
+    "  --metric M        for --folded: leaked (default), allocated, peak or growth\n"
+    "  --suppressions FILE, --default-suppressions  leave out suppressed stacks (pprof,\n"
+    "                    folded)\n"
+    "  -o -              with --folded -: write the folded stacks to standard output\n";
+
+typedef struct export_args {
+    lh_load_args_t load;
+    const char *sqlite, *pprof, *folded, *at;
+    int events;
+    lh_metric_t metric;
+    int help;
+} export_args_t;
+
+static int
+parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
+{
+    a->metric = LH_METRIC_LEAKED;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v;
+        int missing = 0, rc;
+        if (arg[0] != '-') {
+            if (a->load.path) {
+                return lh_err_set(err, LH_EINVAL, "export: one trace at a time");
+            }
+            a->load.path = arg;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            a->help = 1;
+        } else if (strcmp(arg, "--events") == 0) {
+            a->events = 1;
+        } else if ((rc = lh_load_opt("export", argc, argv, &i, &a->load, err)) != 0) {
+            if (rc < 0) {
+                return rc;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--sqlite", &missing))) {
+            a->sqlite = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--pprof", &missing))) {
+            a->pprof = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--folded", &missing))) {
+            a->folded = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--at", &missing))) {
+            a->at = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
+            if (lh_metric_parse(v, &a->metric) < 0) {
+                return lh_err_set(err, LH_EINVAL, "export: --metric: allocated, leaked, peak or "
+                                  "growth, got '%s'", v);
+            }
+        } else if (missing) {
+            return lh_err_set(err, LH_EINVAL, "export: option '%s' needs a value", arg);
+        } else {
+            return lh_err_set(err, LH_EINVAL, "export: unknown option '%s' (see leakhound help "
+                              "export)", arg);
+        }
+    }
+    if (a->help) {
+        return 0;
+    }
+    if (!a->load.path) {
+        return lh_err_set(err, LH_EINVAL, "export: which trace? usage: leakhound export FILE "
+                          "--sqlite OUT.db | --pprof OUT.pb.gz | --folded OUT.txt");
+    }
+    if (!a->sqlite && !a->pprof && !a->folded) {
+        return lh_err_set(err, LH_EINVAL, "export: nothing to write: give --sqlite, --pprof "
+                          "and/or --folded");
+    }
+    if (a->events && !a->sqlite) {
+        return lh_err_set(err, LH_EINVAL, "export: --events goes with --sqlite");
+    }
+    if (a->at && !a->pprof) {
+        return lh_err_set(err, LH_EINVAL, "export: --at goes with --pprof");
+    }
+    return 0;
+}
+
+static int
+write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
+{
+    lh_pprof_opts_t po = {0};
+    uint64_t *bytes = NULL, *blocks = NULL;
+    int rc;
+    po.supp = supp;
+    if (a->at) {
+        long p = lh_collect_find_point(c, a->at);
+        size_t n = lh_collect_n_stacks(c);
+        if (p < 0) {
+            return lh_err_set(err, LH_EINVAL, "export: --at %s: no such mark or snapshot in %s "
+                              "(it has %zu)", a->at, a->load.path, lh_collect_n_points(c));
+        }
+        bytes = calloc(n ? n : 1, sizeof *bytes);
+        blocks = calloc(n ? n : 1, sizeof *blocks);
+        if (!bytes || !blocks) {
+            free(bytes);
+            free(blocks);
+            return lh_err_set(err, LH_ENOMEM, "out of memory");
+        }
+        if ((rc = lh_collect_at_point(c, (size_t)p, bytes, blocks, err)) < 0) {
+            goto done;
+        }
+        po.inuse_bytes = bytes;
+        po.inuse_blocks = blocks;
+        po.inuse_label = a->at;
+    }
+    rc = lh_view_pprof(a->pprof, c, &po, err);
+done:
+    free(bytes);
+    free(blocks);
+    return rc;
+}
+
+int
+lh_cmd_export(int argc, char **argv, lh_err_t *err)
+{
+    export_args_t a = {0};
+    lh_collect_opts_t co = {0};
+    lh_collect_t *c = NULL;
+    lh_sqlite_out_t *db = NULL;
+    lh_supp_t supp;
+    lh_funcs_t f;
+    int have_f = 0, have_supp = 0;
+    int rc = parse_args(argc, argv, &a, err);
+    if (rc < 0 || a.help) {
+        if (a.help) {
+            fputs(lh_cmd_export_usage, stdout);
+        }
+        return rc;
+    }
+    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
+        return rc;
+    }
+    have_supp = 1;
+    if (a.sqlite) {
+        if ((rc = lh_sqlite_open(a.sqlite, a.events, &db, err)) < 0) {
+            goto done;
+        }
+        if (a.events) {
+            co.on_event = lh_sqlite_event;
+            co.event_ctx = db;
+        }
+    }
+    if ((rc = lh_load_run(&a.load, &co, &c, err)) < 0 ||
+        (rc = lh_funcs_build(&f, c, supp.n ? &supp : NULL, err)) < 0) {
+        goto done;
+    }
+    have_f = 1;
+    if (db && (rc = lh_sqlite_finish(db, c, &f, err)) < 0) {
+        goto done;
+    }
+    if (a.pprof && (rc = write_pprof(&a, c, supp.n ? &supp : NULL, err)) < 0) {
+        goto done;
+    }
+    if (a.folded) {
+        FILE *out = strcmp(a.folded, "-") == 0 ? stdout : fopen(a.folded, "w");
+        if (!out) {
+            rc = lh_err_set(err, LH_EIO, "cannot write %s", a.folded);
+            goto done;
+        }
+        rc = lh_view_folded(out, c, &f, supp.n ? &supp : NULL, a.metric, err);
+        if (out != stdout && fclose(out) != 0 && rc >= 0) {
+            rc = lh_err_set(err, LH_EIO, "error writing %s", a.folded);
+        }
+        if (rc < 0) {
+            goto done;
+        }
+    }
+    lh_load_sym_warnings(c);
+done:
+    lh_sqlite_close(db);
+    if (have_f) {
+        lh_funcs_fini(&f);
+    }
+    if (have_supp) {
+        lh_supp_fini(&supp);
+    }
+    lh_collect_free(c);
+    return rc < 0 ? rc : 0;
+}

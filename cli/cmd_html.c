@@ -1,0 +1,166 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * cmd_html.c: `leakhound html FILE -o report.html`: everything on one self-contained page.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calltree.h"
+#include "cmd.h"
+#include "evolution.h"
+#include "funcs.h"
+#include "html.h"
+#include "load.h"
+
+#ifndef LH_VERSION
+#define LH_VERSION "0.0.0"
+#endif
+
+#define HTML_COLUMNS 400
+#define HTML_GROWTH_ROWS 15
+
+const char lh_cmd_html_usage[] =
+    "usage: leakhound html FILE -o OUT.html [--top N] [--quiet]\n"
+    "\n"
+    "Writes one self-contained HTML page (no network, no other files: open it in any\n"
+    "browser, attach it to a bug) with the summary, the heap over time, a flame graph, the\n"
+    "top sites with their stacks, the functions, and the growth ranking when the trace has\n"
+    "marks or snapshots.\n"
+    "  -o, --output OUT.html  the file to write (- for standard output)\n"
+    "  --top N           sites in the table (default 20)\n";
+
+int
+lh_cmd_html(int argc, char **argv, lh_err_t *err)
+{
+    lh_load_args_t la = {0};
+    const char *out_path = NULL;
+    unsigned long top = 20;
+    int help = 0, rc;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        int missing = 0;
+        if (arg[0] != '-') {
+            if (la.path) {
+                return lh_err_set(err, LH_EINVAL, "html: one trace at a time");
+            }
+            la.path = arg;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            help = 1;
+        } else if ((rc = lh_load_opt("html", argc, argv, &i, &la, err)) != 0) {
+            if (rc < 0) {
+                return rc;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
+                   (v = lh_cli_opt_value(argc, argv, &i, "--output", &missing))) {
+            out_path = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
+            if (lh_cli_parse_uint("--top", v, 1, 1000, &top, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if (missing) {
+            return lh_err_set(err, LH_EINVAL, "html: option '%s' needs a value", arg);
+        } else {
+            return lh_err_set(err, LH_EINVAL, "html: unknown option '%s' (see leakhound help "
+                              "html)", arg);
+        }
+    }
+    if (help) {
+        fputs(lh_cmd_html_usage, stdout);
+        return 0;
+    }
+    if (!la.path || !out_path) {
+        return lh_err_set(err, LH_EINVAL, "html: usage: leakhound html FILE -o OUT.html");
+    }
+    lh_collect_opts_t co = {0};
+    lh_collect_t *c = NULL;
+    lh_report_t rep;
+    lh_report_opts_t ro = {top};
+    lh_funcs_t f;
+    lh_tree_t t;
+    lh_evolution_t e;
+    lh_growth_rank_t g;
+    const lh_site_t **gsites = NULL;
+    int have_rep = 0, have_f = 0, have_t = 0, have_e = 0, have_g = 0;
+    char cwd[PATH_MAX], prog[256], ptitle[512], psub[512], ftitle[512];
+    co.n_columns = HTML_COLUMNS;
+    if ((rc = lh_load_run(&la, &co, &c, err)) < 0 ||
+        (rc = lh_report_build(&rep, lh_collect_trace(c), lh_collect_replay(c),
+                              lh_collect_symbolizer(c), &ro, err)) < 0) {
+        goto done;
+    }
+    have_rep = 1;
+    if ((rc = lh_funcs_build(&f, c, NULL, err)) < 0) {
+        goto done;
+    }
+    have_f = 1;
+    lh_funcs_sort(&f, 0, LH_METRIC_LEAKED);
+    /* the flame graph shows what leaked, or what was live at the peak for a clean program */
+    lh_tree_opts_t to = {f.total.leaked ? LH_METRIC_LEAKED : LH_METRIC_PEAK, 0, NULL};
+    if ((rc = lh_tree_build(&t, c, &f, NULL, &to, err)) < 0) {
+        goto done;
+    }
+    have_t = 1;
+    if ((rc = lh_evolution_build(&e, c, 8, 0, err)) < 0) {
+        goto done;
+    }
+    have_e = 1;
+    if ((rc = lh_growth_rank(&g, c, err)) < 0) {
+        goto done;
+    }
+    have_g = 1;
+    size_t ng = g.n < HTML_GROWTH_ROWS ? g.n : HTML_GROWTH_ROWS;
+    if (!(gsites = calloc(ng ? ng : 1, sizeof *gsites))) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ng; i++) {
+        if ((rc = lh_collect_site(c, g.v[i].stack_id, &gsites[i], err)) < 0) {
+            goto done;
+        }
+    }
+    {
+        const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
+        const char *exe = in->exe[0] ? in->exe : la.path;
+        const char *b = strrchr(exe, '/');
+        snprintf(prog, sizeof prog, "%s", b ? b + 1 : exe);
+    }
+    lh_load_title(c, "Heap over time", ptitle, sizeof ptitle);
+    lh_load_subtitle(c, psub, sizeof psub);
+    lh_load_title(c, to.metric == LH_METRIC_LEAKED ? "Bytes leaked (live at exit)"
+                                                   : "Bytes live at the heap peak",
+                  ftitle, sizeof ftitle);
+    lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, prog, ptitle, psub, ftitle,
+                           getcwd(cwd, sizeof cwd), LH_VERSION};
+    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
+    if (!out) {
+        rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
+        goto done;
+    }
+    rc = lh_view_html(out, &page, err);
+    if (out != stdout && fclose(out) != 0 && rc >= 0) {
+        rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
+    }
+    lh_load_sym_warnings(c);
+done:
+    free(gsites);
+    if (have_g) {
+        lh_growth_rank_fini(&g);
+    }
+    if (have_e) {
+        lh_evolution_fini(&e);
+    }
+    if (have_t) {
+        lh_tree_fini(&t);
+    }
+    if (have_f) {
+        lh_funcs_fini(&f);
+    }
+    if (have_rep) {
+        lh_report_fini(&rep);
+    }
+    lh_collect_free(c);
+    return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,110 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * cmd_plot.c: `leakhound plot FILE -o evolution.svg`: the heap over time, stacked by site.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "evolution.h"
+#include "load.h"
+#include "svg_plot.h"
+
+#define PLOT_COLUMNS 400
+
+const char lh_cmd_plot_usage[] =
+    "usage: leakhound plot FILE -o OUT.svg [--top N] [--x time|marks] [--width PIXELS]\n"
+    "                      [--quiet]\n"
+    "\n"
+    "Draws the live heap over the run (self-contained SVG), stacked by the N sites that held\n"
+    "the most at any time plus all the others, with the RSS line, marks and snapshots.\n"
+    "  -o, --output OUT.svg  the file to write (- for standard output)\n"
+    "  --top N           sites drawn on their own (default 8, at most 12)\n"
+    "  --x time|marks    x axis: seconds since start (default), or mark number (live bytes\n"
+    "                    at each mark; at each snapshot when there are no marks)\n"
+    "  --width PIXELS    image width (default 1000)\n";
+
+int
+lh_cmd_plot(int argc, char **argv, lh_err_t *err)
+{
+    lh_load_args_t la = {0};
+    const char *out_path = NULL;
+    unsigned long top = 8, width = 1000;
+    int x_marks = 0, help = 0, rc;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        int missing = 0;
+        if (arg[0] != '-') {
+            if (la.path) {
+                return lh_err_set(err, LH_EINVAL, "plot: one trace at a time");
+            }
+            la.path = arg;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            help = 1;
+        } else if ((rc = lh_load_opt("plot", argc, argv, &i, &la, err)) != 0) {
+            if (rc < 0) {
+                return rc;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
+                   (v = lh_cli_opt_value(argc, argv, &i, "--output", &missing))) {
+            out_path = v;
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
+            if (lh_cli_parse_uint("--top", v, 0, 12, &top, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--width", &missing))) {
+            if (lh_cli_parse_uint("--width", v, 400, 20000, &width, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--x", &missing))) {
+            if (strcmp(v, "time") != 0 && strcmp(v, "marks") != 0) {
+                return lh_err_set(err, LH_EINVAL, "plot: --x: time or marks, got '%s'", v);
+            }
+            x_marks = strcmp(v, "marks") == 0;
+        } else if (missing) {
+            return lh_err_set(err, LH_EINVAL, "plot: option '%s' needs a value", arg);
+        } else {
+            return lh_err_set(err, LH_EINVAL, "plot: unknown option '%s' (see leakhound help "
+                              "plot)", arg);
+        }
+    }
+    if (help) {
+        fputs(lh_cmd_plot_usage, stdout);
+        return 0;
+    }
+    if (!la.path || !out_path) {
+        return lh_err_set(err, LH_EINVAL, "plot: usage: leakhound plot FILE -o OUT.svg");
+    }
+    lh_collect_opts_t co = {0};
+    lh_collect_t *c = NULL;
+    lh_evolution_t e;
+    int have_e = 0;
+    char cwd[PATH_MAX], head[512], sub[512];
+    co.n_columns = PLOT_COLUMNS;
+    if ((rc = lh_load_run(&la, &co, &c, err)) < 0 ||
+        (rc = lh_evolution_build(&e, c, top, x_marks, err)) < 0) {
+        goto done;
+    }
+    have_e = 1;
+    lh_load_title(c, "Heap over time", head, sizeof head);
+    lh_load_subtitle(c, sub, sizeof sub);
+    lh_plot_opts_t po = {"plot", 0, head, sub, getcwd(cwd, sizeof cwd), (int)width};
+    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
+    if (!out) {
+        rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
+        goto done;
+    }
+    rc = lh_view_svg_plot(out, &e, &po, err);
+    if (out != stdout && fclose(out) != 0 && rc >= 0) {
+        rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
+    }
+    lh_load_sym_warnings(c);
+done:
+    if (have_e) {
+        lh_evolution_fini(&e);
+    }
+    lh_collect_free(c);
+    return rc < 0 ? rc : 0;
+}

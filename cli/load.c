@@ -1,0 +1,125 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * load.c: one collecting pass for the picture and export subcommands.
+ */
+#include "load.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "progress.h"
+#include "text.h"
+
+int
+lh_load_opt(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, lh_err_t *err)
+{
+    const char *arg = argv[*i];
+    const char *v;
+    int missing = 0;
+    if (strcmp(arg, "--salvage") == 0) {
+        a->salvage = 1;
+        return 1;
+    }
+    if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+        a->quiet = 1;
+        return 1;
+    }
+    if (strcmp(arg, "--default-suppressions") == 0) {
+        a->default_supp = 1;
+        return 1;
+    }
+    if ((v = lh_cli_opt_value(argc, argv, i, "--suppressions", &missing))) {
+        if (a->n_supp_files == sizeof a->supp_files / sizeof a->supp_files[0]) {
+            return lh_err_set(err, LH_EINVAL, "%s: at most 16 --suppressions files", cmd);
+        }
+        a->supp_files[a->n_supp_files++] = v;
+        return 1;
+    }
+    if (missing) {
+        return lh_err_set(err, LH_EINVAL, "%s: option '%s' needs a value", cmd, arg);
+    }
+    return 0;
+}
+
+int
+lh_load_suppressions(const lh_load_args_t *a, lh_supp_t *s, lh_err_t *err)
+{
+    int rc = 0;
+    lh_supp_init(s);
+    if (a->default_supp) {
+        rc = lh_supp_add_defaults(s, err);
+    }
+    for (size_t k = 0; rc >= 0 && k < a->n_supp_files; k++) {
+        rc = lh_supp_load(s, a->supp_files[k], err);
+    }
+    if (rc < 0) {
+        lh_supp_fini(s);
+    }
+    return rc;
+}
+
+static void
+print_warnings(const lh_warnings_t *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        fprintf(stderr, "leakhound: warning: %s\n", w->msgs[i]);
+    }
+}
+
+int
+lh_load_run(const lh_load_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
+            lh_err_t *err)
+{
+    lh_collect_opts_t o = {0};
+    lh_progress_t bar;
+    int rc;
+    if (opts) {
+        o = *opts;
+    }
+    o.salvage = a->salvage;
+    lh_progress_init(&bar, a->path, a->quiet);
+    o.on_progress = lh_progress_update;
+    o.progress_ctx = &bar;
+    rc = lh_collect_run(a->path, &o, out, err);
+    lh_progress_done(&bar);
+    if (rc < 0) {
+        return rc;
+    }
+    print_warnings(lh_trace_warnings(lh_collect_trace(*out)));
+    return 0;
+}
+
+void
+lh_load_sym_warnings(lh_collect_t *c)
+{
+    if (c && lh_collect_symbolizer(c)) {
+        print_warnings(lh_sym_warnings(lh_collect_symbolizer(c)));
+    }
+}
+
+void
+lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
+{
+    const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
+    const char *exe = in->exe[0] ? in->exe : lh_trace_path(lh_collect_trace(c));
+    const char *b = strrchr(exe, '/');
+    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, b ? b + 1 : exe,
+             (unsigned long long)in->pid);
+}
+
+void
+lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len)
+{
+    const lh_replay_totals_t *t = lh_replay_totals(lh_collect_replay(c));
+    const lh_trace_end_t *end = lh_trace_end(lh_collect_trace(c));
+    char p[32], l[32], a[32];
+    uint64_t start = lh_collect_start_ns(c);
+    snprintf(buf, len, "peak %s at %.3f s \xc2\xb7 %s live at %s \xc2\xb7 %s allocated in "
+             "%llu allocations \xc2\xb7 %.3f s run",
+             lh_text_human_bytes(p, sizeof p, t->peak_bytes),
+             t->peak_ts_ns > start ? (double)(t->peak_ts_ns - start) / 1e9 : 0.0,
+             lh_text_human_bytes(l, sizeof l, t->heap_bytes), end->present ? "exit" : "the end",
+             lh_text_human_bytes(a, sizeof a, t->alloc_bytes), (unsigned long long)t->n_allocs,
+             (double)(lh_collect_end_ns(c) - start) / 1e9);
+}

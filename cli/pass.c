@@ -1,0 +1,129 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * pass.c: one streaming pass over a trace for the subcommands that look at time.
+ */
+#include "pass.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+lh_pass_run(lh_pass_t *p, const char *path, int salvage, const lh_timeline_opts_t *tlo,
+            lh_history_t *hist, lh_err_t *err)
+{
+    lh_trace_opts_t topts = {salvage};
+    lh_sym_opts_t sopts = {0};
+    lh_event_t ev;
+    int rc;
+    memset(p, 0, sizeof *p);
+    p->hist = hist;
+    if ((rc = lh_trace_open(path, &topts, &p->t, err)) < 0 ||
+        (rc = lh_replay_new(&p->r, err)) < 0 ||
+        (!hist && (rc = lh_timeline_new(tlo, &p->tl, err)) < 0)) {
+        goto fail;
+    }
+    while ((rc = lh_trace_next(p->t, &ev, err)) > 0) {
+        rc = hist ? lh_history_event(hist, p->r, &ev, err)
+                  : lh_timeline_event(p->tl, p->r, &ev, err);
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        rc = lh_err_set(err, rc, "%s (--salvage reads the events before it)", msg);
+    }
+    if (rc < 0) {
+        goto fail;
+    }
+    sopts.exe_path = lh_trace_info(p->t)->exe;
+    if ((rc = lh_sym_new(lh_trace_modules(p->t), &sopts, &p->sym, err)) < 0) {
+        goto fail;
+    }
+    if (!getcwd(p->cwd, sizeof p->cwd)) {
+        p->cwd[0] = '\0';
+    }
+    return 0;
+fail:
+    lh_pass_close(p);
+    return rc;
+}
+
+int
+lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_err_t *err)
+{
+    lh_site_t *v = calloc(n ? n : 1, sizeof *v);
+    int rc;
+    *out = NULL;
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing sites");
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[i].stack_id = ids[i];
+        if ((rc = lh_site_symbolize(&v[i], p->t, p->sym, err)) < 0) {
+            lh_pass_sites_free(v, i);
+            return rc;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+void
+lh_pass_sites_free(lh_site_t *sites, size_t n)
+{
+    for (size_t i = 0; sites && i < n; i++) {
+        lh_site_fini(&sites[i]);
+    }
+    free(sites);
+}
+
+static void
+print_warnings(const lh_warnings_t *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        fprintf(stderr, "leakhound: warning: %s\n", w->msgs[i]);
+    }
+}
+
+void
+lh_pass_warnings(const lh_pass_t *p)
+{
+    print_warnings(lh_trace_warnings(p->t));
+    if (p->sym) {
+        print_warnings(lh_sym_warnings(p->sym));
+    }
+}
+
+void
+lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v)
+{
+    const lh_trace_info_t *in = lh_trace_info(p->t);
+    const lh_trace_stats_t *st = lh_trace_stats(p->t);
+    memset(v, 0, sizeof *v);
+    v->trace_path = lh_trace_path(p->t);
+    v->info = in;
+    v->start_ns = in->has_clock ? in->mono_start_ns : st->first_ts_ns;
+    if (st->n_events && st->first_ts_ns < v->start_ns) {
+        v->start_ns = st->first_ts_ns;
+    }
+    v->cwd = p->cwd[0] ? p->cwd : NULL;
+    v->max_frames = 8;
+    v->json = json;
+}
+
+void
+lh_pass_close(lh_pass_t *p)
+{
+    lh_sym_free(p->sym);
+    lh_timeline_free(p->tl);
+    lh_replay_free(p->r);
+    lh_trace_close(p->t);
+    p->sym = NULL;
+    p->tl = NULL;
+    p->r = NULL;
+    p->t = NULL;
+}

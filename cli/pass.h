@@ -1,0 +1,43 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * pass.h: what the trace-reading subcommands share: open a trace, stream every event once
+ * through a timeline (or a history) in front of the heap model, symbolize the sites to
+ * show, print the warnings.
+ */
+#ifndef LH_CLI_PASS_H
+#define LH_CLI_PASS_H
+
+#include <limits.h>
+
+#include "history.h"
+#include "replay.h"
+#include "report.h"
+#include "symbolize.h"
+#include "timeline.h"
+#include "trace.h"
+#include "timeline_view.h"
+
+typedef struct lh_pass {
+    lh_trace_t *t;
+    lh_replay_t *r;
+    lh_timeline_t *tl;      /* when opened with timeline options */
+    lh_history_t *hist;     /* when opened with a history (borrowed) */
+    lh_symbolizer_t *sym;
+    char cwd[PATH_MAX];
+} lh_pass_t;
+
+/* Opens path and streams all its events: through a timeline built with tlo, or, when hist
+ * is not NULL, through that history. Returns 0 or a negative LH_E* code (message in err);
+ * on failure the pass is closed. */
+int lh_pass_run(lh_pass_t *p, const char *path, int salvage, const lh_timeline_opts_t *tlo,
+                lh_history_t *hist, lh_err_t *err);
+/* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */
+int lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_err_t *err);
+void lh_pass_sites_free(lh_site_t *sites, size_t n);
+/* Prints the trace's and the symbolizer's warnings to stderr. */
+void lh_pass_warnings(const lh_pass_t *p);
+/* The view settings for this trace. */
+void lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v);
+void lh_pass_close(lh_pass_t *p);
+
+#endif /* LH_CLI_PASS_H */

@@ -1,0 +1,943 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * commands.c: the shell's commands over a heapgraph: summary, snapshots, use, largest,
+ * show, elems, count, roots, unreachable, help, quit (identify and diff: paths.c, diff.c).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "shell.h"
+#include "shell_int.h"
+#include "text.h"
+
+const char *const lh_shell_command_names[] = {
+    "summary", "snapshots", "use", "largest", "show", "elems", "identify", "count", "roots",
+    "unreachable", "diff", "help", "quit", "exit", NULL};
+
+/* ---------------------------------------------------------------------------------------
+ * Helpers shared by the commands (shell_int.h)
+ * ------------------------------------------------------------------------------------- */
+
+const char *
+sh_bytes(char *buf, size_t len, uint64_t n)
+{
+    return lh_text_human_bytes(buf, len, n);
+}
+
+int
+sh_rows_reset(lh_shell_t *sh)
+{
+    sh->n_rows = 0;
+    return 0;
+}
+
+int
+sh_row_add(lh_shell_t *sh, uint32_t node)
+{
+    if ((sh->n_rows & (sh->n_rows - 1)) == 0) {
+        size_t cap = sh->n_rows ? sh->n_rows * 2 : 16;
+        uint32_t *v = realloc(sh->rows, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        sh->rows = v;
+    }
+    sh->rows[sh->n_rows++] = node;
+    return (int)sh->n_rows;
+}
+
+int
+sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err)
+{
+    if (!sh->hg->has_graph) {
+        return lh_err_set(err, LH_EINVAL, "%s: %s", cmd, sh->hg->no_graph_why);
+    }
+    return 0;
+}
+
+/* A node from an address argument: the block containing it, or the row's node. */
+int
+sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node, uint64_t *addr,
+            lh_err_t *err)
+{
+    lh_err_t e2;
+    int rc = lh_shell_parse_addr(arg, sh->rows, sh->n_rows, addr, node, &e2);
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s: %s", cmd, e2.msg);
+    }
+    if (*node != LH_NODE_NONE) {
+        if (*node < sh->hg->n_blocks) {
+            *addr = sh->hg->blocks[*node].addr;
+        }
+        return 0;
+    }
+    *node = lh_heapgraph_block_at(sh->hg, *addr);
+    if (*node == LH_NODE_NONE) {
+        return lh_err_set(err, LH_EINVAL, "%s: 0x%" PRIx64 " is not in a live block of "
+                          "snapshot %zu", cmd, *addr, sh->hg->cur + 1);
+    }
+    return 0;
+}
+
+const char *
+sh_class(lh_shell_t *sh, uint32_t b)
+{
+    return sh->hg->has_graph ? lh_leak_class_name(sh->hg->g.cls[b]) : "?";
+}
+
+/* "48 B handler_t, handler_new (file.c:20)" */
+void
+sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out)
+{
+    char sz[32], site[512];
+    const lh_hblock_t *bl = &sh->hg->blocks[b];
+    fprintf(out, "%s %s, %s", sh_bytes(sz, sizeof sz, bl->size), lh_heapgraph_type(sh->hg, b),
+            lh_heapgraph_site_str(sh->hg, bl->stack_id, site, sizeof site));
+}
+
+static int
+parse_opt_count(const char *cmd, int argc, char **argv, int *i, unsigned long *out,
+                lh_err_t *err)
+{
+    if (*i + 1 >= argc) {
+        return lh_err_set(err, LH_EINVAL, "%s: %s needs a number", cmd, argv[*i]);
+    }
+    (*i)++;
+    return lh_shell_parse_count(cmd, argv[*i], 0, 100000000, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * summary, snapshots, use
+ * ------------------------------------------------------------------------------------- */
+
+static const char *
+trigger_name(int t)
+{
+    static const char *names[] = {"api", "signal", "period", "growth", "exit"};
+    return t >= 0 && t <= LH_SNAP_EXIT ? names[t] : "?";
+}
+
+static const char *
+mode_name(int m)
+{
+    return m == LH_CONTENTS_POINTERS ? "pointers" : m == LH_CONTENTS_FULL ? "full" : "none";
+}
+
+static double
+snap_time(const lh_heapgraph_t *hg, const lh_snapinfo_t *s)
+{
+    const lh_trace_info_t *in = lh_trace_info(hg->trace);
+    uint64_t start = in->has_clock ? in->mono_start_ns : hg->snaps[0].ts_ns;
+    return s->ts_ns > start ? (double)(s->ts_ns - start) / 1e9 : 0.0;
+}
+
+static int
+cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    const lh_snapinfo_t *s = &hg->snaps[hg->cur];
+    char b1[32];
+    (void)argv;
+    if (argc > 1) {
+        return lh_err_set(err, LH_EINVAL, "summary: takes no arguments");
+    }
+    fprintf(sh->out, "trace: %s\n", lh_text_rel_path(sh->trace_path, sh->cwd));
+    fprintf(sh->out, "snapshot %zu of %zu: '%s' (%s) at %.3f s, contents: %s\n", hg->cur + 1,
+            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(hg, s),
+            mode_name(s->mode));
+    fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
+            sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
+    if (!hg->has_graph) {
+        fprintf(sh->out, "graph: none: %s\n", hg->no_graph_why);
+        return 0;
+    }
+    fprintf(sh->out, "graph: %u roots, %" PRIu64 " references (%" PRIu64 " to a block's start, "
+            "%" PRIu64 " interior)\n", hg->n_roots, hg->g.n_edges, hg->g.n_strong,
+            hg->g.n_interior);
+    sh_leak_summary(sh, sh->out);
+    return 0;
+}
+
+void
+sh_leak_summary(lh_shell_t *sh, FILE *out)
+{
+    static const int order[] = {LH_CLASS_DEFINITE, LH_CLASS_INDIRECT, LH_CLASS_POSSIBLE,
+                                LH_CLASS_REACHABLE};
+    static const char *names[] = {"definitely lost", "indirectly lost", "possibly lost",
+                                  "still reachable"};
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, "%s%s: %" PRIu64 " bytes in %" PRIu64 " blocks", i ? "; " : "", names[i],
+                sh->hg->class_bytes[order[i]], sh->hg->class_blocks[order[i]]);
+    }
+    fputc('\n', out);
+}
+
+static int
+cmd_snapshots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    char b1[32];
+    (void)argv;
+    if (argc > 1) {
+        return lh_err_set(err, LH_EINVAL, "snapshots: takes no arguments");
+    }
+    fprintf(sh->out, "    #  %-16s %-7s %10s %12s %11s  %s\n", "label", "trigger", "time",
+            "live blocks", "live bytes", "contents");
+    for (size_t i = 0; i < hg->n_snaps; i++) {
+        const lh_snapinfo_t *s = &hg->snaps[i];
+        fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s  %s\n",
+                i == hg->cur ? "*" : " ", i + 1, s->label, trigger_name(s->trigger),
+                snap_time(hg, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
+                mode_name(s->mode));
+    }
+    return 0;
+}
+
+static int
+cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    if (argc != 2) {
+        return lh_err_set(err, LH_EINVAL, "use: which snapshot? use LABEL|N");
+    }
+    long idx = lh_heapgraph_find_snapshot(sh->hg->snaps, sh->hg->n_snaps, argv[1]);
+    if (idx < 0) {
+        return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
+    }
+    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0};
+    lh_heapgraph_t *hg = NULL;
+    int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
+    if (rc < 0) {
+        return rc;
+    }
+    lh_heapgraph_free(sh->hg);
+    sh->hg = hg;
+    sh_rows_reset(sh);
+    const lh_snapinfo_t *s = &hg->snaps[hg->cur];
+    fprintf(sh->out, "using snapshot %zu '%s': %u live blocks%s\n", hg->cur + 1, s->label,
+            hg->n_blocks, hg->has_graph ? "" : " (no contents: graph commands unavailable)");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * largest, show, elems
+ * ------------------------------------------------------------------------------------- */
+
+static lh_heapgraph_t *sort_hg; /* qsort has no context argument */
+static int sort_retained;
+
+static int
+cmp_largest(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t vx = sort_retained ? sort_hg->g.retained[x] : sort_hg->blocks[x].size;
+    uint64_t vy = sort_retained ? sort_hg->g.retained[y] : sort_hg->blocks[y].size;
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    return x < y ? -1 : x > y;
+}
+
+/* The top n blocks by key, without sorting them all: a bounded insertion list. */
+static size_t
+top_blocks(lh_heapgraph_t *hg, int retained, uint32_t *top, size_t n)
+{
+    size_t k = 0;
+    sort_hg = hg;
+    sort_retained = retained;
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        if (k == n && cmp_largest(&b, &top[k - 1]) >= 0) {
+            continue;
+        }
+        size_t i = k < n ? k++ : n - 1;
+        while (i > 0 && cmp_largest(&b, &top[i - 1]) < 0) {
+            top[i] = top[i - 1];
+            i--;
+        }
+        top[i] = b;
+    }
+    return k;
+}
+
+static int
+cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    unsigned long n = 10;
+    int retained = 0, have_n = 0;
+    char b1[32], b2[32], site[512];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--retained") == 0) {
+            retained = 1;
+        } else if (!have_n && argv[i][0] != '-') {
+            if (lh_shell_parse_count("largest", argv[i], 1, 100000, &n, err) < 0) {
+                return LH_EINVAL;
+            }
+            have_n = 1;
+        } else {
+            return lh_err_set(err, LH_EINVAL, "largest: unknown argument '%s' (largest [N] "
+                              "[--retained])", argv[i]);
+        }
+    }
+    if (retained && sh_need_graph(sh, "largest --retained", err) < 0) {
+        return LH_EINVAL;
+    }
+    uint32_t *top = malloc(n * sizeof *top);
+    if (!top) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    size_t k = top_blocks(sh->hg, retained, top, n);
+    sh_rows_reset(sh);
+    fprintf(sh->out, "   @  %-18s %10s %10s  %-15s  %-20s %s\n", "address", "size", "retained",
+            "class", "type", "site");
+    for (size_t i = 0; i < k; i++) {
+        const lh_hblock_t *b = &sh->hg->blocks[top[i]];
+        sh_row_add(sh, top[i]);
+        fprintf(sh->out, "%4zu  0x%-16" PRIx64 " %10s %10s  %-15s  %-20s %s\n", i + 1, b->addr,
+                sh_bytes(b1, sizeof b1, b->size),
+                sh->hg->has_graph ? sh_bytes(b2, sizeof b2, sh->hg->g.retained[top[i]]) : "?",
+                sh_class(sh, top[i]), lh_heapgraph_type(sh->hg, top[i]),
+                lh_heapgraph_site_str(sh->hg, b->stack_id, site, sizeof site));
+    }
+    free(top);
+    return 0;
+}
+
+/* One word of a block or root: "+0x8  0x...  -> 0x... (48 B type, site)". */
+static void
+print_word(lh_shell_t *sh, uint64_t base, const lh_word_t *w, int numbered)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    uint32_t t = lh_heapgraph_block_at(hg, w->val);
+    if (numbered) {
+        int row = sh_row_add(sh, t);
+        fprintf(sh->out, "%4d  ", row);
+    } else {
+        fputs("    ", sh->out);
+    }
+    fprintf(sh->out, "+0x%-6" PRIx64 " 0x%-14" PRIx64, w->addr - base, w->val);
+    if (t != LH_NODE_NONE) {
+        uint64_t in = w->val - hg->blocks[t].addr;
+        fputs(" -> ", sh->out);
+        if (in) {
+            fprintf(sh->out, "inside 0x%" PRIx64 " (+0x%" PRIx64 "): ", hg->blocks[t].addr, in);
+        }
+        sh_block_brief(sh, t, sh->out);
+    } else {
+        const char *cls = lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
+        lh_dsym_t ds;
+        if (cls) {
+            fprintf(sh->out, " -> vtable for %s", cls);
+        } else if (lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
+            fprintf(sh->out, " -> %s", ds.name);
+        } else {
+            fputs(" (not a live block)", sh->out);
+        }
+    }
+    fputc('\n', sh->out);
+}
+
+static void
+show_stack(lh_shell_t *sh, uint32_t stack_id)
+{
+    const lh_site_t *s = lh_heapgraph_site(sh->hg, stack_id);
+    if (!s->n_frames) {
+        fprintf(sh->out, "  stack: %s\n", stack_id ? "(not recorded)" : "(none)");
+        return;
+    }
+    fputs("  allocated:\n", sh->out);
+    lh_text_stack(sh->out, s, 12, sh->cwd);
+}
+
+static int
+show_root(lh_shell_t *sh, uint32_t node)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    uint32_t r = node - hg->n_blocks;
+    const lh_hroot_t *root = &hg->roots[r];
+    char name[512], b1[32];
+    fprintf(sh->out, "root %s\n", lh_heapgraph_node_name(hg, node, name, sizeof name));
+    if (root->kind == LH_ROOT_DATA) {
+        fprintf(sh->out, "  kind: global data in %s\n",
+                root->module ? lh_text_rel_path(root->module, sh->cwd) : "?");
+    } else {
+        fputs("  kind: thread stack\n", sh->out);
+    }
+    fprintf(sh->out, "  retains: %s\n", sh_bytes(b1, sizeof b1, hg->g.retained[node]));
+    uint64_t n = hg->root_woff[r + 1] - hg->root_woff[r];
+    fprintf(sh->out, "  pointer words: %" PRIu64 "%s\n", n, n > 16 ? " (the first 16)" : "");
+    sh_rows_reset(sh);
+    for (uint64_t k = hg->root_woff[r]; k < hg->root_woff[r + 1] && k < hg->root_woff[r] + 16;
+         k++) {
+        print_word(sh, root->kind == LH_ROOT_DATA ? root->start : 0,
+                   &hg->sf.words[hg->root_words[k]], 1);
+    }
+    return 0;
+}
+
+static int
+cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    uint32_t b;
+    uint64_t addr;
+    char b1[32], name[512];
+    if (argc != 2) {
+        return lh_err_set(err, LH_EINVAL, "show: which block? show ADDR");
+    }
+    if (sh_node_arg(sh, "show", argv[1], &b, &addr, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (b >= hg->n_blocks) {
+        return show_root(sh, b);
+    }
+    const lh_hblock_t *bl = &hg->blocks[b];
+    fprintf(sh->out, "block 0x%" PRIx64 ", %s (%" PRIu64 " bytes)", bl->addr,
+            sh_bytes(b1, sizeof b1, bl->size), bl->size);
+    if (addr != bl->addr) {
+        fprintf(sh->out, "; 0x%" PRIx64 " is at +0x%" PRIx64, addr, addr - bl->addr);
+    }
+    fputc('\n', sh->out);
+    fprintf(sh->out, "  type: %s (%s)\n", lh_heapgraph_type(hg, b),
+            !bl->type ? "allocating function" : "tag or vtable");
+    show_stack(sh, bl->stack_id);
+    if (!hg->has_graph) {
+        fprintf(sh->out, "  references: unknown: %s\n", hg->no_graph_why);
+        return 0;
+    }
+    fprintf(sh->out, "  class: %s\n", lh_leak_class_name(hg->g.cls[b]));
+    fprintf(sh->out, "  retained: %s (%" PRIu64 " bytes)\n",
+            sh_bytes(b1, sizeof b1, hg->g.retained[b]), hg->g.retained[b]);
+    uint32_t d = hg->g.idom[b];
+    if (d != LH_NODE_NONE && d != hg->g.super) {
+        fprintf(sh->out, "  dominated by: %s\n", lh_heapgraph_node_name(hg, d, name, sizeof name));
+    }
+    fprintf(sh->out, "  referenced by: %" PRIu64 " pointer%s\n", hg->g.roff[b + 1] - hg->g.roff[b],
+            hg->g.roff[b + 1] - hg->g.roff[b] == 1 ? "" : "s");
+    size_t first;
+    size_t n = lh_heapgraph_block_words(hg, b, &first);
+    fprintf(sh->out, "  pointer words: %zu%s\n", n, n > 8 ? " (the first 8; see elems)" : "");
+    sh_rows_reset(sh);
+    for (size_t k = first; k < first + n && k < first + 8; k++) {
+        print_word(sh, bl->addr, &hg->sf.words[k], 1);
+    }
+    return 0;
+}
+
+static int
+cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    const char *a = NULL;
+    unsigned long count = 20, start = 0;
+    int have_start = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--count") == 0) {
+            if (parse_opt_count("elems", argc, argv, &i, &count, err) < 0) {
+                return LH_EINVAL;
+            }
+        } else if (!a) {
+            a = argv[i];
+        } else if (!have_start) {
+            char *end = NULL;
+            start = strtoul(argv[i], &end, 0);
+            if (!end || *end || argv[i][0] == '-') {
+                return lh_err_set(err, LH_EINVAL, "elems: START is a byte offset (16 or 0x10), "
+                                  "got '%s'", argv[i]);
+            }
+            have_start = 1;
+        } else {
+            return lh_err_set(err, LH_EINVAL, "elems: unexpected '%s' (elems ADDR [START] "
+                              "[--count N])", argv[i]);
+        }
+    }
+    if (!a) {
+        return lh_err_set(err, LH_EINVAL, "elems: which block? elems ADDR [START] [--count N]");
+    }
+    uint32_t b;
+    uint64_t addr;
+    if (sh_need_graph(sh, "elems", err) < 0 || sh_node_arg(sh, "elems", a, &b, &addr, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (b >= hg->n_blocks) {
+        return lh_err_set(err, LH_EINVAL, "elems: %s is a root; use show", a);
+    }
+    size_t first;
+    size_t n = lh_heapgraph_block_words(hg, b, &first);
+    size_t shown = 0;
+    char b1[32];
+    fprintf(sh->out, "block 0x%" PRIx64 " (%s, %s): %zu pointer word%s\n", hg->blocks[b].addr,
+            sh_bytes(b1, sizeof b1, hg->blocks[b].size), lh_heapgraph_type(hg, b), n,
+            n == 1 ? "" : "s");
+    sh_rows_reset(sh);
+    for (size_t k = first; k < first + n && shown < count; k++) {
+        if (hg->sf.words[k].addr - hg->blocks[b].addr < start) {
+            continue;
+        }
+        print_word(sh, hg->blocks[b].addr, &hg->sf.words[k], 1);
+        shown++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * count, roots, unreachable
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct group {
+    const char *key;       /* interned: a type, a site string or a function */
+    uint32_t stack_id;     /* by site */
+    uint64_t blocks, bytes;
+    uint64_t blocks2, bytes2; /* unreachable: indirectly lost */
+    uint32_t example;      /* the largest block */
+} group_t;
+
+static int
+cmp_group(const void *a, const void *b)
+{
+    const group_t *x = a, *y = b;
+    uint64_t vx = x->bytes + x->bytes2, vy = y->bytes + y->bytes2;
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    int c = strcmp(x->key, y->key);
+    if (c) {
+        return c;
+    }
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* Groups blocks by key (a string valid for the graph's life); filter: which blocks
+ * (NULL: all); second(b): counted in blocks2/bytes2 instead. Linear probing on the key
+ * pointer: keys are interned (types, symbolizer strings) or per stack id. */
+typedef struct grouping {
+    group_t *v;
+    size_t n, cap;
+    uint64_t *hkeys; /* key identity + 1 */
+    uint32_t *hidx;
+    size_t mask;
+} grouping_t;
+
+static group_t *
+group_get(grouping_t *gr, uint64_t id, const char *key, uint32_t stack_id)
+{
+    if ((gr->n + 1) * 2 > gr->mask + 1) {
+        size_t cap = gr->mask ? (gr->mask + 1) * 2 : 256;
+        uint64_t *k = calloc(cap, sizeof *k);
+        uint32_t *x = calloc(cap, sizeof *x);
+        if (!k || !x) {
+            free(k);
+            free(x);
+            return NULL;
+        }
+        for (size_t i = 0; gr->hkeys && i <= gr->mask; i++) {
+            if (gr->hkeys[i]) {
+                size_t j = (size_t)(gr->hkeys[i] * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+                while (k[j]) {
+                    j = (j + 1) & (cap - 1);
+                }
+                k[j] = gr->hkeys[i];
+                x[j] = gr->hidx[i];
+            }
+        }
+        free(gr->hkeys);
+        free(gr->hidx);
+        gr->hkeys = k;
+        gr->hidx = x;
+        gr->mask = cap - 1;
+    }
+    size_t j = (size_t)((id + 1) * 0x9E3779B97F4A7C15ull >> 17) & gr->mask;
+    for (; gr->hkeys[j]; j = (j + 1) & gr->mask) {
+        if (gr->hkeys[j] == id + 1) {
+            return &gr->v[gr->hidx[j]];
+        }
+    }
+    if (gr->n == gr->cap) {
+        size_t cap = gr->cap ? gr->cap * 2 : 64;
+        group_t *v = realloc(gr->v, cap * sizeof *v);
+        if (!v) {
+            return NULL;
+        }
+        gr->v = v;
+        gr->cap = cap;
+    }
+    gr->hkeys[j] = id + 1;
+    gr->hidx[j] = (uint32_t)gr->n;
+    group_t *g = &gr->v[gr->n++];
+    memset(g, 0, sizeof *g);
+    g->key = key;
+    g->stack_id = stack_id;
+    g->example = LH_NODE_NONE;
+    return g;
+}
+
+static void
+grouping_fini(grouping_t *gr)
+{
+    free(gr->v);
+    free(gr->hkeys);
+    free(gr->hidx);
+}
+
+enum { BY_TYPE, BY_SITE, BY_FUNCTION };
+
+static int
+parse_by(const char *cmd, int argc, char **argv, int allowed, int *by, lh_err_t *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--by") == 0 && i + 1 < argc) {
+            v = argv[++i];
+        } else if (strncmp(argv[i], "--by=", 5) == 0) {
+            v = argv[i] + 5;
+        } else {
+            return lh_err_set(err, LH_EINVAL, "%s: unknown argument '%s'", cmd, argv[i]);
+        }
+        if (strcmp(v, "type") == 0 && (allowed & 1 << BY_TYPE)) {
+            *by = BY_TYPE;
+        } else if (strcmp(v, "site") == 0 && (allowed & 1 << BY_SITE)) {
+            *by = BY_SITE;
+        } else if (strcmp(v, "function") == 0 && (allowed & 1 << BY_FUNCTION)) {
+            *by = BY_FUNCTION;
+        } else {
+            return lh_err_set(err, LH_EINVAL, "%s: cannot group by '%s'", cmd, v);
+        }
+    }
+    return 0;
+}
+
+/* The key of block b: a stable identity and the string shown. */
+static uint64_t
+block_key(lh_shell_t *sh, uint32_t b, int by, const char **key)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    if (by == BY_SITE) {
+        *key = NULL; /* formatted when printed */
+        return hg->blocks[b].stack_id;
+    }
+    if (by == BY_TYPE && hg->blocks[b].type) {
+        *key = hg->types[hg->blocks[b].type];
+    } else {
+        *key = lh_heapgraph_site_function(hg, hg->blocks[b].stack_id);
+    }
+    /* Groups by the name's text (two sites in one function make one group): FNV-1a,
+     * with the top bit set so it never equals a stack id. */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = *key; *p; p++) {
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    }
+    return h | 1ull << 63;
+}
+
+static void
+print_group_key(lh_shell_t *sh, const group_t *g, int by)
+{
+    char site[512];
+    if (by == BY_SITE) {
+        fputs(lh_heapgraph_site_str(sh->hg, g->stack_id, site, sizeof site), sh->out);
+    } else {
+        fputs(g->key, sh->out);
+    }
+}
+
+static int
+cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    int by = BY_TYPE;
+    grouping_t gr = {0};
+    char b1[32];
+    if (parse_by("count", argc, argv, 7, &by, err) < 0) {
+        return LH_EINVAL;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        const char *key;
+        uint64_t id = block_key(sh, b, by, &key);
+        group_t *g = group_get(&gr, id, key, hg->blocks[b].stack_id);
+        if (!g) {
+            grouping_fini(&gr);
+            return lh_err_set(err, LH_ENOMEM, "out of memory");
+        }
+        if (by == BY_SITE && !g->key) {
+            g->key = "";
+        }
+        g->blocks++;
+        g->bytes += hg->blocks[b].size;
+        if (g->example == LH_NODE_NONE || hg->blocks[b].size > hg->blocks[g->example].size) {
+            g->example = b;
+        }
+    }
+    for (size_t i = 0; i < gr.n; i++) {
+        if (!gr.v[i].key) {
+            gr.v[i].key = "";
+        }
+    }
+    qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
+    static const char *bynames[] = {"type", "site", "function"};
+    fprintf(sh->out, "   @  %10s %10s  %s\n", "blocks", "bytes", bynames[by]);
+    sh_rows_reset(sh);
+    for (size_t i = 0; i < gr.n; i++) {
+        sh_row_add(sh, gr.v[i].example);
+        fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  ", i + 1, gr.v[i].blocks,
+                sh_bytes(b1, sizeof b1, gr.v[i].bytes));
+        print_group_key(sh, &gr.v[i], by);
+        fputc('\n', sh->out);
+    }
+    fprintf(sh->out, "total %u blocks, %s in %zu group%s\n", hg->n_blocks,
+            sh_bytes(b1, sizeof b1, hg->live_bytes), gr.n, gr.n == 1 ? "" : "s");
+    grouping_fini(&gr);
+    return 0;
+}
+
+static lh_heapgraph_t *root_sort_hg;
+
+static int
+cmp_root(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t vx = root_sort_hg->g.retained[x], vy = root_sort_hg->g.retained[y];
+    if (vx != vy) {
+        return vx > vy ? -1 : 1;
+    }
+    return x < y ? -1 : x > y;
+}
+
+static int
+cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    unsigned long n = 10;
+    char b1[32], name[512];
+    if (argc > 2) {
+        return lh_err_set(err, LH_EINVAL, "roots: roots [N]");
+    }
+    if (argc == 2 && lh_shell_parse_count("roots", argv[1], 1, 1000000, &n, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (sh_need_graph(sh, "roots", err) < 0) {
+        return LH_EINVAL;
+    }
+    uint32_t *v = malloc(((size_t)hg->n_roots + 1) * sizeof *v);
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    for (uint32_t r = 0; r < hg->n_roots; r++) {
+        v[r] = hg->n_blocks + r;
+    }
+    root_sort_hg = hg;
+    qsort(v, hg->n_roots, sizeof *v, cmp_root);
+    fprintf(sh->out, "   @  %10s %8s  %s\n", "retained", "pointers", "root");
+    sh_rows_reset(sh);
+    for (uint32_t i = 0; i < hg->n_roots && i < n; i++) {
+        sh_row_add(sh, v[i]);
+        fprintf(sh->out, "%4u  %10s %8" PRIu64 "  %s\n", i + 1,
+                sh_bytes(b1, sizeof b1, hg->g.retained[v[i]]),
+                hg->g.off[v[i] + 1] - hg->g.off[v[i]],
+                lh_heapgraph_node_name(hg, v[i], name, sizeof name));
+    }
+    fprintf(sh->out, "%u roots retain %s of %s live\n", hg->n_roots,
+            sh_bytes(b1, sizeof b1, hg->g.retained[hg->g.super] -
+                                        hg->class_bytes[LH_CLASS_DEFINITE] -
+                                        hg->class_bytes[LH_CLASS_INDIRECT]),
+            sh_bytes(name, sizeof name, hg->live_bytes));
+    free(v);
+    return 0;
+}
+
+static int
+cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    int by = BY_SITE;
+    grouping_t gr = {0};
+    char b1[32], b2[32];
+    if (parse_by("unreachable", argc, argv, 1 << BY_SITE, &by, err) < 0 ||
+        sh_need_graph(sh, "unreachable", err) < 0) {
+        return LH_EINVAL;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        int c = hg->g.cls[b];
+        if (c != LH_CLASS_DEFINITE && c != LH_CLASS_INDIRECT) {
+            continue;
+        }
+        group_t *g = group_get(&gr, hg->blocks[b].stack_id, "", hg->blocks[b].stack_id);
+        if (!g) {
+            grouping_fini(&gr);
+            return lh_err_set(err, LH_ENOMEM, "out of memory");
+        }
+        if (c == LH_CLASS_DEFINITE) {
+            g->blocks++;
+            g->bytes += hg->blocks[b].size;
+        } else {
+            g->blocks2++;
+            g->bytes2 += hg->blocks[b].size;
+        }
+        if (g->example == LH_NODE_NONE || (c == LH_CLASS_DEFINITE &&
+                                           hg->g.cls[g->example] != LH_CLASS_DEFINITE)) {
+            g->example = b;
+        }
+    }
+    qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
+    fprintf(sh->out, "definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks; indirectly "
+            "lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n",
+            hg->class_bytes[LH_CLASS_DEFINITE], hg->class_blocks[LH_CLASS_DEFINITE],
+            hg->class_bytes[LH_CLASS_INDIRECT], hg->class_blocks[LH_CLASS_INDIRECT]);
+    if (gr.n) {
+        fprintf(sh->out, "   @  %8s %10s  %8s %10s  %s\n", "direct", "bytes", "indirect",
+                "bytes", "site");
+    }
+    sh_rows_reset(sh);
+    for (size_t i = 0; i < gr.n; i++) {
+        sh_row_add(sh, gr.v[i].example);
+        fprintf(sh->out, "%4zu  %8" PRIu64 " %10s  %8" PRIu64 " %10s  ", i + 1, gr.v[i].blocks,
+                sh_bytes(b1, sizeof b1, gr.v[i].bytes), gr.v[i].blocks2,
+                sh_bytes(b2, sizeof b2, gr.v[i].bytes2));
+        print_group_key(sh, &gr.v[i], BY_SITE);
+        fputc('\n', sh->out);
+    }
+    grouping_fini(&gr);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * help, dispatch
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct command {
+    const char *name;
+    int (*fn)(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
+    const char *usage;
+    const char *help;
+} command_t;
+
+static int cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
+
+static int
+cmd_quit(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    (void)argc;
+    (void)argv;
+    (void)err;
+    sh->quit = 1;
+    return 0;
+}
+
+static const command_t commands[] = {
+    {"summary", cmd_summary, "summary", "the snapshot, its live set and the leak summary"},
+    {"snapshots", cmd_snapshots, "snapshots", "the trace's snapshots (* marks the one in use)"},
+    {"use", cmd_use, "use LABEL|N", "switch to another snapshot"},
+    {"largest", cmd_largest, "largest [N] [--retained]",
+     "the N biggest blocks (default 10) by size, or by retained size"},
+    {"show", cmd_show, "show ADDR",
+     "a block: size, type, stack, class, retained size, its first pointers"},
+    {"elems", cmd_elems, "elems ADDR [START] [--count N]",
+     "the pointers a block holds, by offset, from byte offset START"},
+    {"identify", sh_cmd_identify, "identify ADDR [--depth N] [--all] [--weak]",
+     "why is it alive: the paths from roots to the block (shortest; --all: one per root;\n"
+     "                 --weak: through interior pointers too; --depth: hops shown)"},
+    {"count", cmd_count, "count [--by type|site|function]", "live blocks and bytes per group"},
+    {"roots", cmd_roots, "roots [N]", "the roots that retain the most"},
+    {"unreachable", cmd_unreachable, "unreachable [--by site]",
+     "lost blocks by site: definitely (direct) and indirectly lost"},
+    {"diff", sh_cmd_diff, "diff LABEL1 LABEL2 [--by site|function]",
+     "the groups whose live blocks grew from one snapshot to the other"},
+    {"help", cmd_help, "help [CMD]", "this list, or one command's help"},
+    {"quit", cmd_quit, "quit", "leave the shell (also: exit, end of input)"},
+    {"exit", cmd_quit, NULL, NULL},
+};
+
+static const command_t *
+find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
+
+static int
+cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    if (argc > 2) {
+        return lh_err_set(err, LH_EINVAL, "help: help [CMD]");
+    }
+    if (argc == 2) {
+        const command_t *c = find(argv[1]);
+        if (!c || !c->usage) {
+            return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
+        }
+        fprintf(sh->out, "%s\n  %s\n", c->usage, c->help);
+        return 0;
+    }
+    fputs("commands (ADDR: 0x... or @N, the Nth row of the last listing):\n", sh->out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (commands[i].usage) {
+            fprintf(sh->out, "  %-42s %s\n", commands[i].usage, commands[i].help);
+        }
+    }
+    return 0;
+}
+
+int
+lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    const command_t *c = find(argv[0]);
+    if (!c) {
+        return lh_err_set(err, LH_EINVAL, "unknown command '%s' (try help)", argv[0]);
+    }
+    return c->fn(sh, argc, argv, err);
+}
+
+int
+lh_shell_run_line(lh_shell_t *sh, const char *line)
+{
+    lh_shell_line_t l;
+    lh_err_t err = {{0}};
+    int failed = 0;
+    if (lh_shell_parse(line, &l, &err) < 0) {
+        fprintf(sh->errs, "error: %s\n", err.msg);
+        lh_shell_line_fini(&l);
+        sh->n_failed++;
+        return 1;
+    }
+    for (size_t i = 0; i < l.n && !sh->quit; i++) {
+        err.msg[0] = '\0';
+        fflush(sh->out);
+        if (lh_shell_exec(sh, l.cmds[i].argc, l.cmds[i].argv, &err) < 0) {
+            fflush(sh->out);
+            fprintf(sh->errs, "error: %s\n", err.msg[0] ? err.msg : "failed");
+            fflush(sh->errs);
+            failed++;
+        }
+    }
+    fflush(sh->out);
+    lh_shell_line_fini(&l);
+    sh->n_failed += failed;
+    return failed;
+}
+
+int
+lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
+              FILE *out, FILE *errs, lh_err_t *err)
+{
+    lh_heapgraph_opts_t o = {snapshot, -1, salvage, 0};
+    memset(sh, 0, sizeof *sh);
+    sh->out = out;
+    sh->errs = errs;
+    sh->salvage = salvage;
+    if (!(sh->trace_path = strdup(trace_path))) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    return lh_heapgraph_open(trace_path, &o, &sh->hg, err);
+}
+
+void
+lh_shell_fini(lh_shell_t *sh)
+{
+    lh_heapgraph_free(sh->hg);
+    free(sh->trace_path);
+    free(sh->rows);
+    memset(sh, 0, sizeof *sh);
+}

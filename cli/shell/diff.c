@@ -1,0 +1,189 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * diff.c: `diff LABEL1 LABEL2`: what grew between two snapshots. One pass over the trace
+ * replays the events and copies the per-site live counts at both snapshots; sites (or
+ * functions) whose live bytes grew are listed, largest growth first.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "shell_int.h"
+
+typedef struct counts {
+    uint64_t *blocks, *bytes; /* by stack id */
+    size_t n;
+} counts_t;
+
+static int
+take(counts_t *c, const lh_replay_t *r)
+{
+    size_t n = lh_replay_n_stacks(r);
+    c->blocks = calloc(n ? n : 1, sizeof *c->blocks);
+    c->bytes = calloc(n ? n : 1, sizeof *c->bytes);
+    if (!c->blocks || !c->bytes) {
+        return LH_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const lh_stack_stats_t *st = lh_replay_stack(r, (uint32_t)i);
+        c->blocks[i] = st->live_blocks;
+        c->bytes[i] = st->live_bytes;
+    }
+    c->n = n;
+    return 0;
+}
+
+static int
+collect(const char *path, int salvage, long ia, long ib, counts_t *a, counts_t *b,
+        lh_err_t *err)
+{
+    lh_trace_opts_t to = {salvage};
+    lh_trace_t *t = NULL;
+    lh_replay_t *r = NULL;
+    lh_event_t ev;
+    long idx = -1;
+    int rc;
+    if ((rc = lh_trace_open(path, &to, &t, err)) < 0 || (rc = lh_replay_new(&r, err)) < 0) {
+        goto done;
+    }
+    while ((rc = lh_trace_next(t, &ev, err)) > 0) {
+        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+            goto done;
+        }
+        if (ev.type != LH_REC_SNAPSHOT) {
+            continue;
+        }
+        idx++;
+        if ((idx == ia && take(a, r) < 0) || (idx == ib && take(b, r) < 0)) {
+            rc = lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+            goto done;
+        }
+        if (idx >= ia && idx >= ib) {
+            break;
+        }
+    }
+    rc = rc < 0 ? rc : 0;
+done:
+    lh_replay_free(r);
+    lh_trace_close(t);
+    return rc;
+}
+
+typedef struct growth {
+    const char *key;
+    uint32_t stack_id;
+    int64_t dblocks, dbytes;
+    uint64_t blocks_a, blocks_b;
+} growth_t;
+
+static int
+cmp_growth(const void *x, const void *y)
+{
+    const growth_t *a = x, *b = y;
+    if (a->dbytes != b->dbytes) {
+        return a->dbytes > b->dbytes ? -1 : 1;
+    }
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id);
+}
+
+int
+sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = sh->hg;
+    const char *la = NULL, *lb = NULL;
+    int by_function = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--by") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "function") == 0) {
+                by_function = 1;
+            } else if (strcmp(argv[i], "site") != 0) {
+                return lh_err_set(err, LH_EINVAL, "diff: cannot group by '%s' (site or "
+                                  "function)", argv[i]);
+            }
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return lh_err_set(err, LH_EINVAL, "diff: unknown option '%s'", argv[i]);
+        } else if (!la) {
+            la = argv[i];
+        } else if (!lb) {
+            lb = argv[i];
+        } else {
+            return lh_err_set(err, LH_EINVAL, "diff: two snapshots: diff LABEL1 LABEL2");
+        }
+    }
+    if (!lb) {
+        return lh_err_set(err, LH_EINVAL, "diff: two snapshots: diff LABEL1 LABEL2");
+    }
+    long ia = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, la);
+    long ib = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, lb);
+    if (ia < 0 || ib < 0) {
+        return lh_err_set(err, LH_EINVAL, "diff: no snapshot '%s' (see snapshots)",
+                          ia < 0 ? la : lb);
+    }
+    counts_t a = {0}, b = {0};
+    growth_t *g = NULL;
+    size_t ng = 0;
+    int rc = collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err);
+    if (rc < 0) {
+        goto done;
+    }
+    size_t n = a.n > b.n ? a.n : b.n;
+    if (!(g = calloc(n ? n : 1, sizeof *g))) {
+        rc = lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ba = i < a.n ? a.blocks[i] : 0, bb = i < b.n ? b.blocks[i] : 0;
+        uint64_t ya = i < a.n ? a.bytes[i] : 0, yb = i < b.n ? b.bytes[i] : 0;
+        if (ba == bb && ya == yb) {
+            continue;
+        }
+        const char *key = by_function ? lh_heapgraph_site_function(hg, (uint32_t)i) : "";
+        growth_t *x = NULL;
+        for (size_t k = 0; by_function && k < ng; k++) {
+            if (strcmp(g[k].key, key) == 0) {
+                x = &g[k];
+            }
+        }
+        if (!x) {
+            x = &g[ng++];
+            x->key = key;
+            x->stack_id = (uint32_t)i;
+        }
+        x->dblocks += (int64_t)bb - (int64_t)ba;
+        x->dbytes += (int64_t)yb - (int64_t)ya;
+        x->blocks_a += ba;
+        x->blocks_b += bb;
+    }
+    qsort(g, ng, sizeof *g, cmp_growth);
+    fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s':\n", ia + 1, hg->snaps[ia].label,
+            ib + 1, hg->snaps[ib].label);
+    fprintf(sh->out, "   %10s %10s  %15s  %s\n", "+bytes", "+blocks", "blocks", 
+            by_function ? "function" : "site");
+    size_t shown = 0;
+    sh_rows_reset(sh);
+    for (size_t i = 0; i < ng; i++) {
+        char site[512];
+        if (g[i].dbytes <= 0 && g[i].dblocks <= 0) {
+            continue;
+        }
+        fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %6" PRIu64 " -> %-6" PRIu64 "  %s\n",
+                g[i].dbytes, g[i].dblocks, g[i].blocks_a, g[i].blocks_b,
+                by_function ? g[i].key
+                            : lh_heapgraph_site_str(hg, g[i].stack_id, site, sizeof site));
+        shown++;
+    }
+    if (!shown) {
+        fputs("   nothing grew\n", sh->out);
+    }
+    rc = 0;
+done:
+    free(a.blocks);
+    free(a.bytes);
+    free(b.blocks);
+    free(b.bytes);
+    free(g);
+    return rc;
+}

@@ -1,0 +1,33 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * shell_int.h: helpers shared by the shell's command files (internal to cli/shell/).
+ */
+#ifndef LH_SHELL_INT_H
+#define LH_SHELL_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shell.h"
+
+/* Human-readable bytes ("1.5 KiB") into buf. */
+const char *sh_bytes(char *buf, size_t len, uint64_t n);
+/* The last listing's rows: reset, then add a node per row (returns the row number). */
+int sh_rows_reset(lh_shell_t *sh);
+int sh_row_add(lh_shell_t *sh, uint32_t node);
+/* LH_EINVAL with "cmd: <why the snapshot has no graph>" when it has none. */
+int sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err);
+/* An ADDR argument to a node (a block containing the address, or the row's node). */
+int sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
+                uint64_t *addr, lh_err_t *err);
+/* A block's class name ("?" without a graph), and "48 B type, site" on out. */
+const char *sh_class(lh_shell_t *sh, uint32_t b);
+void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
+/* The one-line Valgrind-style LEAK SUMMARY. */
+void sh_leak_summary(lh_shell_t *sh, FILE *out);
+
+/* Commands in their own files. */
+int sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
+int sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
+
+#endif /* LH_SHELL_INT_H */

@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests of heap snapshots with contents (issue 5): `leakhound shell` and the
+LEAK SUMMARY of `leakhound report`, on progs/graph_handlers.c, graph_thread.c and
+graph_registry.cpp. Exact answers: classes, bytes, paths from roots, types; addresses
+differ per run, so the scripts find blocks with listings and @N.
+
+Usage:
+  run_graph.py --build DIR --case NAME [--keep] [-v]
+  run_graph.py --build DIR --all
+  run_graph.py --list
+Exit status: 0 pass, 1 fail, 2 usage error.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, lh_run, markers)
+
+Failure = E.Failure
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------
+
+def record(ctx, prog, env_extra=None, name="trace.lht"):
+    trace = os.path.join(ctx.workdir, name)
+    if env_extra:
+        env = dict(os.environ)
+        env.update(env_extra)
+        argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog(prog)]
+        res = E.run(ctx, argv, env=env)
+        ctx.check(res.returncode == 0, "leakhound run %s" % prog, 0, res.stderr[-400:])
+    else:
+        E.lh_run(ctx, [ctx.prog(prog)], out=trace)
+    return trace
+
+
+def shell(ctx, trace, cmds, snapshot=None, expect_status=0):
+    """leakhound shell TRACE [SNAPSHOT] -c CMDS: (stdout, stderr)."""
+    argv = [ctx.lh, "shell", trace] + ([snapshot] if snapshot else []) + ["-c", cmds]
+    res = E.run(ctx, argv)
+    if expect_status is not None:
+        ctx.check(res.returncode == expect_status, "exit status of shell -c %r" % cmds,
+                  expect_status, "%d (stderr: %s)" % (res.returncode, res.stderr[-600:]))
+    return res.stdout, res.stderr
+
+
+def norm(text):
+    """Addresses become 0xADDR: they change from run to run."""
+    return re.sub(r"0x[0-9a-f]{6,}", "0xADDR", text)
+
+
+def expect_in(ctx, what, needle, text):
+    ctx.check(needle in text, what, repr(needle), text[-1500:])
+
+
+def expect_line(ctx, what, pattern, text):
+    ctx.check(re.search(pattern, text, re.M) is not None, what, "a line matching %r" % pattern,
+              text[-1500:])
+
+
+def site(name):
+    fn, line = E.marker(name)
+    return "%s:%d" % (fn, line)
+
+
+def row_of(ctx, listing, needle):
+    """The @N row number of the first row containing needle."""
+    for ln in listing.splitlines():
+        m = re.match(r"\s*(\d+)\s", ln)
+        if m and needle in ln:
+            return int(m.group(1))
+    raise Failure("no row with %r in:\n%s" % (needle, listing))
+
+
+# ---------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------
+
+def case_summary(ctx):
+    """Valgrind's four classes at the exit snapshot of graph_handlers."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "summary")
+    expect_in(ctx, "leak summary", "definitely lost: 136 bytes in 4 blocks; indirectly lost: "
+              "368 bytes in 13 blocks; possibly lost: 64 bytes in 1 blocks; still reachable: "
+              "229496 bytes in 4100 blocks", out)
+    expect_in(ctx, "snapshot line", "snapshot 1 of 1: 'exit' (exit)", out)
+
+
+def case_handlers(ctx):
+    """identify names the global and each hop: g_emitter -> emitter -> 32 KiB array ->
+    handler; roots ranks g_emitter first with its retained size."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "count --by site; identify @%d" % 1)
+    text = norm(out)
+    expect_line(ctx, "count: handlers", r"^\s+1\s+4096\s+192\.0 KiB\s+handler_new \(%s\)$"
+                % re.escape(site("handler_new")), out)
+    expect_in(ctx, "identify header", "1 shortest path from a root:", out)
+    expect_in(ctx, "identify: the root", "g_emitter (graph_handlers.c) [global in "
+              "graph_handlers]", out)
+    expect_in(ctx, "identify: hop 1", "└─ +0x0 -> 0xADDR: 48 B emitter_new, emitter_new (%s)"
+              % site("emitter_new"), text)
+    expect_in(ctx, "identify: hop 2", "   └─ +0x0 -> 0xADDR: 32.0 KiB emitter_on, emitter_on "
+              "(%s)" % site("emitter_on"), text)
+    expect_line(ctx, "identify: hop 3", r"^      └─ \+0x[0-9a-f]+ -> 0xADDR: 48 B handler_new, "
+                r"handler_new \(%s\)  <==$" % re.escape(site("handler_new")), text)
+    out, _ = shell(ctx, trace, "roots 2; show @1")
+    expect_line(ctx, "roots: g_emitter first", r"^\s+1\s+224\.0 KiB\s+1\s+g_emitter "
+                r"\(graph_handlers\.c\)$", out)
+    expect_in(ctx, "show root", "root g_emitter (graph_handlers.c)", out)
+    out, _ = shell(ctx, trace, "largest 2 --retained; show @2")
+    expect_line(ctx, "largest --retained", r"^\s+1\s+0x[0-9a-f]+\s+48 B\s+224\.0 KiB\s+reachable"
+                r"\s+emitter_new", out)
+    expect_in(ctx, "show: retained", "retained: 224.0 KiB (229376 bytes)", out)
+    expect_in(ctx, "show: class", "class: reachable", out)
+    expect_in(ctx, "show: words", "pointer words: 4096 (the first 8; see elems)", out)
+    out, _ = shell(ctx, trace, "largest 1; elems @1 0x10 --count 2")
+    expect_in(ctx, "elems", "32.0 KiB, emitter_on): 4096 pointer words", out)
+    expect_line(ctx, "elems from +0x10", r"^\s+1\s+\+0x10\s+0x[0-9a-f]+\s+-> 48 B handler_new", out)
+    ctx.check(len(re.findall(r"-> 48 B handler_new", out)) == 2, "elems --count 2", 2, out)
+
+
+def case_overwritten(ctx):
+    """Nodes whose last pointer was overwritten: definitely lost; a chain whose head was
+    cleared: its head definitely, the rest indirectly."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "unreachable")
+    expect_in(ctx, "totals", "definitely lost: 136 bytes in 4 blocks; indirectly lost: 368 "
+              "bytes in 13 blocks", out)
+    expect_line(ctx, "lone nodes", r"^\s+\d+\s+2\s+64 B\s+0\s+0 B\s+lone_new \(%s\)$"
+                % re.escape(site("lone_new")), out)
+    expect_line(ctx, "chain", r"^\s+\d+\s+1\s+16 B\s+9\s+144 B\s+chain_new \(%s\)$"
+                % re.escape(site("chain_new")), out)
+    n = row_of(ctx, out, "chain_new")
+    out, _ = shell(ctx, trace, "unreachable; identify @%d" % n)
+    expect_in(ctx, "identify a lost head", "definitely lost, retains 160 B", out)
+    expect_in(ctx, "identify a lost head", "it is where the leak starts", out)
+
+
+def case_ring(ctx):
+    """A ring of reference-counted objects nothing outside reaches: lost as a whole, one
+    definitely (the lowest address) and four indirectly."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "unreachable")
+    expect_line(ctx, "ring", r"^\s+\d+\s+1\s+56 B\s+4\s+224 B\s+obj_new \(%s\)$"
+                % re.escape(site("obj_new")), out)
+    n = row_of(ctx, out, "obj_new")
+    out, _ = shell(ctx, trace, "unreachable; show @%d" % n)
+    expect_in(ctx, "leader retains the ring", "retained: 280 B (280 bytes)", out)
+    expect_in(ctx, "leader class", "class: definitely lost", out)
+    out, _ = shell(ctx, trace, "count --by site; elems @%d" % row_of(
+        ctx, shell(ctx, trace, "count --by site")[0], "obj_new"))
+    expect_in(ctx, "ring member points on", "-> 56 B obj_new", out)
+
+
+def case_interior(ctx):
+    """A block known only through an interior pointer: possibly lost; identify says so."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "count --by site")
+    n = row_of(ctx, out, "buffer_new")
+    out, _ = shell(ctx, trace, "count --by site; identify @%d" % n)
+    expect_in(ctx, "class", "possibly lost", out)
+    expect_in(ctx, "identify: interior only", "(only through interior pointers: possibly lost)",
+              out)
+    expect_in(ctx, "identify: interior hop", "g_cursor (graph_handlers.c)", out)
+    expect_line(ctx, "identify: interior hop", r"\+0x0 -> 0x[0-9a-f]+ \(interior pointer to "
+                r"\+0x10\): 64 B buffer_new", out)
+
+
+def case_tag(ctx):
+    """A block tagged with lh_tag shows its type."""
+    trace = record(ctx, "graph_handlers")
+    out, _ = shell(ctx, trace, "count --by type")
+    expect_line(ctx, "count --by type", r"^\s+\d+\s+1\s+40 B\s+config_t$", out)
+    n = row_of(ctx, out, "config_t")
+    out, _ = shell(ctx, trace, "count --by type; show @%d" % n)
+    expect_in(ctx, "show type", "type: config_t (tag or vtable)", out)
+
+
+def case_registry(ctx):
+    """C++ objects typed by their vtables."""
+    trace = record(ctx, "graph_registry")
+    out, _ = shell(ctx, trace, "count --by type")
+    expect_line(ctx, "Circle", r"^\s+\d+\s+3\s+48 B\s+Circle$", out)
+    expect_line(ctx, "Square", r"^\s+\d+\s+2\s+48 B\s+Square$", out)
+    expect_line(ctx, "Triangle", r"^\s+\d+\s+1\s+32 B\s+Triangle$", out)
+    n = row_of(ctx, out, "Triangle")
+    out, _ = shell(ctx, trace, "count --by type; identify @%d" % n)
+    expect_in(ctx, "registry root", "g_registry (graph_registry.cpp) [global in "
+              "graph_registry]", out)
+    expect_line(ctx, "via the array", r"└─ \+0x0 -> 0x[0-9a-f]+: 128 B registry_add", out)
+    expect_line(ctx, "to the Triangle", r"└─ \+0x28 -> 0x[0-9a-f]+: 32 B Triangle, build", out)
+
+
+def case_thread(ctx):
+    """A block held only by a sleeping thread's stack is reachable."""
+    trace = record(ctx, "graph_thread")
+    out, _ = shell(ctx, trace, "snapshots")
+    expect_line(ctx, "snapshots", r"^\s+1\s+waiting\s+api\s", out)
+    expect_line(ctx, "default: exit", r"^\*\s+2\s+exit\s+exit\s", out)
+    out, _ = shell(ctx, trace, "largest 1; identify @1", snapshot="waiting")
+    expect_line(ctx, "the block", r"0x[0-9a-f]+: 97\.7 KiB worker_block, worker_block \(%s\); "
+                r"reachable" % re.escape(site("worker_block")), out)
+    # The agent names the stacks of threads it knows: "[stack of thread TID 'name']".
+    expect_in(ctx, "from a thread's stack", "[stack of thread ", out)
+    out, _ = shell(ctx, trace, "use exit; summary", snapshot="waiting")
+    expect_in(ctx, "use", "using snapshot 2 'exit'", out)
+
+
+def case_report(ctx):
+    """`report` gains the LEAK SUMMARY and a classification per site (JSON too)."""
+    trace = record(ctx, "graph_handlers")
+    res = E.run(ctx, [ctx.lh, "report", trace, "--top", "0"])
+    expect_in(ctx, "text summary", "leak summary:  definitely lost: 136 bytes in 4 blocks; "
+              "indirectly lost: 368 bytes in 13 blocks; possibly lost: 64 bytes in 1 blocks; "
+              "still reachable: 229496 bytes in 4100 blocks", res.stdout)
+    expect_in(ctx, "per site", "kind: 1 definitely lost (56 B), 4 indirectly lost (224 B)",
+              res.stdout)
+    res = E.run(ctx, [ctx.lh, "report", trace, "--top", "0", "--format", "json"])
+    d = json.loads(res.stdout)
+    ls = d.get("leak_summary") or {}
+    ctx.check(ls.get("definitely_lost") == {"bytes": 136, "blocks": 4}, "json definitely_lost",
+              {"bytes": 136, "blocks": 4}, ls)
+    ctx.check(ls.get("possibly_lost") == {"bytes": 64, "blocks": 1}, "json possibly_lost",
+              {"bytes": 64, "blocks": 1}, ls)
+    where = E.marker("obj_new")
+    ring = [s for s in d["sites"] if E.at_line(E.alloc_frame(s)[1], where)]
+    ctx.check(len(ring) == 1 and ring[0]["classification"]["indirectly_lost"]["blocks"] == 4,
+              "json classification of obj_new", 4, ring[:1])
+    res = E.run(ctx, [ctx.lh, "report", trace, "--no-graph"])
+    ctx.check("leak summary" not in res.stdout, "--no-graph", "no leak summary", res.stdout[:600])
+
+
+def case_stdin(ctx):
+    """Commands on standard input give the same output as -c; a failing command does not
+    stop the next ones but makes the exit status 1."""
+    trace = record(ctx, "graph_handlers")
+    cmds = "summary; largest 3\ncount --by site\nshow 0x1; roots 2\n"
+    out_c, err_c = shell(ctx, trace, cmds.replace("\n", ";"), expect_status=1)
+    p = subprocess.run([ctx.lh, "shell", trace], input=cmds, capture_output=True, text=True,
+                       cwd=ctx.workdir, timeout=120)
+    ctx.check(p.returncode == 1, "stdin mode exit status", 1, p.returncode)
+    ctx.check(p.stdout == out_c, "stdin output == -c output", out_c[:800], p.stdout[:800])
+    ctx.check(p.stderr == err_c, "stdin errors == -c errors", err_c, p.stderr)
+    expect_in(ctx, "later commands ran", "g_emitter", out_c)
+
+
+def case_badinput(ctx):
+    """Unknown and malformed addresses, unknown commands, bad @N: one-line errors."""
+    trace = record(ctx, "graph_handlers")
+    _, err = shell(ctx, trace, "show 0x10; show 0xzz; show 42; identify @3; frobnicate; "
+                   "largest -1; elems; use nope; help nope; roots 2; identify @7",
+                   expect_status=1)
+    for needle in ["show: 0x10 is not in a live block of snapshot 1",
+                   "show: malformed address '0xzz'", "show: malformed address '42'",
+                   "identify: @3: no listing yet", "unknown command 'frobnicate'",
+                   "largest: unknown argument '-1'", "elems: which block?",
+                   "use: no snapshot 'nope'", "help: unknown command 'nope'",
+                   "identify: @7: the last listing has 2 rows"]:
+        expect_in(ctx, "error", "error: " + needle, err)
+    ctx.check(all(ln.startswith("error: ") for ln in err.splitlines()), "one-line errors",
+              "only 'error:' lines", err)
+
+
+def case_no_contents(ctx):
+    """A snapshot without contents: graph commands say what is missing and how to get it;
+    live-set commands still work."""
+    trace = record(ctx, "graph_handlers", {"LEAKHOUND_SNAPSHOT_CONTENTS": "none"})
+    out, err = shell(ctx, trace, "summary; count --by site; identify 0x1; roots",
+                     expect_status=1)
+    expect_in(ctx, "summary", "graph: none:", out)
+    expect_in(ctx, "count works", "handler_new", out)
+    expect_in(ctx, "identify", "error: identify: snapshot 1 'exit' has no contents; run with "
+              "--snapshot-contents pointers", err)
+    expect_in(ctx, "roots", "error: roots: snapshot 1 'exit' has no contents", err)
+    res = E.run(ctx, [ctx.lh, "report", trace])
+    ctx.check(res.returncode == 0 and "leak summary" not in res.stdout, "report without contents",
+              "no leak summary, exit 0", res.returncode)
+
+
+def case_truncated(ctx):
+    """A truncated or corrupt .lhs file: a clear error naming it, no crash."""
+    trace = record(ctx, "graph_handlers")
+    lhs = trace[:-4] + ".snap1.lhs"
+    with open(lhs, "rb") as f:
+        data = f.read()
+    with open(lhs, "wb") as f:
+        f.write(data[:len(data) // 2])
+    out, err = shell(ctx, trace, "summary; identify 0x1", expect_status=1)
+    expect_in(ctx, "summary says why", "graph: none: %s: snapshot file truncated" % lhs, out)
+    expect_in(ctx, "identify error", "error: identify: %s: snapshot file truncated" % lhs, err)
+    res = E.run(ctx, [ctx.lh, "report", trace])
+    ctx.check(res.returncode == 0, "report still works", 0, res.returncode)
+    expect_in(ctx, "report warns", "warning: no leak summary", res.stderr)
+    bad = bytearray(data)
+    bad[len(bad) // 2] ^= 0xff
+    with open(lhs, "wb") as f:
+        f.write(bytes(bad))
+    out, err = shell(ctx, trace, "summary")
+    expect_line(ctx, "corrupt", r"graph: none: .*snap1\.lhs: (frame \d+ at offset \d+: "
+                r"(payload checksum mismatch|cannot decompress)|snapshot file)", out)
+    with open(lhs, "wb") as f:
+        f.write(b"LHTRACE\0garbage")
+    out, err = shell(ctx, trace, "summary")
+    expect_in(ctx, "bad magic", "not a leakhound snapshot file (bad magic)", out)
+    os.unlink(lhs)
+    out, err = shell(ctx, trace, "summary")
+    expect_in(ctx, "missing", "No such file or directory", out)
+
+
+CASES = {
+    "summary": case_summary,
+    "handlers": case_handlers,
+    "overwritten": case_overwritten,
+    "ring": case_ring,
+    "interior": case_interior,
+    "tag": case_tag,
+    "registry": case_registry,
+    "thread": case_thread,
+    "report": case_report,
+    "stdin": case_stdin,
+    "badinput": case_badinput,
+    "no_contents": case_no_contents,
+    "truncated": case_truncated,
+}
+
+
+def run_case(build, name, keep, verbose):
+    base = os.path.join(build, "tests", "e2e", "work")
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="graph." + name + ".", dir=base)
+    ctx = E.Ctx(build, "fp", workdir, verbose)
+    t0 = time.monotonic()
+    try:
+        CASES[name](ctx)
+    except Failure as e:
+        ctx.failures.append(str(e))
+    dt = time.monotonic() - t0
+    if ctx.failures:
+        print("FAIL graph.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
+        for f in ctx.failures:
+            print("  - " + f)
+        return False
+    print("ok   graph.%s (%.1f s)" % (name, dt))
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build")
+    ap.add_argument("--case")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if not args.build or not (args.case or args.all):
+        ap.error("--build and --case (or --all) are required")
+    build = os.path.abspath(args.build)
+    if args.case and args.case not in CASES:
+        ap.error("unknown case %r (see --list)" % args.case)
+    names = list(CASES) if args.all else [args.case]
+    results = [run_case(build, n, args.keep, args.verbose) for n in names]
+    if args.all:
+        print("%d of %d passed" % (sum(results), len(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests of growth over time: `leakhound leaks`, `report --growth`,
+`report --temporary`, `counts`, `log`, the snapshot triggers (signal, period, heap growth,
+exit) and `run`'s snapshot flags, on the programs in progs/ (growth_freed, transient_peak,
+slow_leak, phases). Exact figures; lines come from the marker comments, as in run_e2e.py,
+whose helpers this runner shares.
+
+Usage:
+  run_growth.py --build DIR --case NAME [--keep] [-v]
+  run_growth.py --build DIR --all
+  run_growth.py --list
+Exit status: 0 pass, 1 fail, 2 usage error.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, markers, sites)
+
+Failure = E.Failure
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------
+
+def lh_json(ctx, args, what):
+    """leakhound ARGS --format json, parsed; fails on a non-zero exit."""
+    res = E.run(ctx, [ctx.lh] + args + ["--format", "json"])
+    if res.returncode != 0:
+        raise Failure("`leakhound %s` failed\n    expected: exit 0\n    got:      exit %d, "
+                      "stderr: %s" % (" ".join(args), res.returncode, res.stderr.strip()[-800:]))
+    try:
+        return json.loads(res.stdout)
+    except ValueError as e:
+        raise Failure("%s: not JSON (%s): %s" % (what, e, res.stdout[:400]))
+
+
+def record(ctx, prog_argv, extra=(), name="trace.lht"):
+    trace = os.path.join(ctx.workdir, name)
+    E.lh_run(ctx, prog_argv, out=trace, extra=list(extra))
+    return trace
+
+
+def site_at(sites, name):
+    """The sites (of any of our JSON documents) whose allocating frame is marker `name`."""
+    where = E.marker(name)
+    return [s for s in sites if E.at_line(E.alloc_frame(s)[1], where)]
+
+
+def fmt(s):
+    keep = {k: v for k, v in s.items()
+            if not isinstance(v, (list, dict)) or k == "location"}
+    if isinstance(keep.get("location"), dict):
+        loc = keep["location"]
+        keep["location"] = "%s:%s" % (os.path.basename(loc.get("file") or "?"), loc.get("line"))
+    return json.dumps(keep, sort_keys=True)
+
+
+def top_is(ctx, doc, name, what):
+    """The first site of doc is at marker name; returns it (or None)."""
+    sites = doc.get("sites") or []
+    where = E.marker(name)
+    if not ctx.check(sites and E.at_line(E.alloc_frame(sites[0])[1], where),
+                     what + ": top site", "%s:%d" % where,
+                     "\n      ".join(fmt(s) for s in sites[:5]) or "(no sites)"):
+        return None
+    return sites[0]
+
+
+def eq(ctx, got, want, what):
+    return ctx.check(got == want, what, want, got)
+
+
+def near(ctx, got, want, tol, what):
+    return ctx.check(isinstance(got, (int, float)) and abs(got - want) <= tol, what,
+                     "%s (+-%s)" % (want, tol), got)
+
+
+def expect_error(ctx, argv, names, what, status=2):
+    """One stderr line 'leakhound: ...' naming each of names; exit status `status`."""
+    res = E.run(ctx, argv)
+    lines = res.stderr.strip("\n").splitlines()
+    ctx.check(res.returncode == status, what + ": exit status", status, res.returncode)
+    if ctx.check(len(lines) == 1 and lines[0].startswith("leakhound:"), what + ": stderr",
+                 "one line starting 'leakhound:'", lines[:6]):
+        for n in names:
+            ctx.check(n in lines[0], what + ": the message says", n, lines[0])
+    ctx.check(res.stdout == "", what + ": nothing on stdout", "", res.stdout[:200])
+
+
+def same_frames(ctx, a, b, what):
+    strip = lambda fr: [(f.get("function"), f.get("file"), f.get("line"), f.get("module"),
+                         f.get("inlined")) for f in fr or []]
+    ctx.check(strip(a.get("frames")) == strip(b.get("frames")), what + ": same frames as "
+              "`report`", strip(b.get("frames"))[:4], strip(a.get("frames"))[:4])
+
+
+# ---------------------------------------------------------------------------------------
+# (a) a list that grows while running and is freed at exit
+# ---------------------------------------------------------------------------------------
+
+def case_freed_list(ctx):
+    trace = record(ctx, [ctx.prog("growth_freed")])
+    rep = E.load_report(ctx, trace)
+    E.expect_no_leak(ctx, rep, "freed_list_node")
+    E.expect_no_leak(ctx, rep, "freed_list_churn")
+    E.expect_total(ctx, rep, 0, 0)
+
+    g = lh_json(ctx, ["report", trace, "--growth"], "report --growth")
+    eq(ctx, g["summary"].get("boundaries"), "marks", "growth: boundaries")
+    eq(ctx, g["summary"].get("points"), 501, "growth: points (500 'request' + 'done')")
+    s = top_is(ctx, g, "freed_list_node", "report --growth")
+    if s:
+        eq(ctx, s.get("growth_bytes_per_mark"), 64, "growth: bytes per mark")
+        eq(ctx, s.get("growth_blocks_per_mark"), 1, "growth: blocks per mark")
+        eq(ctx, (s.get("grew_intervals"), s.get("intervals")), (500, 500),
+           "growth: grew_intervals of intervals")
+        eq(ctx, s.get("growing"), True, "growth: growing")
+        eq(ctx, s.get("live_bytes", [])[:4] + s.get("live_bytes", [])[-1:],
+           [0, 64, 128, 192, 32000], "growth: live bytes at marks 1-4 and 501")
+        for k in E.FRAME_KEYS:
+            ctx.check(all(k in f for f in s.get("frames") or [{}]), "growth frames have " + k,
+                      k, (s.get("frames") or [{}])[0])
+    ctx.check(not site_at(g.get("sites", []), "freed_list_churn"), "growth: churn not growing",
+              "absent", [fmt(x) for x in site_at(g.get("sites", []), "freed_list_churn")])
+
+    lk = lh_json(ctx, ["leaks", trace], "leaks")
+    summ = lk["summary"]
+    eq(ctx, (summ.get("boundaries"), summ.get("skip"), summ.get("intervals")),
+       ("marks", 1, 499), "leaks: boundaries, skip, intervals")
+    s = top_is(ctx, lk, "freed_list_node", "leaks")
+    if s:
+        eq(ctx, (s.get("leaked_blocks"), s.get("leaked_bytes")), (499, 31936),
+           "leaks: blocks and bytes")
+        eq(ctx, (s.get("leaked_intervals"), s.get("intervals")), (499, 499),
+           "leaks: leaked_intervals of intervals")
+        eq(ctx, (s.get("bytes_per_mark"), s.get("blocks_per_mark")), (64, 1),
+           "leaks: per mark")
+        eq(ctx, s.get("score"), 31936, "leaks: score (bytes x share)")
+        eq(ctx, set(s.get("interval_blocks") or []), {1}, "leaks: one block per interval")
+    eq(ctx, summ.get("leak_sites"), 1, "leaks: sites (the churn leaks nothing)")
+
+    # A range by label: from the 'done'... no: from the first 'request' to 'done'.
+    lk2 = lh_json(ctx, ["leaks", trace, "--from", "request#101", "--to", "done"],
+                  "leaks --from request#101 --to done")
+    eq(ctx, (lk2["summary"].get("from"), lk2["summary"].get("to"), lk2["summary"].get("skip"),
+             lk2["summary"].get("leaked_blocks")), (100, 500, 0, 400),
+       "leaks --from request#101 --to done: from, to, skip, blocks")
+    lk3 = lh_json(ctx, ["leaks", trace, "--to", "#201", "--skip", "0"], "leaks --to #201")
+    eq(ctx, (lk3["summary"].get("to"), lk3["summary"].get("leaked_blocks")), (200, 200),
+       "leaks --to #201 --skip 0: to, blocks")
+
+    res = E.run(ctx, [ctx.lh, "leaks", trace])
+    ctx.check(res.returncode == 0 and "marks" in res.stdout and "growth_freed.c:" in res.stdout,
+              "leaks text names the boundaries and the line", "marks ... growth_freed.c:N",
+              res.stdout[:800])
+
+
+# ---------------------------------------------------------------------------------------
+# (b) a large transient peak
+# ---------------------------------------------------------------------------------------
+
+def case_transient(ctx):
+    trace = record(ctx, [ctx.prog("transient_peak")])
+    g = lh_json(ctx, ["report", trace, "--growth", "--top", "0"], "report --growth")
+    peak = site_at(g.get("sites", []), "peak_transient")
+    ctx.check(not peak, "growth: the transient peak is not growing", "absent",
+              [fmt(x) for x in peak])
+    s = top_is(ctx, g, "peak_steady", "report --growth")
+    if s:
+        eq(ctx, s.get("growth_bytes_per_mark"), 32, "growth: steady site bytes per mark")
+    eq(ctx, g["summary"].get("growing_sites"), 1, "growth: growing sites")
+    eq(ctx, g["summary"].get("active_sites"), 2, "growth: sites live at some mark")
+    lk = lh_json(ctx, ["leaks", trace, "--top", "0"], "leaks")
+    ctx.check(not site_at(lk.get("sites", []), "peak_transient"), "leaks: no block of the peak",
+              "absent", [fmt(x) for x in site_at(lk.get("sites", []), "peak_transient")])
+    s = top_is(ctx, lk, "peak_steady", "leaks")
+    if s:
+        eq(ctx, (s.get("leaked_blocks"), s.get("leaked_bytes")), (299, 9568),
+           "leaks: steady site blocks and bytes")
+
+
+# ---------------------------------------------------------------------------------------
+# (c) a slow leak among churn
+# ---------------------------------------------------------------------------------------
+
+def case_slow_leak(ctx):
+    trace = record(ctx, [ctx.prog("slow_leak")])
+    rep = E.load_report(ctx, trace)
+    plain = E.expect_site(ctx, rep, "slow_leak", 20, 960, allocations=20)
+    E.expect_no_leak(ctx, rep, "slow_churn")
+
+    lk = lh_json(ctx, ["leaks", trace, "--skip", "0"], "leaks --skip 0")
+    eq(ctx, lk["summary"].get("intervals"), 2000, "leaks: intervals")
+    s = top_is(ctx, lk, "slow_leak", "leaks --skip 0")
+    if s:
+        eq(ctx, (s.get("leaked_blocks"), s.get("leaked_bytes")), (20, 960),
+           "leaks: blocks and bytes")
+        eq(ctx, (s.get("leaked_intervals"), s.get("intervals")), (20, 2000),
+           "leaks: leaked_intervals of intervals")
+        eq(ctx, (s.get("bytes_per_mark"), s.get("blocks_per_mark")), (0.48, 0.01),
+           "leaks: rate per mark")
+        leaked_at = [i + lk["summary"]["first"] for i, n in enumerate(s["interval_blocks"]) if n]
+        eq(ctx, leaked_at, list(range(99, 2000, 100)), "leaks: the intervals it leaked in")
+        if plain:
+            same_frames(ctx, s, plain, "leaks site")
+            eq(ctx, s.get("stack_id"), plain.get("stack_id"), "leaks: stack id as in report")
+    eq(ctx, lk["summary"].get("leak_sites"), 1, "leaks: only the slow leak")
+    lk1 = lh_json(ctx, ["leaks", trace], "leaks")
+    eq(ctx, (lk1["summary"].get("intervals"), lk1["summary"].get("leaked_blocks")), (1999, 20),
+       "leaks (default --skip 1): intervals, blocks")
+
+    g = lh_json(ctx, ["report", trace, "--growth"], "report --growth")
+    s = top_is(ctx, g, "slow_leak", "report --growth")
+    if s:
+        eq(ctx, (s.get("grew_intervals"), s.get("intervals")), (20, 2000),
+           "growth: grew_intervals of intervals")
+        near(ctx, s.get("growth_bytes_per_mark"), 0.48, 0.01, "growth: bytes per mark")
+        near(ctx, s.get("growth_blocks_per_mark"), 0.01, 0.0003, "growth: blocks per mark")
+        if plain:
+            same_frames(ctx, s, plain, "growth site")
+    eq(ctx, g["summary"].get("growing_sites"), 1, "growth: only the slow leak grows")
+
+    # The text report's site header carries the stack id that `log --site` takes.
+    res = E.run(ctx, [ctx.lh, "report", trace])
+    if plain:
+        ctx.check("[site %d]" % plain["stack_id"] in res.stdout, "text report: [site N]",
+                  "[site %d]" % plain["stack_id"], res.stdout[-600:])
+
+
+# ---------------------------------------------------------------------------------------
+# Snapshot triggers
+# ---------------------------------------------------------------------------------------
+
+def snapshot_leaks(ctx, trace, trigger, n_running, per_interval, name, what):
+    lk = lh_json(ctx, ["leaks", trace, "--skip", "0", "--top", "0"], what + ": leaks")
+    summ = lk["summary"]
+    eq(ctx, summ.get("boundaries"), "snapshots", what + ": leaks uses the snapshots")
+    bounds = lk.get("bounds") or []
+    running = [b for b in bounds if b.get("trigger") != "exit"]
+    ctx.check(all(b.get("trigger") == trigger for b in running), what + ": triggers",
+              trigger, sorted({b.get("trigger") for b in running}))
+    if isinstance(n_running, tuple):
+        ctx.check(n_running[0] <= len(running) <= n_running[1], what + ": snapshots taken",
+                  "%d..%d" % n_running, [b.get("label") for b in running])
+    else:
+        eq(ctx, len(running), n_running, what + ": snapshots taken")
+    eq(ctx, [b.get("label") for b in bounds if b.get("trigger") == "exit"], ["exit"],
+       what + ": the exit snapshot")
+    s = top_is(ctx, lk, name, what + ": leaks")
+    if s:
+        got = [n for n in s.get("interval_blocks") or [] if n]
+        eq(ctx, got, per_interval, what + ": blocks of the intervals that leaked")
+    return lk
+
+
+def case_snap_signal(ctx, usr1=False):
+    sig = signal.SIGUSR1 if usr1 else signal.SIGUSR2
+    extra = ["--snapshot-signal", "USR1"] if usr1 else []
+    trace = record(ctx, [ctx.prog("phases"), "signal:%d" % sig, "4", "300"], extra=extra)
+    lk = snapshot_leaks(ctx, trace, "signal", 4, [10, 10, 10], "phase_small",
+                        "signal %s" % sig.name)
+    eq(ctx, [b.get("label") for b in lk.get("bounds") or []],
+       ["signal-1", "signal-2", "signal-3", "signal-4", "exit"], "signal: snapshot labels")
+    eq(ctx, (lk["summary"].get("leaked_blocks"), lk["summary"].get("leaked_bytes")),
+       (30, 3000), "signal: leaked")
+    rep = E.load_report(ctx, trace)
+    E.expect_no_leak(ctx, rep, "phase_small")
+
+
+def case_snap_period(ctx):
+    # The first period snapshot comes 200-300 ms after the agent starts: start at 800 ms.
+    trace = record(ctx, [ctx.prog("phases"), "sleep", "4", "800", "800"],
+                   extra=["--snapshot-every", "200ms"])
+    lk = snapshot_leaks(ctx, trace, "period", (8, 40), [10, 10, 10, 10], "phase_small",
+                        "--snapshot-every 200ms")
+    eq(ctx, (lk["summary"].get("leaked_blocks"), lk["summary"].get("leaked_bytes")),
+       (40, 4000), "period: leaked")
+    labels = [b.get("label") for b in lk.get("bounds") or [] if b.get("trigger") == "period"]
+    ctx.check(all(re.fullmatch(r"period-\d+ms", x) for x in labels), "period: labels",
+              "period-<ms>ms", labels[:5])
+
+
+def case_snap_growth(ctx):
+    trace = record(ctx, [ctx.prog("phases"), "grow", "4", "400"],
+                   extra=["--snapshot-on-growth", "1M"])
+    lk = snapshot_leaks(ctx, trace, "growth", 4, [48, 48, 48], "phase_big",
+                        "--snapshot-on-growth 1M")
+    eq(ctx, (lk["summary"].get("leaked_blocks"), lk["summary"].get("leaked_bytes")),
+       (3 * 49, 3 * (3 << 19)), "growth trigger: leaked (3 phases of 1.5 MiB in 49 blocks)")
+    tail = site_at(lk.get("sites") or [], "phase_big_tail")
+    eq(ctx, [[n for n in s.get("interval_blocks") or [] if n] for s in tail], [[1, 1, 1]],
+       "growth trigger: the 768 KiB block of each phase")
+    labels = [b.get("label") for b in lk.get("bounds") or [] if b.get("trigger") == "growth"]
+    ctx.check(all(re.fullmatch(r"growth-\d+", x) for x in labels), "growth: labels",
+              "growth-<heap bytes>", labels)
+
+
+def case_snap_exit_off(ctx):
+    def snaps(trace):
+        doc = lh_json(ctx, ["log", trace, "--limit", "0"], "log")
+        return [e.get("label") for e in doc.get("events") or [] if e.get("event") == "snapshot"]
+    on = record(ctx, [ctx.prog("phases"), "sleep", "1", "0"], name="on.lht")
+    eq(ctx, snaps(on), ["exit"], "default: the exit snapshot")
+    for flags in (["--no-snapshot-at-exit"], ["--snapshot-at-exit", "off"]):
+        off = record(ctx, [ctx.prog("phases"), "sleep", "1", "0"], extra=flags, name="off.lht")
+        eq(ctx, snaps(off), [], " ".join(flags) + ": no snapshot")
+
+
+# ---------------------------------------------------------------------------------------
+# counts, log, temporary, rss
+# ---------------------------------------------------------------------------------------
+
+def case_counts(ctx):
+    trace = record(ctx, [ctx.prog("growth_freed")])
+    c = lh_json(ctx, ["counts", trace], "counts")
+    eq(ctx, (c["summary"].get("by"), c["summary"].get("points")), ("site", 501),
+       "counts: by, points")
+    groups = c.get("groups") or []
+    if ctx.check(groups, "counts: groups", "at least one", groups):
+        top = groups[0]
+        ctx.check(E.at_line(E.alloc_frame(top)[1], E.marker("freed_list_node")),
+                  "counts: top group", "%s:%d" % E.marker("freed_list_node"), fmt(top))
+        eq(ctx, top.get("final_blocks"), 500, "counts: final")
+        eq(ctx, top.get("counts", [])[:3] + top.get("counts", [])[-1:], [0, 1, 2, 500],
+           "counts: at marks 1-3 and 501")
+        eq(ctx, set(top.get("deltas", [])[1:]), {1}, "counts: +1 per mark")
+    cf = lh_json(ctx, ["counts", trace, "--by", "function"], "counts --by function")
+    groups = cf.get("groups") or []
+    eq(ctx, [(g.get("function"), g.get("final_blocks")) for g in groups[:1]],
+       [("log_request", 500)], "counts --by function: top")
+    res = E.run(ctx, [ctx.lh, "counts", trace, "--rows", "5"])
+    ctx.check(res.returncode == 0 and "500 (+1)" in res.stdout and "log_request" in res.stdout,
+              "counts text", "a '500 (+1)' cell and log_request", res.stdout[:1200])
+
+
+def case_log(ctx):
+    trace = record(ctx, [ctx.prog("growth_freed")])
+    g = lh_json(ctx, ["report", trace, "--growth"], "report --growth")
+    sid = g["sites"][0]["stack_id"]
+    doc = lh_json(ctx, ["log", trace, "--site", str(sid), "--limit", "3"], "log --site")
+    eq(ctx, (doc["summary"].get("matched"), doc["summary"].get("shown")), (1000, 3),
+       "log --site: matched (500 mallocs, 500 frees), shown")
+    evs = doc.get("events") or []
+    eq(ctx, [(e.get("event"), e.get("site")) for e in evs], [("malloc", sid)] * 3,
+       "log --site: the first events")
+    times = [e.get("time_s") for e in evs]
+    eq(ctx, times, sorted(times), "log: time order")
+    ctx.check(str(sid) in (doc.get("sites") or {}), "log: the site's frames", sid,
+              list(doc.get("sites") or {}))
+    if evs:
+        addr = evs[0]["address"]
+        d2 = lh_json(ctx, ["log", trace, "--addr", addr, "--limit", "0"], "log --addr")
+        mine = [e for e in d2.get("events") or []]
+        ctx.check(mine and all(e.get("address") == addr for e in mine), "log --addr: only it",
+                  addr, [e.get("address") for e in mine][:5])
+        frees = [e for e in mine if e.get("event") == "free"]
+        ctx.check(any(e.get("freed_site") == sid and e.get("freed_size") == 64 for e in frees),
+                  "log --addr: the free names the block", "freed_site %d, 64 B" % sid,
+                  [fmt(e) for e in frees][:3])
+        res = E.run(ctx, [ctx.lh, "log", trace, "--addr", addr])
+        ctx.check(res.returncode == 0 and "at log_request (" in res.stdout and "frees 64 B" in
+                  res.stdout, "log text: stack of the malloc, and the free",
+                  "'at log_request (...)' and 'frees 64 B'", res.stdout[:1200])
+    expect_error(ctx, [ctx.lh, "log", trace, "--addr", "zebra"], ["zebra"], "log --addr zebra")
+
+
+def case_temporary(ctx):
+    trace = record(ctx, [ctx.prog("slow_leak")])
+    t = lh_json(ctx, ["report", trace, "--temporary", "--threshold", "1s"],
+                "report --temporary --threshold 1s")
+    s = top_is(ctx, t, "slow_churn", "report --temporary")
+    if s:
+        eq(ctx, (s.get("temporary_blocks"), s.get("allocations")), (40000, 40000),
+           "temporary: blocks of the churn site")
+    ctx.check(not site_at(t.get("sites", []), "slow_leak"), "temporary: not the leak", "absent",
+              [fmt(x) for x in site_at(t.get("sites", []), "slow_leak")])
+    eq(ctx, t["summary"].get("threshold_ns"), 1000000000, "temporary: threshold")
+    t1 = lh_json(ctx, ["report", trace, "--temporary"], "report --temporary")
+    eq(ctx, t1["summary"].get("threshold_ns"), 1000000, "temporary: default threshold 1 ms")
+    s = top_is(ctx, t1, "slow_churn", "report --temporary (1 ms)")
+    if s:
+        ctx.check(39000 <= s.get("temporary_blocks", 0) <= 40000, "temporary (1 ms): blocks",
+                  "39000..40000", s.get("temporary_blocks"))
+    expect_error(ctx, [ctx.lh, "report", trace, "--temporary", "--threshold", "soon"],
+                 ["soon"], "--threshold soon")
+
+
+def case_rss(ctx):
+    trace = record(ctx, [ctx.prog("phases"), "mmap", "4", "150"],
+                   extra=["--rss-interval", "20ms"])
+    rep = E.load_report(ctx, trace)
+    rss = rep["summary"].get("rss")
+    if ctx.check(isinstance(rss, dict), "report: summary.rss", "an object", rss):
+        eq(ctx, rss.get("outside_heap"), True, "mmap: RSS outside the heap")
+        ctx.check(rss.get("last_bytes", 0) - rss.get("first_bytes", 0) >= 30 << 20,
+                  "mmap: RSS growth", ">= 30 MiB", rss)
+    res = E.run(ctx, [ctx.lh, "report", trace])
+    ctx.check("memory outside malloc" in res.stdout and "RSS grew" in res.stdout,
+              "text: RSS grew ... memory outside malloc", "the RSS line", res.stdout[:1500])
+    heap = record(ctx, [ctx.prog("phases"), "grow", "4", "150"],
+                  extra=["--rss-interval", "20ms"], name="heap.lht")
+    rep = E.load_report(ctx, heap)
+    rss = rep["summary"].get("rss") or {}
+    eq(ctx, rss.get("outside_heap"), False, "heap growth: RSS explained by the heap")
+    off = record(ctx, [ctx.prog("phases"), "grow", "2", "150"],
+                 extra=["--rss-interval", "0"], name="off.lht")
+    eq(ctx, E.load_report(ctx, off)["summary"].get("rss"), None, "--rss-interval 0: no RSS")
+
+
+# ---------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------
+
+def case_bad_labels(ctx):
+    trace = record(ctx, [ctx.prog("growth_freed")])
+    lh = ctx.lh
+    expect_error(ctx, [lh, "leaks", trace, "--from", "nosuch"], ["nosuch", "'request' (500)",
+                 "'done' (1)"], "leaks --from nosuch")
+    expect_error(ctx, [lh, "leaks", trace, "--to", "nosuch"], ["nosuch", "'request'"],
+                 "leaks --to nosuch")
+    expect_error(ctx, [lh, "leaks", trace, "--to", "request#9999"], ["request#9999"],
+                 "leaks --to request#9999")
+    expect_error(ctx, [lh, "leaks", trace, "--from", "done", "--to", "request"],
+                 ["empty range"], "leaks --from done --to request")
+    expect_error(ctx, [lh, "leaks", trace, "--skip", "600"], ["--skip 600"], "leaks --skip 600")
+    expect_error(ctx, [lh, "leaks", trace, "--use", "sideways"], ["sideways"], "leaks --use")
+    expect_error(ctx, [lh, "report", trace, "--growth", "--temporary"], ["one at a time"],
+                 "report --growth --temporary")
+
+
+def case_no_marks(ctx):
+    trace = record(ctx, [ctx.prog("clean")])
+    for args in (["leaks", trace], ["report", trace, "--growth"], ["counts", trace]):
+        expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots"], " ".join(args[:1] +
+                     args[2:]) + " of a trace without marks")
+    expect_error(ctx, [ctx.lh, "leaks", trace, "--use", "snapshots"], ["no marks"],
+                 "leaks --use snapshots of a trace without marks")
+
+
+def case_run_bad_flags(ctx):
+    lh = ctx.lh
+    prog = ctx.prog("clean")
+    for flags, name in ((["--snapshot-every", "10parsecs"], "10parsecs"),
+                        (["--snapshot-every", "5"], "'5'"),
+                        (["--snapshot-every", "500us"], "500us"),
+                        (["--rss-interval", "-5ms"], "-5ms"),
+                        (["--snapshot-signal", "KILL"], "KILL"),
+                        (["--snapshot-signal", "SIGFOO"], "SIGFOO"),
+                        (["--snapshot-on-growth", "12Q"], "12Q"),
+                        (["--snapshot-on-growth", "1.5"], "1.5"),
+                        (["--snapshot-at-exit", "maybe"], "maybe")):
+        expect_error(ctx, [lh, "run"] + flags + ["--", prog], [name], "run " + " ".join(flags))
+    expect_error(ctx, [lh, "run", "--snapshot-every"], ["needs a value"],
+                 "run --snapshot-every (no value)")
+    ctx.check(not E.trace_files(ctx.workdir), "no trace from refused runs", [],
+              E.trace_files(ctx.workdir))
+    # Good values are accepted and reach the agent.
+    trace = record(ctx, [prog], extra=["--snapshot-every", "1.5s", "--snapshot-on-growth",
+                                       "64M", "--snapshot-signal", "SIGUSR1", "--rss-interval",
+                                       "50ms", "--snapshot-at-exit", "on"])
+    E.load_report(ctx, trace)
+
+
+CASES = {
+    "freed_list": case_freed_list,
+    "transient": case_transient,
+    "slow_leak": case_slow_leak,
+    "snap_signal": case_snap_signal,
+    "snap_signal_usr1": lambda ctx: case_snap_signal(ctx, usr1=True),
+    "snap_period": case_snap_period,
+    "snap_growth": case_snap_growth,
+    "snap_exit_off": case_snap_exit_off,
+    "counts": case_counts,
+    "log": case_log,
+    "temporary": case_temporary,
+    "rss": case_rss,
+    "bad_labels": case_bad_labels,
+    "no_marks": case_no_marks,
+    "run_bad_flags": case_run_bad_flags,
+}
+
+
+def run_case(build, name, keep, verbose):
+    base = os.path.join(build, "tests", "e2e", "work")
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="growth." + name + ".", dir=base)
+    ctx = E.Ctx(build, "fp", workdir, verbose)
+    t0 = time.monotonic()
+    try:
+        CASES[name](ctx)
+    except Failure as e:
+        ctx.failures.append(str(e))
+    dt = time.monotonic() - t0
+    if ctx.failures:
+        print("FAIL growth.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
+        for f in ctx.failures:
+            print("  - " + f)
+        return False
+    print("ok   growth.%s (%.1f s)" % (name, dt))
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build")
+    ap.add_argument("--case")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if not args.build or not (args.case or args.all):
+        ap.error("--build and --case (or --all) are required")
+    build = os.path.abspath(args.build)
+    if args.case and args.case not in CASES:
+        ap.error("unknown case %r (see --list)" % args.case)
+    names = list(CASES) if args.all else [args.case]
+    results = [run_case(build, n, args.keep, args.verbose) for n in names]
+    if args.all:
+        print("%d of %d passed" % (sum(results), len(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
