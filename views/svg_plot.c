@@ -51,6 +51,7 @@ lh_plot_site_name(char *buf, size_t len, const lh_site_t *site)
 typedef struct geo {
     double x0, x1, y0, y1; /* plot area in pixels */
     double xmax, ymax;
+    double rss_max; /* the RSS line's own scale (right axis), or ymax when they share one */
 } geo_t;
 
 static double
@@ -63,6 +64,12 @@ static double
 py(const geo_t *g, double y)
 {
     return g->y1 - (g->ymax > 0 ? y / g->ymax : 0) * (g->y1 - g->y0);
+}
+
+static double
+py_rss(const geo_t *g, double y)
+{
+    return g->y1 - (g->rss_max > 0 ? y / g->rss_max : 0) * (g->y1 - g->y0);
 }
 
 static void
@@ -110,7 +117,7 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
     size_t n_leg = e->n_series + 1 + (e->n_rss ? 1 : 0);
     int legend_top = MT + PH + 52;
     int height = legend_top + (int)((n_leg + 1) / 2) * LEG_ROW + 16;
-    geo_t g = {ML, width - MR, MT, MT + PH, e->x_max, 0};
+    geo_t g = {ML, width - MR, MT, MT + PH, e->x_max, 0, 0};
     char buf[600], name[512];
     uint64_t *lo = NULL, *hi = NULL;
 
@@ -119,18 +126,37 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
             g.ymax = (double)e->total[i];
         }
     }
+    double rss_max = 0;
     for (size_t i = 0; i < e->n_rss; i++) {
-        if ((double)e->rss[i] > g.ymax) {
-            g.ymax = (double)e->rss[i];
+        if ((double)e->rss[i] > rss_max) {
+            rss_max = (double)e->rss[i];
         }
         if (e->rss_x[i] > g.xmax) {
             g.xmax = e->rss_x[i];
         }
     }
+    /* RSS includes the program's code, libraries and stacks: when it dwarfs the heap, one
+     * shared scale would flatten the heap to a line at the bottom, so RSS gets its own
+     * axis on the right. */
+    int rss_axis = rss_max > 3 * g.ymax && g.ymax > 0;
+    if (rss_axis) {
+        g.x1 = width - ML; /* room for the right axis' labels */
+    }
+    if (!rss_axis && rss_max > g.ymax) {
+        g.ymax = rss_max;
+    }
     const char *uname;
     double unit = lh_axis_unit(g.ymax > 0 ? g.ymax : 1, &uname);
     double ystep = lh_nice_step(g.ymax / unit > 0 ? g.ymax / unit : 1, 5) * unit;
     g.ymax = ystep * ceil((g.ymax > 0 ? g.ymax * 1.04 : 1) / ystep);
+    const char *rss_uname = uname;
+    double rss_unit = unit, rss_step = ystep;
+    g.rss_max = g.ymax;
+    if (rss_axis) {
+        rss_unit = lh_axis_unit(rss_max, &rss_uname);
+        rss_step = lh_nice_step(rss_max / rss_unit, 5) * rss_unit;
+        g.rss_max = rss_step * ceil(rss_max * 1.04 / rss_step);
+    }
     if (g.xmax <= 0) {
         g.xmax = 1;
     }
@@ -161,6 +187,15 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         fprintf(out, "<line class=\"gr\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 g.x0, g.x1, py(&g, y), py(&g, y), g.x0 - 8, py(&g, y) + 4, buf);
+    }
+    if (rss_axis) {
+        for (double y = 0; y <= g.rss_max * 1.0001; y += rss_step) {
+            axis_bytes(buf, sizeof buf, y, rss_unit, rss_uname);
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b91c1c\" style=\"fill:#b91c1c\">"
+                         "%s</text>\n", g.x1 + 6, py_rss(&g, y) + 4, buf);
+        }
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" style=\"fill:#b91c1c\">"
+                     "RSS (right axis)</text>\n", g.x1, g.y0 - 8);
     }
     /* x axis */
     double xstep = e->x_marks ? fmax(1, ceil(lh_nice_step(g.xmax, 10))) : lh_nice_step(g.xmax, 10);
@@ -204,12 +239,13 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         fputs("<polyline fill=\"none\" stroke=\"#b91c1c\" stroke-width=\"2\" points=\"", out);
         for (size_t i = 0; i < e->n_rss; i++) {
             fprintf(out, "%s%.1f,%.1f", i ? " " : "", px(&g, e->rss_x[i]),
-                    py(&g, (double)e->rss[i]));
+                    py_rss(&g, (double)e->rss[i]));
         }
         fputs("\"><title>RSS</title></polyline>\n", out);
         for (size_t i = 0; e->n_rss < 40 && i < e->n_rss; i++) {
             fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#b91c1c\"><title>RSS "
-                         "sample</title></circle>\n", px(&g, e->rss_x[i]), py(&g, (double)e->rss[i]));
+                         "sample</title></circle>\n", px(&g, e->rss_x[i]),
+                    py_rss(&g, (double)e->rss[i]));
         }
     }
     /* marks and snapshots */
