@@ -6,6 +6,7 @@ BUILD ?= build
 SANITIZER ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
 
 comma := ,
 ifneq ($(SANITIZER),)
@@ -13,7 +14,7 @@ ifneq ($(SANITIZER),)
   CMAKE_FLAGS += -DLH_SANITIZER=$(SANITIZER)
 endif
 
-.PHONY: all deps build demo check unit bench clean help
+.PHONY: all deps build demo check unit bench fuzz lint clean help
 
 all: build ## build everything (agent, CLI, tests)
 
@@ -35,6 +36,15 @@ demo: build ## run the bundled leaky server under leakhound and print the report
 
 check: build ## build and run every test (unit, end-to-end, real programs)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+fuzz: build ## run each fuzz target for FUZZ_SECONDS (default 60) over its corpus
+	cd $(BUILD) && LH_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz --output-on-failure
+
+lint: deps ## cppcheck on the project's C code (the suppressions are explained in .ci/run)
+	@cppcheck --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE -D__x86_64__ \
+	  -D__linux__ --error-exitcode=1 --inline-suppr -q -I format -I analysis -I agent \
+	  -I views -I cli --suppress=shiftTooManyBitsSigned:format/enc.h \
+	  --suppress=autoVariables:agent/snapshot.c agent format analysis views cli
 
 bench: build ## run the benchmarks side by side (bench/RESULTS.md)
 	@scripts/deps.sh bench

@@ -81,6 +81,30 @@ lh_disable(const char *why, const char *detail)
     }
 }
 
+/* Sticky: the trace could not be created or written. Set once per process (reset in a fork
+ * child, which writes its own file); no frame is written after it, so a short write (disk
+ * full) is never followed by a later frame that would make the file corrupt rather than
+ * truncated. */
+static atomic_int io_failed;
+
+/* Says why, once per process, whatever the state: the first write (or the open) often
+ * happens in the final flush, when the state is already LH_ST_STOPPED and lh_disable
+ * would stay silent, leaving a bare "(errno N)" line or nothing at all. */
+static void
+io_failure(const char *why, const char *path, int err)
+{
+    if (atomic_exchange(&io_failed, 1)) {
+        return;
+    }
+    atomic_store(&lh_g.state, LH_ST_STOPPED);
+    static const char stopped[] = "); recording stopped (the program continues)";
+    char tail[32 + sizeof stopped] = " (errno ";
+    size_t n = strlen(tail);
+    n += lh_sys_fmt_u64(tail + n, (uint64_t)(err < 0 ? -err : err));
+    memcpy(tail + n, stopped, sizeof stopped);
+    lh_sys_log(why, path, tail);
+}
+
 /* -------------------------------------------------------------------------------------
  * The output file
  * ----------------------------------------------------------------------------------- */
@@ -201,11 +225,8 @@ open_output_locked(void)
         append_suffix(try, sizeof try, (uint64_t)k + 1);
     }
     if (fd < 0) {
-        char num[21];
-        num[lh_sys_fmt_u64(num, (uint64_t)errno)] = '\0';
         lh_g.open_failed = 1;
-        lh_disable("cannot create trace file ", try);
-        lh_sys_log("(errno ", num, ")");
+        io_failure("cannot create trace file ", try, errno);
         return -1;
     }
     lh_g.fd = fd;
@@ -216,8 +237,9 @@ open_output_locked(void)
     lh_enc_t e;
     lh_enc_init(&e, hdr, LH_FILE_HEADER_LEN);
     lh_enc_file_header(&e, (uint32_t)info_len);
-    if (lh_sys_write_all(fd, hdr, LH_FILE_HEADER_LEN + info_len) != 0) {
-        lh_disable("cannot write trace file ", lh_g.path);
+    int wrc = lh_sys_write_all(fd, hdr, LH_FILE_HEADER_LEN + info_len);
+    if (wrc != 0) {
+        io_failure("cannot write trace file ", lh_g.path, wrc);
         return -1;
     }
     lh_maps_emit_all_locked();
@@ -229,7 +251,8 @@ static void
 write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint32_t n_records,
                    uint64_t ts_base, uint8_t flags)
 {
-    if (len == 0 || open_output_locked() != 0 || lh_g.fd < 0) {
+    if (len == 0 || atomic_load_explicit(&io_failed, memory_order_relaxed) ||
+        open_output_locked() != 0 || lh_g.fd < 0) {
         return;
     }
     uint8_t *payload = lh_g.out + LH_FRAME_HEADER_LEN;
@@ -264,7 +287,7 @@ write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint32_t n_reco
     lh_enc_frame_header(&e, &h, payload);
     int rc = lh_sys_write_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN + clen);
     if (rc != 0) {
-        lh_disable("cannot write trace file ", lh_g.path);
+        io_failure("cannot write trace file ", lh_g.path, rc);
         return;
     }
     atomic_fetch_add_explicit(&lh_g.n_frames, 1, memory_order_relaxed);
@@ -986,6 +1009,7 @@ lh_writer_fork_child(void)
     }
     lh_g.fd = -1;
     lh_g.open_failed = 0;
+    atomic_store(&io_failed, 0);
     lh_g.seq = 0;
     last_sync_frames = 0;
     atomic_store(&lh_g.n_events, 0);

@@ -215,7 +215,9 @@ lh_parse_signal(const char *s)
     } else if (strncmp(p, "RTMIN+", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
         char *end;
         long v = strtol(p + 6, &end, 10);
-        sig = !*end && SIGRTMIN + v <= SIGRTMAX ? (int)(SIGRTMIN + v) : -1;
+        /* v <= SIGRTMAX - SIGRTMIN, not SIGRTMIN + v <= SIGRTMAX: strtol saturates at
+         * LONG_MAX and the sum would overflow (to glibc's internal signal 33). */
+        sig = !*end && v <= SIGRTMAX - SIGRTMIN ? (int)(SIGRTMIN + v) : -1;
     } else if (strcmp(p, "RTMIN") == 0) {
         sig = SIGRTMIN;
     } else {

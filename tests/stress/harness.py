@@ -29,7 +29,10 @@ class Ctx:
         self.name = name
         self.verbose = verbose
         self.lh = os.path.join(self.build, "bin", "leakhound")
-        self.agent = os.path.join(self.build, "lib", "libleakhound.so")
+        # LEAKHOUND_AGENT (read by `leakhound run` too) swaps in another agent: how the
+        # tests were shown to fail with a deliberately broken one.
+        self.agent = os.environ.get("LEAKHOUND_AGENT") or os.path.join(self.build, "lib",
+                                                                        "libleakhound.so")
         self.failures = []
         self.figures = []
         base = os.path.join(self.build, "tests", "hardening-work")
@@ -92,9 +95,14 @@ def which(prog):
 
 def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("LEAKHOUND_") and k != "LD_PRELOAD"}
+           if (not k.startswith("LEAKHOUND_") or k == "LEAKHOUND_AGENT") and k != "LD_PRELOAD"}
+    env.update(AGENT_ENV)
     env.update(extra or {})
     return env
+
+
+# Extra agent settings for every traced run (run_stress.py --env, the config matrix).
+AGENT_ENV = {}
 
 
 class Result:

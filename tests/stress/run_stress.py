@@ -235,10 +235,16 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--case", required=True, choices=sorted(CASES))
     ap.add_argument("--unwind", choices=["fp", "libunwind"])
+    ap.add_argument("--env", action="append", default=[], metavar="LEAKHOUND_X=V",
+                    help="agent setting for the traced runs (LEAKHOUND_BUFFER_KB=4: tiny "
+                         "buffers, a flush every few hundred events)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     name = "stress.%s%s" % (args.case, "." + args.unwind if args.unwind else "")
+    for kv in args.env:
+        k, _, v = kv.partition("=")
+        H.AGENT_ENV[k] = v
     ctx = H.Ctx(args.build, name, args.verbose)
     if H.need(ctx, ctx.lh, ctx.agent):
         try:
