@@ -36,6 +36,8 @@ typedef struct lh_event {
                            SNAPSHOT: pause_ns */
     uint64_t epoch;     /* MODULE, MODULE_UNLOAD: module epoch; SNAPSHOT: contents mode
                            (LH_CONTENTS_*) */
+    uint64_t sample_rate; /* ALLOC of a sampled trace: mean bytes between samples (the
+                             block stands for 1 / (1 - exp(-size / rate)) allocations) */
     const char *label;  /* MARK, SNAPSHOT: label; TAG: type; THREAD: name; MODULE*, EXEC:
                            path. Not NUL-terminated; valid until the next lh_trace_next() */
     size_t label_len;

@@ -442,6 +442,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
             return LH_EFORMAT;
         }
         ev->kind = lh_dec_left(pl) ? lh_dec_u8(pl) : LH_AK_MALLOC; /* absent: malloc */
+        ev->sample_rate = t->info.sample_rate_bytes;
         break;
     case LH_REC_FREE:
         ev->ts_ns = rd_ts(pl, st);

@@ -54,6 +54,15 @@ const char lh_cmd_run_usage[] =
     "                            last one (64M, 512K; 0: off)\n"
     "  --snapshot-at-exit on|off snapshot at exit (default on); --no-snapshot-at-exit\n"
     "  --rss-interval DURATION   sample RSS every DURATION (default 100ms; 0: off)\n"
+    "  --snapshot-contents none|pointers|full  what a snapshot records besides the live\n"
+    "                            set: none; the words that point into the heap or into\n"
+    "                            modules (default: the reference graph, no other data);\n"
+    "                            or every byte (heap contents, so secrets too)\n"
+    "\n"
+    "Overhead:\n"
+    "  --sample-rate SIZE        record a Poisson sample of the allocations, one per SIZE\n"
+    "                            bytes on average (512K: near-zero overhead; figures in the\n"
+    "                            reports become estimates)\n"
     "\n"
     "The agent is $LEAKHOUND_AGENT, or libleakhound.so in ../lib, ../lib/leakhound or the\n"
     "directory of the leakhound executable.\n";
@@ -68,7 +77,9 @@ typedef struct run_args {
     const char *max_leak;
     int help;
     const char *snap_signal, *snap_every, *snap_growth, *snap_exit, *rss_interval;
+    const char *contents, *sample_rate;
     char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
+    char env_sample[24];
     char **prog_argv; /* NULL-terminated, points into argv */
 } run_args_t;
 
@@ -122,6 +133,19 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
                               "64M, 512K or 0 (at most 1P), got '%s'", a->snap_growth);
         }
         snprintf(a->env_growth, sizeof a->env_growth, "%llu", (unsigned long long)bytes);
+    }
+    if (a->contents && strcmp(a->contents, "none") != 0 && strcmp(a->contents, "pointers") != 0 &&
+        strcmp(a->contents, "full") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: --snapshot-contents: expected none, pointers or "
+                          "full, got '%s'", a->contents);
+    }
+    if (a->sample_rate) {
+        uint64_t bytes;
+        if (lh_parse_size_bytes(a->sample_rate, &bytes) < 0 || bytes > (1ull << 40)) {
+            return lh_err_set(err, LH_EINVAL, "run: --sample-rate: expected a size such as 512K "
+                              "or 0 (record everything), got '%s'", a->sample_rate);
+        }
+        snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
     }
     if (a->snap_exit && strcmp(a->snap_exit, "on") != 0 && strcmp(a->snap_exit, "off") != 0) {
         return lh_err_set(err, LH_EINVAL, "run: --snapshot-at-exit: expected on or off, got '%s'",
@@ -195,6 +219,10 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             dst = &a->snap_exit;
         } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
             dst = &a->rss_interval;
+        } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
+            dst = &a->contents;
+        } else if (n == 13 && strncmp(arg, "--sample-rate", 13) == 0) {
+            dst = &a->sample_rate;
         } else if (n == 10 && strncmp(arg, "--max-leak", 10) == 0) {
             dst = &a->max_leak;
         } else {
@@ -363,7 +391,9 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
          (rc = set_env("LEAKHOUND_SNAPSHOT_ON_GROWTH", a->env_growth, err)) < 0) ||
         (a->snap_exit && (rc = set_env("LEAKHOUND_SNAPSHOT_AT_EXIT",
                                        strcmp(a->snap_exit, "on") == 0 ? "1" : "0", err)) < 0) ||
-        (a->rss_interval && (rc = set_env("LEAKHOUND_RSS_MS", a->env_rss, err)) < 0)) {
+        (a->rss_interval && (rc = set_env("LEAKHOUND_RSS_MS", a->env_rss, err)) < 0) ||
+        (a->contents && (rc = set_env("LEAKHOUND_SNAPSHOT_CONTENTS", a->contents, err)) < 0) ||
+        (a->sample_rate && (rc = set_env("LEAKHOUND_SAMPLE_RATE", a->env_sample, err)) < 0)) {
         return rc;
     }
     return 0;

@@ -146,6 +146,9 @@ print_summary(FILE *out, const lh_report_t *rep)
     fprintf(out, ", \"total_reallocs\": %" PRIu64, tot->n_reallocs);
     fprintf(out, ", \"total_allocated_bytes\": %" PRIu64, tot->alloc_bytes);
     fprintf(out, ", \"peak_bytes\": %" PRIu64, tot->peak_bytes);
+    /* A sampled trace: counts and bytes are unbiased estimates, not exact. */
+    fprintf(out, ", \"sample_rate_bytes\": %" PRIu64 ", \"estimated\": %s",
+            rep->info->sample_rate_bytes, rep->info->sample_rate_bytes ? "true" : "false");
     fprintf(out, ", \"peak_time_s\": %.6f", rep->peak_time_s);
     fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes);
     fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks);

@@ -137,8 +137,13 @@ print_summary(FILE *out, const lh_report_t *rep)
     fprintf(out, "  events:        %" PRIu64 " (%" PRIu64 " frames, %s of trace)\n",
             rep->stats->n_events, rep->stats->n_frames,
             lh_text_human_bytes(h, sizeof h, rep->stats->file_bytes));
-    fprintf(out, "  allocations:   %" PRIu64 ", frees: %" PRIu64 ", reallocs: %" PRIu64 "\n",
-            tot->n_allocs, tot->n_frees, tot->n_reallocs);
+    if (in->sample_rate_bytes) {
+        fprintf(out, "  sampled:       one allocation per %s allocated, on average: the counts "
+                     "and bytes below are estimates (~)\n",
+                lh_text_human_bytes(h, sizeof h, in->sample_rate_bytes));
+    }
+    fprintf(out, "  allocations:   %s%" PRIu64 ", frees: %" PRIu64 ", reallocs: %" PRIu64 "\n",
+            in->sample_rate_bytes ? "~" : "", tot->n_allocs, tot->n_frees, tot->n_reallocs);
     fprintf(out, "  allocated:     %s (%" PRIu64 " bytes) in total\n",
             lh_text_human_bytes(h, sizeof h, tot->alloc_bytes), tot->alloc_bytes);
     fprintf(out, "  peak heap:     %s (%" PRIu64 " bytes) at %.3f s\n",
