@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # leakhound - SPDX-License-Identifier: MIT
-"""Sampling mode end to end: `leakhound run --sample-rate 64K` on a program with known
-totals; the report's estimates must be within 10% of the truth (about 3,000 samples: the
-relative error's standard deviation is under 2%), marked as estimates, and the trace a
-small fraction of a full one."""
+"""Sampling mode end to end: `leakhound run --sample-rate 8K` on a program with known
+totals; the report's estimates must be within 10% of the truth (the leaked 16 MiB give
+about 2,000 samples, a relative standard deviation near 2%, so 10% is over four of them),
+marked as estimates, from a fraction of the events."""
 import argparse
 import json
 import os
@@ -22,7 +22,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         sizes = {}
         reps = {}
-        for mode, flags in (("full", []), ("sampled", ["--sample-rate", "64K"])):
+        for mode, flags in (("full", []), ("sampled", ["--sample-rate", "8K"])):
             trace = os.path.join(d, mode + ".lht")
             r = subprocess.run([lh, "run", "--no-snapshot-at-exit", "-o", trace] + flags +
                                ["--", prog], capture_output=True, text=True, timeout=120)
@@ -49,14 +49,15 @@ def main():
         close("total_allocated_bytes", smp["total_allocated_bytes"],
               full["total_allocated_bytes"])
         close("leaked_bytes", smp["leaked_bytes"], full["leaked_bytes"])
-        if full["total_allocated_bytes"] < 200000 * 1000 + 2000 * 4096:
+        if full["total_allocated_bytes"] < 200000 * 1000 + 4000 * 4096:
             fails.append("the full trace misses allocations")
         if smp.get("estimated") is not True or full.get("estimated") is not False:
             fails.append("estimated flags: full %r sampled %r" % (full.get("estimated"),
                                                                   smp.get("estimated")))
-        print("trace bytes: full %d, sampled %d" % (sizes["full"], sizes["sampled"]))
-        if sizes["sampled"] * 20 > sizes["full"]:
-            fails.append("the sampled trace is not much smaller than the full one")
+        print("events recorded: full %d, sampled %d; trace bytes: full %d, sampled %d"
+              % (full["total_events"], smp["total_events"], sizes["full"], sizes["sampled"]))
+        if smp["total_events"] * 5 > full["total_events"]:
+            fails.append("the sampled run recorded too many events")
     if fails:
         print("FAIL: " + "; ".join(fails))
         return 1
