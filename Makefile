@@ -35,7 +35,8 @@ demo: build ## run the bundled leaky server under leakhound and print the report
 	@examples/demo.sh $(BUILD)
 
 check: build ## build and run every test (unit, end-to-end, real programs)
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+		ctest --output-on-failure -j $(JOBS)
 
 fuzz: build ## run each fuzz target for FUZZ_SECONDS (default 60) over its corpus
 	cd $(BUILD) && LH_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz --output-on-failure

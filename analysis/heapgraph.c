@@ -297,7 +297,9 @@ cmp_tag(const void *a, const void *b)
 static void
 apply_tags(lh_heapgraph_t *hg, pass_t *ps)
 {
-    qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
+    if (ps->tags_at_capture) { /* qsort's array must not be NULL, even when empty (UBSan) */
+        qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
+    }
     for (size_t i = 0; i < ps->tags_at_capture; i++) {
         uint32_t b = lh_heapgraph_block_at(hg, ps->tags[i].addr);
         if (b != LH_NODE_NONE && hg->blocks[b].addr == ps->tags[i].addr &&

@@ -98,7 +98,11 @@ def clean_env(extra=None):
            if (not k.startswith("LEAKHOUND_") or k == "LEAKHOUND_AGENT") and k != "LD_PRELOAD"}
     env.update(AGENT_ENV)
     env.update(extra or {})
+    env.setdefault("LSAN_OPTIONS", "suppressions=" + LSAN_SUPP)
     return env
+
+
+LSAN_SUPP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lsan.supp")
 
 
 # Extra agent settings for every traced run (run_stress.py --env, the config matrix).
