@@ -100,7 +100,7 @@ sort_children(lh_tree_t *t)
         if (k < 2) {
             continue;
         }
-        qsort(buf, k, sizeof *buf, cmp_node);
+        lh_qsort(buf, k, sizeof *buf, cmp_node);
         t->v[p].first_child = buf[0];
         for (size_t i = 0; i + 1 < k; i++) {
             t->v[buf[i]].next_sibling = buf[i + 1];

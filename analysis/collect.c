@@ -124,7 +124,7 @@ ckset_close(ckset_t *s, const sstate_t *st)
     if (s->n_ck == 0) {
         s->start[0] = 0;
     }
-    qsort(s->dirty, s->n_dirty, sizeof *s->dirty, cmp_u32);
+    lh_qsort(s->dirty, s->n_dirty, sizeof *s->dirty, cmp_u32);
     for (size_t i = 0; i < s->n_dirty; i++) {
         uint32_t id = s->dirty[i];
         s->e[s->n++] = (entry_t){id, st[id].live_blocks, st[id].live_bytes};

@@ -264,7 +264,7 @@ var_file(lh_datasym_t *ds, dmod_t *m, uint64_t start)
             scan_vars(ds, m, cu, files, bias, &cap, 0);
         }
         if (m->n_vars) { /* qsort's array must not be NULL, even when empty (UBSan) */
-            qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
+            lh_qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
         }
     }
     size_t lo = 0, hi = m->n_vars;

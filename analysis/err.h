@@ -54,4 +54,15 @@ void lh_warnings_fini(lh_warnings_t *w);
 /* Adds one formatted line (deduplicated). Returns 0, or LH_ENOMEM (the warning is lost). */
 int lh_warn(lh_warnings_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* qsort that accepts an empty array: qsort(NULL, 0, ...) is undefined behaviour (its base
+ * must not be NULL, UBSan checks it), and empty lists are common here. */
+#include <stdlib.h>
+static inline void
+lh_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) {
+        qsort(base, n, size, cmp);
+    }
+}
+
 #endif /* LH_ERR_H */

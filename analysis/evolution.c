@@ -136,7 +136,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, 
             ranks[nr++] = (rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
         }
     }
-    qsort(ranks, nr, sizeof *ranks, cmp_rank);
+    lh_qsort(ranks, nr, sizeof *ranks, cmp_rank);
     e->n_series = top < nr ? top : nr;
     e->series = calloc(e->n_series ? e->n_series : 1, sizeof *e->series);
     ids = malloc((e->n_series ? e->n_series : 1) * sizeof *ids);
@@ -300,7 +300,7 @@ lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err)
         }
     }
     free(g);
-    qsort(r->v, r->n, sizeof *r->v, cmp_grow);
+    lh_qsort(r->v, r->n, sizeof *r->v, cmp_grow);
     return 0;
 }
 

@@ -354,6 +354,6 @@ lh_funcs_sort(lh_funcs_t *f, int inclusive, lh_metric_t m)
 {
     sort_inclusive = inclusive;
     sort_metric = m;
-    qsort(f->v, f->n, sizeof *f->v, cmp_func);
+    lh_qsort(f->v, f->n, sizeof *f->v, cmp_func);
     rehash(f, f->hash_mask + 1);
 }

@@ -250,7 +250,7 @@ sort_blocks(lh_hblock_t *v, size_t n)
     size_t *count = tmp ? malloc(65536 * sizeof *count) : NULL;
     if (!count) {
         free(tmp);
-        qsort(v, n, sizeof *v, cmp_block);
+        lh_qsort(v, n, sizeof *v, cmp_block);
         return;
     }
     uint64_t all = 0;
@@ -298,7 +298,7 @@ static void
 apply_tags(lh_heapgraph_t *hg, pass_t *ps)
 {
     if (ps->tags_at_capture) { /* qsort's array must not be NULL, even when empty (UBSan) */
-        qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
+        lh_qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
     }
     for (size_t i = 0; i < ps->tags_at_capture; i++) {
         uint32_t b = lh_heapgraph_block_at(hg, ps->tags[i].addr);

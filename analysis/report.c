@@ -168,7 +168,7 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
             ranks[n_ranks++] = (rank_t){(uint32_t)id, s->live_bytes, s->live_blocks};
         }
     }
-    qsort(ranks, n_ranks, sizeof *ranks, cmp_rank);
+    lh_qsort(ranks, n_ranks, sizeof *ranks, cmp_rank);
     rep->n_leak_sites = n_ranks;
     rep->n_sites = top && top < n_ranks ? top : n_ranks;
     rep->sites = calloc(rep->n_sites ? rep->n_sites : 1, sizeof *rep->sites);

@@ -480,16 +480,16 @@ lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t
     }
     /* qsort's array must not be NULL, even for 0 elements (UBSan, found by fuzzing). */
     if (sf->n_regions) {
-        qsort(sf->regions, sf->n_regions, sizeof *sf->regions, cmp_region);
+        lh_qsort(sf->regions, sf->n_regions, sizeof *sf->regions, cmp_region);
     }
     if (sf->n_pages) {
-        qsort(sf->pages, sf->n_pages, sizeof *sf->pages, cmp_page);
+        lh_qsort(sf->pages, sf->n_pages, sizeof *sf->pages, cmp_page);
     }
     if ((rc = page_words(&rd)) < 0) {
         goto done;
     }
     if (!rd.sorted && sf->n_words) {
-        qsort(sf->words, sf->n_words, sizeof *sf->words, cmp_word);
+        lh_qsort(sf->words, sf->n_words, sizeof *sf->words, cmp_word);
     }
     /* One value per address: keep the last. */
     size_t k = 0;

@@ -678,7 +678,7 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
         d->total_bytes += s->total_bytes;
     }
     if (d->n_sites) {
-        qsort(d->sites, d->n_sites, sizeof *d->sites, cmp_diff_site);
+        lh_qsort(d->sites, d->n_sites, sizeof *d->sites, cmp_diff_site);
     }
     return 0;
 nomem:
@@ -865,7 +865,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     free(bl);
     free(by);
     if (g->n_sites) {
-        qsort(g->sites, g->n_sites, sizeof *g->sites, cmp_growth_site);
+        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, cmp_growth_site);
     }
     return 0;
 nomem:
@@ -972,7 +972,7 @@ lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t
     }
     c->n_groups = m;
     if (m) {
-        qsort(all, m, sizeof *all, cmp_group);
+        lh_qsort(all, m, sizeof *all, cmp_group);
     }
     c->n_shown = top && top < m ? top : m;
     c->groups = all;
@@ -1065,7 +1065,7 @@ lh_timeline_temporary(const lh_timeline_t *tl, const lh_replay_t *r, lh_temp_t *
         t->temp_bytes += s->temp_bytes;
     }
     if (t->n_sites) {
-        qsort(t->sites, t->n_sites, sizeof *t->sites, cmp_temp);
+        lh_qsort(t->sites, t->n_sites, sizeof *t->sites, cmp_temp);
     }
     return 0;
 }

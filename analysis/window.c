@@ -96,7 +96,7 @@ compact_sort(lh_window_t *w)
         w->pos = 0;
     }
     if (w->n > 1) {
-        qsort(w->v, w->n, sizeof *w->v, cmp_pending);
+        lh_qsort(w->v, w->n, sizeof *w->v, cmp_pending);
     }
 }
 

@@ -151,7 +151,7 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
             ids[n_ids++] = h.v[i].stack_id;
         }
     }
-    qsort(ids, n_ids, sizeof *ids, cmp_u32);
+    lh_qsort(ids, n_ids, sizeof *ids, cmp_u32);
     size_t k = 0;
     for (size_t i = 0; i < n_ids; i++) {
         if (i == 0 || ids[i] != ids[k - 1]) {

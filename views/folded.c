@@ -80,7 +80,7 @@ lh_view_folded(FILE *out, lh_collect_t *c, const lh_funcs_t *f, const lh_supp_t 
     lines_t ls = {0};
     int rc = lh_tree_paths(c, f, supp, m, add_path, &ls, err);
     if (rc >= 0) {
-        qsort(ls.v, ls.n, sizeof *ls.v, cmp_line);
+        lh_qsort(ls.v, ls.n, sizeof *ls.v, cmp_line);
         for (size_t i = 0; i < ls.n;) {
             size_t j = i;
             double v = 0;

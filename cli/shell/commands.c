@@ -672,7 +672,7 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             gr.v[i].key = "";
         }
     }
-    qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
+    lh_qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
     static const char *bynames[] = {"type", "site", "function"};
     fprintf(sh->out, "   @  %10s %10s  %s\n", "blocks", "bytes", bynames[by]);
     sh_rows_reset(sh);
@@ -725,7 +725,7 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         v[r] = hg->n_blocks + r;
     }
     root_sort_hg = hg;
-    qsort(v, hg->n_roots, sizeof *v, cmp_root);
+    lh_qsort(v, hg->n_roots, sizeof *v, cmp_root);
     fprintf(sh->out, "   @  %10s %8s  %s\n", "retained", "pointers", "root");
     sh_rows_reset(sh);
     for (uint32_t i = 0; i < hg->n_roots && i < n; i++) {
@@ -777,7 +777,7 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             g->example = b;
         }
     }
-    qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
+    lh_qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
     fprintf(sh->out, "definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks; indirectly "
             "lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n",
             hg->class_bytes[LH_CLASS_DEFINITE], hg->class_blocks[LH_CLASS_DEFINITE],

@@ -157,7 +157,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         x->blocks_a += ba;
         x->blocks_b += bb;
     }
-    qsort(g, ng, sizeof *g, cmp_growth);
+    lh_qsort(g, ng, sizeof *g, cmp_growth);
     fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s':\n", ia + 1, hg->snaps[ia].label,
             ib + 1, hg->snaps[ib].label);
     fprintf(sh->out, "   %10s %10s  %15s  %s\n", "+bytes", "+blocks", "blocks", 

@@ -245,7 +245,7 @@ indent(lh_shell_t *sh, const search_t *s, size_t i, size_t depth, size_t shown_d
 static void
 print_paths(lh_shell_t *sh, search_t *s, unsigned long max_hops)
 {
-    qsort(s->paths, s->n_paths, sizeof *s->paths, cmp_path);
+    lh_qsort(s->paths, s->n_paths, sizeof *s->paths, cmp_path);
     for (size_t i = 0; i < s->n_paths; i++) {
         const path_t *p = &s->paths[i];
         size_t from = i ? common(&s->paths[i - 1], p) : 0;
