@@ -68,6 +68,7 @@ typedef struct lh_slot {
     uintptr_t stack_lo;
     uintptr_t stack_hi;
     void *ucache; /* per-thread cache of recent DWARF-unwound stacks (record.c) */
+    uint32_t uc_hits, uc_fills; /* how well it pays off for this thread (decaying) */
 } lh_slot_t;
 
 /* Per-thread state, initial-exec TLS so the first access never allocates. */

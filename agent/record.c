@@ -198,17 +198,38 @@ first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0)
     return -1;
 }
 
-/* A remembered stack whose slots still hold its return addresses: its id, else 0. */
+/* A remembered stack whose slots still hold its return addresses: its id, else 0.
+ * *want_slots tells the caller whether to unwind with slot addresses (to remember this
+ * stack): always with frame pointers, where they come free; with libunwind, whose step
+ * API is several times slower than unw_backtrace, only for a call site and depth seen
+ * twice in a row (a loop), so programs whose stacks rarely repeat do not pay for it. */
 static uint32_t
-ucache_find(lh_slot_t *s, uint32_t epoch)
+ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots)
 {
     uint64_t ip0;
     uintptr_t slot0;
+    *want_slots = 0;
     if (!s->ucache || first_user_frame(s, &ip0, &slot0) != 0) {
         return 0;
     }
-    const ucache_entry_t *e = ucache_at(s, ip0, slot0);
+    ucache_entry_t *e = ucache_at(s, ip0, slot0);
     if (e->ip0 != ip0 || e->slot0 != slot0 || e->epoch != epoch || !e->id) {
+        if (lh_g.cfg.unwind == LH_UNWIND_FP) {
+            *want_slots = 1;
+        } else if (e->ip0 == ip0 && e->slot0 == slot0 && e->epoch == epoch) {
+            /* Second sight: worth remembering, unless remembering has not been paying
+             * off for this thread (stacks that repeat their first frame but not the
+             * rest): each fill is a slow unwind through libunwind's step API. */
+            if (s->uc_fills < 64 || s->uc_fills * 4 < s->uc_hits) {
+                *want_slots = 1;
+                s->uc_fills++;
+            }
+        } else {
+            e->ip0 = ip0; /* first sight: note it, remember nothing yet */
+            e->slot0 = slot0;
+            e->epoch = epoch;
+            e->id = 0;
+        }
         return 0;
     }
     const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, e->id);
@@ -220,6 +241,10 @@ ucache_find(lh_slot_t *s, uint32_t epoch)
         if (a < slot0 || a > s->stack_hi - 8 || *(const uint64_t *)a != st->ips[i]) {
             return 0;
         }
+    }
+    if (++s->uc_hits > (1u << 16)) {
+        s->uc_hits >>= 1; /* decay: the recent past decides */
+        s->uc_fills >>= 1;
     }
     return e->id;
 }
@@ -372,7 +397,8 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
     }
     if (want_stack) {
         epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
-        uint32_t id = ucache_find(s, epoch);
+        int want_slots = 0;
+        uint32_t id = ucache_find(s, epoch, &want_slots);
         if (id) {
             const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, id);
             uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
@@ -387,7 +413,7 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
             r->stack_id = id;
         } else {
             uintptr_t slots[LH_MAX_DEPTH + 16];
-            int use_slots = s->ucache != NULL;
+            int use_slots = want_slots;
             n = capture(s, ips, use_slots ? slots : NULL, &start);
             r->stack_id = intern(ips + start, n, epoch, &emit);
             if (use_slots) {

@@ -569,6 +569,7 @@ lh_thread_slot(void)
     s->ts_base = s->ts_last = 0;
     s->addr_last = 0;
     s->tid = (uint32_t)lh_sys_gettid();
+    s->uc_hits = s->uc_fills = 0;
     thread_bounds(s);
 #if defined(__x86_64__)
     if (s->stack_hi) {
