@@ -52,32 +52,6 @@ static size_t comp_cap;
 static char *maps_buf;
 static region_t *regions;
 
-/* zstd for the child, on memory we map ourselves */
-static void *
-sz_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    size_t total = size + 16;
-    uint8_t *p = lh_sys_map(total);
-    if (!p) {
-        return NULL;
-    }
-    memcpy(p, &total, sizeof total);
-    return p + 16;
-}
-
-static void
-sz_free(void *opaque, void *ptr)
-{
-    (void)opaque;
-    if (ptr) {
-        uint8_t *b = (uint8_t *)ptr - 16;
-        size_t total;
-        memcpy(&total, b, sizeof total);
-        lh_sys_unmap(b, total);
-    }
-}
-
 int
 lh_snapshot_init(int mode)
 {
@@ -85,7 +59,7 @@ lh_snapshot_init(int mode)
     if (mode == LH_CONTENTS_NONE) {
         return 0;
     }
-    ZSTD_customMem mem = {sz_alloc, sz_free, NULL};
+    ZSTD_customMem mem = {lh_sys_zalloc, lh_sys_zfree, NULL};
     snap_cctx = ZSTD_createCCtx_advanced(mem);
     comp_cap = LH_FRAME_HEADER_LEN + ZSTD_compressBound(OUT_RAW + 65536);
     raw_buf = lh_sys_map(OUT_RAW + 65536);

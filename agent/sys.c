@@ -194,6 +194,31 @@ lh_sys_unmap(void *p, size_t len)
     munmap(p, len);
 }
 
+void *
+lh_sys_zalloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    size_t total = size + 16;
+    uint8_t *p = lh_sys_map(total);
+    if (!p) {
+        return NULL;
+    }
+    memcpy(p, &total, sizeof total);
+    return p + 16;
+}
+
+void
+lh_sys_zfree(void *opaque, void *ptr)
+{
+    (void)opaque;
+    if (ptr) {
+        uint8_t *b = (uint8_t *)ptr - 16;
+        size_t total;
+        memcpy(&total, b, sizeof total);
+        lh_sys_unmap(b, total);
+    }
+}
+
 int
 lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
 {

@@ -25,6 +25,10 @@ int lh_sys_write_all(int fd, const void *buf, size_t len);
 /* Anonymous private mapping of len bytes, NULL on failure. AS-safe. */
 void *lh_sys_map(size_t len);
 void lh_sys_unmap(void *p, size_t len);
+/* An allocator for zstd's ZSTD_customMem, on lh_sys_map: zstd's workspace never comes
+ * from the host's heap. AS-safe. */
+void *lh_sys_zalloc(void *opaque, size_t size);
+void lh_sys_zfree(void *opaque, void *ptr);
 /* Nonzero when [lo, hi) overlaps a mapping made by lh_sys_map (the agent's own memory). */
 int lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi);
 /* "<lh>: " + the NULL-terminated list of strings + "\n" to stderr in one write. AS-safe. */

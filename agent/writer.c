@@ -44,34 +44,6 @@ extern void *__libc_stack_end;
 
 #define SCRATCH_MAX (256u * 1024u) /* largest agent frame (module records) */
 
-/* -------------------------------------------------------------------------------------
- * zstd gets its memory from mmap, never from the host's heap.
- * ----------------------------------------------------------------------------------- */
-static void *
-z_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    size_t total = size + 16;
-    uint8_t *p = lh_sys_map(total);
-    if (!p) {
-        return NULL;
-    }
-    memcpy(p, &total, sizeof total);
-    return p + 16;
-}
-
-static void
-z_free(void *opaque, void *ptr)
-{
-    (void)opaque;
-    if (ptr) {
-        uint8_t *b = (uint8_t *)ptr - 16;
-        size_t total;
-        memcpy(&total, b, sizeof total);
-        lh_sys_unmap(b, total);
-    }
-}
-
 void
 lh_disable(const char *why, const char *detail)
 {
@@ -973,7 +945,7 @@ lh_writer_init(void)
     if (!lh_g.out || !lh_g.slots) {
         return -1;
     }
-    ZSTD_customMem mem = {z_alloc, z_free, NULL};
+    ZSTD_customMem mem = {lh_sys_zalloc, lh_sys_zfree, NULL};
     lh_g.cctx = ZSTD_createCCtx_advanced(mem);
     lh_g.key_ok = pthread_key_create(&lh_g.key, thread_exit) == 0;
     wake_ok = sem_init(&wake, 0, 0) == 0;
