@@ -150,8 +150,9 @@ print_summary(FILE *out, const lh_report_t *rep)
     fprintf(out, ", \"sample_rate_bytes\": %" PRIu64 ", \"estimated\": %s",
             rep->info->sample_rate_bytes, rep->info->sample_rate_bytes ? "true" : "false");
     fprintf(out, ", \"peak_time_s\": %.6f", rep->peak_time_s);
-    fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes);
-    fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks);
+    /* As the text report and the sites list: what suppressions hid is not counted. */
+    fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes - rep->suppressed_bytes);
+    fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks - rep->suppressed_blocks);
     fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
     if (rep->n_suppressed_sites) { /* report --suppressions */
         fprintf(out, ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64
