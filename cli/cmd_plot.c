@@ -36,14 +36,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         int missing = 0;
-        if (arg[0] != '-') {
-            if (la.path) {
-                return lh_err_set(err, LH_EINVAL, "plot: one trace at a time");
-            }
-            la.path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            help = 1;
-        } else if ((rc = lh_load_opt("plot", argc, argv, &i, &la, err)) != 0) {
+        if ((rc = lh_load_arg("plot", argc, argv, &i, &la, &help, err)) != 0) {
             if (rc < 0) {
                 return rc;
             }

@@ -31,14 +31,7 @@ parse_args(int argc, char **argv, by_args_t *a, lh_err_t *err)
         const char *arg = argv[i];
         const char *v;
         int missing = 0, rc;
-        if (arg[0] != '-') {
-            if (a->load.path) {
-                return lh_err_set(err, LH_EINVAL, "report: one trace at a time");
-            }
-            a->load.path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
-        } else if ((rc = lh_load_opt("report", argc, argv, &i, &a->load, err)) != 0) {
+        if ((rc = lh_load_arg("report", argc, argv, &i, &a->load, &a->help, err)) != 0) {
             if (rc < 0) {
                 return rc;
             }

@@ -46,21 +46,14 @@ parse_args(int argc, char **argv, tree_args_t *a, lh_err_t *err)
         const char *arg = argv[i];
         const char *v;
         int missing = 0, rc;
-        if (arg[0] != '-') {
-            if (a->load.path) {
-                return lh_err_set(err, LH_EINVAL, "tree: one trace at a time");
+        if ((rc = lh_load_arg("tree", argc, argv, &i, &a->load, &a->help, err)) != 0) {
+            if (rc < 0) {
+                return rc;
             }
-            a->load.path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
         } else if (strcmp(arg, "--top-down") == 0) {
             a->topts.bottom_up = 0;
         } else if (strcmp(arg, "--bottom-up") == 0) {
             a->topts.bottom_up = 1;
-        } else if ((rc = lh_load_opt("tree", argc, argv, &i, &a->load, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
         } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
             if (lh_metric_parse(v, &a->topts.metric) < 0) {
                 return lh_err_set(err, LH_EINVAL, "tree: --metric: allocated, leaked, peak or "

@@ -43,6 +43,25 @@ lh_load_opt(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, l
 }
 
 int
+lh_load_arg(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, int *help,
+            lh_err_t *err)
+{
+    const char *arg = argv[*i];
+    if (arg[0] != '-') {
+        if (a->path) {
+            return lh_err_set(err, LH_EINVAL, "%s: one trace at a time", cmd);
+        }
+        a->path = arg;
+        return 1;
+    }
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        *help = 1;
+        return 1;
+    }
+    return lh_load_opt(cmd, argc, argv, i, a, err);
+}
+
+int
 lh_load_suppressions(const lh_load_args_t *a, lh_supp_t *s, lh_err_t *err)
 {
     int rc = 0;

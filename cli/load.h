@@ -25,6 +25,12 @@ typedef struct lh_load_args {
 int lh_load_opt(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a,
                 lh_err_t *err);
 
+/* What every picture and export subcommand takes first: the trace (one positional
+ * argument; a second is an error naming cmd), -h/--help (sets *help), and the options of
+ * lh_load_opt. Returns 1 (consumed), 0 (not one of them) or LH_EINVAL. */
+int lh_load_arg(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, int *help,
+                lh_err_t *err);
+
 /* Runs the pass (opts may be NULL; salvage and the progress callback are set from a).
  * Prints the trace's and symbolizer's warnings. Returns 0 or a negative LH_E* code. */
 int lh_load_run(const lh_load_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
