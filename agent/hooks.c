@@ -34,7 +34,7 @@
 #include "sys.h"
 #include "unwind.h"
 
-#define LH_EXPORT __attribute__((visibility("default")))
+#define LH_EXPORT LH_ENTRY
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -762,7 +762,7 @@ strip_preload(void)
  * own destructor): the last frees are recorded, and the exit status is known. */
 static int on_exit_registered;
 
-static void
+LH_REALIGN static void
 at_exit(int status, void *arg)
 {
     (void)arg;
@@ -771,7 +771,7 @@ at_exit(int status, void *arg)
     final_flush(LH_EXIT_NORMAL, status);
 }
 
-static void
+LH_REALIGN static void
 on_snapshot_signal(int sig)
 {
     (void)sig;
@@ -797,7 +797,7 @@ install_snapshot_signal(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_prepare(void)
 {
     if (lh_recording()) {
@@ -805,7 +805,7 @@ fork_prepare(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_parent(void)
 {
     if (lh_recording()) {
@@ -813,7 +813,7 @@ fork_parent(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_child(void)
 {
     lh_sample_after_fork();
@@ -822,7 +822,7 @@ fork_child(void)
     }
 }
 
-__attribute__((constructor)) static void
+__attribute__((constructor)) LH_REALIGN static void
 lh_ctor(void)
 {
     if (atomic_load(&lh_g.state) == LH_ST_UNINIT) {
@@ -871,7 +871,7 @@ off:
     lh_tls.guard = 0;
 }
 
-__attribute__((destructor)) static void
+__attribute__((destructor)) LH_REALIGN static void
 lh_dtor(void)
 {
     if (!on_exit_registered) {
