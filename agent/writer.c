@@ -33,6 +33,7 @@
 #include "format.h"
 #include "snapshot.h"
 #include "sys.h"
+#include "threads.h"
 
 lh_agent_t lh_g = {
     .wlock = PTHREAD_MUTEX_INITIALIZER,
@@ -543,6 +544,8 @@ lh_thread_slot(void)
     s->tid = (uint32_t)lh_sys_gettid();
     s->uc_hits = s->uc_fills = 0;
     thread_bounds(s);
+    lh_threads_note(s);
+    s->is_exited = lh_tls.exited;
 #if defined(__x86_64__)
     if (s->stack_hi) {
         /* 64 remembered stacks; a reused slot forgets the previous thread's. */
@@ -593,6 +596,9 @@ thread_exit(void *arg)
     lh_slot_t *s = arg;
     int saved = lh_tls.guard;
     lh_tls.guard = 1;
+    /* glibc may still free and allocate for this thread (later key destructors, its
+     * tcache): those events register a slot again, whose stack is no root (issue 11). */
+    lh_tls.exited = 1;
     if (s && s == lh_tls.slot && lh_tls.registered) {
         lh_slot_lock(s);
         if (lh_recording() && lh_slot_reserve(s, 32) == 0) {
@@ -892,7 +898,10 @@ lh_ticker_start(void)
         pthread_attr_setstacksize(&attr, 256 * 1024);
     }
     atomic_store(&lh_g.ticker_stop, 0);
+    int saved_guard = lh_tls.guard;
+    lh_tls.guard = 1; /* our pthread_create: the agent's thread is not the program's */
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
+    lh_tls.guard = saved_guard;
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
