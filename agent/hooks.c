@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "script.h"
 #include "enc.h"
 #include "format.h"
 #include "sample.h"
@@ -846,6 +847,7 @@ lh_ctor(void)
         goto off; /* lh_disable said why */
     }
     lh_unwind_init();
+    lh_script_init();
     if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
         lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
         lh_g.cfg.sample_rate = 0;

@@ -29,6 +29,7 @@
 #include <zstd.h>
 
 #include "agent.h"
+#include "script.h"
 #include "enc.h"
 #include "format.h"
 #include "snapshot.h"
@@ -215,6 +216,7 @@ open_output_locked(void)
         return -1;
     }
     lh_maps_emit_all_locked();
+    lh_script_emit_interp_locked();
     return 0;
 }
 
@@ -1015,6 +1017,7 @@ lh_writer_fork_child(void)
     lh_tls.slot = NULL;
     atomic_fetch_add(&lh_g.gen, 1); /* stacks and modules are written again */
     lh_stacks_after_fork(&lh_g.stacks);
+    lh_script_after_fork();
     lh_maps_after_fork();
     lh_g.ticker_running = 0;
     if (lh_recording()) {
