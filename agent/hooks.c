@@ -35,7 +35,7 @@
 #include "sys.h"
 #include "unwind.h"
 
-#define LH_EXPORT __attribute__((visibility("default")))
+#define LH_EXPORT LH_ENTRY
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -763,7 +763,7 @@ strip_preload(void)
  * own destructor): the last frees are recorded, and the exit status is known. */
 static int on_exit_registered;
 
-static void
+LH_REALIGN static void
 at_exit(int status, void *arg)
 {
     (void)arg;
@@ -772,7 +772,7 @@ at_exit(int status, void *arg)
     final_flush(LH_EXIT_NORMAL, status);
 }
 
-static void
+LH_REALIGN static void
 on_snapshot_signal(int sig)
 {
     (void)sig;
@@ -798,7 +798,7 @@ install_snapshot_signal(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_prepare(void)
 {
     if (lh_recording()) {
@@ -806,7 +806,7 @@ fork_prepare(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_parent(void)
 {
     if (lh_recording()) {
@@ -814,7 +814,7 @@ fork_parent(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_child(void)
 {
     lh_sample_after_fork();
@@ -823,7 +823,7 @@ fork_child(void)
     }
 }
 
-__attribute__((constructor)) static void
+__attribute__((constructor)) LH_REALIGN static void
 lh_ctor(void)
 {
     if (atomic_load(&lh_g.state) == LH_ST_UNINIT) {
@@ -873,7 +873,7 @@ off:
     lh_tls.guard = 0;
 }
 
-__attribute__((destructor)) static void
+__attribute__((destructor)) LH_REALIGN static void
 lh_dtor(void)
 {
     if (!on_exit_registered) {
