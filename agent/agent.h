@@ -23,6 +23,21 @@
 #include "stacks.h"
 
 #define LH_AGENT_VERSION "0.1.0"
+
+/* Every function the program can call (the interposed libc names, include/leakhound.h:
+ * LH_ENTRY) and every callback glibc runs on the program's stack (exit handlers, ELF
+ * destructors, atfork handlers, key destructors: LH_REALIGN). glibc's malloc and exit work
+ * on a stack that is not 16-byte aligned (hand-written assembly and some JITs call them
+ * so); code compiled from C may not (SSE spills with movaps), so each way in realigns the
+ * stack once and everything below it, ours and the libraries we call (zstd, libunwind),
+ * runs aligned (issue 11). aarch64's hardware keeps sp aligned. */
+#if defined(__x86_64__) || defined(__i386__)
+#define LH_REALIGN __attribute__((force_align_arg_pointer))
+#else
+#define LH_REALIGN
+#endif
+#define LH_ENTRY __attribute__((visibility("default"))) LH_REALIGN
+
 #define LH_MAX_DEPTH 256
 #define LH_MAX_SLOTS 4096
 #define LH_PATH_MAX 4096

@@ -18,7 +18,7 @@
 #include "slots.h"
 #include "ticker.h"
 
-static void
+LH_REALIGN static void
 fork_prepare(void)
 {
     if (lh_recording()) {
@@ -26,7 +26,7 @@ fork_prepare(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_parent(void)
 {
     if (lh_recording()) {
@@ -34,7 +34,7 @@ fork_parent(void)
     }
 }
 
-static void
+LH_REALIGN static void
 fork_child(void)
 {
     lh_sample_after_fork();

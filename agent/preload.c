@@ -67,7 +67,7 @@ strip_preload(void)
  * own destructor): the last frees are recorded, and the exit status is known. */
 static int on_exit_registered;
 
-static void
+LH_REALIGN static void
 at_exit(int status, void *arg)
 {
     (void)arg;
@@ -76,7 +76,7 @@ at_exit(int status, void *arg)
     lh_recorder_finish(LH_EXIT_NORMAL, status);
 }
 
-static void
+LH_REALIGN static void
 on_snapshot_signal(int sig)
 {
     (void)sig;
@@ -102,7 +102,7 @@ install_snapshot_signal(void)
     }
 }
 
-__attribute__((constructor)) static void
+__attribute__((constructor)) LH_REALIGN static void
 lh_ctor(void)
 {
     if (atomic_load(&lh_g.state) == LH_ST_UNINIT) {
@@ -131,7 +131,7 @@ off:
     lh_tls.guard = 0;
 }
 
-__attribute__((destructor)) static void
+__attribute__((destructor)) LH_REALIGN static void
 lh_dtor(void)
 {
     if (!on_exit_registered) {

@@ -32,7 +32,7 @@
 #include "sample.h"
 #include "sys.h"
 
-#define LH_EXPORT __attribute__((visibility("default")))
+#define LH_EXPORT LH_ENTRY
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -335,7 +335,7 @@ lh_thread_slot(void)
 }
 
 /* pthread key destructor: the thread is exiting; flush and give its slot back. */
-static void
+LH_REALIGN static void
 thread_exit(void *arg)
 {
     lh_slot_t *s = arg;
