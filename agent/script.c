@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "enc.h"
+#include "output.h"
+#include "slots.h"
 #include "sys.h"
 
 #define SF_MAX_ENTRIES (1u << 20)
