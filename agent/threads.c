@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "slots.h"
 #include "sys.h"
 
 /* glibc's TLS layout, read once at init; ok is 0 when any part is unknown. */
