@@ -33,6 +33,7 @@
 #include "snapshot.h"
 #include "sys.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 #define LH_EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -841,6 +842,9 @@ lh_ctor(void)
     if (lh_stacks_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
         lh_sys_log("cannot reserve memory for the agent; not tracing", "", "");
         goto off;
+    }
+    if (lh_utab_init() != 0 && lh_g.cfg.unwind == LH_UNWIND_TABLE) {
+        lh_g.cfg.unwind = LH_UNWIND_LIBUNWIND; /* no memory for tables: DWARF as before */
     }
     if (lh_writer_init() != 0) {
         goto off; /* lh_disable said why */

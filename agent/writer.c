@@ -32,6 +32,7 @@
 #include "enc.h"
 #include "format.h"
 #include "snapshot.h"
+#include "unwind_table.h"
 #include "sys.h"
 
 lh_agent_t lh_g = {
@@ -928,6 +929,12 @@ lh_write_end(int exit_kind, int status)
     lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
     lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
     lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_utab_stats_t us;
+    lh_utab_stats(&us);
+    lh_enc_varint(&e, us.n_walks);
+    lh_enc_varint(&e, us.n_fallbacks);
+    lh_enc_varint(&e, us.n_checked);
+    lh_enc_varint(&e, us.n_mismatches);
     lh_enc_rec_end(&e, r);
     lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
 }
