@@ -293,6 +293,9 @@ static void
 set_frame(lh_sframe_t *f, uintptr_t key, uintptr_t cop)
 {
     uint32_t line = aligned(cop) ? rd_u32(cop + L.cop_line) : 0;
+    if (line == UINT32_MAX) {
+        line = 0; /* NOLINE: a COP perl made with no line (BEGIN block set-up, XS boot) */
+    }
     f->key = key;
     f->key2 = (cop & ADDR_MASK) | ((uint64_t)line << 48);
     f->line = line;

@@ -11,5 +11,5 @@ sub make_collector {
     };
 }
 
-my $collect = make_collector();
-$collect->($_) for 1 .. ($ARGV[0] // 1000);
+our $COLLECT = make_collector();   # kept by a package variable: not freed when the program ends
+$COLLECT->($_) for 1 .. ($ARGV[0] // 1000);   # @call
