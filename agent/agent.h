@@ -66,6 +66,8 @@ typedef struct lh_config {
     int clock; /* lh_sys_clock_init mode */
     uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
     int snapshot_contents; /* LH_CONTENTS_* */
+    int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
+                                  which is full in a perl or python process) */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
