@@ -453,7 +453,7 @@ lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_er
             }
         }
         if (tl->o.series && ev->type != LH_REC_FREE && ev->addr &&
-            ev->half != LH_HALF_FREE && touch(tl, ev->stack_id) < 0) {
+            ev->half != LH_HALF_FREE && touch(tl, lh_replay_last_stack(r)) < 0) {
             return oom(err);
         }
         return 0;
