@@ -999,7 +999,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
 const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
-    static lh_site_t none = {0, {0}, 0, NULL, 0, -1};
+    static lh_site_t none = {.location = -1};
     if (stack_id >= hg->n_sites) {
         size_t n = (size_t)stack_id + 64;
         lh_site_t **v = realloc(hg->sites, n * sizeof *v);
