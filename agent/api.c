@@ -6,10 +6,11 @@
 #include "../include/leakhound.h"
 
 #include "agent.h"
+#include "record.h"
 #include "format.h"
 #include "snapshot.h"
 
-#define LH_EXPORT __attribute__((visibility("default")))
+#define LH_EXPORT LH_ENTRY
 
 static void
 label_record(uint8_t type, const char *label, int trigger)

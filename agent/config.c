@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 
 #include "agent.h"
+#include "config.h"
 #include "format.h"
 #include "sys.h"
 

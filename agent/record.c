@@ -4,7 +4,7 @@
  *
  * The caller holds the reentrancy guard. lh_rec_begin unwinds *before* taking the slot lock
  * (unwinding may enter the loader), then locks the slot and takes the time stamp under that
- * lock (see writer.c for why). lh_rec_end unlocks.
+ * lock (see ticker.c for why). lh_rec_end unlocks.
  *
  * This is the hot path: ALLOC and FREE are encoded by hand here (their payloads are always
  * shorter than 128 bytes, so the length is one byte) rather than through the generic
@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "agent.h"
+#include "record.h"
+#include "maps.h"
+#include "slots.h"
 #include "enc.h"
 #include "format.h"
 #include "sys.h"

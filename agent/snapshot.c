@@ -22,6 +22,8 @@
 #include <zstd.h>
 
 #include "agent.h"
+#include "output.h"
+#include "record.h"
 #include "enc.h"
 #include "format.h"
 #include "sys.h"

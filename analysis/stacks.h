@@ -15,7 +15,7 @@
 #include "err.h"
 
 /* Limits against hostile files: ids above this, or deeper stacks, are malformed. */
-/* The agent assigns at most 2^20 stack ids (agent/hooks.c: lh_stacks_init); twice that
+/* The agent assigns at most 2^20 stack ids (agent/recorder.c: lh_stacks_init); twice that
  * leaves room and keeps a hostile id from sizing per-stack tables to gigabytes. */
 #define LH_STACK_ID_MAX (1u << 21)
 #define LH_STACK_DEPTH_MAX 1024u

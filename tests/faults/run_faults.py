@@ -629,6 +629,9 @@ def case_contents(ctx, args):
     ctx.figure("contents: " + "; ".join(figures))
 
 
+# Cases that run a program as nobody: their scratch directory must be reachable by nobody.
+OTHER_USER = ("unwritable", "setuid")
+
 CASES = {"sigkill": case_sigkill, "diskfull": case_diskfull, "unwritable": case_unwritable,
          "dirgone": case_dirgone, "hostile": case_hostile, "modes": case_modes,
          "setuid": case_setuid, "contents": case_contents}
@@ -647,7 +650,8 @@ def main():
     args = ap.parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 30)
-    ctx = H.Ctx(args.build, "faults." + args.case, args.verbose)
+    ctx = H.Ctx(args.build, "faults." + args.case, args.verbose,
+                other_user=args.case in OTHER_USER)
     for kv in args.env:
         k, _, v = kv.partition("=")
         H.AGENT_ENV[k] = v

@@ -24,7 +24,7 @@ SKIP = 77
 class Ctx:
     """One test: the build, a scratch directory, the failures and the figures to print."""
 
-    def __init__(self, build, name, verbose=False):
+    def __init__(self, build, name, verbose=False, other_user=False):
         self.build = os.path.abspath(build)
         self.name = name
         self.verbose = verbose
@@ -35,9 +35,16 @@ class Ctx:
                                                                         "libleakhound.so")
         self.failures = []
         self.figures = []
-        base = os.path.join(self.build, "tests", "hardening-work")
-        os.makedirs(base, exist_ok=True)
-        self.workdir = tempfile.mkdtemp(prefix=name + ".", dir=base)
+        if other_user:
+            # A case that runs something as another user (nobody) needs every directory
+            # above its files searchable by that user. The checkout may sit in a directory
+            # only root can enter (CI clones into a 0700 parent), so such a case works in
+            # the system's temporary directory instead of the build tree.
+            base = tempfile.gettempdir()
+        else:
+            base = os.path.join(self.build, "tests", "hardening-work")
+            os.makedirs(base, exist_ok=True)
+        self.workdir = tempfile.mkdtemp(prefix="leakhound-" + name + ".", dir=base)
         self.cleanups = []
 
     def check(self, cond, what, expected, got):
