@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "config.h"
@@ -145,7 +146,27 @@ lh_config_load(lh_config_t *cfg)
         cfg->clock = 1;
     }
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
-    cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
+    cfg->follow_exec = LH_FOLLOW_MAIN;
+    if (fe && (strcmp(fe, "0") == 0 || strcmp(fe, "none") == 0)) {
+        cfg->follow_exec = LH_FOLLOW_NONE;
+    } else if (fe && *fe && strcmp(fe, "main") != 0) {
+        cfg->follow_exec = LH_FOLLOW_ALL;
+    }
+    if (cfg->follow_exec == LH_FOLLOW_MAIN) {
+        /* The first traced process of the line names itself; what it starts (fork+exec,
+         * posix_spawn) inherits the name and knows it is not on the line. An exec keeps the
+         * pid, so the real program behind a wrapper matches. */
+        const char *mp = getenv("LEAKHOUND_MAIN_PID");
+        char num[24];
+        num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
+        if (!mp || !*mp) {
+            setenv("LEAKHOUND_MAIN_PID", num, 1); /* constructor: nothing is recorded yet */
+        } else if (strcmp(mp, num) != 0) {
+            cfg->is_descendant = 1;
+        }
+    }
+    const char *ix = getenv("LEAKHOUND_INDEX");
+    lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
     const char *uw = getenv("LEAKHOUND_UNWIND");
     cfg->unwind = LH_UNWIND_LIBUNWIND;
     if (uw && strcmp(uw, "fp") == 0) {

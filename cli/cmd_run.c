@@ -25,7 +25,7 @@ extern char **environ;
 
 const char lh_cmd_run_usage[] =
     "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec]\n"
-    "                     [snapshot options] [--] PROG [ARGS...]\n"
+    "                     [--mark-function NAME] [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
@@ -36,6 +36,13 @@ const char lh_cmd_run_usage[] =
     "  --unwind KIND      libunwind (default, works without frame pointers) or fp\n"
     "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
+    "  --no-follow-exec   trace PROG alone, not even what it becomes by exec. By default\n"
+    "                     PROG is followed through its own execs, so a wrapper (a shell\n"
+    "                     script, env, a pyenv shim, a virtualenv launcher) is seen through\n"
+    "                     to the real program; what PROG starts as children is not traced.\n"
+    "                     Every trace the run wrote is listed at the end.\n"
+    "  --mark-function NAME  Python: each call of function NAME (module and qualified name:\n"
+    "                     app.handle, app.Handler.handle) is a mark; may be repeated\n"
     "\n"
     "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
     "  --check            exit 23 with one line saying why when PROG leaked more than\n"
@@ -71,7 +78,8 @@ typedef struct run_args {
     const char *output;
     const char *depth;
     const char *unwind;
-    int follow_exec;
+    int follow_exec; /* 1: --follow-exec, -1: --no-follow-exec, 0: the exec chain */
+    char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
     lh_check_opts_t check_opts;
     const char *max_leak;
@@ -175,6 +183,24 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         }
         if (strcmp(arg, "--follow-exec") == 0) {
             a->follow_exec = 1;
+            continue;
+        }
+        if (strcmp(arg, "--no-follow-exec") == 0) {
+            a->follow_exec = -1;
+            continue;
+        }
+        if (strncmp(arg, "--mark-function", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
+            const char *v = arg[15] ? arg + 16 : i + 1 < argc ? argv[++i] : NULL;
+            size_t have = strlen(a->mark_functions);
+            if (!v || !*v || strchr(v, ',')) {
+                return lh_err_set(err, LH_EINVAL, "run: --mark-function needs one function name "
+                                  "(module.function), got '%s'", v ? v : "");
+            }
+            if (have + strlen(v) + 2 > sizeof a->mark_functions) {
+                return lh_err_set(err, LH_EINVAL, "run: too many --mark-function names");
+            }
+            snprintf(a->mark_functions + have, sizeof a->mark_functions - have, "%s%s",
+                     have ? "," : "", v);
             continue;
         }
         if (strcmp(arg, "--check") == 0) {
@@ -359,6 +385,35 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* Puts the leakhound Python module (python/ in the tree, installed beside the agent) first
+ * on PYTHONPATH; its sitecustomize applies --mark-function and then runs the one it hides. */
+static int
+python_path(const char *agent, lh_err_t *err)
+{
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/python");
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/leakhound.py", dir);
+    if (!is_file(probe)) {
+        return 0; /* an agent without the module: Python programs run as they are */
+    }
+    const char *old = getenv("PYTHONPATH");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(n);
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(v, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env("PYTHONPATH", v, err);
+    free(v);
+    return rc;
+}
+
 /* Sets the child's environment in our own (we exit right after the child does). */
 static int
 prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
@@ -382,7 +437,17 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     if (a->unwind && (rc = set_env("LEAKHOUND_UNWIND", a->unwind, err)) < 0) {
         return rc;
     }
-    if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC", "1", err)) < 0) {
+    if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC",
+                                        a->follow_exec > 0 ? "1" : "0", err)) < 0) {
+        return rc;
+    }
+    /* The agent of the program names the traced line itself (agent/config.c). */
+    unsetenv("LEAKHOUND_MAIN_PID");
+    if (a->mark_functions[0] &&
+        (rc = set_env("LEAKHOUND_MARK_FUNCTION", a->mark_functions, err)) < 0) {
+        return rc;
+    }
+    if ((rc = python_path(agent, err)) < 0) {
         return rc;
     }
     if ((a->snap_signal && (rc = set_env("LEAKHOUND_SNAPSHOT_SIGNAL", a->env_signal, err)) < 0) ||
@@ -455,6 +520,80 @@ done:
     return status;
 }
 
+/* The run's index of traces (agent/output.c appends "pid TAB program TAB path" per trace
+ * file opened): a private temporary file, named to the agent by LEAKHOUND_INDEX. */
+static int
+index_create(char *path, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, len, "%s/leakhound-run-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        path[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    if (setenv("LEAKHOUND_INDEX", path, 1) != 0) {
+        unlink(path);
+        path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* Path as the user would type it from here: relative when under the current directory. */
+static const char *
+shown_path(const char *path, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/') {
+        return path + n + 1;
+    }
+    return path;
+}
+
+/* Lists every trace of the run when there is more than one, and puts the trace of the
+ * program itself (the last one its pid opened: after a wrapper's exec, the real program)
+ * into main. Returns the number of traces. */
+static int
+index_report(const char *index, pid_t pid, char *main, size_t len)
+{
+    FILE *f = fopen(index, "r");
+    char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
+    int n = 0;
+    if (!f) {
+        return 0;
+    }
+    if (!getcwd(cwd, sizeof cwd)) {
+        cwd[0] = '\0';
+    }
+    while (fgets(line, sizeof line, f)) {
+        n++;
+    }
+    rewind(f);
+    if (n > 1) {
+        fprintf(stderr, "leakhound: %d traces written (program, pid, file):\n", n);
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *prog = strchr(line, '\t');
+        char *file = prog ? strchr(prog + 1, '\t') : NULL;
+        if (!file) {
+            continue;
+        }
+        *prog++ = '\0';
+        *file++ = '\0';
+        file[strcspn(file, "\n")] = '\0';
+        if (atol(line) == (long)pid) {
+            snprintf(main, len, "%s", shown_path(file, cwd));
+        }
+        if (n > 1) {
+            fprintf(stderr, "leakhound:   %-16s %8s  %s\n", prog, line, shown_path(file, cwd));
+        }
+    }
+    fclose(f);
+    return n;
+}
+
 int
 lh_cmd_run(int argc, char **argv, lh_err_t *err)
 {
@@ -491,13 +630,26 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     if ((rc = prepare_env(&a, agent, pattern, err)) < 0) {
         return rc;
     }
+    char index[PATH_MAX];
+    if (index_create(index, sizeof index) < 0) {
+        unsetenv("LEAKHOUND_INDEX"); /* traces are still written; only the list is lost */
+    }
     fflush(stdout);
     fflush(stderr);
     rc = spawn_and_wait(a.prog_argv, &pid, err);
+    trace[0] = '\0';
+    if (index[0]) {
+        if (rc >= 0 && pid) {
+            index_report(index, pid, trace, sizeof trace);
+        }
+        unlink(index);
+    }
     if (rc < 0 || pid == 0) {
         return rc;
     }
-    expand_pattern(trace, sizeof trace, pattern, pid);
+    if (!trace[0]) {
+        expand_pattern(trace, sizeof trace, pattern, pid);
+    }
     if (access(trace, F_OK) == 0) {
         fprintf(stderr, "leakhound: trace written to %s\n", trace);
         if (a.check) { /* check.c: the program's own failure status wins */
