@@ -65,6 +65,8 @@ typedef struct lh_config {
     int unwind; /* LH_UNWIND_* */
     int follow_exec; /* LH_FOLLOW_*: which executed programs are traced */
     int is_descendant; /* follow_exec MAIN and this is not the traced line: stay off */
+    uint64_t image_id; /* this program image (its start, ns): fork children keep their
+                          parent's, an exec gets a new one */
     char index[LH_PATH_MAX]; /* LEAKHOUND_INDEX: one line per trace file opened, or "" */
     int flush_ms;
     size_t buffer_bytes;
@@ -76,6 +78,8 @@ typedef struct lh_config {
     int clock; /* lh_sys_clock_init mode */
     uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
     int snapshot_contents; /* LH_CONTENTS_* */
+    int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
+                                  which is full in a perl or python process) */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush

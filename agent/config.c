@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -131,6 +132,7 @@ lh_config_load(lh_config_t *cfg)
     }
     const char *sc = getenv("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
+    cfg->snapshot_contents_set = sc && *sc;
     if (sc && strcmp(sc, "none") == 0) {
         cfg->snapshot_contents = LH_CONTENTS_NONE;
     } else if (sc && strcmp(sc, "full") == 0) {
@@ -145,6 +147,11 @@ lh_config_load(lh_config_t *cfg)
     } else if (clk && strcmp(clk, "counter") == 0) {
         cfg->clock = 1;
     }
+    const char *ix = getenv("LEAKHOUND_INDEX");
+    lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
+    /* Every getenv before the setenv calls below: bash replaces getenv and setenv with its
+     * own, and its getenv no longer sees the process environment once setenv ran. */
+    const char *uw = getenv("LEAKHOUND_UNWIND");
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = LH_FOLLOW_MAIN;
     if (fe && (strcmp(fe, "0") == 0 || strcmp(fe, "none") == 0)) {
@@ -165,9 +172,11 @@ lh_config_load(lh_config_t *cfg)
             cfg->is_descendant = 1;
         }
     }
-    const char *ix = getenv("LEAKHOUND_INDEX");
-    lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
-    const char *uw = getenv("LEAKHOUND_UNWIND");
+    /* This program image, told apart from the other images of the same pid (an exec keeps
+     * it); fork children keep their parent's. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cfg->image_id = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     cfg->unwind = LH_UNWIND_LIBUNWIND;
     if (uw && strcmp(uw, "fp") == 0) {
         cfg->unwind = LH_UNWIND_FP;

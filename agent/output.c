@@ -143,8 +143,9 @@ append_suffix(char *name, size_t cap, uint64_t v)
     name[n + 1 + k] = '\0';
 }
 
-/* Appends "pid<TAB>program<TAB>absolute path<LF>" to the run's index (LEAKHOUND_INDEX), so
- * `leakhound run` can list every trace of the run. One write(2) on an O_APPEND descriptor:
+/* Appends "pid<TAB>image<TAB>program<TAB>absolute path<LF>" to the run's index
+ * (LEAKHOUND_INDEX), so `leakhound run` can list every trace of the run and tell the
+ * traces of a wrapper's fork children from the real program's (agent.h image_id). One write(2) on an O_APPEND descriptor:
  * lines of concurrent processes do not interleave. No allocation (wlock held). */
 static void
 index_append(void)
@@ -154,6 +155,8 @@ index_append(void)
     }
     char line[2 * LH_PATH_MAX + 300];
     size_t n = lh_sys_fmt_u64(line, (uint64_t)lh_g.pid);
+    line[n++] = '\t';
+    n += lh_sys_fmt_u64(line + n, lh_g.cfg.image_id);
     line[n++] = '\t';
     n += lh_sys_strlcpy(line + n, lh_g.progname, 256);
     line[n++] = '\t';

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -793,9 +794,31 @@ lh_python_describe(lh_sframe_t *f, char *buf, size_t cap)
     }
 }
 
+/* pymalloc serves objects of 512 bytes or less from its own arenas, out of the malloc
+ * hooks' sight. PYTHONMALLOC=malloc (read by CPython 3.6+ when it starts, after our
+ * constructor) sends them through malloc, one recorded block per object. Chosen over
+ * hooking the allocator domains (PyMem_SetAllocator), which would mean calling the
+ * interpreter and keeping a second recording path; its cost is measured in bench/ (issue
+ * 13). Set only from the constructor (setenv is not safe with other threads running), only
+ * where the user did not choose, and said in one line. LEAKHOUND_PYMALLOC=keep opts out. */
+static void
+pymalloc_off(void)
+{
+    const char *keep = getenv("LEAKHOUND_PYMALLOC");
+    if (getenv("PYTHONMALLOC") || (keep && strcmp(keep, "keep") == 0)) {
+        return;
+    }
+    if (setenv("PYTHONMALLOC", "malloc", 1) == 0) {
+        lh_sys_log("python: PYTHONMALLOC=malloc set so that every object is recorded "
+                   "(LEAKHOUND_PYMALLOC=keep keeps pymalloc)", "", "");
+    }
+}
+
 int
 lh_python_detect(lh_interp_info_t *info)
 {
+    static int calls;
+    int first = calls++ == 0;
     if (py_found) {
         *info = py_info;
         return 1;
@@ -822,6 +845,9 @@ lh_python_detect(lh_interp_info_t *info)
     py_found = 1;
     py_info.lang = LH_LANG_PYTHON;
     py_info.status = LH_INTERP_UNSUPPORTED;
+    if (first) {
+        pymalloc_off();
+    }
     unsigned long hex = 0;
     int minor;
     if (ctx.q[Q_VERSION].addr) {

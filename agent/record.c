@@ -18,6 +18,7 @@
 #include "slots.h"
 #include "enc.h"
 #include "format.h"
+#include "script.h"
 #include "sys.h"
 #include "unwind.h"
 
@@ -388,6 +389,8 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
     int start = 0;
     int emit = 0;
     uint32_t epoch = 0;
+    lh_script_stack_t ss;
+    ss.id = 0;
     r->slot = NULL;
     r->stack_id = 0;
     if (unlikely(!lh_recording())) {
@@ -429,11 +432,19 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
              * changed, and rare: once per distinct stack. No agent lock is held here. */
             lh_maps_scan(0);
         }
+        if (lh_script_on) {
+            /* Perl or Python code running: its frames join the native ones. */
+            lh_script_stack(&ss, r->stack_id, epoch);
+        }
     }
     lh_slot_lock(s);
     r->slot = s;
     if (unlikely(emit)) {
         emit_stack(s, r->stack_id, ips + start, n, epoch);
+    }
+    if (ss.id) {
+        lh_script_emit(s, &ss);
+        r->stack_id = ss.id;
     }
     r->ts = lh_sys_now_ns();
     return 0;

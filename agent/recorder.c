@@ -19,6 +19,7 @@
 #include "output.h"
 #include "record.h"
 #include "sample.h"
+#include "script.h"
 #include "slots.h"
 #include "snapshot.h"
 #include "sys.h"
@@ -302,6 +303,14 @@ read_identity(void)
     lh_g.real_start_ns = lh_sys_realtime_ns();
 }
 
+/* What every trace file repeats after its header (writer lock held). */
+static void
+on_file_open(void)
+{
+    lh_maps_emit_all_locked();
+    lh_script_emit_interp_locked();
+}
+
 int
 lh_recorder_init(void)
 {
@@ -316,7 +325,8 @@ lh_recorder_init(void)
         goto off;
     }
     atomic_store(&lh_g.gen, 1);
-    if (lh_output_init(lh_maps_emit_all_locked) != 0) {
+    lh_script_init(); /* before the file opens: its INTERP records go in first */
+    if (lh_output_init(on_file_open) != 0) {
         goto off; /* io_failure said why */
     }
     lh_unwind_init();

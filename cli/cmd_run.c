@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cmd.h"
+#include "opts.h"
 
 extern char **environ;
 
@@ -59,7 +60,7 @@ const char lh_cmd_run_usage[] =
     "  --snapshot-every DURATION take a snapshot every DURATION (10s, 500ms; 0: off)\n"
     "  --snapshot-on-growth SIZE take a snapshot each time the heap grew by SIZE since the\n"
     "                            last one (64M, 512K; 0: off)\n"
-    "  --snapshot-at-exit on|off snapshot at exit (default on); --no-snapshot-at-exit\n"
+    "  --snapshot-at-exit[=on|off] snapshot at exit (default on); --no-snapshot-at-exit\n"
     "  --rss-interval DURATION   sample RSS every DURATION (default 100ms; 0: off)\n"
     "  --snapshot-contents none|pointers|full  what a snapshot records besides the live\n"
     "                            set: none; the words that point into the heap or into\n"
@@ -78,7 +79,7 @@ typedef struct run_args {
     const char *output;
     const char *depth;
     const char *unwind;
-    int follow_exec; /* 1: --follow-exec, -1: --no-follow-exec, 0: the exec chain */
+    int follow_exec; /* 1: --follow-exec, 0: --no-follow-exec, -1: the exec chain */
     char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
     lh_check_opts_t check_opts;
@@ -155,17 +156,14 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
         }
         snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
     }
-    if (a->snap_exit && strcmp(a->snap_exit, "on") != 0 && strcmp(a->snap_exit, "off") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: --snapshot-at-exit: expected on or off, got '%s'",
-                          a->snap_exit);
-    }
     return 0;
 }
 
 static int
 parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
 {
-    int i;
+    int i, snap_exit = -1, default_supp = -1;
+    a->follow_exec = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char **dst = NULL;
@@ -181,14 +179,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->help = 1;
             return 0;
         }
-        if (strcmp(arg, "--follow-exec") == 0) {
-            a->follow_exec = 1;
-            continue;
-        }
-        if (strcmp(arg, "--no-follow-exec") == 0) {
-            a->follow_exec = -1;
-            continue;
-        }
         if (strncmp(arg, "--mark-function", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
             const char *v = arg[15] ? arg + 16 : i + 1 < argc ? argv[++i] : NULL;
             size_t have = strlen(a->mark_functions);
@@ -203,12 +193,28 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                      have ? "," : "", v);
             continue;
         }
-        if (strcmp(arg, "--check") == 0) {
-            a->check = 1;
-            continue;
+        const lh_opt_t flags[] = {
+            {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
+            {"--check", NULL, LH_OPT_BOOL, &a->check, 0, 0, NULL},
+            {"--default-suppressions", NULL, LH_OPT_BOOL, &default_supp, 0, 0, NULL},
+            {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &snap_exit, 0, 0, NULL},
+        };
+        int at = i;
+        int rc = lh_opt_parse("run", flags, sizeof flags / sizeof *flags, argc, argv, &i, err);
+        if (rc < 0) {
+            return rc;
         }
-        if (strcmp(arg, "--no-default-suppressions") == 0) {
-            a->check_opts.no_default_supp = 1;
+        if (rc) {
+            /* A bare flag followed by a word is the program's start, unless a `--` comes
+             * later: then that word was meant as the flag's value. */
+            if (i == at && !strchr(arg, '=') && i + 1 < argc && argv[i + 1][0] != '-') {
+                for (int k = i + 2; k < argc; k++) {
+                    if (strcmp(argv[k], "--") == 0) {
+                        return lh_err_set(err, LH_EINVAL, "run: %s: expected on or off, got "
+                                          "'%s'", arg, argv[i + 1]);
+                    }
+                }
+            }
             continue;
         }
         if (strncmp(arg, "--suppressions", 14) == 0 && (arg[14] == '\0' || arg[14] == '=')) {
@@ -220,10 +226,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                 return lh_err_set(err, LH_EINVAL, "run: at most 16 --suppressions files");
             }
             a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
-            continue;
-        }
-        if (strcmp(arg, "--no-snapshot-at-exit") == 0) {
-            a->snap_exit = "off";
             continue;
         }
         const char *eq = strchr(arg, '=');
@@ -241,8 +243,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             dst = &a->snap_every;
         } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
             dst = &a->snap_growth;
-        } else if (n == 18 && strncmp(arg, "--snapshot-at-exit", 18) == 0) {
-            dst = &a->snap_exit;
         } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
             dst = &a->rss_interval;
         } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
@@ -262,6 +262,12 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         } else {
             return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
         }
+    }
+    if (snap_exit >= 0) {
+        a->snap_exit = snap_exit ? "on" : "off";
+    }
+    if (default_supp >= 0) {
+        a->check_opts.no_default_supp = !default_supp;
     }
     if (i >= argc) {
         return lh_err_set(err, LH_EINVAL,
@@ -437,8 +443,8 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     if (a->unwind && (rc = set_env("LEAKHOUND_UNWIND", a->unwind, err)) < 0) {
         return rc;
     }
-    if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC",
-                                        a->follow_exec > 0 ? "1" : "0", err)) < 0) {
+    if (a->follow_exec >= 0 && (rc = set_env("LEAKHOUND_FOLLOW_EXEC",
+                                             a->follow_exec ? "1" : "0", err)) < 0) {
         return rc;
     }
     /* The agent of the program names the traced line itself (agent/config.c). */
@@ -552,15 +558,47 @@ shown_path(const char *path, const char *cwd)
     return path;
 }
 
-/* Lists every trace of the run when there is more than one, and puts the trace of the
- * program itself (the last one its pid opened: after a wrapper's exec, the real program)
- * into main. Returns the number of traces. */
+typedef struct run_trace {
+    long pid;
+    unsigned long long image;
+    char prog[64];
+    char path[PATH_MAX];
+} run_trace_t;
+
+/* Removes a trace and the snapshot contents files beside it (agent/snapshot.c names them
+ * <trace without .lht>.snap<N>.lhs). */
+static void
+remove_trace(const char *path)
+{
+    char base[PATH_MAX], name[PATH_MAX + 40];
+    snprintf(base, sizeof base, "%s", path);
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lht") == 0) {
+        base[n - 4] = '\0';
+    }
+    for (unsigned k = 1; k < 100000; k++) {
+        snprintf(name, sizeof name, "%s.snap%u.lhs", base, k);
+        if (unlink(name) != 0 && errno == ENOENT) {
+            break;
+        }
+    }
+    unlink(path);
+}
+
+/* Reads the run's index: lists every trace when there is more than one, and puts into
+ * main the trace of the program itself (the last one its pid opened: after a wrapper's
+ * exec, the real program). With prune (the default following of the exec chain only, where
+ * every other traced process is a fork child of an image of the chain), traces of the fork
+ * children of a wrapper (a shell script's subshells, before it became the real program)
+ * are removed: they trace the wrapper, not the program (agent.h image_id). Returns the number of traces listed. */
 static int
-index_report(const char *index, pid_t pid, char *main, size_t len)
+index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
 {
     FILE *f = fopen(index, "r");
     char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
-    int n = 0;
+    run_trace_t *t = NULL;
+    size_t n = 0, cap = 0, removed = 0;
+    unsigned long long last_image = 0;
     if (!f) {
         return 0;
     }
@@ -568,30 +606,59 @@ index_report(const char *index, pid_t pid, char *main, size_t len)
         cwd[0] = '\0';
     }
     while (fgets(line, sizeof line, f)) {
-        n++;
-    }
-    rewind(f);
-    if (n > 1) {
-        fprintf(stderr, "leakhound: %d traces written (program, pid, file):\n", n);
-    }
-    while (fgets(line, sizeof line, f)) {
-        char *prog = strchr(line, '\t');
+        char *gen = strchr(line, '\t');
+        char *prog = gen ? strchr(gen + 1, '\t') : NULL;
         char *file = prog ? strchr(prog + 1, '\t') : NULL;
         if (!file) {
             continue;
         }
-        *prog++ = '\0';
-        *file++ = '\0';
+        *gen++ = *prog++ = *file++ = '\0';
         file[strcspn(file, "\n")] = '\0';
-        if (atol(line) == (long)pid) {
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 16;
+            run_trace_t *nt = realloc(t, c * sizeof *t);
+            if (!nt) {
+                break;
+            }
+            t = nt;
+            cap = c;
+        }
+        t[n].pid = atol(line);
+        t[n].image = strtoull(gen, NULL, 10);
+        snprintf(t[n].prog, sizeof t[n].prog, "%s", prog);
+        snprintf(t[n].path, sizeof t[n].path, "%s", file);
+        if (t[n].pid == (long)pid) {
+            last_image = t[n].image;
             snprintf(main, len, "%s", shown_path(file, cwd));
         }
-        if (n > 1) {
-            fprintf(stderr, "leakhound:   %-16s %8s  %s\n", prog, line, shown_path(file, cwd));
-        }
+        n++;
     }
     fclose(f);
-    return n;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (prune && t[i].pid != (long)pid && t[i].image != last_image) {
+            remove_trace(t[i].path);
+            removed++;
+            t[i].pid = -1;
+        } else {
+            kept++;
+        }
+    }
+    if (removed) {
+        fprintf(stderr, "leakhound: removed %zu trace%s of the wrappers' own child processes "
+                        "(before the program was exec'd)\n", removed, removed > 1 ? "s" : "");
+    }
+    if (kept > 1) {
+        fprintf(stderr, "leakhound: %zu traces written (program, pid, file):\n", kept);
+        for (size_t i = 0; i < n; i++) {
+            if (t[i].pid >= 0) {
+                fprintf(stderr, "leakhound:   %-16s %8ld  %s\n", t[i].prog, t[i].pid,
+                        shown_path(t[i].path, cwd));
+            }
+        }
+    }
+    free(t);
+    return (int)kept;
 }
 
 int
@@ -627,6 +694,14 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     } else {
         default_pattern(pattern, sizeof pattern, a.prog_argv[0]);
     }
+    if (pattern[0] != '/') {
+        /* Absolute for the agent: a program (a wrapper) may change directory first. */
+        char cwd[PATH_MAX], abs[sizeof pattern];
+        if (getcwd(cwd, sizeof cwd) && strchr(cwd, '%') == NULL &&
+            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, pattern) < sizeof abs) {
+            snprintf(pattern, sizeof pattern, "%s", abs);
+        }
+    }
     if ((rc = prepare_env(&a, agent, pattern, err)) < 0) {
         return rc;
     }
@@ -640,7 +715,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     trace[0] = '\0';
     if (index[0]) {
         if (rc >= 0 && pid) {
-            index_report(index, pid, trace, sizeof trace);
+            index_report(index, pid, a.follow_exec < 0, trace, sizeof trace);
         }
         unlink(index);
     }
