@@ -40,7 +40,8 @@ def case_frames(build, py):
     comprehension and a lambda, a generator, a coroutine, a non-ASCII name, 40-deep
     recursion, a second thread, exec), equals sys._getframe's view of the same frames."""
     probe = os.path.join(build, "lib", "liblh_pyprobe.so")
-    env = dict(os.environ, LD_PRELOAD=probe, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, LD_PRELOAD=probe, PYTHONDONTWRITEBYTECODE="1",
+               LEAKHOUND_PYMALLOC="keep")
     r = subprocess.run([py, os.path.join(PROGS, "frames.py")], env=env,
                        capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
@@ -75,7 +76,7 @@ def case_old_version(build, _py):
         print("skip: no CPython older than 3.8 here")
         return 77
     for v, py in olds:
-        env = dict(os.environ, LD_PRELOAD=probe)
+        env = dict(os.environ, LD_PRELOAD=probe, LEAKHOUND_PYMALLOC="keep")
         r = subprocess.run([py, "-c", "import os; os.getppid(); print('done')"], env=env,
                            capture_output=True, text=True, timeout=60)
         want = ("py: native %s python %s is not known to this leakhound (3.8 to 3.13 are): "
