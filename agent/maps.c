@@ -21,6 +21,7 @@
 #include "enc.h"
 #include "format.h"
 #include "sys.h"
+#include "threads.h"
 
 #define MAX_MODULES 4096
 #define SCRATCH (256u * 1024u)
@@ -157,6 +158,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (c->counters_only) {
         return 1;
     }
+    lh_threads_saw_module(info->dlpi_tls_modid);
     char path[LH_PATH_MAX];
     module_path(info, path, sizeof path);
     uint64_t key = hash_str(path) ^ (uint64_t)info->dlpi_addr;

@@ -60,6 +60,9 @@ lh_recorder_alloc(void *p, size_t size, int kind)
         lh_rec_end(&r);
     }
     lh_tls.guard = 0;
+    if (lh_script_on) {
+        lh_script_check_end(); /* perl's global destruction is not the program's */
+    }
     errno = saved;
 }
 
@@ -68,6 +71,9 @@ lh_recorder_free(void *p)
 {
     lh_rec_t r;
     int saved = errno;
+    if (lh_script_on) {
+        lh_script_check_end(); /* before: a free in global destruction is not recorded */
+    }
     lh_tls.guard = 1;
     if (lh_rec_begin(&r, 0) == 0) {
         lh_rec_free(&r, p);
