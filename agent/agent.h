@@ -63,6 +63,7 @@ typedef struct lh_config {
     char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
     int depth;
     int unwind; /* LH_UNWIND_* */
+    int unwind_verify; /* compare table walks with libunwind, count mismatches */
     int follow_exec; /* LH_FOLLOW_*: which executed programs are traced */
     int is_descendant; /* follow_exec MAIN and this is not the traced line: stay off */
     uint64_t image_id; /* this program image (its start, ns): fork children keep their

@@ -152,6 +152,7 @@ lh_config_load(lh_config_t *cfg)
     /* Every getenv before the setenv calls below: bash replaces getenv and setenv with its
      * own, and its getenv no longer sees the process environment once setenv ran. */
     const char *uw = getenv("LEAKHOUND_UNWIND");
+    const char *uv = getenv("LEAKHOUND_UNWIND_VERIFY");
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = LH_FOLLOW_MAIN;
     if (fe && (strcmp(fe, "0") == 0 || strcmp(fe, "none") == 0)) {
@@ -177,12 +178,17 @@ lh_config_load(lh_config_t *cfg)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     cfg->image_id = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    cfg->unwind = LH_UNWIND_LIBUNWIND;
+    cfg->unwind = LH_UNWIND_TABLE;
     if (uw && strcmp(uw, "fp") == 0) {
         cfg->unwind = LH_UNWIND_FP;
-    } else if (uw && *uw && strcmp(uw, "libunwind") != 0) {
-        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using libunwind");
+    } else if (uw && strcmp(uw, "libunwind") == 0) {
+        cfg->unwind = LH_UNWIND_LIBUNWIND;
+    } else if (uw && *uw && strcmp(uw, "table") != 0) {
+        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using table");
     }
+    /* Every stack the table walks is also unwound by libunwind and compared (tests and
+     * bench: the mismatch count goes into the END record). */
+    cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;
     return 0;
 }
 

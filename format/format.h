@@ -140,7 +140,12 @@ enum lh_rec_type {
     LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */
     LH_REC_END = 0x70,           /* ts, varint exit kind (LH_EXIT_*), varint status,
                                     varint events, varint frames, varint dropped,
-                                    varint pre_init_allocs */
+                                    varint pre_init_allocs, [varint table_walks,
+                                    varint table_fallbacks, varint verify_checked,
+                                    varint verify_mismatches] (stacks walked by the
+                                    unwind table, stacks it left to libunwind, and of
+                                    the walks compared with libunwind, how many
+                                    differed) */
 };
 
 /* Which entry point made an allocation. */
@@ -174,6 +179,7 @@ enum lh_interp_status {
 enum lh_unwind_kind {
     LH_UNWIND_LIBUNWIND = 0,
     LH_UNWIND_FP = 1,
+    LH_UNWIND_TABLE = 2, /* .eh_frame compiled into rule tables, libunwind as fallback */
 };
 
 enum lh_exit_kind {
