@@ -249,8 +249,9 @@ def sites_at(rep, name):
 
 
 def expect_site(ctx, rep, name, blocks, nbytes, allocations=None, cxx=False, function=None,
-                module=None, label=""):
-    """Exactly one site allocates at marker `name`, with these leak figures."""
+                module=None, label="", grown_by=None):
+    """Exactly one site allocates at marker `name`, with these leak figures (and, with
+    grown_by, exactly these lines grew its blocks by realloc, in order of first use)."""
     where = marker(name)
     found = sites_at(rep, name)
     what = "%ssite %s at %s:%d" % (label, name, where[0], where[1])
@@ -282,6 +283,12 @@ def expect_site(ctx, rep, name, blocks, nbytes, allocations=None, cxx=False, fun
     if module is not None:
         ctx.check(module in os.path.basename(fr.get("module") or ""), what + ": module",
                   "*%s*" % module, fr.get("module"))
+    if grown_by is not None:
+        want = ["%s:%d" % marker(n) for n in grown_by]
+        got = ["%s:%s" % (os.path.basename(f.get("file") or "?"), f.get("line"))
+               for f in s.get("grown_by") or []]
+        ctx.check(got == want and s.get("grown_by_sites") == len(want),
+                  what + ": grown by realloc at", want, got)
     return s
 
 
@@ -360,12 +367,15 @@ SIMPLE = {
                 [("thread_block", 10, 2560, {"allocations": 10, "function": "worker"})],
                 ["thread_churn"], None, {"total_allocations": 8010}),
     "realloc_chain": ("realloc_chain", ["realloc_chain.c"],
-                      [("chain_final", 1, 5000, {}), ("realloc_null", 1, 48, {})],
-                      ["chain_malloc", "chain_r1", "chain_grow"], (5048, 2),
+                      [("chain_malloc", 1, 5000,
+                        {"grown_by": ["chain_r1", "chain_grow", "chain_final"]}),
+                       ("realloc_null", 1, 48, {})],
+                      ["chain_final", "chain_r1", "chain_grow"], (5048, 2),
                       {"total_reallocs": 3}),
     "reallocarray": ("reallocarray", ["reallocarray.c"],
-                     [("reallocarray_new", 1, 120, {}), ("reallocarray_grow", 1, 360, {})],
-                     ["reallocarray_seed"], (480, 2), {}),
+                     [("reallocarray_new", 1, 120, {}),
+                      ("reallocarray_seed", 1, 360, {"grown_by": ["reallocarray_grow"]})],
+                     ["reallocarray_grow"], (480, 2), {}),
     "calloc": ("calloc", ["calloc.c"],
                [("calloc_leak", 3, 504, {"allocations": 3})],
                ["calloc_freed"], (504, 3), {"total_allocations": 53, "total_frees": 50}),
