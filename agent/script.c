@@ -173,6 +173,14 @@ lh_script_check_end(void)
 }
 
 void
+lh_script_freed(const void *p)
+{
+    if (reader_lang == LH_LANG_PERL) {
+        lh_perl_freed(p);
+    }
+}
+
+void
 lh_script_after_fork(void)
 {
     atomic_flag_clear(&sft.lock);
