@@ -55,6 +55,7 @@ typedef struct lh_config {
     char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
     int depth;
     int unwind; /* LH_UNWIND_* */
+    int unwind_verify; /* compare table walks with libunwind, count mismatches */
     int follow_exec;
     int flush_ms;
     size_t buffer_bytes;

@@ -22,6 +22,7 @@
 #include "format.h"
 #include "sys.h"
 #include "threads.h"
+#include "unwind_table.h"
 
 #define MAX_MODULES 4096
 #define SCRATCH (256u * 1024u)
@@ -197,6 +198,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     atomic_store(&n_known, n + 1);
     c->n_records++;
+    lh_utab_add_module(info); /* its unwind table is compiled on first use */
     return 0;
 }
 
@@ -241,6 +243,7 @@ lh_maps_scan(int force)
         /* Gone: later stacks get a new epoch, so an address reused by another library is
          * never resolved against this one. */
         known[i].present = 0;
+        lh_utab_remove_module(known[i].base);
         uint32_t epoch = atomic_fetch_add(&lh_g.epoch, 1) + 1;
         if ((size_t)(c.e.end - c.e.p) < LH_PATH_MAX + 64) {
             flush_scratch(&c);

@@ -25,6 +25,7 @@
 #include "sys.h"
 #include "ticker.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 lh_agent_t lh_g = {
     .wlock = PTHREAD_MUTEX_INITIALIZER,
@@ -190,6 +191,12 @@ write_end(int exit_kind, int status)
     lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
     lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
     lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_utab_stats_t us;
+    lh_utab_stats(&us);
+    lh_enc_varint(&e, us.n_walks);
+    lh_enc_varint(&e, us.n_fallbacks);
+    lh_enc_varint(&e, us.n_checked);
+    lh_enc_varint(&e, us.n_mismatches);
     lh_enc_rec_end(&e, r);
     lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
 }
@@ -332,6 +339,9 @@ lh_recorder_init(void)
     }
     atomic_store(&lh_g.gen, 1);
     lh_script_init(); /* before the file opens: its INTERP records go in first */
+    if (lh_utab_init() != 0 && lh_g.cfg.unwind == LH_UNWIND_TABLE) {
+        lh_g.cfg.unwind = LH_UNWIND_LIBUNWIND; /* no memory for tables: DWARF as before */
+    }
     if (lh_output_init(on_file_open) != 0) {
         goto off; /* io_failure said why */
     }

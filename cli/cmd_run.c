@@ -25,7 +25,7 @@ extern char **environ;
 #define RUN_MAX_DEPTH 256
 
 const char lh_cmd_run_usage[] =
-    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec]\n"
+    "usage: leakhound run [-o FILE] [--depth N] [--unwind table|libunwind|fp] [--follow-exec]\n"
     "                     [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
@@ -34,8 +34,10 @@ const char lh_cmd_run_usage[] =
     "\n"
     "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
-    "  --unwind KIND      libunwind (default, works without frame pointers) or fp\n"
-    "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
+    "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
+    "                     what they cannot express; works without frame pointers),\n"
+    "                     libunwind (DWARF only), or fp (frame pointers only: needs\n"
+    "                     -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
     "\n"
     "Perl (PROG is perl, or runs perl): Perl subs and lines are recorded by themselves.\n"
@@ -286,8 +288,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             return LH_EINVAL;
         }
     }
-    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (libunwind or fp)",
+    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0 &&
+        strcmp(a->unwind, "table") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (table, libunwind or fp)",
                           a->unwind);
     }
     if (a->max_leak) {

@@ -140,7 +140,12 @@ enum lh_rec_type {
     LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */
     LH_REC_END = 0x70,           /* ts, varint exit kind (LH_EXIT_*), varint status,
                                     varint events, varint frames, varint dropped,
-                                    varint pre_init_allocs */
+                                    varint pre_init_allocs, [varint table_walks,
+                                    varint table_fallbacks, varint verify_checked,
+                                    varint verify_mismatches] (stacks walked by the
+                                    unwind table, stacks it left to libunwind, and of
+                                    the walks compared with libunwind, how many
+                                    differed) */
 };
 
 /* Which entry point made an allocation. */
@@ -174,6 +179,7 @@ enum lh_interp_status {
 enum lh_unwind_kind {
     LH_UNWIND_LIBUNWIND = 0,
     LH_UNWIND_FP = 1,
+    LH_UNWIND_TABLE = 2, /* .eh_frame compiled into rule tables, libunwind as fallback */
 };
 
 enum lh_exit_kind {
@@ -218,6 +224,10 @@ enum lh_srec_type {
                               the capturing thread; sp is the program's stack pointer where
                               it called the agent (lh_snapshot, exit), below which its
                               callee-saved registers were pushed */
+    LH_SREC_WORDS = 0x84,  /* header words for the interior-pointer heuristics: varint count,
+                              count x (varint address / 8, varint value), in no order: the
+                              3 words below each distinct heap pointer value that is 8 mod
+                              16 (a length, a count, a capacity: analysis/heapgraph.h) */
     LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
                               varint bytes */
 };
