@@ -73,6 +73,7 @@ lh_recorder_free(void *p)
     lh_rec_t r;
     int saved = errno;
     if (lh_script_on) {
+        lh_script_freed(p);
         lh_script_check_end(); /* before: a free in global destruction is not recorded */
     }
     lh_tls.guard = 1;
