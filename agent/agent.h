@@ -55,6 +55,7 @@ typedef struct lh_config {
     char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
     int depth;
     int unwind; /* LH_UNWIND_* */
+    int unwind_verify; /* compare table walks with libunwind, count mismatches */
     int follow_exec;
     int flush_ms;
     size_t buffer_bytes;
@@ -66,6 +67,8 @@ typedef struct lh_config {
     int clock; /* lh_sys_clock_init mode */
     uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
     int snapshot_contents; /* LH_CONTENTS_* */
+    int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
+                                  which is full in a perl or python process) */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
@@ -85,6 +88,8 @@ typedef struct lh_slot {
     uint64_t addr_last;
     uintptr_t stack_lo;
     uintptr_t stack_hi;
+    uintptr_t self;    /* pthread_self(): the thread's descriptor (threads.h) */
+    int is_exited;     /* registered again after its exit began: not a root (threads.h) */
     void *ucache; /* per-thread cache of recent DWARF-unwound stacks (record.c) */
     uint32_t uc_hits, uc_fills; /* how well it pays off for this thread (decaying) */
 } lh_slot_t;
@@ -96,6 +101,7 @@ typedef struct lh_tls {
     lh_slot_t *slot;
     uint32_t pid_gen; /* fork generation the slot belongs to */
     uint32_t last_stack; /* id of this thread's previous stack: most stacks repeat */
+    int exited;          /* the thread is exiting (its slot's key destructor ran) */
 } lh_tls_t;
 
 extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));

@@ -186,6 +186,7 @@ load(lh_config_t *cfg)
     }
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
+    cfg->snapshot_contents_set = sc && *sc;
     if (sc && strcmp(sc, "none") == 0) {
         cfg->snapshot_contents = LH_CONTENTS_NONE;
     } else if (sc && strcmp(sc, "full") == 0) {
@@ -203,12 +204,18 @@ load(lh_config_t *cfg)
     const char *fe = get("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
     const char *uw = get("LEAKHOUND_UNWIND");
-    cfg->unwind = LH_UNWIND_LIBUNWIND;
+    cfg->unwind = LH_UNWIND_TABLE;
     if (uw && strcmp(uw, "fp") == 0) {
         cfg->unwind = LH_UNWIND_FP;
-    } else if (uw && *uw && strcmp(uw, "libunwind") != 0) {
-        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using libunwind");
+    } else if (uw && strcmp(uw, "libunwind") == 0) {
+        cfg->unwind = LH_UNWIND_LIBUNWIND;
+    } else if (uw && *uw && strcmp(uw, "table") != 0) {
+        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using table");
     }
+    /* Every stack the table walks is also unwound by libunwind and compared (tests and
+     * bench: the mismatch count goes into the END record). */
+    const char *uv = get("LEAKHOUND_UNWIND_VERIFY");
+    cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;
 }
 
 void

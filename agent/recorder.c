@@ -19,11 +19,13 @@
 #include "output.h"
 #include "record.h"
 #include "sample.h"
+#include "script.h"
 #include "slots.h"
 #include "snapshot.h"
 #include "sys.h"
 #include "ticker.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 lh_agent_t lh_g = {
     .wlock = PTHREAD_MUTEX_INITIALIZER,
@@ -59,6 +61,9 @@ lh_recorder_alloc(void *p, size_t size, int kind)
         lh_rec_end(&r);
     }
     lh_tls.guard = 0;
+    if (lh_script_on) {
+        lh_script_check_end(); /* perl's global destruction is not the program's */
+    }
     errno = saved;
 }
 
@@ -67,6 +72,9 @@ lh_recorder_free(void *p)
 {
     lh_rec_t r;
     int saved = errno;
+    if (lh_script_on) {
+        lh_script_check_end(); /* before: a free in global destruction is not recorded */
+    }
     lh_tls.guard = 1;
     if (lh_rec_begin(&r, 0) == 0) {
         lh_rec_free(&r, p);
@@ -182,6 +190,12 @@ write_end(int exit_kind, int status)
     lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
     lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
     lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_utab_stats_t us;
+    lh_utab_stats(&us);
+    lh_enc_varint(&e, us.n_walks);
+    lh_enc_varint(&e, us.n_fallbacks);
+    lh_enc_varint(&e, us.n_checked);
+    lh_enc_varint(&e, us.n_mismatches);
     lh_enc_rec_end(&e, r);
     lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
 }
@@ -301,6 +315,14 @@ read_identity(void)
     lh_g.real_start_ns = lh_sys_realtime_ns();
 }
 
+/* What every trace file repeats after its header (writer lock held). */
+static void
+on_file_open(void)
+{
+    lh_maps_emit_all_locked();
+    lh_script_emit_interp_locked();
+}
+
 int
 lh_recorder_init(void)
 {
@@ -315,7 +337,11 @@ lh_recorder_init(void)
         goto off;
     }
     atomic_store(&lh_g.gen, 1);
-    if (lh_output_init(lh_maps_emit_all_locked) != 0) {
+    lh_script_init(); /* before the file opens: its INTERP records go in first */
+    if (lh_utab_init() != 0 && lh_g.cfg.unwind == LH_UNWIND_TABLE) {
+        lh_g.cfg.unwind = LH_UNWIND_LIBUNWIND; /* no memory for tables: DWARF as before */
+    }
+    if (lh_output_init(on_file_open) != 0) {
         goto off; /* io_failure said why */
     }
     lh_unwind_init();
@@ -356,6 +382,7 @@ lh_recorder_restart(void)
     lh_ticker_after_fork();
     atomic_fetch_add(&lh_g.gen, 1);
     lh_stacks_after_fork(&lh_g.stacks);
+    lh_script_after_fork();
     lh_maps_after_fork();
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();

@@ -227,7 +227,10 @@ lh_ticker_start(void)
     }
     atomic_store(&lh_g.ticker_stop, 0);
     atomic_store(&ticker_alive, 1);
+    int saved_guard = lh_tls.guard;
+    lh_tls.guard = 1; /* our pthread_create: the agent's thread is not the program's */
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
+    lh_tls.guard = saved_guard;
     if (!lh_g.ticker_running) {
         atomic_store(&ticker_alive, 0);
     }

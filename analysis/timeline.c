@@ -453,7 +453,7 @@ lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_er
             }
         }
         if (tl->o.series && ev->type != LH_REC_FREE && ev->addr &&
-            ev->half != LH_HALF_FREE && touch(tl, ev->stack_id) < 0) {
+            ev->half != LH_HALF_FREE && touch(tl, lh_replay_last_stack(r)) < 0) {
             return oom(err);
         }
         return 0;
@@ -735,8 +735,8 @@ lh_growth_site_stats(lh_growth_site_t *s, size_t n)
             s->gained_bytes += s->bytes[k] - s->bytes[k - 1];
         }
     }
-    s->growing = n >= 2 && s->slope_bytes > 0 && s->bytes[n - 1] > s->bytes[0] &&
-                 2 * (s->bytes[n - 1] - s->bytes[0]) >= s->gained_bytes;
+    lh_trend_classify(s->bytes, n, &s->trend);
+    s->growing = s->trend.kind == LH_TREND_GROWING;
 }
 
 /* The points of a kind: marks, or snapshots without the trailing exit ones. */
@@ -748,6 +748,22 @@ n_points(const lh_timeline_t *tl, int k)
         n--;
     }
     return n;
+}
+
+/* The end of the main work among the first n boundaries of b (growth.h). */
+static size_t
+main_end(const lh_boundary_t *b, size_t n)
+{
+    uint64_t *heap = malloc((n ? n : 1) * sizeof *heap);
+    size_t end = n ? n - 1 : 0;
+    if (heap) { /* without memory, the whole run: a weaker answer, not a wrong one */
+        for (size_t i = 0; i < n; i++) {
+            heap[i] = b[i].heap_bytes;
+        }
+        end = lh_trend_main_end(heap, n);
+        free(heap);
+    }
+    return end;
 }
 
 /* Site id's live blocks and bytes at each of the n points. */
@@ -791,6 +807,15 @@ series_kind(const lh_timeline_t *tl, lh_bound_kind_t kind)
     return kind;
 }
 
+size_t
+lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last)
+{
+    int k = series_kind(tl, kind) == LH_BOUND_SNAPSHOTS;
+    size_t n = n_points(tl, k);
+    *last = n ? n - 1 : 0;
+    return main_end(tl->b[k].v, n);
+}
+
 static int
 need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_err_t *err)
 {
@@ -823,6 +848,8 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         return rc;
     }
     g->bounds = tl->b[k].v;
+    g->n_all_points = n;
+    n = main_end(tl->b[k].v, n) + 1;
     g->n_points = n;
     size_t cap = 0;
     uint64_t *bl = malloc(n * sizeof *bl), *by = malloc(n * sizeof *by);
@@ -833,7 +860,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         if (!tl->sites[id].n_series) {
             continue;
         }
-        lh_growth_site_t s = {(uint32_t)id, bl, by, 0, 0, 0, 0, 0, 0};
+        lh_growth_site_t s = {.stack_id = (uint32_t)id, .blocks = bl, .bytes = by};
         densify(tl, (uint32_t)id, g->bounds, n, bl, by);
         int active = 0;
         for (size_t p = 0; p < n && !active; p++) {
@@ -845,6 +872,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         g->n_active++;
         lh_growth_site_stats(&s, n);
         g->n_growing += s.growing;
+        g->n_trend[s.trend.kind]++;
         if (!s.growing && !(o && o->every_site)) {
             continue;
         }
@@ -873,6 +901,33 @@ nomem:
     free(by);
     lh_growth_fini(g);
     return oom(err);
+}
+
+int
+lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
+{
+    lh_growth_opts_t o = {d->kind, 1};
+    lh_growth_t g;
+    int rc = lh_timeline_growth(tl, &o, &g, err);
+    if (rc < 0) {
+        /* fewer than 2 points, or no series: no trend to tell, not an error of the diff */
+        return rc == LH_ENOMEM ? rc : 0;
+    }
+    uint8_t *kind = calloc(tl->n_sites ? tl->n_sites : 1, 1);
+    if (!kind) {
+        lh_growth_fini(&g);
+        return oom(err);
+    }
+    for (size_t j = 0; j < g.n_sites; j++) {
+        kind[g.sites[j].stack_id] = (uint8_t)g.sites[j].trend.kind;
+    }
+    for (size_t i = 0; i < d->n_sites; i++) {
+        uint32_t id = d->sites[i].stack_id;
+        d->sites[i].trend = id < tl->n_sites ? (lh_trend_t)kind[id] : LH_TREND_NONE;
+    }
+    free(kind);
+    lh_growth_fini(&g);
+    return 0;
 }
 
 void

@@ -38,13 +38,11 @@
  * the first boundary, and the first `skip` intervals of the range are start-up noise.
  *
  * Growth (lh_timeline_growth). Per site, the live blocks and bytes at each boundary
- * (marks by default, else running snapshots), the least-squares slope per boundary, and
- * in how many intervals its live bytes went up. A site is *growing* when
- *     slope > 0, last > first, and it kept at least half of what it gained:
- *     (last - first) >= 0.5 x (sum of its increases over the intervals).
- * A transient peak (up, then back down) gains and gives back, so it never qualifies
- * however steep its rise; a slow leak that grows in 1 interval of 100 keeps everything it
- * gains, and does.
+ * (marks by default, else running snapshots) up to the end of the main work (growth.h:
+ * lh_trend_main_end, so that snapshots taken in teardown do not hide a leak), the
+ * least-squares slope per boundary, in how many intervals its live bytes went up, and its
+ * class in the one growth model (growth.h): growing, step, saturated, peak or flat. A site
+ * is *growing* when that model says so.
  *
  * Not thread-safe.
  */
@@ -56,6 +54,7 @@
 
 #include "err.h"
 #include "event.h"
+#include "growth.h"
 #include "replay.h"
 
 typedef struct lh_timeline lh_timeline_t;
@@ -133,6 +132,7 @@ typedef struct lh_diff_site {
     size_t leaked_intervals;   /* intervals with at least one leaked block */
     double share;              /* leaked_intervals / n_intervals */
     double score;              /* total_bytes * share */
+    lh_trend_t trend;          /* the site's class in the growth model (lh_diff_trends) */
 } lh_diff_site_t;
 
 typedef struct lh_diff {
@@ -147,6 +147,8 @@ typedef struct lh_diff {
     lh_diff_site_t *sites;     /* every site that leaked, by score, descending */
     size_t n_sites;
     uint64_t total_blocks, total_bytes;
+    int to_before_teardown;    /* `to` is the default moved before teardown (growth.h) */
+    size_t n_last;             /* then: the index of the last boundary, exit ones left out */
 } lh_diff_t;
 
 typedef struct lh_diff_opts {
@@ -162,6 +164,13 @@ typedef struct lh_diff_opts {
 int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                      lh_diff_t *out, lh_err_t *err);
 void lh_diff_fini(lh_diff_t *d);
+/* The end of the main work among the boundaries of a kind (growth.h: lh_trend_main_end over
+ * their heap, exit snapshots left out): its index, and the index of the last one in *last.
+ * For the default `to`: when it is before *last, pass "#<index + 1>" as the --to spec. */
+size_t lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last);
+/* Sets each site's trend from the growth model over the diff's kind (needs opts.series).
+ * Returns 0, or LH_ENOMEM. */
+int lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err);
 
 /* ---------------------------------------------------------------------------------------
  * Growth and counts (needs opts.series)
@@ -175,17 +184,20 @@ typedef struct lh_growth_site {
     size_t grew_intervals;     /* intervals in which live bytes went up */
     size_t intervals;          /* n_points - 1 */
     uint64_t gained_bytes;     /* sum of the increases */
-    int growing;               /* by the rule above */
+    lh_trend_stats_t trend;    /* the growth model's class and statistics */
+    int growing;               /* trend.kind == LH_TREND_GROWING */
 } lh_growth_site_t;
 
 typedef struct lh_growth {
     lh_bound_kind_t kind;
     const lh_boundary_t *bounds; /* the points; owned by the timeline */
-    size_t n_points;
+    size_t n_points;           /* up to the end of the main work */
+    size_t n_all_points;       /* of the kind, exit snapshots left out */
     lh_growth_site_t *sites;   /* growing sites by slope_bytes, descending (all sites with
                                   every_site) */
     size_t n_sites;
     size_t n_growing;
+    size_t n_trend[5];         /* active sites per lh_trend_t */
     size_t n_active;           /* sites live at some point */
 } lh_growth_t;
 

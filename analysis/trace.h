@@ -64,6 +64,10 @@ typedef struct lh_trace_end {
     uint64_t kind;           /* LH_EXIT_* */
     uint64_t status;
     uint64_t events, frames, dropped, pre_init_allocs; /* the agent's counters */
+    int has_unwind;          /* the unwind-table counters below are present */
+    uint64_t table_walks;    /* stacks walked by the agent's unwind table */
+    uint64_t table_fallbacks; /* stacks it left to libunwind */
+    uint64_t verify_checked, verify_mismatches; /* LEAKHOUND_UNWIND_VERIFY comparisons */
 } lh_trace_end_t;
 
 typedef struct lh_trace_stats {
@@ -104,6 +108,14 @@ const lh_modules_t *lh_trace_modules(const lh_trace_t *t);
 const lh_stacks_t *lh_trace_stacks(const lh_trace_t *t);
 /* The last name recorded for tid (NUL-terminated), or NULL. */
 const char *lh_trace_thread_name(const lh_trace_t *t, uint64_t tid);
+/* Interpreters the agent found in the process (INTERP records, up to 8). */
+typedef struct lh_trace_interp {
+    uint32_t lang;    /* LH_LANG_* */
+    uint32_t status;  /* LH_INTERP_* */
+    char version[32]; /* "5.36.0" */
+} lh_trace_interp_t;
+const lh_trace_interp_t *lh_trace_interps(const lh_trace_t *t, size_t *n);
+
 /* Non-fatal problems found so far (owned by the trace). */
 const lh_warnings_t *lh_trace_warnings(const lh_trace_t *t);
 

@@ -18,11 +18,12 @@
 
 #include "cmd.h"
 #include "inject.h"
+#include "opts.h"
 #include "target.h"
 
 const char lh_cmd_attach_usage[] =
     "usage: leakhound attach -p PID [-o FILE] [--duration DURATION] [--depth N]\n"
-    "                        [--unwind libunwind|fp] [--sample-rate SIZE]\n"
+    "                        [--unwind table|libunwind|fp] [--sample-rate SIZE]\n"
     "                        [--snapshot-every DURATION]\n"
     "\n"
     "Records the allocations of a running process from now on, without restarting it,\n"
@@ -36,7 +37,7 @@ const char lh_cmd_attach_usage[] =
     "                       the process itself creates it, so its user must be able to)\n"
     "  --duration DURATION  detach after DURATION (30s, 5m; default: at Ctrl-C)\n"
     "  --depth N            at most N frames per stack (1-256, default 64)\n"
-    "  --unwind KIND        libunwind (default) or fp (frame pointers)\n"
+    "  --unwind KIND        table (default), libunwind or fp, as for `leakhound run`\n"
     "  --sample-rate SIZE   record a sample: one allocation per SIZE bytes on average\n"
     "  --snapshot-every DURATION  a snapshot every DURATION while attached\n"
     "\n"
@@ -66,38 +67,22 @@ static int
 parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        int missing = 0;
-        const char *v;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(lh_cmd_attach_usage, stdout);
-            return 1;
-        }
-        if ((v = lh_cli_opt_value(argc, argv, &i, "-p", &missing)) ||
-            (!missing && (v = lh_cli_opt_value(argc, argv, &i, "--pid", &missing)))) {
-            a->pid = v;
-        } else if (!missing && ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
-                                (!missing && (v = lh_cli_opt_value(argc, argv, &i, "--output",
-                                                                   &missing))))) {
-            a->output = v;
-        } else if (!missing && (v = lh_cli_opt_value(argc, argv, &i, "--duration", &missing))) {
-            a->duration = v;
-        } else if (!missing && (v = lh_cli_opt_value(argc, argv, &i, "--depth", &missing))) {
-            a->depth = v;
-        } else if (!missing && (v = lh_cli_opt_value(argc, argv, &i, "--unwind", &missing))) {
-            a->unwind = v;
-        } else if (!missing &&
-                   (v = lh_cli_opt_value(argc, argv, &i, "--sample-rate", &missing))) {
-            a->sample_rate = v;
-        } else if (!missing &&
-                   (v = lh_cli_opt_value(argc, argv, &i, "--snapshot-every", &missing))) {
-            a->snap_every = v;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "attach: %s needs a value", argv[i]);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "attach: unknown argument '%s' (see leakhound "
-                              "help attach)", argv[i]);
-        }
+    const lh_opt_t opts[] = {
+        {"--pid", "-p", LH_OPT_STR, &a->pid, 0, 0, NULL},
+        {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
+        {"--duration", NULL, LH_OPT_STR, &a->duration, 0, 0, NULL},
+        {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
+        {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+        {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
+        {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
+    };
+    const lh_cmd_spec_t spec = {"attach", lh_cmd_attach_usage, LH_ARGS_NO_TRACE, opts,
+                                sizeof opts / sizeof opts[0]};
+    lh_trace_args_t ta;
+    memset(&ta, 0, sizeof ta);
+    int rc = lh_args_parse(&spec, argc, argv, &ta, err);
+    if (rc != 0) {
+        return rc;
     }
     if (!a->pid) {
         return lh_err_set(err, LH_EINVAL, "attach: which process? give -p PID");
@@ -217,9 +202,10 @@ build_vars(const attach_args_t *a, const char *path, char *out, size_t len, lh_e
         n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_DEPTH=%lu\n", d);
     }
     if (a->unwind) {
-        if (strcmp(a->unwind, "fp") != 0 && strcmp(a->unwind, "libunwind") != 0) {
-            return lh_err_set(err, LH_EINVAL, "attach: --unwind: libunwind or fp, not '%s'",
-                              a->unwind);
+        if (strcmp(a->unwind, "fp") != 0 && strcmp(a->unwind, "libunwind") != 0 &&
+            strcmp(a->unwind, "table") != 0) {
+            return lh_err_set(err, LH_EINVAL, "attach: --unwind: table, libunwind or fp, "
+                              "not '%s'", a->unwind);
         }
         n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_UNWIND=%s\n", a->unwind);
     }

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cmd.h"
+#include "opts.h"
 
 extern char **environ;
 
@@ -24,7 +25,7 @@ extern char **environ;
 #define RUN_MAX_DEPTH 256
 
 const char lh_cmd_run_usage[] =
-    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec]\n"
+    "usage: leakhound run [-o FILE] [--depth N] [--unwind table|libunwind|fp] [--follow-exec]\n"
     "                     [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
@@ -33,9 +34,16 @@ const char lh_cmd_run_usage[] =
     "\n"
     "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
-    "  --unwind KIND      libunwind (default, works without frame pointers) or fp\n"
-    "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
+    "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
+    "                     what they cannot express; works without frame pointers),\n"
+    "                     libunwind (DWARF only), or fp (frame pointers only: needs\n"
+    "                     -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
+    "\n"
+    "Perl (PROG is perl, or runs perl): Perl subs and lines are recorded by themselves.\n"
+    "  --mark-sub NAME    each call of the Perl sub NAME (MyApp::handle_request) is a mark\n"
+    "                     (may be repeated); the LeakHound module (LeakHound::mark(LABEL),\n"
+    "                     LeakHound::snapshot(LABEL)) is on PERL5LIB for `perl -MLeakHound`\n"
     "\n"
     "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
     "  --check            exit 23 with one line saying why when PROG leaked more than\n"
@@ -52,7 +60,7 @@ const char lh_cmd_run_usage[] =
     "  --snapshot-every DURATION take a snapshot every DURATION (10s, 500ms; 0: off)\n"
     "  --snapshot-on-growth SIZE take a snapshot each time the heap grew by SIZE since the\n"
     "                            last one (64M, 512K; 0: off)\n"
-    "  --snapshot-at-exit on|off snapshot at exit (default on); --no-snapshot-at-exit\n"
+    "  --snapshot-at-exit[=on|off] snapshot at exit (default on); --no-snapshot-at-exit\n"
     "  --rss-interval DURATION   sample RSS every DURATION (default 100ms; 0: off)\n"
     "  --snapshot-contents none|pointers|full  what a snapshot records besides the live\n"
     "                            set: none; the words that point into the heap or into\n"
@@ -81,6 +89,8 @@ typedef struct run_args {
     char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
     char env_sample[24];
     char **prog_argv; /* NULL-terminated, points into argv */
+    const char *mark_subs[16]; /* --mark-sub */
+    size_t n_mark_subs;
 } run_args_t;
 
 /* A duration option in whole milliseconds for the agent, at most max_ms (0 allowed). */
@@ -147,17 +157,13 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
         }
         snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
     }
-    if (a->snap_exit && strcmp(a->snap_exit, "on") != 0 && strcmp(a->snap_exit, "off") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: --snapshot-at-exit: expected on or off, got '%s'",
-                          a->snap_exit);
-    }
     return 0;
 }
 
 static int
 parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
 {
-    int i;
+    int i, snap_exit = -1, default_supp = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char **dst = NULL;
@@ -173,16 +179,28 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->help = 1;
             return 0;
         }
-        if (strcmp(arg, "--follow-exec") == 0) {
-            a->follow_exec = 1;
-            continue;
+        const lh_opt_t flags[] = {
+            {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
+            {"--check", NULL, LH_OPT_BOOL, &a->check, 0, 0, NULL},
+            {"--default-suppressions", NULL, LH_OPT_BOOL, &default_supp, 0, 0, NULL},
+            {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &snap_exit, 0, 0, NULL},
+        };
+        int at = i;
+        int rc = lh_opt_parse("run", flags, sizeof flags / sizeof *flags, argc, argv, &i, err);
+        if (rc < 0) {
+            return rc;
         }
-        if (strcmp(arg, "--check") == 0) {
-            a->check = 1;
-            continue;
-        }
-        if (strcmp(arg, "--no-default-suppressions") == 0) {
-            a->check_opts.no_default_supp = 1;
+        if (rc) {
+            /* A bare flag followed by a word is the program's start, unless a `--` comes
+             * later: then that word was meant as the flag's value. */
+            if (i == at && !strchr(arg, '=') && i + 1 < argc && argv[i + 1][0] != '-') {
+                for (int k = i + 2; k < argc; k++) {
+                    if (strcmp(argv[k], "--") == 0) {
+                        return lh_err_set(err, LH_EINVAL, "run: %s: expected on or off, got "
+                                          "'%s'", arg, argv[i + 1]);
+                    }
+                }
+            }
             continue;
         }
         if (strncmp(arg, "--suppressions", 14) == 0 && (arg[14] == '\0' || arg[14] == '=')) {
@@ -196,8 +214,23 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
             continue;
         }
-        if (strcmp(arg, "--no-snapshot-at-exit") == 0) {
-            a->snap_exit = "off";
+        if (strncmp(arg, "--mark-sub", 10) == 0 && (arg[10] == '\0' || arg[10] == '=')) {
+            const char *v = arg[10] ? arg + 11 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || !*v) {
+                return lh_err_set(err, LH_EINVAL, "run: option '--mark-sub' needs a sub name");
+            }
+            /* A sub name goes into PERL5OPT: nothing that could end or split the option. */
+            for (const char *c = v; *c; c++) {
+                if (!(*c == ':' || *c == '_' || (*c >= '0' && *c <= '9') ||
+                      (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z'))) {
+                    return lh_err_set(err, LH_EINVAL, "run: --mark-sub '%s': not a Perl sub "
+                                      "name (letters, digits, _ and ::)", v);
+                }
+            }
+            if (a->n_mark_subs == sizeof a->mark_subs / sizeof a->mark_subs[0]) {
+                return lh_err_set(err, LH_EINVAL, "run: at most 16 --mark-sub");
+            }
+            a->mark_subs[a->n_mark_subs++] = v;
             continue;
         }
         const char *eq = strchr(arg, '=');
@@ -215,8 +248,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             dst = &a->snap_every;
         } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
             dst = &a->snap_growth;
-        } else if (n == 18 && strncmp(arg, "--snapshot-at-exit", 18) == 0) {
-            dst = &a->snap_exit;
         } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
             dst = &a->rss_interval;
         } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
@@ -237,6 +268,12 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
         }
     }
+    if (snap_exit >= 0) {
+        a->snap_exit = snap_exit ? "on" : "off";
+    }
+    if (default_supp >= 0) {
+        a->check_opts.no_default_supp = !default_supp;
+    }
     if (i >= argc) {
         return lh_err_set(err, LH_EINVAL,
                           "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
@@ -251,8 +288,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             return LH_EINVAL;
         }
     }
-    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (libunwind or fp)",
+    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0 &&
+        strcmp(a->unwind, "table") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (table, libunwind or fp)",
                           a->unwind);
     }
     if (a->max_leak) {
@@ -359,6 +397,56 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* The LeakHound Perl module (perl/LeakHound.pm): in perl5/ next to the agent. `run` puts it
+ * on PERL5LIB, and --mark-sub loads it through PERL5OPT to wrap the subs. */
+static int
+perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
+{
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/perl5");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (a->n_mark_subs) {
+            return lh_err_set(err, LH_ENOENT, "run: --mark-sub needs the LeakHound Perl module, "
+                              "not found in %s", dir);
+        }
+        return 0;
+    }
+    const char *old = getenv("PERL5LIB");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *lib = malloc(n);
+    if (!lib) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(lib, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env("PERL5LIB", lib, err);
+    free(lib);
+    if (rc < 0 || !a->n_mark_subs) {
+        return rc;
+    }
+    old = getenv("PERL5OPT");
+    n = (old ? strlen(old) : 0) + 32;
+    for (size_t i = 0; i < a->n_mark_subs; i++) {
+        n += strlen(a->mark_subs[i]) + 10;
+    }
+    char *opt = malloc(n);
+    if (!opt) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    size_t k = (size_t)snprintf(opt, n, "%s%s-MLeakHound", old ? old : "", old && *old ? " " : "");
+    for (size_t i = 0; i < a->n_mark_subs; i++) {
+        k += (size_t)snprintf(opt + k, n - k, "%smark_sub,%s", i ? "," : "=", a->mark_subs[i]);
+    }
+    rc = set_env("PERL5OPT", opt, err);
+    free(opt);
+    return rc;
+}
+
 /* Sets the child's environment in our own (we exit right after the child does). */
 static int
 prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
@@ -373,7 +461,8 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     snprintf(preload, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
     rc = set_env("LD_PRELOAD", preload, err);
     free(preload);
-    if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0) {
+    if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0 ||
+        (rc = perl_env(a, agent, err)) < 0) {
         return rc;
     }
     if (a->depth && (rc = set_env("LEAKHOUND_DEPTH", a->depth, err)) < 0) {

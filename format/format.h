@@ -29,7 +29,7 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 0
+#define LH_FORMAT_MINOR 1 /* 1: SFRAME, INTERP, script frames on STACK */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -109,7 +109,19 @@ enum lh_rec_type {
                                     string path */
     LH_REC_STACK = 0x30,         /* varint stack_id (>= 1), varint epoch, varint n,
                                     n x zigzag delta of the return address from the previous
-                                    one (the first from 0); innermost frame first */
+                                    one (the first from 0); innermost frame first;
+                                    [varint n_script, n_script x varint sframe_id, innermost
+                                    first (minor 1); absent = no script frames]. A stack id
+                                    names the (native, script) pair. */
+    LH_REC_SFRAME = 0x31,        /* varint sframe_id (>= 1), varint lang (LH_LANG_*), string
+                                    function (fully qualified: "MyApp::handle_request",
+                                    "app.Handler.handle"; "main" / "<module>" at top level),
+                                    string file, varint line. One interned script frame,
+                                    written once per file before the first STACK that uses
+                                    it in the same frame; readers resolve ids at the end. */
+    LH_REC_INTERP = 0x32,        /* ts, varint lang, string version ("5.36.0"), varint status
+                                    (LH_INTERP_*), string detail (the one line the agent said
+                                    to the user) */
     LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, [u8 kind (LH_AK_*);
                                     absent = LH_AK_MALLOC] */
     LH_REC_FREE = 0x41,          /* ts, addr */
@@ -131,7 +143,12 @@ enum lh_rec_type {
     LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */
     LH_REC_END = 0x70,           /* ts, varint exit kind (LH_EXIT_*), varint status,
                                     varint events, varint frames, varint dropped,
-                                    varint pre_init_allocs */
+                                    varint pre_init_allocs, [varint table_walks,
+                                    varint table_fallbacks, varint verify_checked,
+                                    varint verify_mismatches] (stacks walked by the
+                                    unwind table, stacks it left to libunwind, and of
+                                    the walks compared with libunwind, how many
+                                    differed) */
 };
 
 /* Which entry point made an allocation. */
@@ -145,9 +162,27 @@ enum lh_alloc_kind {
     LH_AK_COUNT
 };
 
+/* Script languages whose frames the agent records (SFRAME, INTERP). */
+enum lh_lang {
+    LH_LANG_NATIVE = 0, /* not a script frame (used by readers, never written in SFRAME) */
+    LH_LANG_PERL = 1,
+    LH_LANG_PYTHON = 2,
+};
+
+/* INTERP status. */
+enum lh_interp_status {
+    LH_INTERP_UNSUPPORTED = 0, /* an interpreter the agent cannot read: native frames only */
+    LH_INTERP_RECORDED = 1,    /* its script frames are recorded on STACK records */
+};
+
+/* Limits for readers: deeper script stacks and longer strings are malformed. */
+#define LH_SFRAME_ID_MAX (1u << 24)
+#define LH_SCRIPT_DEPTH_MAX 1024u
+
 enum lh_unwind_kind {
     LH_UNWIND_LIBUNWIND = 0,
     LH_UNWIND_FP = 1,
+    LH_UNWIND_TABLE = 2, /* .eh_frame compiled into rule tables, libunwind as fallback */
 };
 
 enum lh_exit_kind {
@@ -190,7 +225,9 @@ enum lh_srec_type {
                               from the previous value (first: from 0)) */
     LH_SREC_BYTES = 0x82,  /* varint address, then the bytes (the rest of the payload) */
     LH_SREC_THREAD = 0x83, /* varint tid, varint sp, varint stack_lo, varint stack_hi:
-                              the capturing thread (registers are on its stack) */
+                              the capturing thread; sp is the program's stack pointer where
+                              it called the agent (lh_snapshot, exit), below which its
+                              callee-saved registers were pushed */
     LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
                               varint bytes */
 };
@@ -200,6 +237,9 @@ enum lh_region_kind {
     LH_REGION_DATA = 2,  /* a module's writable data and bss: a root, named by module */
     LH_REGION_STACK = 3, /* a thread's stack: a root */
     LH_REGION_OTHER = 4, /* other anonymous writable memory: scanned, not a root */
+    LH_REGION_TLS = 5,   /* a live thread's TLS: its static TLS block, descriptor and DTV
+                            ("[tls:TID]") or its pthread_setspecific slots ("[specific:TID]"):
+                            a root (older readers ignore the kind) */
 };
 
 #endif /* LH_FORMAT_H */

@@ -193,8 +193,13 @@ lh_json_frame(FILE *out, const lh_frame_t *f)
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
     str_or_null(out, f->module);
     fprintf(out, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64
-                 "\"}",
+                 "\"",
             f->inlined ? "true" : "false", f->ip, f->offset);
+    if (f->lang) { /* a script frame (scriptstack.h): which language */
+        fprintf(out, ", \"language\": \"%s\"", f->lang == 1 ? "perl" : f->lang == 2 ? "python"
+                                                                                : "script");
+    }
+    fputc('}', out);
 }
 
 static void
@@ -227,6 +232,16 @@ lh_json_site_frames(FILE *out, const lh_site_t *site)
         lh_json_frame(out, &site->frames[i]);
     }
     fputs("]", out);
+    size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
+                                                           : LH_SITE_MAX_GROWERS;
+    if (site->n_grown_by) {
+        fprintf(out, ", \"grown_by_sites\": %zu, \"grown_by\": [", site->n_grown_by);
+        for (size_t i = 0; i < shown; i++) {
+            fputs(i ? ", " : "", out);
+            lh_json_frame(out, &site->grown_by[i]);
+        }
+        fputs("]", out);
+    }
 }
 
 int

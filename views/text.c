@@ -179,6 +179,17 @@ print_summary(FILE *out, const lh_report_t *rep)
         fprintf(out, "  dropped:       %" PRIu64 " events the agent could not record\n",
                 rep->end->dropped);
     }
+    if (rep->end->present && rep->end->has_unwind &&
+        (rep->end->table_walks || rep->end->table_fallbacks)) {
+        fprintf(out, "  unwinding:     %" PRIu64 " stacks by the unwind table, %" PRIu64
+                     " by libunwind (what the table cannot express)",
+                rep->end->table_walks, rep->end->table_fallbacks);
+        if (rep->end->verify_checked) {
+            fprintf(out, "; %" PRIu64 " checked against libunwind, %" PRIu64 " differed",
+                    rep->end->verify_checked, rep->end->verify_mismatches);
+        }
+        fputc('\n', out);
+    }
     if (rep->stats->salvaged) {
         fputs("  salvaged:      the trace's damaged tail was skipped\n", out);
     }
@@ -312,6 +323,16 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
     if (n < site->n_frames) {
         fprintf(out, "    ... %zu more frame%s\n", site->n_frames - n,
                 site->n_frames - n == 1 ? "" : "s");
+    }
+    size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
+                                                           : LH_SITE_MAX_GROWERS;
+    if (shown) {
+        /* one object: created at the site above, grown by realloc at these */
+        fprintf(out, "    grown by realloc at %zu other site%s:\n", site->n_grown_by,
+                site->n_grown_by == 1 ? "" : "s");
+        for (size_t i = 0; i < shown; i++) {
+            lh_text_frame(out, &site->grown_by[i], 0, cwd);
+        }
     }
 }
 
