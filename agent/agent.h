@@ -1,8 +1,11 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * agent.h: the agent's shared internal state, between hooks.c, writer.c, maps.c, api.c and
- * config.c. Nothing here is exported from libleakhound.so (-fvisibility=hidden); the only
- * exported names are the interposed libc functions and include/leakhound.h.
+ * agent.h: the agent's shared internal state (the global lh_g, the per-thread lh_tls, the
+ * configuration and the slot layout), defined in recorder.c. Functions live with their
+ * module's header: recorder.h (the core's entry points for front-ends), slots.h, output.h,
+ * record.h, maps.h, ticker.h, fork.h, config.h, snapshot.h. Nothing here is exported from
+ * libleakhound.so (-fvisibility=hidden); the only exported names are the interposed libc
+ * functions and include/leakhound.h.
  *
  * Rules for code reachable from a hook: docs/agent-safety.md. In short: test the
  * per-thread guard first, call only AS-safe functions, unwind before taking any agent lock,
@@ -63,6 +66,8 @@ typedef struct lh_config {
     int clock; /* lh_sys_clock_init mode */
     uint64_t sample_rate; /* mean bytes between samples, 0 = record everything */
     int snapshot_contents; /* LH_CONTENTS_* */
+    int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
+                                  which is full in a perl or python process) */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
@@ -146,61 +151,6 @@ typedef struct lh_agent {
 } lh_agent_t;
 
 extern lh_agent_t lh_g;
-
-/* config.c: reads LEAKHOUND_* once, at init. Returns 0, or -1 when the agent must stay off
- * (setuid process). */
-int lh_config_load(lh_config_t *cfg);
-/* Expands %p and %e of the output pattern. */
-void lh_config_expand(const lh_config_t *cfg, pid_t pid, const char *prog, char *out, size_t len);
-
-/* writer.c */
-int lh_writer_init(void);
-lh_slot_t *lh_thread_slot(void);
-void lh_slot_lock(lh_slot_t *s);
-void lh_slot_unlock(lh_slot_t *s);
-/* Make room for need bytes, flushing the slot (locked by the caller) when full. */
-int lh_slot_reserve(lh_slot_t *s, size_t need);
-void lh_flush_slot_locked(lh_slot_t *s);
-/* Writes a frame of agent records (tid 0), e.g. modules or sync. */
-void lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records,
-                          uint64_t ts_base, uint8_t flags);
-/* The same with the writer lock already held (used while opening a new file). */
-void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
-                                 uint64_t ts_base);
-void lh_flush_all(int bounded);
-uint64_t lh_events_total(void);
-void lh_write_end(int exit_kind, int status);
-void lh_writer_fork_prepare(void);
-void lh_writer_fork_parent(void);
-void lh_writer_fork_child(void);
-void lh_ticker_start(void);
-void lh_disable(const char *why, const char *detail);
-/* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
-void lh_request_snapshot(void);
-/* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. */
-void lh_write_rss(int full);
-
-/* maps.c: module map. lh_maps_scan calls dl_iterate_phdr: never with an agent lock held. */
-int lh_maps_init(void);
-void lh_maps_scan(int force);
-void lh_maps_emit_all_locked(void); /* into a new file, wlock held: no loader calls */
-void lh_maps_after_fork(void);
-
-/* record.c: event recording from hooks (guard already held by the caller). */
-typedef struct lh_rec {
-    lh_slot_t *slot;
-    uint32_t stack_id;
-    uint64_t ts; /* taken under the slot lock by lh_rec_begin */
-} lh_rec_t;
-int lh_rec_begin(lh_rec_t *r, int want_stack);
-void lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind);
-void lh_rec_free(lh_rec_t *r, const void *p);
-void lh_rec_realloc(lh_rec_t *r, const void *old, const void *p, size_t size);
-void lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger);
-void lh_rec_tag(lh_rec_t *r, const void *p, const char *type);
-void lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *file, int mode,
-                     unsigned number, uint64_t pause_ns);
-void lh_rec_end(lh_rec_t *r);
 
 static inline int
 lh_recording(void)

@@ -6,6 +6,7 @@
 #include "../include/leakhound.h"
 
 #include "agent.h"
+#include "record.h"
 #include "format.h"
 #include "snapshot.h"
 

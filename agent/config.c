@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 
 #include "agent.h"
+#include "config.h"
 #include "format.h"
 #include "sys.h"
 
@@ -129,6 +130,7 @@ lh_config_load(lh_config_t *cfg)
     }
     const char *sc = getenv("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
+    cfg->snapshot_contents_set = sc && *sc;
     if (sc && strcmp(sc, "none") == 0) {
         cfg->snapshot_contents = LH_CONTENTS_NONE;
     } else if (sc && strcmp(sc, "full") == 0) {

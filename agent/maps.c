@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "maps.h"
+#include "output.h"
 #include "enc.h"
 #include "format.h"
 #include "sys.h"

@@ -4,7 +4,7 @@
  *
  * The caller holds the reentrancy guard. lh_rec_begin unwinds *before* taking the slot lock
  * (unwinding may enter the loader), then locks the slot and takes the time stamp under that
- * lock (see writer.c for why). lh_rec_end unlocks.
+ * lock (see ticker.c for why). lh_rec_end unlocks.
  *
  * This is the hot path: ALLOC and FREE are encoded by hand here (their payloads are always
  * shorter than 128 bytes, so the length is one byte) rather than through the generic
@@ -13,8 +13,12 @@
 #include <string.h>
 
 #include "agent.h"
+#include "record.h"
+#include "maps.h"
+#include "slots.h"
 #include "enc.h"
 #include "format.h"
+#include "script.h"
 #include "sys.h"
 #include "unwind.h"
 
@@ -385,6 +389,8 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
     int start = 0;
     int emit = 0;
     uint32_t epoch = 0;
+    lh_script_stack_t ss;
+    ss.id = 0;
     r->slot = NULL;
     r->stack_id = 0;
     if (unlikely(!lh_recording())) {
@@ -426,11 +432,19 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
              * changed, and rare: once per distinct stack. No agent lock is held here. */
             lh_maps_scan(0);
         }
+        if (lh_script_on) {
+            /* Perl or Python code running: its frames join the native ones. */
+            lh_script_stack(&ss, r->stack_id, epoch);
+        }
     }
     lh_slot_lock(s);
     r->slot = s;
     if (unlikely(emit)) {
         emit_stack(s, r->stack_id, ips + start, n, epoch);
+    }
+    if (ss.id) {
+        lh_script_emit(s, &ss);
+        r->stack_id = ss.id;
     }
     r->ts = lh_sys_now_ns();
     return 0;

@@ -22,6 +22,8 @@
 #include <zstd.h>
 
 #include "agent.h"
+#include "output.h"
+#include "record.h"
 #include "enc.h"
 #include "format.h"
 #include "sys.h"
@@ -545,6 +547,47 @@ write_record(const char *label, int trigger, const char *file, unsigned number,
     }
 }
 
+/* Whether a file whose base name starts with prefix is mapped (maps text, in place). */
+static int
+maps_has_module(const char *maps, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (const char *p = maps; (p = strstr(p, prefix)) != NULL; p += n) {
+        if (p > maps && p[-1] == '/') {
+            const char *eol = strchr(p, '\n');
+            const char *slash = strchr(p, '/');
+            if (!slash || (eol && slash > eol)) {
+                return 1; /* the base name, not a directory */
+            }
+        }
+    }
+    return 0;
+}
+
+/* The default contents of a perl or python process is `full`: the language heap decoders
+ * (analysis/objheap.h) read the interpreter's objects from the bytes (Python's small
+ * objects live in pymalloc arenas, Perl's in SV arenas: no pointer-only view shows them).
+ * Decided once, at the first snapshot (the interpreter is mapped by then), under take_lock;
+ * an explicit LEAKHOUND_SNAPSHOT_CONTENTS wins. */
+static void
+default_contents(void)
+{
+    static int decided;
+    if (decided || lh_g.cfg.snapshot_contents_set || contents_mode != LH_CONTENTS_POINTERS) {
+        return;
+    }
+    decided = 1;
+    ssize_t n = lh_sys_read_file("/proc/self/maps", maps_buf, MAPS_BUF - 1);
+    if (n <= 0) {
+        return;
+    }
+    maps_buf[n] = '\0';
+    if (maps_has_module(maps_buf, "python") || maps_has_module(maps_buf, "libpython") ||
+        maps_has_module(maps_buf, "perl") || maps_has_module(maps_buf, "libperl")) {
+        contents_mode = LH_CONTENTS_FULL;
+    }
+}
+
 void
 lh_snapshot_take(const char *label, int trigger, int in_slot)
 {
@@ -558,6 +601,7 @@ lh_snapshot_take(const char *label, int trigger, int in_slot)
         write_record(label, trigger, "", 0, 0, in_slot);
         return;
     }
+    default_contents();
     lh_snapshot_reap(0);
     int free_slot = -1;
     for (int i = 0; i < MAX_CHILDREN; i++) {

@@ -378,7 +378,7 @@ finish(lh_collect_t *c, lh_err_t *err)
     const lh_trace_stats_t *ts = lh_trace_stats(c->t);
     const lh_trace_end_t *end = lh_trace_end(c->t);
     size_t n = lh_replay_n_stacks(c->r);
-    lh_sym_opts_t sopts = {in->exe};
+    lh_sym_opts_t sopts = {.exe_path = in->exe};
 
     c->start_ns = in->has_clock ? in->mono_start_ns : ts->first_ts_ns;
     if (ts->n_events && ts->first_ts_ns < c->start_ns) {

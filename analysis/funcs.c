@@ -9,23 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-lh_metric_parse(const char *s, lh_metric_t *out)
-{
-    if (strcmp(s, "allocated") == 0 || strcmp(s, "alloc") == 0) {
-        *out = LH_METRIC_ALLOCATED;
-    } else if (strcmp(s, "leaked") == 0 || strcmp(s, "leak") == 0) {
-        *out = LH_METRIC_LEAKED;
-    } else if (strcmp(s, "peak") == 0) {
-        *out = LH_METRIC_PEAK;
-    } else if (strcmp(s, "growth") == 0) {
-        *out = LH_METRIC_GROWTH;
-    } else {
-        return LH_EINVAL;
-    }
-    return 0;
-}
-
 const char *
 lh_metric_name(lh_metric_t m)
 {

@@ -36,9 +36,9 @@ typedef enum lh_metric {
     LH_METRIC_PEAK = 2,      /* bytes live at the heap peak */
     LH_METRIC_GROWTH = 3,    /* bytes per mark (slope) */
 } lh_metric_t;
+/* The metric names in enum order, for option tables ("a|b|..."). */
+#define LH_METRIC_CHOICES "allocated|leaked|peak|growth"
 
-/* "allocated", "leaked", "peak", "growth" (also "alloc", "leak"). Returns 0 or LH_EINVAL. */
-int lh_metric_parse(const char *s, lh_metric_t *out);
 const char *lh_metric_name(lh_metric_t m);
 
 typedef struct lh_fmetrics {

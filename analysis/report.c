@@ -48,6 +48,13 @@ is_system_header(const char *file)
 long
 lh_site_location(const lh_frame_t *frames, size_t n)
 {
+    /* An allocation made by script code is located at its innermost script frame (Perl
+     * sub and line), even under the C frames of an XS module it called. */
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i].lang != LH_LANG_NATIVE) {
+            return (long)i;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         if (frames[i].file && !lh_frame_is_runtime(&frames[i]) &&
             !is_system_header(frames[i].file)) {

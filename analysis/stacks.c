@@ -13,6 +13,8 @@ lh_stacks_init(lh_stacks_t *t)
     t->v = NULL;
     t->cap = 0;
     t->n_known = 0;
+    t->sframes.v = NULL;
+    t->sframes.cap = 0;
 }
 
 void
@@ -20,8 +22,14 @@ lh_stacks_fini(lh_stacks_t *t)
 {
     for (size_t i = 0; i < t->cap; i++) {
         free(t->v[i].ips);
+        free(t->v[i].script);
     }
     free(t->v);
+    for (size_t i = 0; i < t->sframes.cap; i++) {
+        free(t->sframes.v[i].function);
+        free(t->sframes.v[i].file);
+    }
+    free(t->sframes.v);
     lh_stacks_init(t);
 }
 
@@ -57,6 +65,7 @@ lh_stacks_put(lh_stacks_t *t, uint32_t id, uint64_t epoch, const uint64_t *ips, 
     }
     s->n_ips = (uint32_t)n;
     s->epoch = epoch;
+    s->sframes = &t->sframes;
     t->n_known++;
     return 0;
 }
@@ -65,6 +74,86 @@ const lh_stack_t *
 lh_stacks_get(const lh_stacks_t *t, uint32_t id)
 {
     if (id == 0 || id >= t->cap || !t->v[id].ips) {
+        return NULL;
+    }
+    return &t->v[id];
+}
+
+int
+lh_stacks_put_script(lh_stacks_t *t, uint32_t id, const uint32_t *script, size_t n)
+{
+    if (id == 0 || id >= t->cap || !t->v[id].ips || n > LH_SCRIPT_DEPTH_MAX) {
+        return LH_EFORMAT;
+    }
+    lh_stack_t *s = &t->v[id];
+    if (s->script || n == 0) {
+        return 0; /* a repeated record keeps the first */
+    }
+    s->script = malloc(n * sizeof *script);
+    if (!s->script) {
+        return LH_ENOMEM;
+    }
+    memcpy(s->script, script, n * sizeof *script);
+    s->n_script = (uint32_t)n;
+    return 0;
+}
+
+static char *
+dup_len(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        if (n) {
+            memcpy(d, s, n);
+        }
+        d[n] = 0;
+    }
+    return d;
+}
+
+int
+lh_stacks_put_sframe(lh_stacks_t *t, uint32_t id, uint32_t lang, const char *function,
+                     size_t function_len, const char *file, size_t file_len, uint32_t line)
+{
+    lh_sframes_t *f = &t->sframes;
+    if (id == 0 || id > LH_SFRAME_ID_MAX) {
+        return LH_EFORMAT;
+    }
+    if (id >= f->cap) {
+        size_t cap = f->cap ? f->cap : 256;
+        while (cap <= id) {
+            cap *= 2;
+        }
+        lh_sframe_t *v = realloc(f->v, cap * sizeof *v);
+        if (!v) {
+            return LH_ENOMEM;
+        }
+        memset(v + f->cap, 0, (cap - f->cap) * sizeof *v);
+        f->v = v;
+        f->cap = cap;
+    }
+    lh_sframe_t *x = &f->v[id];
+    if (x->function) {
+        return 0;
+    }
+    char *fn = dup_len(function, function_len);
+    char *fl = dup_len(file, file_len);
+    if (!fn || !fl) {
+        free(fn);
+        free(fl);
+        return LH_ENOMEM;
+    }
+    x->function = fn;
+    x->file = fl;
+    x->lang = lang;
+    x->line = line;
+    return 0;
+}
+
+const lh_sframe_t *
+lh_sframes_get(const lh_sframes_t *t, uint32_t id)
+{
+    if (!t || id == 0 || id >= t->cap || !t->v[id].function) {
         return NULL;
     }
     return &t->v[id];

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scriptstack.h"
+
 /* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
@@ -54,7 +56,16 @@ struct lh_symbolizer {
     size_t cache_n;
     pool_chunk_t *pool;
     lh_warnings_t warnings;
+    int native; /* keep interpreter frames (scriptstack.h) */
 };
+
+static int native_default;
+
+void
+lh_sym_set_native(int native)
+{
+    native_default = native;
+}
 
 /* ---------------------------------------------------------------------------------------
  * String pool
@@ -425,6 +436,7 @@ lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t 
         goto fail;
     }
     s->mods = mods;
+    s->native = native_default || (opts && opts->native);
     lh_warnings_init(&s->warnings);
     if (opts && opts->exe_path && !(s->exe_path = strdup(opts->exe_path))) {
         goto fail;
@@ -527,6 +539,16 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
         }
         memcpy(v + nv, f, (size_t)nf * sizeof *f);
         nv += (size_t)nf;
+    }
+    if (st->n_script > 0) {
+        lh_frame_t *m = malloc((nv + st->n_script) * sizeof *m);
+        if (!m) {
+            free(v);
+            return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+        }
+        nv = lh_scriptstack_merge(v, nv, st->script, st->n_script, st->sframes, s->native, m);
+        free(v);
+        v = m;
     }
     *frames = v;
     *n = nv;

@@ -34,11 +34,20 @@ typedef struct lh_frame {
     uint64_t ip;          /* the return address */
     uint64_t offset;      /* ip - load bias (file address) when in a module, else ip */
     int inlined;          /* inlined into the next frame's function */
+    int lang;             /* LH_LANG_*: 0 native; a script frame (Perl sub, Python function)
+                             has function, file and line, no module, ip 0 */
 } lh_frame_t;
 
 typedef struct lh_sym_opts {
     const char *exe_path; /* file for modules recorded with an empty path (the main program) */
+    int native;           /* keep the interpreter's frames in stacks with script frames
+                             (scriptstack.h); also on when lh_sym_set_native(1) was called */
 } lh_sym_opts_t;
+
+/* The `--native` option: every symbolizer created afterwards keeps the interpreter's own
+ * frames. A process-wide setting because the option applies to every command and view
+ * alike (cli/main.c sets it once, before any command runs). Not thread-safe. */
+void lh_sym_set_native(int native);
 
 /* Creates a symbolizer over mods, which must outlive it. opts may be NULL. Returns 0, or
  * LH_ENOMEM. */
@@ -52,7 +61,8 @@ void lh_sym_free(lh_symbolizer_t *s);
 int lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **frames,
               lh_err_t *err);
 
-/* Symbolizes a whole stack, innermost first, into a new array the caller frees with free()
+/* Symbolizes a whole stack, innermost first, merged with its script frames when it has
+ * any (scriptstack.h), into a new array the caller frees with free()
  * (the strings stay owned by the symbolizer). Returns 0 or LH_ENOMEM. */
 int lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size_t *n,
                  lh_err_t *err);

@@ -46,7 +46,9 @@ struct lh_trace {
     char *last_label;    /* label of the event delivered last, freed on the next call */
     int eof;             /* no more frames will be read */
     uint64_t n_decoded;  /* events decoded into the window so far */
-    int warned_seq, warned_count, warned_nosync;
+    int warned_seq, warned_count, warned_nosync, warned_interp;
+    lh_trace_interp_t interps[8]; /* INTERP records, in file order */
+    size_t n_interps;
     int seen_event;
     int failed;          /* sticky error of lh_trace_next */
     char failed_msg[sizeof(((lh_err_t *)0)->msg)];
@@ -376,7 +378,54 @@ rec_stack(lh_trace_t *t, lh_dec_t *pl)
     if (!lh_dec_ok(pl)) {
         return LH_EFORMAT;
     }
-    return lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
+    uint32_t script[LH_SCRIPT_DEPTH_MAX];
+    uint32_t n_script = 0;
+    if (lh_dec_stack_script(pl, script, LH_SCRIPT_DEPTH_MAX, &n_script) < 0) {
+        return LH_EFORMAT;
+    }
+    int rc = lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
+    if (rc == 0 && n_script > 0) {
+        rc = lh_stacks_put_script(&t->stacks, id, script, n_script);
+    }
+    return rc;
+}
+
+static int
+rec_sframe(lh_trace_t *t, lh_dec_t *pl)
+{
+    lh_sframe_rec_t r;
+    if (lh_dec_sframe_rec(pl, &r) < 0) {
+        return LH_EFORMAT;
+    }
+    return lh_stacks_put_sframe(&t->stacks, r.id, r.lang, r.func, r.func_len, r.file,
+                                r.file_len, r.line);
+}
+
+/* An interpreter the agent found. When it could not read its frames, the agent's line is
+ * repeated as a warning, so every report says why it shows interpreter frames only. */
+static int
+rec_interp(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
+{
+    lh_interp_rec_t r;
+    if (lh_dec_interp_rec(pl, &r) < 0) {
+        return LH_EFORMAT;
+    }
+    st->ts += r.ts_delta;
+    if (t->n_interps < sizeof t->interps / sizeof t->interps[0]) {
+        lh_trace_interp_t *x = &t->interps[t->n_interps];
+        size_t vn = r.version_len < sizeof x->version ? r.version_len : sizeof x->version - 1;
+        memcpy(x->version, r.version, vn);
+        x->version[vn] = 0;
+        x->lang = r.lang;
+        x->status = r.status;
+        t->n_interps++;
+    }
+    if (r.status == LH_INTERP_UNSUPPORTED && !t->warned_interp) {
+        t->warned_interp = 1;
+        lh_warn(&t->warnings, "%s: %.*s", t->path, (int)(r.detail_len > 300 ? 300 : r.detail_len),
+                r.detail);
+    }
+    return 0;
 }
 
 static void
@@ -520,6 +569,12 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         break;
     case LH_REC_STACK:
         rc = rec_stack(t, pl);
+        return rc < 0 ? rc : 0;
+    case LH_REC_SFRAME:
+        rc = rec_sframe(t, pl);
+        return rc < 0 ? rc : 0;
+    case LH_REC_INTERP:
+        rc = rec_interp(t, pl, st);
         return rc < 0 ? rc : 0;
     case LH_REC_SYNC: {
         uint64_t ts = rd_ts(pl, st);
@@ -923,6 +978,13 @@ lh_trace_thread_name(const lh_trace_t *t, uint64_t tid)
         }
     }
     return NULL;
+}
+
+const lh_trace_interp_t *
+lh_trace_interps(const lh_trace_t *t, size_t *n)
+{
+    *n = t->n_interps;
+    return t->interps;
 }
 
 const lh_warnings_t *

@@ -104,6 +104,14 @@ const lh_modules_t *lh_trace_modules(const lh_trace_t *t);
 const lh_stacks_t *lh_trace_stacks(const lh_trace_t *t);
 /* The last name recorded for tid (NUL-terminated), or NULL. */
 const char *lh_trace_thread_name(const lh_trace_t *t, uint64_t tid);
+/* Interpreters the agent found in the process (INTERP records, up to 8). */
+typedef struct lh_trace_interp {
+    uint32_t lang;    /* LH_LANG_* */
+    uint32_t status;  /* LH_INTERP_* */
+    char version[32]; /* "5.36.0" */
+} lh_trace_interp_t;
+const lh_trace_interp_t *lh_trace_interps(const lh_trace_t *t, size_t *n);
+
 /* Non-fatal problems found so far (owned by the trace). */
 const lh_warnings_t *lh_trace_warnings(const lh_trace_t *t);
 

@@ -1,7 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * args.c: option value parsing shared by the subcommands: numbers, durations ("500ms"),
- * sizes ("64M"), signals ("USR2"), and "--name VALUE" / "--name=VALUE".
+ * sizes ("64M") and signals ("USR2"). Options themselves: opts.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,27 +25,6 @@ lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned lon
     }
     *out = v;
     return 0;
-}
-
-const char *
-lh_cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) {
-        return NULL;
-    }
-    if (a[n] == '=') {
-        return a + n + 1;
-    }
-    if (a[n] != '\0') {
-        return NULL;
-    }
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
 }
 
 /* Parses "<digits>[.<digits>]" at s into an integer part and a fraction num/den; returns

@@ -49,10 +49,6 @@ extern const char lh_cmd_counts_usage[];
 int lh_cmd_log(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_log_usage[];
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: returns the value (advancing *i past it),
- * or NULL: not this option, or (*missing set) no value follows. */
-const char *lh_cli_opt_value(int argc, char **argv, int *i, const char *name, int *missing);
-
 /* Pure parsers (unit-tested), returning 0 or LH_EINVAL without a message:
  * durations: a number (fractions allowed) and a unit ns, us, ms, s, m/min or h ("10s",
  * "500ms", "1.5s"); a bare "0" needs no unit. */

@@ -28,70 +28,60 @@ const char lh_cmd_counts_usage[] =
     "  --salvage           read a truncated or damaged trace up to the damage\n";
 
 typedef struct counts_args {
-    const char *path;
+    lh_trace_args_t load;
     unsigned long top, rows;
     int by_function;
     lh_bound_kind_t kind;
-    int json, salvage, help;
 } counts_args_t;
 
 static int
 parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
 {
+    int kind = LH_BOUND_AUTO, rc;
+    const lh_opt_t opts[] = {
+        {"--by", NULL, LH_OPT_CHOICE, &a->by_function, 0, 0, "site|function"},
+        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
+        {"--rows", NULL, LH_OPT_UINT, &a->rows, 0, 100000000, NULL},
+        {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
+    };
+    const lh_cmd_spec_t spec = {"counts", lh_cmd_counts_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->top = 5;
     a->rows = 20;
-    a->kind = LH_BOUND_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0;
-        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->path) {
-                return lh_err_set(err, LH_EINVAL, "counts: one trace at a time (got '%s' and "
-                                  "'%s')", a->path, arg);
-            }
-            a->path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
-        } else if (strcmp(arg, "--salvage") == 0) {
-            a->salvage = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--by", &missing))) {
-            if (strcmp(v, "site") != 0 && strcmp(v, "function") != 0) {
-                return lh_err_set(err, LH_EINVAL, "counts: --by site or --by function, not '%s'",
-                                  v);
-            }
-            a->by_function = strcmp(v, "function") == 0;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 0, 1000000, &a->top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--rows", &missing))) {
-            if (lh_cli_parse_uint("--rows", v, 0, 100000000, &a->rows, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--use", &missing))) {
-            if (strcmp(v, "snapshots") == 0) {
-                a->kind = LH_BOUND_SNAPSHOTS;
-            } else if (strcmp(v, "marks") == 0) {
-                a->kind = LH_BOUND_MARKS;
-            } else {
-                return lh_err_set(err, LH_EINVAL, "counts: --use: marks or snapshots, not '%s'",
-                                  v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                return lh_err_set(err, LH_EINVAL, "counts: unknown format '%s' (text or json)", v);
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "counts: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "counts: unknown option '%s' (see leakhound help "
-                              "counts)", arg);
-        }
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (!a->path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "counts: which trace? usage: leakhound counts FILE");
+    a->kind = (lh_bound_kind_t)kind;
+    return 0;
+}
+
+/* Puts the sites a suppression rule matches in no group (group_of[id] = UINT32_MAX),
+ * grouping by site (the identity) when *group_of is NULL. */
+static int
+drop_suppressed(lh_pass_t *p, uint32_t **group_of, size_t *n_groups, lh_err_t *err)
+{
+    size_t n_ids = lh_timeline_n_sites(p->tl);
+    if (!p->supp.n) {
+        return 0;
+    }
+    if (!*group_of) {
+        if (!(*group_of = malloc((n_ids ? n_ids : 1) * sizeof **group_of))) {
+            return lh_err_set(err, LH_ENOMEM, "out of memory");
+        }
+        for (size_t id = 0; id < n_ids; id++) {
+            (*group_of)[id] = (uint32_t)id;
+        }
+        *n_groups = n_ids;
+    }
+    for (size_t id = 0; id < n_ids; id++) {
+        int rc = lh_timeline_site_active(p->tl, (uint32_t)id)
+                     ? lh_pass_suppressed(p, (uint32_t)id, err) : 0;
+        if (rc < 0) {
+            return rc;
+        }
+        if (rc) {
+            (*group_of)[id] = UINT32_MAX;
+        }
     }
     return 0;
 }
@@ -175,24 +165,23 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     uint32_t *ids = NULL, *group_of = NULL;
     char **names = NULL;
     const char **shown_names = NULL;
-    size_t n_names = 0;
+    size_t n_names = 0, n_groups = 0;
     int have_counts = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_counts_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     lh_timeline_opts_t tlo = {0};
     tlo.series = 1;
-    if ((rc = lh_pass_run(&p, a.path, a.salvage, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, err)) < 0) {
         return rc;
     }
     if (a.by_function && (rc = group_by_function(&p, &group_of, &names, &n_names, err)) < 0) {
         goto done;
     }
-    if ((rc = lh_timeline_counts(p.tl, a.kind, group_of, n_names, a.top, &c, err)) < 0) {
+    n_groups = n_names;
+    if ((rc = drop_suppressed(&p, &group_of, &n_groups, err)) < 0 ||
+        (rc = lh_timeline_counts(p.tl, a.kind, group_of, n_groups, a.top, &c, err)) < 0) {
         goto done;
     }
     have_counts = 1;
@@ -211,7 +200,7 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     }
     lh_pass_warnings(&p);
     lh_tl_view_t v;
-    lh_pass_view(&p, a.json, &v);
+    lh_pass_view(&p, a.load.json, &v);
     rc = lh_view_counts(stdout, &v, &c, sites, names ? shown_names : NULL, a.rows, err);
 done:
     if (have_counts) {

@@ -34,54 +34,30 @@ const char lh_cmd_export_usage[] =
     "  -o -              with --folded -: write the folded stacks to standard output\n";
 
 typedef struct export_args {
-    lh_load_args_t load;
+    lh_trace_args_t load;
     const char *sqlite, *pprof, *folded, *at;
     int events;
     lh_metric_t metric;
-    int help;
 } export_args_t;
 
 static int
 parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
 {
-    a->metric = LH_METRIC_LEAKED;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0, rc;
-        if ((rc = lh_load_arg("export", argc, argv, &i, &a->load, &a->help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if (strcmp(arg, "--events") == 0) {
-            a->events = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--sqlite", &missing))) {
-            a->sqlite = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--pprof", &missing))) {
-            a->pprof = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--folded", &missing))) {
-            a->folded = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--at", &missing))) {
-            a->at = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
-            if (lh_metric_parse(v, &a->metric) < 0) {
-                return lh_err_set(err, LH_EINVAL, "export: --metric: allocated, leaked, peak or "
-                                  "growth, got '%s'", v);
-            }
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "export: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "export: unknown option '%s' (see leakhound help "
-                              "export)", arg);
-        }
+    int metric = LH_METRIC_LEAKED, rc;
+    const lh_opt_t opts[] = {
+        {"--events", NULL, LH_OPT_BOOL, &a->events, 0, 0, NULL},
+        {"--sqlite", NULL, LH_OPT_STR, &a->sqlite, 0, 0, NULL},
+        {"--pprof", NULL, LH_OPT_STR, &a->pprof, 0, 0, NULL},
+        {"--folded", NULL, LH_OPT_STR, &a->folded, 0, 0, NULL},
+        {"--at", NULL, LH_OPT_STR, &a->at, 0, 0, NULL},
+        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+    };
+    const lh_cmd_spec_t spec = {"export", lh_cmd_export_usage, 0, opts,
+                                sizeof opts / sizeof *opts};
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (a->help) {
-        return 0;
-    }
-    if (!a->load.path) {
-        return lh_err_set(err, LH_EINVAL, "export: which trace? usage: leakhound export FILE "
-                          "--sqlite OUT.db | --pprof OUT.pb.gz | --folded OUT.txt");
-    }
+    a->metric = (lh_metric_t)metric;
     if (!a->sqlite && !a->pprof && !a->folded) {
         return lh_err_set(err, LH_EINVAL, "export: nothing to write: give --sqlite, --pprof "
                           "and/or --folded");
@@ -141,11 +117,8 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     lh_funcs_t f;
     int have_f = 0, have_supp = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_export_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
         return rc;

@@ -40,45 +40,26 @@ title(char *buf, size_t len, const lh_collect_t *c, lh_metric_t m)
 int
 lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
 {
-    lh_load_args_t la = {0};
+    lh_trace_args_t la = {0};
     lh_tree_opts_t to = {LH_METRIC_LEAKED, 0, NULL};
     const char *out_path = NULL;
     unsigned long width = 1200;
-    int help = 0, rc;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        int missing = 0;
-        if ((rc = lh_load_arg("flamegraph", argc, argv, &i, &la, &help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = lh_cli_opt_value(argc, argv, &i, "--output", &missing))) {
-            out_path = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
-            if (lh_metric_parse(v, &to.metric) < 0) {
-                return lh_err_set(err, LH_EINVAL, "flamegraph: --metric: allocated, leaked, peak "
-                                  "or growth, got '%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--width", &missing))) {
-            if (lh_cli_parse_uint("--width", v, 400, 20000, &width, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "flamegraph: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "flamegraph: unknown option '%s' (see leakhound "
-                              "help flamegraph)", arg);
-        }
+    int metric = LH_METRIC_LEAKED, rc;
+    const lh_opt_t opts[] = {
+        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
+        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+        {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, 0, opts,
+                                sizeof opts / sizeof *opts};
+    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+        return rc < 0 ? rc : 0;
     }
-    if (help) {
-        fputs(lh_cmd_flamegraph_usage, stdout);
-        return 0;
+    if (!out_path) {
+        return lh_err_set(err, LH_EINVAL, "flamegraph: where to? usage: leakhound flamegraph "
+                          "FILE -o OUT.svg");
     }
-    if (!la.path || !out_path) {
-        return lh_err_set(err, LH_EINVAL, "flamegraph: usage: leakhound flamegraph FILE -o "
-                          "OUT.svg");
-    }
+    to.metric = (lh_metric_t)metric;
     lh_collect_t *c = NULL;
     lh_supp_t supp;
     lh_funcs_t f;

@@ -35,37 +35,21 @@ const char lh_cmd_html_usage[] =
 int
 lh_cmd_html(int argc, char **argv, lh_err_t *err)
 {
-    lh_load_args_t la = {0};
+    lh_trace_args_t la = {0};
     const char *out_path = NULL;
     unsigned long top = 20;
-    int help = 0, rc;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        int missing = 0;
-        if ((rc = lh_load_arg("html", argc, argv, &i, &la, &help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = lh_cli_opt_value(argc, argv, &i, "--output", &missing))) {
-            out_path = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 1, 1000, &top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "html: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "html: unknown option '%s' (see leakhound help "
-                              "html)", arg);
-        }
+    int rc;
+    const lh_opt_t opts[] = {
+        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
+        {"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, 0, opts, sizeof opts / sizeof *opts};
+    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+        return rc < 0 ? rc : 0;
     }
-    if (help) {
-        fputs(lh_cmd_html_usage, stdout);
-        return 0;
-    }
-    if (!la.path || !out_path) {
-        return lh_err_set(err, LH_EINVAL, "html: usage: leakhound html FILE -o OUT.html");
+    if (!out_path) {
+        return lh_err_set(err, LH_EINVAL, "html: where to? usage: leakhound html FILE -o "
+                          "OUT.html");
     }
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;

@@ -4,6 +4,7 @@
  * an interval between two snapshots (or marks) that are still live at every later one are
  * that interval's leaks; sites are ranked by how much and how steadily they leak.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,73 +34,56 @@ const char lh_cmd_leaks_usage[] =
     "  --salvage      read a truncated or damaged trace up to the damage\n";
 
 typedef struct leaks_args {
-    const char *path, *from, *to;
+    lh_trace_args_t load;
+    const char *from, *to;
     long skip;
     unsigned long top;
     lh_bound_kind_t kind;
-    int json, salvage, help;
 } leaks_args_t;
 
 static int
 parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
 {
+    unsigned long skip = ULONG_MAX;
+    int kind = LH_BOUND_AUTO, rc;
+    const lh_opt_t opts[] = {
+        {"--from", NULL, LH_OPT_STR, &a->from, 0, 0, NULL},
+        {"--to", NULL, LH_OPT_STR, &a->to, 0, 0, NULL},
+        {"--skip", NULL, LH_OPT_UINT, &skip, 0, 100000000, NULL},
+        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
+        {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
+    };
+    const lh_cmd_spec_t spec = {"leaks", lh_cmd_leaks_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->top = 10;
-    a->skip = -1;
-    a->kind = LH_BOUND_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0;
-        unsigned long n;
-        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->path) {
-                return lh_err_set(err, LH_EINVAL, "leaks: one trace at a time (got '%s' and "
-                                  "'%s')", a->path, arg);
-            }
-            a->path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
-        } else if (strcmp(arg, "--salvage") == 0) {
-            a->salvage = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--from", &missing))) {
-            a->from = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--to", &missing))) {
-            a->to = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--skip", &missing))) {
-            if (lh_cli_parse_uint("--skip", v, 0, 100000000, &n, err) < 0) {
-                return LH_EINVAL;
-            }
-            a->skip = (long)n;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 0, 1000000, &a->top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--use", &missing))) {
-            if (strcmp(v, "snapshots") == 0) {
-                a->kind = LH_BOUND_SNAPSHOTS;
-            } else if (strcmp(v, "marks") == 0) {
-                a->kind = LH_BOUND_MARKS;
-            } else {
-                return lh_err_set(err, LH_EINVAL, "leaks: --use: snapshots or marks, not '%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                return lh_err_set(err, LH_EINVAL, "leaks: unknown format '%s' (text or json)", v);
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "leaks: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "leaks: unknown option '%s' (see leakhound help "
-                              "leaks)", arg);
-        }
-        if ((a->from && !*a->from) || (a->to && !*a->to)) {
-            return lh_err_set(err, LH_EINVAL, "leaks: --from and --to need a label");
-        }
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (!a->path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "leaks: which trace? usage: leakhound leaks FILE");
+    a->skip = skip == ULONG_MAX ? -1 : (long)skip;
+    a->kind = (lh_bound_kind_t)kind;
+    return 0;
+}
+
+/* Leaves out of d the sites that a suppression rule matches (their figures too). */
+static int
+suppress_sites(lh_pass_t *p, lh_diff_t *d, lh_err_t *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < d->n_sites; i++) {
+        int rc = lh_pass_suppressed(p, d->sites[i].stack_id, err);
+        if (rc < 0) {
+            return rc;
+        }
+        if (rc) {
+            d->total_blocks -= d->sites[i].total_blocks;
+            d->total_bytes -= d->sites[i].total_bytes;
+            free(d->sites[i].blocks);
+            free(d->sites[i].bytes);
+            continue;
+        }
+        d->sites[k++] = d->sites[i];
     }
+    d->n_sites = k;
     return 0;
 }
 
@@ -114,16 +98,13 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     size_t n_shown = 0;
     int have_diff = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_leaks_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     lh_timeline_opts_t tlo = {0};
     tlo.diff = 1;
     tlo.diff_to = a.to;
-    if ((rc = lh_pass_run(&p, a.path, a.salvage, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, err)) < 0) {
         return rc;
     }
     lh_diff_opts_t dopts = {a.kind, a.from, a.skip};
@@ -131,6 +112,9 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_diff = 1;
+    if ((rc = suppress_sites(&p, &d, err)) < 0) {
+        goto done;
+    }
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;
     if (!(ids = malloc((n_shown ? n_shown : 1) * sizeof *ids))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -144,7 +128,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     }
     lh_pass_warnings(&p);
     lh_tl_view_t v;
-    lh_pass_view(&p, a.json, &v);
+    lh_pass_view(&p, a.load.json, &v);
     rc = lh_view_leaks(stdout, &v, &d, sites, n_shown, err);
 done:
     lh_pass_sites_free(sites, n_shown);

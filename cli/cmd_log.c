@@ -4,6 +4,7 @@
  * address, site or thread; each allocation with the first frames of its stack.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,9 @@ const char lh_cmd_log_usage[] =
     "  --salvage      read a truncated or damaged trace up to the damage\n";
 
 typedef struct log_args {
-    const char *path;
+    lh_trace_args_t load;
     lh_hist_filter_t f;
     unsigned long frames;
-    int json, salvage, help;
 } log_args_t;
 
 static int
@@ -51,65 +51,56 @@ parse_addr(const char *s, uint64_t *out)
 static int
 parse_args(int argc, char **argv, log_args_t *a, lh_err_t *err)
 {
-    unsigned long n;
-    a->f.limit = 1000;
+    const char *addr = NULL;
+    unsigned long site = ULONG_MAX, tid = ULONG_MAX, limit = 1000;
+    int rc;
+    const lh_opt_t opts[] = {
+        {"--addr", NULL, LH_OPT_STR, &addr, 0, 0, NULL},
+        {"--site", NULL, LH_OPT_UINT, &site, 0, 1u << 24, NULL},
+        {"--thread", NULL, LH_OPT_UINT, &tid, 1, 0xffffffffu, NULL},
+        {"--limit", NULL, LH_OPT_UINT, &limit, 0, 100000000, NULL},
+        {"--frames", NULL, LH_OPT_UINT, &a->frames, 1, 1000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"log", lh_cmd_log_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->frames = 4;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0;
-        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->path) {
-                return lh_err_set(err, LH_EINVAL, "log: one trace at a time (got '%s' and '%s')",
-                                  a->path, arg);
-            }
-            a->path = arg;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
-        } else if (strcmp(arg, "--salvage") == 0) {
-            a->salvage = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--addr", &missing))) {
-            if (parse_addr(v, &a->f.addr) < 0) {
-                return lh_err_set(err, LH_EINVAL, "log: --addr: expected an address such as "
-                                  "0x55d0c0a012a0, got '%s'", v);
-            }
-            a->f.has_addr = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--site", &missing))) {
-            if (lh_cli_parse_uint("--site", v, 0, 1u << 24, &n, err) < 0) {
-                return LH_EINVAL;
-            }
-            a->f.has_site = 1;
-            a->f.site = (uint32_t)n;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--thread", &missing))) {
-            if (lh_cli_parse_uint("--thread", v, 1, 0xffffffffu, &n, err) < 0) {
-                return LH_EINVAL;
-            }
-            a->f.has_tid = 1;
-            a->f.tid = (uint32_t)n;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--limit", &missing))) {
-            if (lh_cli_parse_uint("--limit", v, 0, 100000000, &n, err) < 0) {
-                return LH_EINVAL;
-            }
-            a->f.limit = n;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--frames", &missing))) {
-            if (lh_cli_parse_uint("--frames", v, 1, 1000, &a->frames, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                return lh_err_set(err, LH_EINVAL, "log: unknown format '%s' (text or json)", v);
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "log: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "log: unknown option '%s' (see leakhound help log)",
-                              arg);
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
+    }
+    if (addr && parse_addr(addr, &a->f.addr) < 0) {
+        return lh_err_set(err, LH_EINVAL, "log: --addr: expected an address such as "
+                          "0x55d0c0a012a0, got '%s'", addr);
+    }
+    a->f.has_addr = addr != NULL;
+    a->f.has_site = site != ULONG_MAX;
+    a->f.site = (uint32_t)site;
+    a->f.has_tid = tid != ULONG_MAX;
+    a->f.tid = (uint32_t)tid;
+    a->f.limit = limit;
+    return 0;
+}
+
+/* Leaves out the events of blocks allocated where a suppression rule matches. */
+static int
+drop_suppressed(lh_pass_t *p, lh_history_t *h, lh_err_t *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        lh_hist_entry_t *e = &h->v[i];
+        int is_alloc = e->type == LH_REC_ALLOC || e->type == LH_REC_REALLOC;
+        int rc = is_alloc || e->has_block
+                     ? lh_pass_suppressed(p, is_alloc ? e->stack_id : e->block_stack, err) : 0;
+        if (rc < 0) {
+            return rc;
         }
+        if (rc) {
+            free(e->label);
+            h->n_matched--;
+            continue;
+        }
+        h->v[k++] = *e;
     }
-    if (!a->path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "log: which trace? usage: leakhound log FILE");
-    }
+    h->n = k;
     return 0;
 }
 
@@ -130,16 +121,16 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
     uint32_t *ids = NULL;
     size_t n_ids = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_log_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     lh_history_init(&h, &a.f);
-    if ((rc = lh_pass_run(&p, a.path, a.salvage, NULL, &h, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, NULL, &h, err)) < 0) {
         lh_history_fini(&h);
         return rc;
+    }
+    if ((rc = drop_suppressed(&p, &h, err)) < 0) {
+        goto done;
     }
     /* The distinct stacks of the allocations shown, sorted, for the view's lookup. */
     if (!(ids = malloc((h.n ? h.n : 1) * sizeof *ids))) {
@@ -164,7 +155,7 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
     }
     lh_pass_warnings(&p);
     lh_tl_view_t v;
-    lh_pass_view(&p, a.json, &v);
+    lh_pass_view(&p, a.load.json, &v);
     v.max_frames = a.frames;
     rc = lh_view_log(stdout, &v, &h, sites, n_ids, err);
 done:

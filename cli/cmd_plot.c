@@ -29,46 +29,22 @@ const char lh_cmd_plot_usage[] =
 int
 lh_cmd_plot(int argc, char **argv, lh_err_t *err)
 {
-    lh_load_args_t la = {0};
+    lh_trace_args_t la = {0};
     const char *out_path = NULL;
     unsigned long top = 8, width = 1000;
-    int x_marks = 0, help = 0, rc;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        int missing = 0;
-        if ((rc = lh_load_arg("plot", argc, argv, &i, &la, &help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = lh_cli_opt_value(argc, argv, &i, "--output", &missing))) {
-            out_path = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 0, 12, &top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--width", &missing))) {
-            if (lh_cli_parse_uint("--width", v, 400, 20000, &width, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--x", &missing))) {
-            if (strcmp(v, "time") != 0 && strcmp(v, "marks") != 0) {
-                return lh_err_set(err, LH_EINVAL, "plot: --x: time or marks, got '%s'", v);
-            }
-            x_marks = strcmp(v, "marks") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "plot: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "plot: unknown option '%s' (see leakhound help "
-                              "plot)", arg);
-        }
+    int x_marks = 0, rc;
+    const lh_opt_t opts[] = {
+        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
+        {"--top", NULL, LH_OPT_UINT, &top, 0, 12, NULL},
+        {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
+        {"--x", NULL, LH_OPT_CHOICE, &x_marks, 0, 0, "time|marks"},
+    };
+    const lh_cmd_spec_t spec = {"plot", lh_cmd_plot_usage, 0, opts, sizeof opts / sizeof *opts};
+    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+        return rc < 0 ? rc : 0;
     }
-    if (help) {
-        fputs(lh_cmd_plot_usage, stdout);
-        return 0;
-    }
-    if (!la.path || !out_path) {
-        return lh_err_set(err, LH_EINVAL, "plot: usage: leakhound plot FILE -o OUT.svg");
+    if (!out_path) {
+        return lh_err_set(err, LH_EINVAL, "plot: where to? usage: leakhound plot FILE -o OUT.svg");
     }
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "json.h"
+#include "load.h"
 #include "leaksplit.h"
 #include "pass.h"
 #include "replay.h"
@@ -54,85 +55,35 @@ const char lh_cmd_report_usage[] =
     "                   allocations (the list `leakhound run --check` uses)\n";
 
 typedef struct report_args {
-    const char *path;
+    lh_trace_args_t load;
     unsigned long top;
-    int json;
-    int salvage;
     int no_graph; /* skip the exit snapshot's reference graph (LEAK SUMMARY) */
-    int help;
     int growth;
     int temporary;
-    const char *supp_files[16]; /* --suppressions (suppress.h) */
-    size_t n_supp_files;
-    int default_supp;
     const char *threshold;
     uint64_t threshold_ns;
 } report_args_t;
 
-
 static int
 parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
 {
-    int only_files = 0;
+    int rc;
+    const lh_opt_t opts[] = {
+        {"--no-graph", NULL, LH_OPT_BOOL, &a->no_graph, 0, 0, NULL},
+        {"--growth", NULL, LH_OPT_BOOL, &a->growth, 0, 0, NULL},
+        {"--temporary", NULL, LH_OPT_BOOL, &a->temporary, 0, 0, NULL},
+        {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
+        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"report", lh_cmd_report_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->top = 10;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0;
-        if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->path) {
-                return lh_err_set(err, LH_EINVAL, "report: one trace at a time (got '%s' and "
-                                  "'%s')", a->path, arg);
-            }
-            a->path = arg;
-        } else if (strcmp(arg, "--") == 0) {
-            only_files = 1;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            a->help = 1;
-        } else if (strcmp(arg, "--salvage") == 0) {
-            a->salvage = 1;
-        } else if (strcmp(arg, "--no-graph") == 0) {
-            a->no_graph = 1;
-        } else if (strcmp(arg, "--growth") == 0) {
-            a->growth = 1;
-        } else if (strcmp(arg, "--temporary") == 0) {
-            a->temporary = 1;
-        } else if (strcmp(arg, "--default-suppressions") == 0) {
-            a->default_supp = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--suppressions", &missing))) {
-            if (a->n_supp_files == sizeof a->supp_files / sizeof a->supp_files[0]) {
-                return lh_err_set(err, LH_EINVAL, "report: at most 16 --suppressions files");
-            }
-            a->supp_files[a->n_supp_files++] = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--threshold", &missing))) {
-            if (lh_parse_duration_ns(v, &a->threshold_ns) < 0) {
-                return lh_err_set(err, LH_EINVAL, "report: --threshold: expected a duration such "
-                                  "as 1ms, 500us or 2s, got '%s'", v);
-            }
-            a->threshold = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing)) ||
-                   (v = lh_cli_opt_value(argc, argv, &i, "-n", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 0, 1000000, &a->top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") == 0) {
-                a->json = 1;
-            } else if (strcmp(v, "text") == 0) {
-                a->json = 0;
-            } else {
-                return lh_err_set(err, LH_EINVAL,
-                                  "report: unknown format '%s' (text or json)", v);
-            }
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "report: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "report: unknown option '%s' (see leakhound help "
-                              "report)", arg);
-        }
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (!a->path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "report: which trace? usage: leakhound report FILE");
+    if (a->threshold && lh_parse_duration_ns(a->threshold, &a->threshold_ns) < 0) {
+        return lh_err_set(err, LH_EINVAL, "report: --threshold: expected a duration such as "
+                          "1ms, 500us or 2s, got '%s'", a->threshold);
     }
     if (a->growth && a->temporary) {
         return lh_err_set(err, LH_EINVAL, "report: --growth or --temporary, one at a time");
@@ -194,7 +145,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
-    if ((rc = lh_pass_run(&p, a->path, a->salvage, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, err)) < 0) {
         return rc;
     }
     if (a->growth) {
@@ -221,7 +172,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     }
     lh_pass_warnings(&p);
     lh_tl_view_t v;
-    lh_pass_view(&p, a->json, &v);
+    lh_pass_view(&p, a->load.json, &v);
     rc = a->growth ? lh_view_growth(stdout, &v, &g, sites, n_shown, err)
                    : lh_view_temporary(stdout, &v, &tmp, sites, n_shown, err);
 done:
@@ -257,17 +208,14 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         }
     }
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_report_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
-    topts.salvage = a.salvage;
-    if ((rc = lh_trace_open(a.path, &topts, &t, err)) < 0) {
+    topts.salvage = a.load.salvage;
+    if ((rc = lh_trace_open(a.load.path, &topts, &t, err)) < 0) {
         goto done;
     }
     if ((rc = lh_replay_new(&r, err)) < 0 || (rc = replay_all(t, r, &rss, &split, err)) < 0) {
@@ -279,19 +227,11 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     }
     ropts.top = a.top;
     lh_supp_t supp;
-    lh_supp_init(&supp);
-    if (a.n_supp_files || a.default_supp) { /* keep every site, filter, then cut to --top */
+    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
+        goto done;
+    }
+    if (supp.n) { /* keep every site, filter, then cut to --top */
         ropts.top = 0;
-        if (a.default_supp) {
-            rc = lh_supp_add_defaults(&supp, err);
-        }
-        for (size_t k = 0; rc >= 0 && k < a.n_supp_files; k++) {
-            rc = lh_supp_load(&supp, a.supp_files[k], err);
-        }
-        if (rc < 0) {
-            lh_supp_fini(&supp);
-            goto done;
-        }
     }
     if ((rc = lh_report_build(&rep, t, r, sym, &ropts, err)) < 0) {
         lh_supp_fini(&supp);
@@ -303,9 +243,11 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     }
     lh_supp_fini(&supp);
     rep.rss = &rss;
-    if (!a.no_graph && split.snap_index >= 0) { /* issue 5: the LEAK SUMMARY split */
+    /* A trace on standard input has no directory: its snapshots' contents files cannot be
+     * found, so there is no reference graph to read. */
+    if (!a.no_graph && !a.load.stdin_path[0] && split.snap_index >= 0) { /* issue 5: the LEAK SUMMARY split */
         lh_err_t e2 = {{0}};
-        if (lh_leak_split_build(&split, a.path, a.salvage, &e2) < 0) {
+        if (lh_leak_split_build(&split, a.load.path, a.load.salvage, &e2) < 0) {
             fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
         } else {
             rep.split = &split;
@@ -313,7 +255,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     }
     print_warnings(lh_trace_warnings(t));
     print_warnings(lh_sym_warnings(sym));
-    if (a.json) {
+    if (a.load.json) {
         rc = lh_view_json(stdout, &rep, err);
     } else {
         char cwd[PATH_MAX];

@@ -14,66 +14,30 @@
 #include "load.h"
 
 typedef struct by_args {
-    lh_load_args_t load;
+    lh_trace_args_t load;
     lh_metric_t metric;
     int inclusive;
     unsigned long top;
-    int json;
-    int help;
 } by_args_t;
 
 static int
 parse_args(int argc, char **argv, by_args_t *a, lh_err_t *err)
 {
+    int metric = LH_METRIC_LEAKED, by = 0, sort = 1, rc;
+    const lh_opt_t opts[] = {
+        {"--by", NULL, LH_OPT_CHOICE, &by, 0, 0, "function"},
+        {"--sort", NULL, LH_OPT_CHOICE, &sort, 0, 0, "inclusive|exclusive"},
+        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 100000000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"report", lh_cmd_report_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->top = 20;
-    a->metric = LH_METRIC_LEAKED;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0, rc;
-        if ((rc = lh_load_arg("report", argc, argv, &i, &a->load, &a->help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--by", &missing))) {
-            if (strcmp(v, "function") != 0 && strcmp(v, "func") != 0) {
-                return lh_err_set(err, LH_EINVAL, "report: --by: only 'function' (got '%s')", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--sort", &missing))) {
-            if (strcmp(v, "inclusive") == 0 || strcmp(v, "incl") == 0) {
-                a->inclusive = 1;
-            } else if (strcmp(v, "exclusive") == 0 || strcmp(v, "excl") == 0) {
-                a->inclusive = 0;
-            } else {
-                return lh_err_set(err, LH_EINVAL, "report: --sort: inclusive or exclusive, got "
-                                  "'%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
-            if (lh_metric_parse(v, &a->metric) < 0) {
-                return lh_err_set(err, LH_EINVAL, "report: --metric: allocated, leaked, peak or "
-                                  "growth, got '%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--top", &missing)) ||
-                   (v = lh_cli_opt_value(argc, argv, &i, "-n", &missing))) {
-            if (lh_cli_parse_uint("--top", v, 0, 100000000, &a->top, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                return lh_err_set(err, LH_EINVAL, "report: unknown format '%s' (text or json)", v);
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "report: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "report --by function: unknown option '%s' (see "
-                              "leakhound help report)", arg);
-        }
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (!a->load.path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "report: which trace? usage: leakhound report FILE "
-                          "--by function");
-    }
+    a->metric = (lh_metric_t)metric;
+    a->inclusive = sort == 0;
     return 0;
 }
 
@@ -87,11 +51,8 @@ lh_cmd_report_by(int argc, char **argv, lh_err_t *err)
     int have_supp = 0, have_f = 0;
     char cwd[PATH_MAX];
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_report_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
         return rc;
@@ -104,7 +65,7 @@ lh_cmd_report_by(int argc, char **argv, lh_err_t *err)
     have_f = 1;
     lh_funcs_sort(&f, a.inclusive, a.metric);
     lh_funcs_view_t v = {a.load.path, getcwd(cwd, sizeof cwd), a.metric, a.inclusive, a.top};
-    rc = a.json ? lh_view_funcs_json(stdout, &f, &v, err) : lh_view_funcs_text(stdout, &f, &v, err);
+    rc = a.load.json ? lh_view_funcs_json(stdout, &f, &v, err) : lh_view_funcs_text(stdout, &f, &v, err);
     lh_load_sym_warnings(c);
 done:
     if (have_f) {

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cmd.h"
+#include "opts.h"
 
 extern char **environ;
 
@@ -52,7 +53,7 @@ const char lh_cmd_run_usage[] =
     "  --snapshot-every DURATION take a snapshot every DURATION (10s, 500ms; 0: off)\n"
     "  --snapshot-on-growth SIZE take a snapshot each time the heap grew by SIZE since the\n"
     "                            last one (64M, 512K; 0: off)\n"
-    "  --snapshot-at-exit on|off snapshot at exit (default on); --no-snapshot-at-exit\n"
+    "  --snapshot-at-exit[=on|off] snapshot at exit (default on); --no-snapshot-at-exit\n"
     "  --rss-interval DURATION   sample RSS every DURATION (default 100ms; 0: off)\n"
     "  --snapshot-contents none|pointers|full  what a snapshot records besides the live\n"
     "                            set: none; the words that point into the heap or into\n"
@@ -147,17 +148,13 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
         }
         snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
     }
-    if (a->snap_exit && strcmp(a->snap_exit, "on") != 0 && strcmp(a->snap_exit, "off") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: --snapshot-at-exit: expected on or off, got '%s'",
-                          a->snap_exit);
-    }
     return 0;
 }
 
 static int
 parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
 {
-    int i;
+    int i, snap_exit = -1, default_supp = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char **dst = NULL;
@@ -173,16 +170,28 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->help = 1;
             return 0;
         }
-        if (strcmp(arg, "--follow-exec") == 0) {
-            a->follow_exec = 1;
-            continue;
+        const lh_opt_t flags[] = {
+            {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
+            {"--check", NULL, LH_OPT_BOOL, &a->check, 0, 0, NULL},
+            {"--default-suppressions", NULL, LH_OPT_BOOL, &default_supp, 0, 0, NULL},
+            {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &snap_exit, 0, 0, NULL},
+        };
+        int at = i;
+        int rc = lh_opt_parse("run", flags, sizeof flags / sizeof *flags, argc, argv, &i, err);
+        if (rc < 0) {
+            return rc;
         }
-        if (strcmp(arg, "--check") == 0) {
-            a->check = 1;
-            continue;
-        }
-        if (strcmp(arg, "--no-default-suppressions") == 0) {
-            a->check_opts.no_default_supp = 1;
+        if (rc) {
+            /* A bare flag followed by a word is the program's start, unless a `--` comes
+             * later: then that word was meant as the flag's value. */
+            if (i == at && !strchr(arg, '=') && i + 1 < argc && argv[i + 1][0] != '-') {
+                for (int k = i + 2; k < argc; k++) {
+                    if (strcmp(argv[k], "--") == 0) {
+                        return lh_err_set(err, LH_EINVAL, "run: %s: expected on or off, got "
+                                          "'%s'", arg, argv[i + 1]);
+                    }
+                }
+            }
             continue;
         }
         if (strncmp(arg, "--suppressions", 14) == 0 && (arg[14] == '\0' || arg[14] == '=')) {
@@ -194,10 +203,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                 return lh_err_set(err, LH_EINVAL, "run: at most 16 --suppressions files");
             }
             a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
-            continue;
-        }
-        if (strcmp(arg, "--no-snapshot-at-exit") == 0) {
-            a->snap_exit = "off";
             continue;
         }
         const char *eq = strchr(arg, '=');
@@ -215,8 +220,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             dst = &a->snap_every;
         } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
             dst = &a->snap_growth;
-        } else if (n == 18 && strncmp(arg, "--snapshot-at-exit", 18) == 0) {
-            dst = &a->snap_exit;
         } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
             dst = &a->rss_interval;
         } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
@@ -236,6 +239,12 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         } else {
             return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
         }
+    }
+    if (snap_exit >= 0) {
+        a->snap_exit = snap_exit ? "on" : "off";
+    }
+    if (default_supp >= 0) {
+        a->check_opts.no_default_supp = !default_supp;
     }
     if (i >= argc) {
         return lh_err_set(err, LH_EINVAL,

@@ -14,6 +14,7 @@
 #include <editline/readline.h>
 
 #include "cmd.h"
+#include "opts.h"
 #include "shell.h"
 
 const char lh_cmd_shell_usage[] =
@@ -108,38 +109,41 @@ from_stream(lh_shell_t *sh, FILE *in)
 int
 lh_cmd_shell(int argc, char **argv, lh_err_t *err)
 {
-    const char *path = NULL, *snapshot = NULL, *cmds = NULL;
-    int salvage = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(lh_cmd_shell_usage, stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-c") == 0) {
-            if (i + 1 >= argc) {
-                return lh_err_set(err, LH_EINVAL, "shell: -c needs commands");
-            }
-            cmds = argv[++i];
-        } else if (strcmp(argv[i], "--salvage") == 0) {
-            salvage = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return lh_err_set(err, LH_EINVAL, "shell: unknown option '%s' (see leakhound help "
-                              "shell)", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else if (!snapshot) {
-            snapshot = argv[i];
-        } else {
-            return lh_err_set(err, LH_EINVAL, "shell: unexpected '%s' (leakhound shell FILE "
-                              "[SNAPSHOT])", argv[i]);
+    lh_trace_args_t a = {0};
+    const char *snapshot = NULL, *cmds = NULL;
+    char **rest = malloc((size_t)argc * sizeof *rest);
+    int n_rest = 0, rc;
+    const lh_opt_t opts[] = {{"-c", NULL, LH_OPT_STR, &cmds, 0, 0, NULL}};
+    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 1};
+    if (!rest) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    /* SNAPSHOT, the second positional argument, is the shell's own: the rest goes through
+     * the common layer (the trace, --help, --salvage, -). */
+    int n_pos = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (i > 0 && (arg[0] != '-' || strcmp(arg, "-") == 0) && ++n_pos == 2) {
+            snapshot = arg;
+            continue;
+        }
+        rest[n_rest++] = argv[i];
+        if (strcmp(arg, "-c") == 0 && i + 1 < argc) {
+            rest[n_rest++] = argv[++i];
         }
     }
-    if (!path) {
-        return lh_err_set(err, LH_EINVAL, "shell: which trace? usage: leakhound shell FILE "
-                          "[SNAPSHOT]");
+    rc = lh_args_parse(&spec, n_rest, rest, &a, err);
+    free(rest);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    if (strcmp(a.path, a.stdin_path) == 0 && !cmds) {
+        return lh_err_set(err, LH_EINVAL, "shell: the trace is on standard input, so the "
+                          "commands must come with -c");
     }
     lh_shell_t sh;
     char cwd[PATH_MAX];
-    int rc = lh_shell_open(&sh, path, snapshot, salvage, stdout, stderr, err);
+    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, stdout, stderr, err);
     if (rc < 0) {
         lh_shell_fini(&sh);
         return rc;

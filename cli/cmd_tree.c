@@ -29,63 +29,43 @@ const char lh_cmd_tree_usage[] =
     "  --format FORMAT   text (default) or json\n";
 
 typedef struct tree_args {
-    lh_load_args_t load;
+    lh_trace_args_t load;
     lh_tree_opts_t topts;
     double min_percent;
     unsigned long depth;
-    int json;
-    int help;
 } tree_args_t;
 
 static int
 parse_args(int argc, char **argv, tree_args_t *a, lh_err_t *err)
 {
-    a->topts.metric = LH_METRIC_LEAKED;
+    int metric = LH_METRIC_LEAKED, bottom_up = 0, top_down = 0, rc;
+    const char *min_percent = NULL;
+    const lh_opt_t opts[] = {
+        {"--top-down", NULL, LH_OPT_BOOL, &top_down, 0, 0, NULL},
+        {"--bottom-up", NULL, LH_OPT_BOOL, &bottom_up, 0, 0, NULL},
+        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+        {"--focus", NULL, LH_OPT_STR, &a->topts.focus, 0, 0, NULL},
+        {"--min-percent", NULL, LH_OPT_STR, &min_percent, 0, 0, NULL},
+        {"--depth", NULL, LH_OPT_UINT, &a->depth, 0, 100000, NULL},
+    };
+    const lh_cmd_spec_t spec = {"tree", lh_cmd_tree_usage, LH_ARGS_FORMAT, opts,
+                                sizeof opts / sizeof *opts};
     a->min_percent = 0.5;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v;
-        int missing = 0, rc;
-        if ((rc = lh_load_arg("tree", argc, argv, &i, &a->load, &a->help, err)) != 0) {
-            if (rc < 0) {
-                return rc;
-            }
-        } else if (strcmp(arg, "--top-down") == 0) {
-            a->topts.bottom_up = 0;
-        } else if (strcmp(arg, "--bottom-up") == 0) {
-            a->topts.bottom_up = 1;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--metric", &missing))) {
-            if (lh_metric_parse(v, &a->topts.metric) < 0) {
-                return lh_err_set(err, LH_EINVAL, "tree: --metric: allocated, leaked, peak or "
-                                  "growth, got '%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--focus", &missing))) {
-            a->topts.focus = v;
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--min-percent", &missing))) {
-            char *end;
-            a->min_percent = strtod(v, &end);
-            if (*end || end == v || a->min_percent < 0 || a->min_percent > 100) {
-                return lh_err_set(err, LH_EINVAL, "tree: --min-percent: a number from 0 to 100, "
-                                  "got '%s'", v);
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--depth", &missing))) {
-            if (lh_cli_parse_uint("--depth", v, 0, 100000, &a->depth, err) < 0) {
-                return LH_EINVAL;
-            }
-        } else if ((v = lh_cli_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                return lh_err_set(err, LH_EINVAL, "tree: unknown format '%s' (text or json)", v);
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (missing) {
-            return lh_err_set(err, LH_EINVAL, "tree: option '%s' needs a value", arg);
-        } else {
-            return lh_err_set(err, LH_EINVAL, "tree: unknown option '%s' (see leakhound help "
-                              "tree)", arg);
-        }
+    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+        return rc;
     }
-    if (!a->load.path && !a->help) {
-        return lh_err_set(err, LH_EINVAL, "tree: which trace? usage: leakhound tree FILE");
+    if (top_down && bottom_up) {
+        return lh_err_set(err, LH_EINVAL, "tree: --top-down or --bottom-up, one at a time");
+    }
+    a->topts.metric = (lh_metric_t)metric;
+    a->topts.bottom_up = bottom_up;
+    if (min_percent) {
+        char *end;
+        a->min_percent = strtod(min_percent, &end);
+        if (*end || end == min_percent || a->min_percent < 0 || a->min_percent > 100) {
+            return lh_err_set(err, LH_EINVAL, "tree: --min-percent: a number from 0 to 100, "
+                              "got '%s'", min_percent);
+        }
     }
     return 0;
 }
@@ -101,11 +81,8 @@ lh_cmd_tree(int argc, char **argv, lh_err_t *err)
     int have_f = 0, have_t = 0;
     char cwd[PATH_MAX];
     int rc = parse_args(argc, argv, &a, err);
-    if (rc < 0 || a.help) {
-        if (a.help) {
-            fputs(lh_cmd_tree_usage, stdout);
-        }
-        return rc;
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
         return rc;
@@ -122,7 +99,7 @@ lh_cmd_tree(int argc, char **argv, lh_err_t *err)
     have_t = 1;
     lh_tree_view_t v = {a.load.path, getcwd(cwd, sizeof cwd), a.topts.focus, a.min_percent,
                         a.depth};
-    rc = a.json ? lh_view_tree_json(stdout, &t, &f, &v, err)
+    rc = a.load.json ? lh_view_tree_json(stdout, &t, &f, &v, err)
                 : lh_view_tree_text(stdout, &t, &f, &v, err);
     lh_load_sym_warnings(c);
 done:

@@ -12,57 +12,7 @@
 #include "text.h"
 
 int
-lh_load_opt(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, lh_err_t *err)
-{
-    const char *arg = argv[*i];
-    const char *v;
-    int missing = 0;
-    if (strcmp(arg, "--salvage") == 0) {
-        a->salvage = 1;
-        return 1;
-    }
-    if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
-        a->quiet = 1;
-        return 1;
-    }
-    if (strcmp(arg, "--default-suppressions") == 0) {
-        a->default_supp = 1;
-        return 1;
-    }
-    if ((v = lh_cli_opt_value(argc, argv, i, "--suppressions", &missing))) {
-        if (a->n_supp_files == sizeof a->supp_files / sizeof a->supp_files[0]) {
-            return lh_err_set(err, LH_EINVAL, "%s: at most 16 --suppressions files", cmd);
-        }
-        a->supp_files[a->n_supp_files++] = v;
-        return 1;
-    }
-    if (missing) {
-        return lh_err_set(err, LH_EINVAL, "%s: option '%s' needs a value", cmd, arg);
-    }
-    return 0;
-}
-
-int
-lh_load_arg(const char *cmd, int argc, char **argv, int *i, lh_load_args_t *a, int *help,
-            lh_err_t *err)
-{
-    const char *arg = argv[*i];
-    if (arg[0] != '-') {
-        if (a->path) {
-            return lh_err_set(err, LH_EINVAL, "%s: one trace at a time", cmd);
-        }
-        a->path = arg;
-        return 1;
-    }
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-        *help = 1;
-        return 1;
-    }
-    return lh_load_opt(cmd, argc, argv, i, a, err);
-}
-
-int
-lh_load_suppressions(const lh_load_args_t *a, lh_supp_t *s, lh_err_t *err)
+lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
 {
     int rc = 0;
     lh_supp_init(s);
@@ -87,7 +37,7 @@ print_warnings(const lh_warnings_t *w)
 }
 
 int
-lh_load_run(const lh_load_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
+lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
             lh_err_t *err)
 {
     lh_collect_opts_t o = {0};

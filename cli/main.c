@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "symbolize.h"
 
 #ifndef LH_VERSION
 #define LH_VERSION "0.0.0"
@@ -48,6 +49,29 @@ usage(FILE *out)
           "  leakhound run -o app.lht ./app --port 8080\n"
           "  leakhound report app.lht --top 5\n",
           out);
+}
+
+/* `--native` applies to every view of a trace (interpreter frames shown in stacks with Perl
+ * or Python frames, scriptstack.h), so it is taken here once, wherever it stands before a
+ * `--`, instead of in each command's options. `run` passes its arguments to the program
+ * untouched. Returns the new argc. */
+static int
+take_native(int argc, char **argv)
+{
+    int k = 1;
+    int seen_dashdash = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!seen_dashdash && strcmp(argv[i], "--native") == 0) {
+            lh_sym_set_native(1);
+            continue;
+        }
+        if (strcmp(argv[i], "--") == 0) {
+            seen_dashdash = 1;
+        }
+        argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    return k;
 }
 
 static const command_t *
@@ -93,6 +117,9 @@ main(int argc, char **argv)
         fprintf(stderr, "leakhound: unknown %s '%s' (see leakhound --help)\n",
                 name[0] == '-' ? "option" : "command", name);
         return 2;
+    }
+    if (strcmp(cmd->name, "run") != 0) {
+        argc = take_native(argc, argv);
     }
     int rc = cmd->fn(argc - 1, argv + 1, &err);
     if (rc < 0) {

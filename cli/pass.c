@@ -7,30 +7,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "load.h"
+#include "progress.h"
+
 int
-lh_pass_run(lh_pass_t *p, const char *path, int salvage, const lh_timeline_opts_t *tlo,
+lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
             lh_history_t *hist, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {salvage};
+    lh_trace_opts_t topts = {a->salvage};
     lh_sym_opts_t sopts = {0};
+    lh_progress_t bar;
     lh_event_t ev;
+    uint64_t n_ev = 0, file_size = 0;
+    struct stat sb;
     int rc;
     memset(p, 0, sizeof *p);
     p->hist = hist;
-    if ((rc = lh_trace_open(path, &topts, &p->t, err)) < 0 ||
+    if ((rc = lh_load_suppressions(a, &p->supp, err)) < 0) {
+        return rc;
+    }
+    p->have_supp = 1;
+    if ((rc = lh_trace_open(a->path, &topts, &p->t, err)) < 0 ||
         (rc = lh_replay_new(&p->r, err)) < 0 ||
         (!hist && (rc = lh_timeline_new(tlo, &p->tl, err)) < 0)) {
         goto fail;
     }
+    if (stat(a->path, &sb) == 0) {
+        file_size = (uint64_t)sb.st_size;
+    }
+    lh_progress_init(&bar, a->path, a->quiet);
     while ((rc = lh_trace_next(p->t, &ev, err)) > 0) {
         rc = hist ? lh_history_event(hist, p->r, &ev, err)
                   : lh_timeline_event(p->tl, p->r, &ev, err);
         if (rc < 0) {
+            lh_progress_done(&bar);
             goto fail;
         }
+        if ((++n_ev & 0xffff) == 0) {
+            lh_progress_update(&bar, lh_trace_stats(p->t)->file_bytes, file_size);
+        }
     }
+    lh_progress_done(&bar);
     if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -115,9 +135,45 @@ lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v)
     v->json = json;
 }
 
+int
+lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err)
+{
+    if (!p->supp.n) {
+        return 0;
+    }
+    if (id >= p->n_supp_known) {
+        size_t n = (size_t)id + 1 > 2 * p->n_supp_known ? (size_t)id + 1 : 2 * p->n_supp_known;
+        uint8_t *v = realloc(p->supp_known, n);
+        if (!v) {
+            return lh_err_set(err, LH_ENOMEM, "out of memory");
+        }
+        memset(v + p->n_supp_known, 0, n - p->n_supp_known);
+        p->supp_known = v;
+        p->n_supp_known = n;
+    }
+    if (!p->supp_known[id]) {
+        lh_site_t s = {0};
+        int rc;
+        s.stack_id = id;
+        if ((rc = lh_site_symbolize(&s, p->t, p->sym, err)) < 0) {
+            return rc;
+        }
+        p->supp_known[id] = lh_supp_match(&p->supp, s.frames, s.n_frames) >= 0 ? 2 : 1;
+        lh_site_fini(&s);
+    }
+    return p->supp_known[id] == 2;
+}
+
 void
 lh_pass_close(lh_pass_t *p)
 {
+    if (p->have_supp) {
+        lh_supp_fini(&p->supp);
+        p->have_supp = 0;
+    }
+    free(p->supp_known);
+    p->supp_known = NULL;
+    p->n_supp_known = 0;
     lh_sym_free(p->sym);
     lh_timeline_free(p->tl);
     lh_replay_free(p->r);

@@ -10,6 +10,8 @@
 #include <limits.h>
 
 #include "history.h"
+#include "opts.h"
+#include "suppress.h"
 #include "replay.h"
 #include "report.h"
 #include "symbolize.h"
@@ -24,13 +26,20 @@ typedef struct lh_pass {
     lh_history_t *hist;     /* when opened with a history (borrowed) */
     lh_symbolizer_t *sym;
     char cwd[PATH_MAX];
+    lh_supp_t supp;         /* the suppressions the arguments named */
+    int have_supp;
+    uint8_t *supp_known;    /* per stack id: 0 not looked at, 1 shown, 2 suppressed */
+    size_t n_supp_known;
 } lh_pass_t;
 
-/* Opens path and streams all its events: through a timeline built with tlo, or, when hist
- * is not NULL, through that history. Returns 0 or a negative LH_E* code (message in err);
- * on failure the pass is closed. */
-int lh_pass_run(lh_pass_t *p, const char *path, int salvage, const lh_timeline_opts_t *tlo,
+/* Loads the suppressions a names, opens a->path and streams all its events (with a
+ * progress bar unless a->quiet): through a timeline built with tlo, or, when hist is not
+ * NULL, through that history. Returns 0 or a negative LH_E* code (message in err); on
+ * failure the pass is closed. */
+int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
                 lh_history_t *hist, lh_err_t *err);
+/* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
+int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */
 int lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_err_t *err);
 void lh_pass_sites_free(lh_site_t *sites, size_t n);

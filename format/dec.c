@@ -200,3 +200,62 @@ lh_dec_frame_header(const uint8_t *buf, lh_frame_hdr_t *h, const char **why)
     }
     return 0;
 }
+
+int
+lh_dec_sframe_rec(lh_dec_t *pl, lh_sframe_rec_t *out)
+{
+    uint64_t id = lh_dec_varint(pl);
+    uint64_t lang = lh_dec_varint(pl);
+    out->func = lh_dec_str(pl, &out->func_len);
+    out->file = lh_dec_str(pl, &out->file_len);
+    uint64_t line = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || id == 0 || id > LH_SFRAME_ID_MAX || lang > 255 ||
+        line > UINT32_MAX) {
+        return -1;
+    }
+    out->id = (uint32_t)id;
+    out->lang = (uint32_t)lang;
+    out->line = (uint32_t)line;
+    return 0;
+}
+
+int
+lh_dec_stack_script(lh_dec_t *pl, uint32_t *out, uint32_t max, uint32_t *n_script)
+{
+    *n_script = 0;
+    if (!lh_dec_ok(pl)) {
+        return -1;
+    }
+    if (lh_dec_left(pl) == 0) {
+        return 0; /* written before minor 1, or a stack without script frames */
+    }
+    uint64_t n = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || n > max || n > LH_SCRIPT_DEPTH_MAX) {
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t id = lh_dec_varint(pl);
+        if (!lh_dec_ok(pl) || id == 0 || id > LH_SFRAME_ID_MAX) {
+            return -1;
+        }
+        out[i] = (uint32_t)id;
+    }
+    *n_script = (uint32_t)n;
+    return 0;
+}
+
+int
+lh_dec_interp_rec(lh_dec_t *pl, lh_interp_rec_t *out)
+{
+    out->ts_delta = lh_dec_varint(pl);
+    uint64_t lang = lh_dec_varint(pl);
+    out->version = lh_dec_str(pl, &out->version_len);
+    uint64_t status = lh_dec_varint(pl);
+    out->detail = lh_dec_str(pl, &out->detail_len);
+    if (!lh_dec_ok(pl) || lang > 255 || status > 255) {
+        return -1;
+    }
+    out->lang = (uint32_t)lang;
+    out->status = (uint32_t)status;
+    return 0;
+}

@@ -60,6 +60,35 @@ const char *lh_dec_str(lh_dec_t *d, size_t *len);
  * buffer, 1 when a record was read, -1 when the buffer is malformed. */
 int lh_dec_record(lh_dec_t *d, uint8_t *type, lh_dec_t *payload);
 
+/* The script-frame extension (minor 1). Decoders of one record's payload; strings point
+ * into the payload (not NUL-terminated). Each returns 0, or -1 when the payload is
+ * malformed (short, an id of 0 or above the limits of format.h). */
+typedef struct lh_sframe_rec {
+    uint32_t id;
+    uint32_t lang;
+    const char *func;
+    size_t func_len;
+    const char *file;
+    size_t file_len;
+    uint32_t line;
+} lh_sframe_rec_t;
+int lh_dec_sframe_rec(lh_dec_t *pl, lh_sframe_rec_t *out);
+
+/* The trailing script-frame ids of a STACK payload whose return addresses were read:
+ * *n_script = 0 when absent; at most max ids go to out (more is malformed). */
+int lh_dec_stack_script(lh_dec_t *pl, uint32_t *out, uint32_t max, uint32_t *n_script);
+
+typedef struct lh_interp_rec {
+    uint64_t ts_delta;
+    uint32_t lang;
+    const char *version;
+    size_t version_len;
+    uint32_t status;
+    const char *detail;
+    size_t detail_len;
+} lh_interp_rec_t;
+int lh_dec_interp_rec(lh_dec_t *pl, lh_interp_rec_t *out);
+
 /* Parses a 16-byte file header. Returns 0, or -1 with a static message in *why. */
 int lh_dec_file_header(const uint8_t *buf, size_t len, uint16_t *major, uint16_t *minor,
                        uint32_t *info_len, const char **why);

@@ -195,3 +195,53 @@ lh_crc32c(uint32_t crc, const void *p, size_t len)
     }
     return ~crc;
 }
+
+void
+lh_enc_rec_stack(lh_enc_t *e, uint32_t id, uint32_t epoch, const uint64_t *ips, uint32_t n,
+                 const uint32_t *script, uint32_t n_script)
+{
+    uint8_t *r = lh_enc_rec_begin(e, LH_REC_STACK);
+    uint64_t prev = 0;
+    lh_enc_varint(e, id);
+    lh_enc_varint(e, epoch);
+    lh_enc_varint(e, n);
+    for (uint32_t i = 0; i < n; i++) {
+        lh_enc_svarint(e, (int64_t)(ips[i] - prev));
+        prev = ips[i];
+    }
+    if (n_script > 0) { /* absent trailing fields mean "no script frames" */
+        lh_enc_varint(e, n_script);
+        for (uint32_t i = 0; i < n_script; i++) {
+            lh_enc_varint(e, script[i]);
+        }
+    }
+    lh_enc_rec_end(e, r);
+}
+
+void
+lh_enc_rec_sframe(lh_enc_t *e, uint32_t id, unsigned lang, const char *func, size_t func_len,
+                  const char *file, size_t file_len, uint32_t line)
+{
+    uint8_t *r = lh_enc_rec_begin(e, LH_REC_SFRAME);
+    lh_enc_varint(e, id);
+    lh_enc_varint(e, lang);
+    lh_enc_varint(e, func ? func_len : 0);
+    lh_enc_bytes(e, func, func ? func_len : 0);
+    lh_enc_varint(e, file ? file_len : 0);
+    lh_enc_bytes(e, file, file ? file_len : 0);
+    lh_enc_varint(e, line);
+    lh_enc_rec_end(e, r);
+}
+
+void
+lh_enc_rec_interp(lh_enc_t *e, uint64_t ts_delta, unsigned lang, const char *version,
+                  unsigned status, const char *detail)
+{
+    uint8_t *r = lh_enc_rec_begin(e, LH_REC_INTERP);
+    lh_enc_varint(e, ts_delta);
+    lh_enc_varint(e, lang);
+    lh_enc_str(e, version);
+    lh_enc_varint(e, status);
+    lh_enc_str(e, detail);
+    lh_enc_rec_end(e, r);
+}

@@ -121,6 +121,18 @@ void lh_enc_u64le(lh_enc_t *e, uint64_t v);
 uint8_t *lh_enc_rec_begin(lh_enc_t *e, uint8_t type);
 void lh_enc_rec_end(lh_enc_t *e, uint8_t *rec);
 
+/* Whole records of the script-frame extension (minor 1), written by the agent and by test
+ * builders alike. All AS-safe; check lh_enc_ok() after.
+ * STACK: ips[0..n) innermost first, then (when n_script > 0) the script frame ids. */
+void lh_enc_rec_stack(lh_enc_t *e, uint32_t id, uint32_t epoch, const uint64_t *ips,
+                      uint32_t n, const uint32_t *script, uint32_t n_script);
+/* SFRAME: strings given with their lengths (not NUL-terminated; NULL means empty). */
+void lh_enc_rec_sframe(lh_enc_t *e, uint32_t id, unsigned lang, const char *func,
+                       size_t func_len, const char *file, size_t file_len, uint32_t line);
+/* INTERP: ts_delta is the record's ts field (a delta, see format.h). */
+void lh_enc_rec_interp(lh_enc_t *e, uint64_t ts_delta, unsigned lang, const char *version,
+                       unsigned status, const char *detail);
+
 /* The 16-byte file header. AS-safe. */
 void lh_enc_file_header(lh_enc_t *e, uint32_t info_len);
 

@@ -29,7 +29,7 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 0
+#define LH_FORMAT_MINOR 1 /* 1: SFRAME, INTERP, script frames on STACK */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -106,7 +106,19 @@ enum lh_rec_type {
                                     string path */
     LH_REC_STACK = 0x30,         /* varint stack_id (>= 1), varint epoch, varint n,
                                     n x zigzag delta of the return address from the previous
-                                    one (the first from 0); innermost frame first */
+                                    one (the first from 0); innermost frame first;
+                                    [varint n_script, n_script x varint sframe_id, innermost
+                                    first (minor 1); absent = no script frames]. A stack id
+                                    names the (native, script) pair. */
+    LH_REC_SFRAME = 0x31,        /* varint sframe_id (>= 1), varint lang (LH_LANG_*), string
+                                    function (fully qualified: "MyApp::handle_request",
+                                    "app.Handler.handle"; "main" / "<module>" at top level),
+                                    string file, varint line. One interned script frame,
+                                    written once per file before the first STACK that uses
+                                    it in the same frame; readers resolve ids at the end. */
+    LH_REC_INTERP = 0x32,        /* ts, varint lang, string version ("5.36.0"), varint status
+                                    (LH_INTERP_*), string detail (the one line the agent said
+                                    to the user) */
     LH_REC_ALLOC = 0x40,         /* ts, addr, varint size, varint stack_id, [u8 kind (LH_AK_*);
                                     absent = LH_AK_MALLOC] */
     LH_REC_FREE = 0x41,          /* ts, addr */
@@ -141,6 +153,23 @@ enum lh_alloc_kind {
     LH_AK_REALLOCARRAY = 5,
     LH_AK_COUNT
 };
+
+/* Script languages whose frames the agent records (SFRAME, INTERP). */
+enum lh_lang {
+    LH_LANG_NATIVE = 0, /* not a script frame (used by readers, never written in SFRAME) */
+    LH_LANG_PERL = 1,
+    LH_LANG_PYTHON = 2,
+};
+
+/* INTERP status. */
+enum lh_interp_status {
+    LH_INTERP_UNSUPPORTED = 0, /* an interpreter the agent cannot read: native frames only */
+    LH_INTERP_RECORDED = 1,    /* its script frames are recorded on STACK records */
+};
+
+/* Limits for readers: deeper script stacks and longer strings are malformed. */
+#define LH_SFRAME_ID_MAX (1u << 24)
+#define LH_SCRIPT_DEPTH_MAX 1024u
 
 enum lh_unwind_kind {
     LH_UNWIND_LIBUNWIND = 0,

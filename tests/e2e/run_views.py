@@ -156,7 +156,7 @@ def case_by_function(ctx):
     ctx.check(re.search(r"1000 B\s+66\.4%\s+1000 B\s+66\.4%\s+1\s+d ", text),
               "text row of d", "1000 B 66.4% 1000 B 66.4% 1 d", text)
     p = ctx.run([ctx.lh, "report", trace, "--by", "nothing"], expect=2)
-    ctx.check("only 'function'" in p.stderr, "--by other", "only 'function'", p.stderr)
+    ctx.check("expected function" in p.stderr, "--by other", "only 'function'", p.stderr)
 
 
 def tree_json(ctx, trace, *args):

@@ -1,7 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * test_args.c: the CLI's shared value parsers (cli/args.c): durations, sizes, signals,
- * bounded numbers, "--name VALUE".
+ * bounded numbers; and the argument layer (cli/opts.c): option tables, booleans, the trace
+ * argument and the common messages.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cmd.h"
+#include "opts.h"
 
 static uint64_t
 dur(const char *s)
@@ -127,28 +129,123 @@ static void
 test_opt_value(void **state)
 {
     (void)state;
-    char *argv[] = {"leaks", "--to=done", "--from", "start", "--top", "--tops", NULL};
-    int argc = 6, missing = 0, i = 1;
-    assert_string_equal(lh_cli_opt_value(argc, argv, &i, "--to", &missing), "done");
+    const char *to = NULL, *from = NULL;
+    unsigned long top = 7;
+    int use = -1, flag = 0;
+    const lh_opt_t opts[] = {
+        {"--to", NULL, LH_OPT_STR, &to, 0, 0, NULL},
+        {"--from", NULL, LH_OPT_STR, &from, 0, 0, NULL},
+        {"--top", "-n", LH_OPT_UINT, &top, 0, 10, NULL},
+        {"--use", NULL, LH_OPT_CHOICE, &use, 0, 0, "marks|snapshots"},
+        {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &flag, 0, 0, NULL},
+    };
+    size_t n = sizeof opts / sizeof opts[0];
+    char *argv[] = {"leaks", "--to=done", "--from", "start", "--tops", "--top", NULL};
+    lh_err_t err = {{0}};
+    int i = 1;
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 6, argv, &i, &err), 1);
+    assert_string_equal(to, "done");
     i = 2;
-    assert_string_equal(lh_cli_opt_value(argc, argv, &i, "--from", &missing), "start");
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 6, argv, &i, &err), 1);
+    assert_string_equal(from, "start");
     assert_int_equal(i, 3);
-    i = 5;
-    assert_null(lh_cli_opt_value(argc, argv, &i, "--top", &missing)); /* --tops */
-    assert_int_equal(missing, 0);
+    i = 4; /* --tops is not --top */
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 6, argv, &i, &err), 0);
+    i = 5; /* --top at the end: no value */
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 6, argv, &i, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "leaks: option '--top' needs a value");
+
+    char *nums[] = {"leaks", "-n", "3", "--top=11", "--use", "snap", "--use=m", "--use", "x"};
+    i = 1;
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 9, nums, &i, &err), 1);
+    assert_int_equal(top, 3);
+    i = 3;
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 9, nums, &i, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "leaks: --top: expected a number from 0 to 10, got '11'");
+    i = 4; /* a unique prefix names the choice */
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 9, nums, &i, &err), 1);
+    assert_int_equal(use, 1);
+    i = 6;
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 9, nums, &i, &err), 1);
+    assert_int_equal(use, 0);
+    i = 7;
+    assert_int_equal(lh_opt_parse("leaks", opts, n, 9, nums, &i, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "leaks: --use: expected marks or snapshots, got 'x'");
+
+    /* Booleans: bare, =on|off, a separate on|off, --no-; a following word that is not
+     * on or off (the program to run) is left alone. */
+    char *b[] = {"run", "--snapshot-at-exit", "true", "--snapshot-at-exit=off",
+                 "--snapshot-at-exit", "on", "--no-snapshot-at-exit", "--snapshot-at-exit=maybe"};
+    i = 1;
+    assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), 1);
+    assert_int_equal(flag, 1);
+    assert_int_equal(i, 1);
+    i = 3;
+    assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), 1);
+    assert_int_equal(flag, 0);
     i = 4;
-    assert_string_equal(lh_cli_opt_value(argc, argv, &i, "--top", &missing), "--tops");
-    argc = 5;
-    i = 4;
-    assert_null(lh_cli_opt_value(argc, argv, &i, "--top", &missing));
-    assert_int_equal(missing, 1);
+    assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), 1);
+    assert_int_equal(flag, 1);
+    assert_int_equal(i, 5);
+    i = 6;
+    assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), 1);
+    assert_int_equal(flag, 0);
+    i = 7;
+    assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "run: --snapshot-at-exit: expected on or off, got 'maybe'");
 
     unsigned long v;
-    lh_err_t err;
     assert_int_equal(lh_cli_parse_uint("--skip", "3", 0, 10, &v, &err), 0);
     assert_int_equal(v, 3);
     assert_int_equal(lh_cli_parse_uint("--skip", "11", 0, 10, &v, &err), LH_EINVAL);
     assert_non_null(strstr(err.msg, "--skip"));
+}
+
+/* The common layer: the trace, --format, --salvage, suppressions, and its messages. */
+static void
+test_args_parse(void **state)
+{
+    (void)state;
+    int top_down = 0;
+    const lh_opt_t opts[] = {{"--top-down", NULL, LH_OPT_BOOL, &top_down, 0, 0, NULL}};
+    const lh_cmd_spec_t spec = {"tree", "usage\n", LH_ARGS_FORMAT, opts, 1};
+    const lh_cmd_spec_t plot = {"plot", "usage\n", 0, NULL, 0};
+    lh_err_t err = {{0}};
+    lh_trace_args_t a = {0};
+    char *ok[] = {"tree", "--format=json", "t.lht", "--salvage", "--suppressions", "s.supp",
+                  "--default-suppressions", "--top-down", "-q"};
+    assert_int_equal(lh_args_parse(&spec, 9, ok, &a, &err), 0);
+    assert_string_equal(a.path, "t.lht");
+    assert_true(a.json && a.salvage && a.default_supp && a.quiet && top_down);
+    assert_int_equal(a.n_supp_files, 1);
+    assert_string_equal(a.supp_files[0], "s.supp");
+
+    char *two[] = {"tree", "a.lht", "b.lht"};
+    memset(&a, 0, sizeof a);
+    assert_int_equal(lh_args_parse(&spec, 3, two, &a, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "tree: one trace at a time (got 'a.lht' and 'b.lht')");
+    char *none[] = {"tree", "--salvage"};
+    memset(&a, 0, sizeof a);
+    assert_int_equal(lh_args_parse(&spec, 2, none, &a, &err), LH_EINVAL);
+    assert_non_null(strstr(err.msg, "tree: which trace?"));
+    char *bad[] = {"tree", "t.lht", "--bogus"};
+    memset(&a, 0, sizeof a);
+    assert_int_equal(lh_args_parse(&spec, 3, bad, &a, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "tree: unknown option '--bogus' (see leakhound help tree)");
+    char *fmt[] = {"tree", "t.lht", "--format", "xml"};
+    memset(&a, 0, sizeof a);
+    assert_int_equal(lh_args_parse(&spec, 4, fmt, &a, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "tree: --format: expected text or json, got 'xml'");
+    /* a command without text or json output refuses --format, by name */
+    memset(&a, 0, sizeof a);
+    fmt[0] = "plot";
+    assert_int_equal(lh_args_parse(&plot, 4, fmt, &a, &err), LH_EINVAL);
+    assert_non_null(strstr(err.msg, "plot: --format:"));
+    /* after --, a name starting with '-' is the trace */
+    char *dash[] = {"tree", "--", "-odd.lht"};
+    memset(&a, 0, sizeof a);
+    assert_int_equal(lh_args_parse(&spec, 3, dash, &a, &err), 0);
+    assert_string_equal(a.path, "-odd.lht");
 }
 
 int
@@ -159,6 +256,7 @@ main(void)
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_opt_value),
+        cmocka_unit_test(test_args_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

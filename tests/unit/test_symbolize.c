@@ -123,7 +123,7 @@ new_sym(void)
 {
     lh_symbolizer_t *s = NULL;
     lh_err_t err;
-    lh_sym_opts_t opts = {exe_path};
+    lh_sym_opts_t opts = {.exe_path = exe_path};
     assert_int_equal(lh_sym_new(&mods, &opts, &s, &err), 0);
     return s;
 }
@@ -253,7 +253,7 @@ test_stack_and_site(void **state)
     ips[0] = (uint64_t)(uintptr_t)&getpid + 4;              /* libc: not the site */
     ips[1] = (uint64_t)(uintptr_t)lh_test_outer_function(); /* 2 frames */
     ips[2] = 0x10;
-    lh_stack_t st = {ips, 3, 0};
+    lh_stack_t st = {.ips = ips, .n_ips = 3, .epoch = 0};
     assert_int_equal(lh_sym_stack(s, &st, &frames, &n, &err), 0);
     assert_true(n >= 4);
     long loc = lh_site_location(frames, n);

@@ -217,6 +217,50 @@ lh_tb_stack(lh_tb_t *tb, uint32_t id, uint64_t epoch, const uint64_t *ips, size_
 }
 
 void
+lh_tb_script_stack(lh_tb_t *tb, uint32_t id, uint64_t epoch, const uint64_t *ips, size_t n,
+                   const uint32_t *script, size_t n_script)
+{
+    if (!tb->in_frame) {
+        die("record outside a frame");
+    }
+    lh_enc_rec_stack(&tb->fe, id, (uint32_t)epoch, ips, (uint32_t)n, script,
+                     (uint32_t)n_script);
+    if (!lh_enc_ok(&tb->fe)) {
+        die("frame overflow");
+    }
+    tb->n_records++;
+}
+
+void
+lh_tb_sframe(lh_tb_t *tb, uint32_t id, unsigned lang, const char *func, const char *file,
+             uint32_t line)
+{
+    if (!tb->in_frame) {
+        die("record outside a frame");
+    }
+    lh_enc_rec_sframe(&tb->fe, id, lang, func, strlen(func), file, strlen(file), line);
+    if (!lh_enc_ok(&tb->fe)) {
+        die("frame overflow");
+    }
+    tb->n_records++;
+}
+
+void
+lh_tb_interp(lh_tb_t *tb, uint64_t ts, unsigned lang, const char *version, unsigned status,
+             const char *detail)
+{
+    if (!tb->in_frame) {
+        die("record outside a frame");
+    }
+    lh_enc_rec_interp(&tb->fe, ts - tb->ts, lang, version, status, detail);
+    tb->ts = ts;
+    if (!lh_enc_ok(&tb->fe)) {
+        die("frame overflow");
+    }
+    tb->n_records++;
+}
+
+void
 lh_tb_module(lh_tb_t *tb, uint64_t ts, uint64_t epoch, uint64_t load_bias, const char *path,
              const uint8_t *build_id, size_t build_id_len, uint64_t vaddr, uint64_t memsz)
 {

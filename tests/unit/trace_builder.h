@@ -39,6 +39,13 @@ void lh_tb_free_rec(lh_tb_t *tb, uint64_t ts, uint64_t addr);
 void lh_tb_realloc(lh_tb_t *tb, uint64_t ts, uint64_t old_addr, uint64_t new_addr,
                    uint64_t size, uint32_t stack, uint64_t dt_alloc);
 void lh_tb_stack(lh_tb_t *tb, uint32_t id, uint64_t epoch, const uint64_t *ips, size_t n);
+/* Script frames (format minor 1): a STACK with trailing script frame ids, SFRAME, INTERP. */
+void lh_tb_script_stack(lh_tb_t *tb, uint32_t id, uint64_t epoch, const uint64_t *ips,
+                        size_t n, const uint32_t *script, size_t n_script);
+void lh_tb_sframe(lh_tb_t *tb, uint32_t id, unsigned lang, const char *func, const char *file,
+                  uint32_t line);
+void lh_tb_interp(lh_tb_t *tb, uint64_t ts, unsigned lang, const char *version,
+                  unsigned status, const char *detail);
 void lh_tb_module(lh_tb_t *tb, uint64_t ts, uint64_t epoch, uint64_t load_bias,
                   const char *path, const uint8_t *build_id, size_t build_id_len,
                   uint64_t vaddr, uint64_t memsz);

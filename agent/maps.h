@@ -1,0 +1,20 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * maps.h: the module map (maps.c). lh_maps_scan calls dl_iterate_phdr, which takes the
+ * loader's lock: never call it with an agent lock held.
+ */
+#ifndef LH_MAPS_H
+#define LH_MAPS_H
+
+/* Reserves the module table. Returns 0 or -1 (no memory). At init. */
+int lh_maps_init(void);
+/* Writes MODULE records for modules loaded or unloaded since the last scan; force: scan
+ * even when the loader's counters did not move. Guard held, no agent lock held. */
+void lh_maps_scan(int force);
+/* Repeats every known module into a new file: the output's opener (writer lock held, no
+ * loader calls). */
+void lh_maps_emit_all_locked(void);
+/* Fork child: modules are written again into the child's own file. */
+void lh_maps_after_fork(void);
+
+#endif /* LH_MAPS_H */

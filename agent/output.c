@@ -1,0 +1,291 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * output.c: the trace file. Opened on first use (a fork child opens its own only when it
+ * has something to write), O_EXCL|O_NOFOLLOW, 0600; the file header and the process
+ * records first, then whatever the opener callback adds (the module map), then frames:
+ * each one compressed with zstd on agent memory and written whole under the writer lock.
+ *
+ * A failed open or write stops recording for good in this process (io_failure), and no
+ * frame is written after a short one, so the file is truncated rather than corrupt.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
+#include <zstd.h>
+
+#include "output.h"
+
+#include "agent.h"
+#include "config.h"
+#include "enc.h"
+#include "format.h"
+#include "sys.h"
+
+#define SCRATCH_MAX (256u * 1024u) /* largest agent frame (module records) */
+
+/* Called with the writer lock held when a new file has its header (see lh_output_init). */
+static void (*on_open)(void);
+
+/* Sticky: the trace could not be created or written. Set once per process (reset in a fork
+ * child, which writes its own file); no frame is written after it, so a short write (disk
+ * full) is never followed by a later frame that would make the file corrupt rather than
+ * truncated. */
+static atomic_int io_failed;
+
+/* Says why, once per process, whatever the state: the first write (or the open) often
+ * happens in the final flush, when the state is already LH_ST_STOPPED and lh_disable
+ * would stay silent, leaving a bare "(errno N)" line or nothing at all. */
+static void
+io_failure(const char *why, const char *path, int err)
+{
+    if (atomic_exchange(&io_failed, 1)) {
+        return;
+    }
+    atomic_store(&lh_g.state, LH_ST_STOPPED);
+    static const char stopped[] = "); recording stopped (the program continues)";
+    char tail[32 + sizeof stopped] = " (errno ";
+    size_t n = strlen(tail);
+    n += lh_sys_fmt_u64(tail + n, (uint64_t)(err < 0 ? -err : err));
+    memcpy(tail + n, stopped, sizeof stopped);
+    lh_sys_log(why, path, tail);
+}
+
+/* -------------------------------------------------------------------------------------
+ * The output file
+ * ----------------------------------------------------------------------------------- */
+static size_t
+build_info(uint8_t *buf, size_t cap)
+{
+    lh_enc_t e;
+    uint8_t *r;
+    lh_enc_init(&e, buf, cap);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_PID);
+    lh_enc_varint(&e, (uint64_t)lh_g.pid);
+    lh_enc_varint(&e, (uint64_t)lh_g.ppid);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_EXE);
+    lh_enc_str(&e, lh_g.exe);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_CMDLINE);
+    size_t argc = 0;
+    for (size_t i = 0; i < lh_g.cmdline_len; i++) {
+        argc += lh_g.cmdline[i] == '\0';
+    }
+    lh_enc_varint(&e, argc);
+    for (size_t i = 0; i < lh_g.cmdline_len;) {
+        size_t n = strnlen(lh_g.cmdline + i, lh_g.cmdline_len - i);
+        lh_enc_varint(&e, n);
+        lh_enc_bytes(&e, lh_g.cmdline + i, n);
+        i += n + 1;
+    }
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_CLOCK);
+    lh_enc_varint(&e, 1);
+    lh_enc_varint(&e, lh_g.mono_start_ns);
+    lh_enc_varint(&e, lh_g.real_start_ns);
+    lh_enc_rec_end(&e, r);
+
+    r = lh_enc_rec_begin(&e, LH_REC_INFO_AGENT);
+    lh_enc_str(&e, LH_AGENT_VERSION);
+    lh_enc_varint(&e, (uint64_t)lh_g.cfg.unwind);
+    lh_enc_varint(&e, (uint64_t)lh_g.cfg.depth);
+    lh_enc_varint(&e, sizeof(void *));
+#if defined(__x86_64__)
+    lh_enc_str(&e, "x86_64");
+#elif defined(__aarch64__)
+    lh_enc_str(&e, "aarch64");
+#else
+    lh_enc_str(&e, "unknown");
+#endif
+    lh_enc_varint(&e, lh_g.cfg.sample_rate);
+    lh_enc_rec_end(&e, r);
+
+    if (lh_g.parent_pid) {
+        r = lh_enc_rec_begin(&e, LH_REC_INFO_PARENT);
+        lh_enc_varint(&e, (uint64_t)lh_g.parent_pid);
+        lh_enc_rec_end(&e, r);
+    }
+    return lh_enc_ok(&e) ? (size_t)(e.p - buf) : 0;
+}
+
+static int
+has_pid_pattern(const char *s)
+{
+    for (; *s; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            return 1;
+        }
+        if (s[0] == '%' && s[1]) {
+            s++;
+        }
+    }
+    return 0;
+}
+
+static void
+append_suffix(char *name, size_t cap, uint64_t v)
+{
+    size_t n = strlen(name);
+    char num[21];
+    size_t k = lh_sys_fmt_u64(num, v);
+    if (n + 1 + k + 1 > cap) {
+        return;
+    }
+    name[n] = '.';
+    memcpy(name + n + 1, num, k);
+    name[n + 1 + k] = '\0';
+}
+
+/* Opens the trace on first use (wlock held). A fork child opens its own file only when it
+ * has something to write, so fork+exec children leave no empty traces. */
+static int
+open_output_locked(void)
+{
+    if (lh_g.fd >= 0) {
+        return 0;
+    }
+    if (lh_g.open_failed) {
+        return -1;
+    }
+    char name[LH_PATH_MAX];
+    lh_config_expand(&lh_g.cfg, lh_g.pid, lh_g.progname, name, sizeof name);
+    if (lh_g.parent_pid && !has_pid_pattern(lh_g.cfg.output)) {
+        append_suffix(name, sizeof name, (uint64_t)lh_g.pid);
+    }
+    /* O_EXCL|O_NOFOLLOW: never clobber an existing file nor follow a planted symlink. A
+     * followed exec of the same program may find its own earlier trace: add .1, .2, ... */
+    char try[LH_PATH_MAX];
+    lh_sys_strlcpy(try, name, sizeof try);
+    int fd = -1;
+    for (int k = 0; k < 100; k++) {
+        fd = open(try, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            break;
+        }
+        lh_sys_strlcpy(try, name, sizeof try);
+        append_suffix(try, sizeof try, (uint64_t)k + 1);
+    }
+    if (fd < 0) {
+        lh_g.open_failed = 1;
+        io_failure("cannot create trace file ", try, errno);
+        return -1;
+    }
+    lh_g.fd = fd;
+    lh_sys_strlcpy(lh_g.path, try, sizeof lh_g.path);
+
+    uint8_t hdr[LH_FILE_HEADER_LEN + 40000];
+    size_t info_len = build_info(hdr + LH_FILE_HEADER_LEN, sizeof hdr - LH_FILE_HEADER_LEN);
+    lh_enc_t e;
+    lh_enc_init(&e, hdr, LH_FILE_HEADER_LEN);
+    lh_enc_file_header(&e, (uint32_t)info_len);
+    int wrc = lh_sys_write_all(fd, hdr, LH_FILE_HEADER_LEN + info_len);
+    if (wrc != 0) {
+        io_failure("cannot write trace file ", lh_g.path, wrc);
+        return -1;
+    }
+    if (on_open) {
+        on_open();
+    }
+    return 0;
+}
+
+void
+lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint32_t n_records,
+                             uint64_t ts_base, uint8_t flags)
+{
+    if (len == 0 || atomic_load_explicit(&io_failed, memory_order_relaxed) ||
+        open_output_locked() != 0 || lh_g.fd < 0) {
+        return;
+    }
+    uint8_t *payload = lh_g.out + LH_FRAME_HEADER_LEN;
+    size_t cap = lh_g.out_cap - LH_FRAME_HEADER_LEN;
+    size_t clen = 0;
+    uint8_t codec = LH_CODEC_RAW;
+    if (lh_g.cctx) {
+        clen = ZSTD_compressCCtx(lh_g.cctx, payload, cap, raw, len, 1);
+        if (!ZSTD_isError(clen) && clen < len) {
+            codec = LH_CODEC_ZSTD;
+        }
+    }
+    if (codec == LH_CODEC_RAW) {
+        if (len > cap) {
+            return;
+        }
+        memcpy(payload, raw, len);
+        clen = len;
+    }
+    lh_frame_hdr_t h = {
+        .codec = codec,
+        .flags = flags,
+        .tid = tid,
+        .raw_len = (uint32_t)len,
+        .comp_len = (uint32_t)clen,
+        .ts_base_ns = ts_base,
+        .seq = lh_g.seq++,
+        .n_records = n_records,
+    };
+    lh_enc_t e;
+    lh_enc_init(&e, lh_g.out, LH_FRAME_HEADER_LEN);
+    lh_enc_frame_header(&e, &h, payload);
+    int rc = lh_sys_write_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN + clen);
+    if (rc != 0) {
+        io_failure("cannot write trace file ", lh_g.path, rc);
+        return;
+    }
+    atomic_fetch_add_explicit(&lh_g.n_frames, 1, memory_order_relaxed);
+}
+
+void
+lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
+                            uint64_t ts_base)
+{
+    lh_output_write_frame_locked(recs, len, 0, n_records, ts_base, 0);
+}
+
+void
+lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records, uint64_t ts_base,
+                     uint8_t flags)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+    lh_output_write_frame_locked(recs, len, 0, n_records, ts_base, flags);
+    pthread_mutex_unlock(&lh_g.wlock);
+}
+
+int
+lh_output_init(void (*opened)(void))
+{
+    size_t max_raw = lh_g.cfg.buffer_bytes > SCRATCH_MAX ? lh_g.cfg.buffer_bytes : SCRATCH_MAX;
+    lh_g.out_cap = LH_FRAME_HEADER_LEN + ZSTD_compressBound(max_raw) + 64;
+    lh_g.out = lh_sys_map(lh_g.out_cap);
+    if (!lh_g.out) {
+        return -1;
+    }
+    ZSTD_customMem mem = {lh_sys_zalloc, lh_sys_zfree, NULL};
+    lh_g.cctx = ZSTD_createCCtx_advanced(mem);
+    on_open = opened;
+    pthread_mutex_lock(&lh_g.wlock);
+    int rc = open_output_locked();
+    pthread_mutex_unlock(&lh_g.wlock);
+    return rc;
+}
+
+void
+lh_output_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    lh_g.wlock = fresh;
+    if (lh_g.fd >= 0) {
+        close(lh_g.fd);
+    }
+    lh_g.fd = -1;
+    lh_g.open_failed = 0;
+    atomic_store(&io_failed, 0);
+    lh_g.seq = 0;
+}

@@ -1,0 +1,34 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * output.h: the trace file (output.c). Everything here takes or needs the writer lock
+ * (lh_g.wlock); lock order is slot lock, then writer lock, then the hand-off queue's lock.
+ * None of it is AS-safe; hooks reach it only through the slots (slots.h).
+ */
+#ifndef LH_OUTPUT_H
+#define LH_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reserves the compression buffer and context and opens the file (lh_g.cfg, lh_g's identity
+ * must be set). opened, if not NULL, runs with the writer lock held each time a new file
+ * has its header, to add what every file must repeat (the module map); it must not call
+ * into the loader. Returns 0, or -1 (a failed open was said in one line). */
+int lh_output_init(void (*opened)(void));
+
+/* Compresses and writes one frame of records for thread tid (0: the agent's own). Opens
+ * the file on first use. Writer lock held. Failures stop recording (said once). */
+void lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid,
+                                  uint32_t n_records, uint64_t ts_base, uint8_t flags);
+
+/* Writes a frame of agent records (tid 0), e.g. modules or sync. Takes the writer lock. */
+void lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records,
+                          uint64_t ts_base, uint8_t flags);
+/* The same with the writer lock already held (used while opening a new file). */
+void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
+                                 uint64_t ts_base);
+
+/* Fork child: a fresh writer lock, no file (the child opens its own on first use). */
+void lh_output_after_fork(void);
+
+#endif /* LH_OUTPUT_H */

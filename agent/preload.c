@@ -1,0 +1,140 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * preload.c: the LD_PRELOAD front-end's process life cycle: the constructor that reads the
+ * configuration and starts the recorder, the exit handler that ends the trace, the
+ * snapshot signal, and LD_PRELOAD taken out of the environment of programs the target
+ * executes (unless --follow-exec).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "config.h"
+#include "format.h"
+#include "recorder.h"
+#include "shims.h"
+#include "ticker.h"
+
+/* Takes this library out of LD_PRELOAD in place (no allocation), so programs the target
+ * executes are not traced unless --follow-exec asked for it. */
+static void
+strip_preload(void)
+{
+    extern char **environ;
+    for (char **ep = environ; ep && *ep; ep++) {
+        if (strncmp(*ep, "LD_PRELOAD=", 11) != 0) {
+            continue;
+        }
+        char *s = *ep + 11;
+        char *w = s;
+        char *p = s;
+        while (*p) {
+            while (*p == ':' || *p == ' ') {
+                p++;
+            }
+            char *tok = p;
+            while (*p && *p != ':' && *p != ' ') {
+                p++;
+            }
+            size_t len = (size_t)(p - tok);
+            if (!len) {
+                continue;
+            }
+            const char *base = tok;
+            for (char *c = tok; c < p; c++) {
+                if (*c == '/') {
+                    base = c + 1;
+                }
+            }
+            if ((size_t)(p - base) == strlen("libleakhound.so") &&
+                memcmp(base, "libleakhound.so", (size_t)(p - base)) == 0) {
+                continue;
+            }
+            if (w != s) {
+                *w++ = ':';
+            }
+            memmove(w, tok, len);
+            w += len;
+        }
+        *w = '\0';
+    }
+}
+
+/* exit() runs on_exit/atexit handlers in reverse order of registration. Ours is registered
+ * in the constructor, before __libc_start_main registers the loader's destructor pass, so it
+ * runs after every ELF destructor and C++ static destructor of the program (and after our
+ * own destructor): the last frees are recorded, and the exit status is known. */
+static int on_exit_registered;
+
+LH_REALIGN static void
+at_exit(int status, void *arg)
+{
+    (void)arg;
+    lh_g.exit_status = status;
+    lh_g.have_exit_status = 1;
+    lh_recorder_finish(LH_EXIT_NORMAL, status);
+}
+
+LH_REALIGN static void
+on_snapshot_signal(int sig)
+{
+    (void)sig;
+    lh_request_snapshot(); /* AS-safe: the ticker writes the record */
+}
+
+static void
+install_snapshot_signal(void)
+{
+    int sig = lh_g.cfg.snapshot_signal;
+    struct sigaction old;
+    if (!sig || sigaction(sig, NULL, &old) != 0) {
+        return;
+    }
+    /* Only where the program (so far) has no use for the signal. */
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_snapshot_signal;
+        sa.sa_flags = SA_RESTART;
+        sigfillset(&sa.sa_mask);
+        sigaction(sig, &sa, NULL);
+    }
+}
+
+__attribute__((constructor)) LH_REALIGN static void
+lh_ctor(void)
+{
+    if (atomic_load(&lh_g.state) == LH_ST_UNINIT) {
+        lh_shims_resolve();
+    }
+    if (atomic_load(&lh_g.state) != LH_ST_RESOLVED) {
+        return;
+    }
+    lh_tls.guard = 1;
+    if (lh_config_load(&lh_g.cfg) != 0) {
+        goto off;
+    }
+    if (lh_recorder_init() != 0) {
+        goto off; /* said why */
+    }
+    on_exit_registered = on_exit(at_exit, NULL) == 0;
+    if (!lh_g.cfg.follow_exec) {
+        strip_preload();
+    }
+    install_snapshot_signal();
+    lh_recorder_begin();
+    lh_tls.guard = 0;
+    return;
+off:
+    atomic_store(&lh_g.state, LH_ST_STOPPED);
+    lh_tls.guard = 0;
+}
+
+__attribute__((destructor)) LH_REALIGN static void
+lh_dtor(void)
+{
+    if (!on_exit_registered) {
+        lh_recorder_finish(LH_EXIT_NORMAL, 0);
+    }
+}

@@ -1,0 +1,32 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * record.h: event recording (record.c), turning one hook call into records in the calling
+ * thread's slot. The caller holds the reentrancy guard. lh_rec_begin unwinds (when asked)
+ * before it locks the slot and takes the time stamp; lh_rec_end unlocks.
+ */
+#ifndef LH_RECORD_H
+#define LH_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+typedef struct lh_rec {
+    lh_slot_t *slot;
+    uint32_t stack_id;
+    uint64_t ts; /* taken under the slot lock by lh_rec_begin */
+} lh_rec_t;
+
+/* Returns 0 with the slot locked, or -1 (no slot; nothing to end). */
+int lh_rec_begin(lh_rec_t *r, int want_stack);
+void lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind);
+void lh_rec_free(lh_rec_t *r, const void *p);
+void lh_rec_realloc(lh_rec_t *r, const void *old, const void *p, size_t size);
+void lh_rec_label(lh_rec_t *r, uint8_t type, const char *label, int trigger);
+void lh_rec_tag(lh_rec_t *r, const void *p, const char *type);
+void lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *file, int mode,
+                     unsigned number, uint64_t pause_ns);
+void lh_rec_end(lh_rec_t *r);
+
+#endif /* LH_RECORD_H */

@@ -1,0 +1,354 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * recorder.c: the recorder core behind recorder.h: the agent's state, start-up in order,
+ * what a hook records for each call of the malloc family, and the ends of a recording
+ * (exec, exit). Front-ends (shims.c for LD_PRELOAD) call only recorder.h.
+ */
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#include "agent.h"
+#include "enc.h"
+#include "format.h"
+#include "fork.h"
+#include "maps.h"
+#include "output.h"
+#include "record.h"
+#include "sample.h"
+#include "script.h"
+#include "slots.h"
+#include "snapshot.h"
+#include "sys.h"
+#include "ticker.h"
+#include "unwind.h"
+
+lh_agent_t lh_g = {
+    .wlock = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
+};
+__thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));
+
+void
+lh_disable(const char *why, const char *detail)
+{
+    int prev = atomic_exchange(&lh_g.state, LH_ST_STOPPED);
+    if (prev == LH_ST_RECORDING) {
+        lh_sys_log(why, detail, "; recording stopped (the program continues)");
+    }
+}
+
+int lh_recorder_sampling;
+
+/* -------------------------------------------------------------------------------------
+ * What a hook records
+ * ----------------------------------------------------------------------------------- */
+void
+lh_recorder_alloc(void *p, size_t size, int kind)
+{
+    lh_rec_t r;
+    int saved = errno;
+    if (lh_recorder_sampling) {
+        lh_sample_mark(p);
+    }
+    lh_tls.guard = 1;
+    if (lh_rec_begin(&r, 1) == 0) {
+        lh_rec_alloc(&r, p, size, kind);
+        lh_rec_end(&r);
+    }
+    lh_tls.guard = 0;
+    errno = saved;
+}
+
+void
+lh_recorder_free(void *p)
+{
+    lh_rec_t r;
+    int saved = errno;
+    lh_tls.guard = 1;
+    if (lh_rec_begin(&r, 0) == 0) {
+        lh_rec_free(&r, p);
+        lh_rec_end(&r);
+    }
+    lh_tls.guard = 0;
+    errno = saved;
+}
+
+/* Sampling mode: realloc is the free of the old block (recorded when it was sampled) and
+ * an allocation of the new one (recorded when sampled). */
+static void *
+realloc_sampled(void *(*real_realloc)(void *, size_t), void *p, size_t n, int kind)
+{
+    int old_sampled = p && lh_sample_unmark(p);
+    lh_rec_t r;
+    int ok = 0;
+    lh_tls.guard = 1;
+    if (old_sampled) {
+        ok = lh_rec_begin(&r, 0) == 0; /* stamped before the call, as a free must be */
+    }
+    void *q = real_realloc(p, n);
+    int saved = errno;
+    if (old_sampled && !q && n) {
+        lh_sample_mark(p); /* failed: the old block lives on */
+        old_sampled = 0;
+    }
+    if (ok) {
+        if (old_sampled) {
+            lh_rec_free(&r, p);
+        }
+        lh_rec_end(&r);
+    }
+    lh_tls.guard = 0;
+    if (q && lh_sample_take(n)) {
+        lh_recorder_alloc(q, n, kind);
+    }
+    errno = saved;
+    return q;
+}
+
+void *
+lh_recorder_realloc(void *(*real_realloc)(void *, size_t), void *p, size_t n, int kind)
+{
+    if (!lh_recorder_should_record()) {
+        return real_realloc(p, n);
+    }
+    if (lh_recorder_sampling) {
+        return realloc_sampled(real_realloc, p, n, kind);
+    }
+    lh_rec_t r;
+    lh_tls.guard = 1;
+    /* The slot stays locked across the real call: the free half's time stamp is taken
+     * before it, and the ticker must not write a SYNC between that stamp and the record. */
+    int ok = lh_rec_begin(&r, 1) == 0;
+    void *q = real_realloc(p, n);
+    int saved = errno;
+    if (ok) {
+        if (q && p) {
+            lh_rec_realloc(&r, p, q, n);
+        } else if (q) {
+            lh_rec_alloc(&r, q, n, kind);
+        } else if (p && n == 0) {
+            lh_rec_free(&r, p); /* glibc: realloc(p, 0) frees p and returns NULL */
+        }
+        lh_rec_end(&r);
+    }
+    lh_tls.guard = 0;
+    errno = saved;
+    return q;
+}
+
+void
+lh_recorder_modules_changed(void)
+{
+    if (!lh_recording() || lh_tls.guard) {
+        return;
+    }
+    int saved = errno;
+    lh_tls.guard = 1;
+    lh_maps_scan(0);
+    lh_tls.guard = 0;
+    errno = saved;
+}
+
+/* -------------------------------------------------------------------------------------
+ * The ends of a recording: exec, exit
+ * ----------------------------------------------------------------------------------- */
+/* A vfork child shares our memory: it must not touch the parent's buffers or file. */
+int
+lh_recorder_own_process(void)
+{
+    return getpid() == lh_g.pid;
+}
+
+/* The trailer: END with the counters. */
+static void
+write_end(int exit_kind, int status)
+{
+    /* A fork child that recorded nothing leaves no file at all. */
+    if (lh_g.fd < 0 && lh_g.parent_pid && lh_events_total() == 0) {
+        return;
+    }
+    uint8_t buf[128];
+    lh_enc_t e;
+    uint64_t now = lh_sys_now_ns();
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_END);
+    lh_enc_varint(&e, 0);
+    lh_enc_varint(&e, (uint64_t)exit_kind);
+    lh_enc_varint(&e, (uint64_t)(uint32_t)status);
+    lh_enc_varint(&e, lh_events_total());
+    lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
+    lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
+    lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_enc_rec_end(&e, r);
+    lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
+}
+
+void
+lh_recorder_exec(const char *path)
+{
+    if (!lh_recording() || lh_tls.guard || !lh_recorder_own_process()) {
+        return;
+    }
+    int saved = errno;
+    lh_tls.guard = 1;
+    lh_flush_all(1);
+    if (lh_g.fd >= 0 || lh_events_total() > 0) {
+        uint8_t buf[LH_PATH_MAX + 32];
+        lh_enc_t e;
+        lh_enc_init(&e, buf, sizeof buf);
+        uint8_t *r = lh_enc_rec_begin(&e, LH_REC_EXEC);
+        lh_enc_varint(&e, 0);
+        lh_enc_str(&e, path);
+        lh_enc_rec_end(&e, r);
+        if (lh_enc_ok(&e)) {
+            lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+        }
+        /* The trace ends here if the exec succeeds. If it fails, recording goes on and the
+         * END written at exit supersedes this one (readers keep the last END). */
+        write_end(LH_EXIT_EXEC, 0);
+    }
+    if (!lh_g.cfg.follow_exec && !lh_g.parent_pid) {
+        /* A wrapper (env, a script, a pyenv shim) becoming the real program: say why its
+         * trace holds only the wrapper. Children's execs (a shell's commands) stay quiet. */
+        lh_sys_log(lh_g.progname, " is replacing itself with ", path);
+        lh_sys_log("that program is not traced: leakhound run --follow-exec traces it too", "",
+                   "");
+    }
+    lh_tls.guard = 0;
+    errno = saved;
+}
+
+void
+lh_recorder_finish(int kind, int status)
+{
+    int expect = LH_ST_RECORDING;
+    if (lh_tls.guard) {
+        /* exit() from a signal handler that interrupted one of our hooks: our locks may be
+         * held by this very thread. Stop without flushing rather than deadlock. */
+        atomic_store(&lh_g.state, LH_ST_STOPPED);
+        return;
+    }
+    if (!lh_recorder_own_process() ||
+        !atomic_compare_exchange_strong(&lh_g.state, &expect, LH_ST_STOPPED)) {
+        return;
+    }
+    lh_tls.guard = 1;
+    atomic_store(&lh_g.ticker_stop, 1);
+    lh_flush_all(1);
+    if (lh_g.fd >= 0 || lh_events_total() > 0) {
+        if (lh_g.cfg.rss_ms) {
+            lh_write_rss(1);
+        }
+        if (lh_g.cfg.snapshot_at_exit) {
+            lh_snapshot_take("exit", LH_SNAP_EXIT, 0);
+        }
+        lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
+    }
+    write_end(kind, status);
+    /* The guard stays set: what this thread frees from now on is not recorded. */
+}
+
+/* -------------------------------------------------------------------------------------
+ * Start-up
+ * ----------------------------------------------------------------------------------- */
+static int
+self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t here = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && here >= lo &&
+            here < lo + ph->p_memsz) {
+            lh_g.self_lo = lo;
+            lh_g.self_hi = lo + ph->p_memsz;
+            lh_sys_strlcpy(lh_g.self_path, info->dlpi_name, sizeof lh_g.self_path);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void
+read_identity(void)
+{
+    lh_g.pid = getpid();
+    lh_g.ppid = getppid();
+    ssize_t n = readlink("/proc/self/exe", lh_g.exe, sizeof lh_g.exe - 1);
+    lh_g.exe[n > 0 ? n : 0] = '\0';
+    n = lh_sys_read_file("/proc/self/cmdline", lh_g.cmdline, sizeof lh_g.cmdline);
+    lh_g.cmdline_len = n > 0 ? (size_t)n : 0;
+    if (lh_g.cmdline_len == sizeof lh_g.cmdline) {
+        lh_g.cmdline[lh_g.cmdline_len - 1] = '\0'; /* truncated: keep it well-formed */
+    }
+    const char *arg0 = lh_g.cmdline_len ? lh_g.cmdline : lh_g.exe;
+    const char *base = strrchr(arg0, '/');
+    lh_sys_strlcpy(lh_g.progname, base ? base + 1 : arg0, sizeof lh_g.progname);
+    /* A program name is part of a file name: keep it to safe characters. */
+    for (char *c = lh_g.progname; *c; c++) {
+        if (*c == '/' || *c < ' ') {
+            *c = '_';
+        }
+    }
+    if (!lh_g.progname[0]) {
+        lh_sys_strlcpy(lh_g.progname, "prog", sizeof lh_g.progname);
+    }
+    lh_g.mono_start_ns = lh_sys_now_ns();
+    lh_g.real_start_ns = lh_sys_realtime_ns();
+}
+
+/* What every trace file repeats after its header (writer lock held). */
+static void
+on_file_open(void)
+{
+    lh_maps_emit_all_locked();
+    lh_script_emit_interp_locked();
+}
+
+int
+lh_recorder_init(void)
+{
+    lh_sys_clock_init(lh_g.cfg.clock);
+    read_identity();
+    dl_iterate_phdr(self_cb, (void *)(uintptr_t)&lh_recorder_init);
+    if (lh_stacks_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
+        lh_sys_log("cannot reserve memory for the agent; not tracing", "", "");
+        goto off;
+    }
+    if (lh_slots_init() != 0) {
+        goto off;
+    }
+    atomic_store(&lh_g.gen, 1);
+    lh_script_init(); /* before the file opens: its INTERP records go in first */
+    if (lh_output_init(on_file_open) != 0) {
+        goto off; /* io_failure said why */
+    }
+    lh_unwind_init();
+    if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
+        lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
+        lh_g.cfg.sample_rate = 0;
+    }
+    lh_recorder_sampling = lh_g.cfg.sample_rate > 0;
+    if (lh_snapshot_init(lh_g.cfg.snapshot_contents) != 0) {
+        lh_sys_log("cannot reserve memory for snapshot contents; snapshots record the live set only",
+                   "", "");
+    }
+    return 0;
+off:
+    atomic_store(&lh_g.state, LH_ST_STOPPED);
+    return -1;
+}
+
+void
+lh_recorder_begin(void)
+{
+    lh_fork_install();
+    atomic_store(&lh_g.state, LH_ST_RECORDING);
+    lh_maps_scan(1);
+    lh_ticker_start();
+}

@@ -1,0 +1,80 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * recorder.h: the recorder core, between a front-end that sees the program's allocations
+ * (shims.c + preload.c: LD_PRELOAD interposition at start) and everything that records
+ * them (slots, output, stacks, modules, ticker, snapshots). A front-end fills lh_g.cfg,
+ * calls lh_recorder_init then lh_recorder_begin, reports each call of the malloc family
+ * (lh_recorder_wants_* first: they are the cheap tests), and ends with lh_recorder_finish.
+ *
+ * Hook-side functions: the caller does not hold the guard; they take it, call only AS-safe
+ * code, and keep errno. free is recorded before the real free, an allocation after the real
+ * call returned (an address is never seen reused before it was freed).
+ */
+#ifndef LH_RECORDER_H
+#define LH_RECORDER_H
+
+#include <stddef.h>
+
+#include "agent.h"
+#include "sample.h"
+
+/* Resolves identity, reserves memory, opens the trace. lh_g.cfg must be filled. Returns 0,
+ * or -1 with the agent stopped for good (said why). Guard held, not AS-safe. */
+int lh_recorder_init(void);
+/* Starts recording: fork handlers, state RECORDING, modules, ticker. Guard held. */
+void lh_recorder_begin(void);
+/* Stops recording for good: flushes, final RSS and snapshot, END record. Bounded. */
+void lh_recorder_finish(int exit_kind, int status);
+/* The process is about to exec path: flush and write END (superseded if exec fails). */
+void lh_recorder_exec(const char *path);
+/* A module may be loaded or unloaded: record the module map now (no agent lock held). */
+void lh_recorder_modules_changed(void);
+/* Stops recording (not the program), saying why in one line. AS-safe. */
+void lh_disable(const char *why, const char *detail);
+/* Nonzero when this process is the one recording (not a vfork child sharing our memory). */
+int lh_recorder_own_process(void);
+
+extern int lh_recorder_sampling; /* LEAKHOUND_SAMPLE_RATE > 0; set by lh_recorder_init */
+
+/* Nonzero when a hook must record; counts allocations before recording started. AS-safe. */
+static inline int
+lh_recorder_should_record(void)
+{
+    int st = atomic_load_explicit(&lh_g.state, memory_order_relaxed);
+    if (__builtin_expect(st == LH_ST_RECORDING, 1)) {
+        return !lh_tls.guard;
+    }
+    if (st == LH_ST_RESOLVED) {
+        atomic_fetch_add_explicit(&lh_g.n_pre_init, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+/* An allocation the hook must record: every one, or in sampling mode the sampled ones. */
+static inline int
+lh_recorder_wants_alloc(size_t n)
+{
+    if (!lh_recorder_should_record()) {
+        return 0;
+    }
+    return !lh_recorder_sampling || lh_sample_take(n);
+}
+
+/* A free the hook must record: every one, or in sampling mode those of sampled blocks. */
+static inline int
+lh_recorder_wants_free(const void *p)
+{
+    if (!lh_recorder_should_record()) {
+        return 0;
+    }
+    return !lh_recorder_sampling || lh_sample_unmark(p);
+}
+
+/* Records block p of size bytes, just returned by the real allocator (LH_AK_* kind). */
+void lh_recorder_alloc(void *p, size_t size, int kind);
+/* Records the free of p; call it before the real free. */
+void lh_recorder_free(void *p);
+/* Calls real_realloc(p, n) and records what it did (free, alloc or both). */
+void *lh_recorder_realloc(void *(*real_realloc)(void *, size_t), void *p, size_t n, int kind);
+
+#endif /* LH_RECORDER_H */

@@ -1,0 +1,463 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * shims.c: the LD_PRELOAD front-end's interposition of the malloc family, dlclose, exec,
+ * _exit and _Exit, and the bootstrap. What is recorded is the recorder's business
+ * (recorder.h); the process life cycle (constructor, exit) is preload.c's.
+ *
+ * Bootstrap: the first allocation (often from inside the loader or libc's own start-up)
+ * resolves the real functions with dlsym(RTLD_NEXT). dlsym itself may call calloc: while
+ * resolving, allocations come from a static bump arena, and free/realloc recognise arena
+ * pointers (heaptrack's DummyPool; jemalloc#443). Recording starts in the constructor;
+ * allocations before it pass through and are counted (pre_init_allocs in the trailer).
+ *
+ * Every hook tests the per-thread guard first: nested allocations (from libunwind, zstd,
+ * pthread, a signal handler interrupting a hook) pass straight to the real function.
+ * free is recorded before the real free and malloc after the real malloc, so an address is
+ * never seen reused before it was freed (see record.c for realloc's two time stamps).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shims.h"
+
+#include "agent.h"
+#include "format.h"
+#include "recorder.h"
+#include "sample.h"
+#include "sys.h"
+
+#define LH_EXPORT LH_ENTRY
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+static struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
+    int (*dlclose)(void *);
+    void (*exit_)(int);
+    void (*Exit_)(int);
+    int (*execve)(const char *, char *const[], char *const[]);
+    int (*execv)(const char *, char *const[]);
+    int (*execvp)(const char *, char *const[]);
+    int (*execvpe)(const char *, char *const[], char *const[]);
+} real;
+
+/* -------------------------------------------------------------------------------------
+ * Bootstrap arena: used only while dlsym runs. Never freed, never reused.
+ * ----------------------------------------------------------------------------------- */
+static _Alignas(64) char boot_arena[256 * 1024];
+static atomic_size_t boot_used;
+
+static void *
+boot_alloc(size_t n, size_t align)
+{
+    if (align < 16) {
+        align = 16;
+    }
+    size_t old = atomic_load(&boot_used);
+    for (;;) {
+        size_t start = (old + 16 + align - 1) & ~(align - 1);
+        if (n > sizeof boot_arena || start + n > sizeof boot_arena) {
+            return NULL;
+        }
+        if (atomic_compare_exchange_weak(&boot_used, &old, start + n)) {
+            memcpy(boot_arena + start - sizeof(size_t), &n, sizeof n);
+            return boot_arena + start; /* static storage: already zero */
+        }
+    }
+}
+
+static int
+is_boot(const void *p)
+{
+    return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+}
+
+static size_t
+boot_size(const void *p)
+{
+    size_t n;
+    memcpy(&n, (const char *)p - sizeof(size_t), sizeof n);
+    return n;
+}
+
+#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+
+void
+lh_shims_resolve(void)
+{
+    int expect = LH_ST_UNINIT;
+    if (!atomic_compare_exchange_strong(&lh_g.state, &expect, LH_ST_RESOLVING)) {
+        return; /* another thread (or our own dlsym's calloc) is resolving */
+    }
+    RESOLVE(malloc);
+    RESOLVE(free);
+    RESOLVE(calloc);
+    RESOLVE(realloc);
+    RESOLVE(reallocarray);
+    RESOLVE(posix_memalign);
+    RESOLVE(aligned_alloc);
+    RESOLVE(memalign);
+    RESOLVE(valloc);
+    RESOLVE(pvalloc);
+    RESOLVE(malloc_usable_size);
+    RESOLVE(dlclose);
+    RESOLVE(execve);
+    RESOLVE(execv);
+    RESOLVE(execvp);
+    RESOLVE(execvpe);
+    real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+    real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+    if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
+        lh_sys_log("cannot find the real malloc/free/calloc/realloc; not tracing", "", "");
+        atomic_store(&lh_g.state, LH_ST_STOPPED);
+        return;
+    }
+    atomic_store(&lh_g.state, LH_ST_RESOLVED);
+}
+
+/* -------------------------------------------------------------------------------------
+ * The malloc family
+ * ----------------------------------------------------------------------------------- */
+/* The slow parts of malloc and free live in their own functions, so that the common path
+ * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
+ * frame to set up. */
+__attribute__((noinline)) static void *
+malloc_boot(size_t n)
+{
+    lh_shims_resolve();
+    return real.malloc ? real.malloc(n) : boot_alloc(n, 16);
+}
+
+__attribute__((noinline)) static void *
+malloc_record(void *p, size_t n)
+{
+    if (p && lh_recorder_wants_alloc(n)) {
+        lh_recorder_alloc(p, n, LH_AK_MALLOC);
+    }
+    return p;
+}
+
+LH_EXPORT void *
+malloc(size_t n)
+{
+    void *(*f)(size_t) = real.malloc;
+    if (unlikely(!f)) {
+        return malloc_boot(n);
+    }
+    void *p = f(n);
+    if (likely(lh_recorder_sampling) && lh_sample_skip(n)) {
+        return p;
+    }
+    return malloc_record(p, n);
+}
+
+LH_EXPORT void *
+calloc(size_t n, size_t m)
+{
+    if (unlikely(!real.calloc)) {
+        lh_shims_resolve();
+        if (!real.calloc) {
+            size_t total;
+            if (__builtin_mul_overflow(n, m, &total)) {
+                errno = ENOMEM;
+                return NULL;
+            }
+            return boot_alloc(total, 16);
+        }
+    }
+    void *p = real.calloc(n, m);
+    if (p && lh_recorder_wants_alloc(n * m)) {
+        lh_recorder_alloc(p, n * m, LH_AK_CALLOC);
+    }
+    return p;
+}
+
+__attribute__((noinline)) static void
+free_record(void *p)
+{
+    if (unlikely(is_boot(p))) {
+        return;
+    }
+    if (unlikely(!real.free)) {
+        return; /* cannot happen for a pointer we did not hand out from the arena */
+    }
+    if (lh_recorder_wants_free(p)) {
+        lh_recorder_free(p);
+    }
+    real.free(p);
+}
+
+LH_EXPORT void
+free(void *p)
+{
+    if (unlikely(!p)) {
+        return;
+    }
+    if (likely(lh_recorder_sampling) && !lh_sample_maybe(p) && !is_boot(p)) {
+        real.free(p); /* not a sampled block: nothing to record */
+        return;
+    }
+    free_record(p);
+}
+
+static void *
+realloc_impl(void *p, size_t n, int kind)
+{
+    if (unlikely(is_boot(p))) {
+        size_t old = boot_size(p);
+        void *q = malloc(n ? n : 1);
+        if (q) {
+            memcpy(q, p, old < n ? old : n);
+        }
+        return q;
+    }
+    if (unlikely(!real.realloc)) {
+        lh_shims_resolve();
+        if (!real.realloc) {
+            return p ? NULL : boot_alloc(n, 16);
+        }
+    }
+    return lh_recorder_realloc(real.realloc, p, n, kind);
+}
+
+LH_EXPORT void *
+realloc(void *p, size_t n)
+{
+    return realloc_impl(p, n, LH_AK_REALLOC);
+}
+
+LH_EXPORT void *
+reallocarray(void *p, size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc_impl(p, total, LH_AK_REALLOCARRAY);
+}
+
+LH_EXPORT int
+posix_memalign(void **out, size_t align, size_t n)
+{
+    if (unlikely(!real.posix_memalign)) {
+        lh_shims_resolve();
+        if (!real.posix_memalign) {
+            void *p = boot_alloc(n, align);
+            if (!p) {
+                return ENOMEM;
+            }
+            *out = p;
+            return 0;
+        }
+    }
+    int rc = real.posix_memalign(out, align, n);
+    if (rc == 0 && lh_recorder_wants_alloc(n)) {
+        lh_recorder_alloc(*out, n, LH_AK_MEMALIGN);
+    }
+    return rc;
+}
+
+#define ALIGNED_HOOK(name, kind, ...)                                                        \
+    if (unlikely(!real.name)) {                                                              \
+        lh_shims_resolve();                                                                  \
+        if (!real.name) {                                                                    \
+            return boot_alloc(n, align);                                                     \
+        }                                                                                    \
+    }                                                                                        \
+    void *p = real.name(__VA_ARGS__);                                                        \
+    if (p && lh_recorder_wants_alloc(n)) {                                                   \
+        lh_recorder_alloc(p, n, kind);                                                       \
+    }                                                                                        \
+    return p
+
+LH_EXPORT void *
+aligned_alloc(size_t align, size_t n)
+{
+    ALIGNED_HOOK(aligned_alloc, LH_AK_MEMALIGN, align, n);
+}
+
+LH_EXPORT void *
+memalign(size_t align, size_t n)
+{
+    ALIGNED_HOOK(memalign, LH_AK_MEMALIGN, align, n);
+}
+
+LH_EXPORT void *
+valloc(size_t n)
+{
+    size_t align = 4096;
+    ALIGNED_HOOK(valloc, LH_AK_VALLOC, n);
+}
+
+LH_EXPORT void *
+pvalloc(size_t n)
+{
+    size_t align = 4096;
+    ALIGNED_HOOK(pvalloc, LH_AK_VALLOC, n);
+}
+
+LH_EXPORT size_t
+malloc_usable_size(void *p)
+{
+    if (!p) {
+        return 0;
+    }
+    if (is_boot(p)) {
+        return boot_size(p);
+    }
+    if (!real.malloc_usable_size) {
+        lh_shims_resolve();
+    }
+    return real.malloc_usable_size ? real.malloc_usable_size(p) : 0;
+}
+
+/* -------------------------------------------------------------------------------------
+ * dlclose, exec, _exit
+ *
+ * dlopen is deliberately not interposed: glibc resolves a relative name against the
+ * *caller's* RUNPATH, and the caller would become this library. New modules are found
+ * instead when a new stack is first seen, by the ticker, and before every dlclose.
+ * ----------------------------------------------------------------------------------- */
+LH_EXPORT int
+dlclose(void *h)
+{
+    if (!real.dlclose) {
+        lh_shims_resolve();
+        if (!real.dlclose) {
+            return -1;
+        }
+    }
+    int traced = lh_recording() && !lh_tls.guard;
+    if (traced) {
+        lh_recorder_modules_changed(); /* a module loaded and closed between two ticks */
+    }
+    int rc = real.dlclose(h);
+    if (traced) {
+        lh_recorder_modules_changed();
+    }
+    return rc;
+}
+
+LH_EXPORT int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+    if (!real.execve) {
+        lh_shims_resolve();
+    }
+    lh_recorder_exec(path);
+    return real.execve ? real.execve(path, argv, envp) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+execv(const char *path, char *const argv[])
+{
+    if (!real.execv) {
+        lh_shims_resolve();
+    }
+    lh_recorder_exec(path);
+    return real.execv ? real.execv(path, argv) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+execvp(const char *file, char *const argv[])
+{
+    if (!real.execvp) {
+        lh_shims_resolve();
+    }
+    lh_recorder_exec(file);
+    return real.execvp ? real.execvp(file, argv) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    if (!real.execvpe) {
+        lh_shims_resolve();
+    }
+    lh_recorder_exec(file);
+    return real.execvpe ? real.execvpe(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
+/* The variadic exec functions call glibc's internal execve, not ours: interpose them too,
+ * so a fork child that execs right away still writes what it recorded. */
+#define COLLECT_ARGS(first, extra)                                                           \
+    va_list ap;                                                                              \
+    size_t argc = 1;                                                                         \
+    va_start(ap, first);                                                                     \
+    while (va_arg(ap, char *)) {                                                             \
+        argc++;                                                                              \
+    }                                                                                        \
+    va_end(ap);                                                                              \
+    if (argc > 65536) {                                                                      \
+        errno = E2BIG;                                                                       \
+        return -1;                                                                           \
+    }                                                                                        \
+    char *argv[argc + 1];                                                                    \
+    argv[0] = (char *)(first);                                                               \
+    va_start(ap, first);                                                                     \
+    for (size_t i = 1; i <= argc; i++) {                                                     \
+        argv[i] = va_arg(ap, char *);                                                        \
+    }                                                                                        \
+    extra;                                                                                   \
+    va_end(ap)
+
+LH_EXPORT int
+execl(const char *path, const char *arg, ...)
+{
+    COLLECT_ARGS(arg, (void)0);
+    return execv(path, argv);
+}
+
+LH_EXPORT int
+execlp(const char *file, const char *arg, ...)
+{
+    COLLECT_ARGS(arg, (void)0);
+    return execvp(file, argv);
+}
+
+LH_EXPORT int
+execle(const char *path, const char *arg, ...)
+{
+    char *const *envp;
+    COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
+    return execve(path, argv, envp);
+}
+
+LH_EXPORT void
+_exit(int status)
+{
+    lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    if (real.exit_) {
+        real.exit_(status);
+    }
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+LH_EXPORT void
+_Exit(int status)
+{
+    lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    if (real.Exit_) {
+        real.Exit_(status);
+    }
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}

@@ -1,0 +1,14 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * shims.h: the LD_PRELOAD front-end's interposed functions (shims.c).
+ */
+#ifndef LH_SHIMS_H
+#define LH_SHIMS_H
+
+/* Resolves the real functions with dlsym(RTLD_NEXT), once: moves the state from
+ * LH_ST_UNINIT to LH_ST_RESOLVED, or to LH_ST_STOPPED when malloc/free/calloc/realloc are
+ * missing (said in one line). Allocations dlsym makes meanwhile come from the bootstrap
+ * arena. Not AS-safe. */
+void lh_shims_resolve(void);
+
+#endif /* LH_SHIMS_H */

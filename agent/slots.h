@@ -1,0 +1,47 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * slots.h: per-thread event buffers (slots.c). A hook's thread finds its slot with
+ * lh_thread_slot, locks it (cheap: see lh_slot_lock in slots.c), appends records, unlocks.
+ * A full buffer goes to the ticker's queue or, when the ticker is behind, is written by the
+ * thread itself. The ticker and the exit paths sweep every slot with lh_flush_all.
+ * Lock order: slot lock, then writer lock (output.h), then the queue's lock.
+ */
+#ifndef LH_SLOTS_H
+#define LH_SLOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+/* Maps the slot table, creates the thread-exit key and the ticker's wake-up semaphore.
+ * Returns 0 or -1 (no memory). At init, not AS-safe. */
+int lh_slots_init(void);
+
+/* The calling thread's slot, taken on its first event (and again in a fork child); NULL
+ * when none is free. Guard held. */
+lh_slot_t *lh_thread_slot(void);
+void lh_slot_lock(lh_slot_t *s);   /* AS-safe for the owner thread */
+void lh_slot_unlock(lh_slot_t *s); /* AS-safe */
+/* Make room for need bytes, flushing the slot (locked by the caller) when full. Returns 0,
+ * or -1 when the records cannot fit even in an empty buffer. */
+int lh_slot_reserve(lh_slot_t *s, size_t need);
+/* Hands the slot's records to the ticker, or writes them now. Slot lock held. */
+void lh_flush_slot_locked(lh_slot_t *s);
+
+/* Moves every thread's pending records out and writes them. bounded: for the exit paths,
+ * where a thread stuck inside a hook must not hang us (its records are counted dropped). */
+void lh_flush_all(int bounded);
+/* Events recorded so far, by released and live slots. */
+uint64_t lh_events_total(void);
+
+/* For the ticker: writes the buffers queued so far, in order. */
+void lh_slots_drain(void);
+/* For the ticker: waits until a buffer is queued (returns 1) or deadline_ns on the
+ * monotonic clock passes (returns 0). */
+int lh_slots_wait(uint64_t deadline_ns);
+
+/* Fork child: no thread but this one, empty slots and queue, counters at zero. */
+void lh_slots_after_fork(void);
+
+#endif /* LH_SLOTS_H */

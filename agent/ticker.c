@@ -1,0 +1,236 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * ticker.c: the agent's one thread. Every LEAKHOUND_FLUSH_MS (100 ms) it records newly
+ * loaded modules, serves snapshot requests (signal, period, heap growth), samples RSS,
+ * flushes every non-empty slot and then writes a SYNC frame stamped with the time it
+ * started: since a record's time stamp is taken under its slot's lock, every record stamped
+ * before that time is in an earlier frame, which is what lets the reader restore global
+ * order with a window of one interval. Between ticks it writes the buffers threads hand
+ * off (slots.c), off the hot path.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "ticker.h"
+
+#include "agent.h"
+#include "enc.h"
+#include "format.h"
+#include "maps.h"
+#include "output.h"
+#include "slots.h"
+#include "snapshot.h"
+#include "sys.h"
+
+static void
+write_sync(uint64_t t)
+{
+    uint8_t buf[32];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SYNC);
+    lh_enc_varint(&e, 0);
+    lh_enc_rec_end(&e, r);
+    lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, t, LH_FRAME_F_SYNC);
+}
+
+static uint64_t last_sync_frames;
+static atomic_int snapshot_requested;
+static unsigned snapshot_signal_count;
+
+void
+lh_request_snapshot(void)
+{
+    atomic_store(&snapshot_requested, 1);
+}
+
+/* Parses "Key:   1234 kB" lines of smaps_rollup. */
+static uint64_t
+kb_field(const char *text, size_t len, const char *key)
+{
+    size_t klen = strlen(key);
+    for (size_t i = 0; i + klen < len; i++) {
+        if ((i == 0 || text[i - 1] == '\n') && memcmp(text + i, key, klen) == 0) {
+            uint64_t v = 0;
+            for (i += klen; i < len && (text[i] == ' ' || text[i] == '\t'); i++) {
+            }
+            for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+                v = v * 10 + (uint64_t)(text[i] - '0');
+            }
+            return v * 1024;
+        }
+    }
+    return 0;
+}
+
+void
+lh_write_rss(int full)
+{
+    char text[4096];
+    ssize_t n = lh_sys_read_file("/proc/self/statm", text, sizeof text - 1);
+    if (n <= 0) {
+        return;
+    }
+    uint64_t pages = 0;
+    size_t i = 0;
+    while (i < (size_t)n && text[i] != ' ') {
+        i++; /* size */
+    }
+    for (i++; i < (size_t)n && text[i] >= '0' && text[i] <= '9'; i++) {
+        pages = pages * 10 + (uint64_t)(text[i] - '0');
+    }
+    uint8_t buf[64];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_RSS);
+    lh_enc_varint(&e, 0);
+    lh_enc_varint(&e, pages * (uint64_t)sysconf(_SC_PAGESIZE));
+    if (full) {
+        /* smaps_rollup walks every mapping: sampled 10x less often than statm. */
+        n = lh_sys_read_file("/proc/self/smaps_rollup", text, sizeof text - 1);
+        if (n > 0) {
+            lh_enc_varint(&e, kb_field(text, (size_t)n, "Pss:"));
+            lh_enc_varint(&e, kb_field(text, (size_t)n, "Anonymous:"));
+        }
+    }
+    lh_enc_rec_end(&e, r);
+    if (lh_enc_ok(&e)) {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
+}
+
+static uint64_t
+heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2(); /* glibc; 0 under other allocators */
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* Snapshot triggers served by the ticker: signal, period, heap growth. */
+static void
+serve_snapshots(uint64_t now)
+{
+    static uint64_t last_period_ns, growth_base;
+    static int growth_init;
+    char label[64];
+    char num[21];
+    if (atomic_exchange(&snapshot_requested, 0)) {
+        num[lh_sys_fmt_u64(num, ++snapshot_signal_count)] = '\0';
+        lh_sys_strlcpy(label, "signal-", sizeof label);
+        lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+        lh_snapshot_take(label, LH_SNAP_SIGNAL, 0);
+    }
+    if (lh_g.cfg.snapshot_every_ms) {
+        if (!last_period_ns) {
+            last_period_ns = now;
+        } else if (now - last_period_ns >= (uint64_t)lh_g.cfg.snapshot_every_ms * 1000000u) {
+            last_period_ns = now;
+            num[lh_sys_fmt_u64(num, (now - lh_g.mono_start_ns) / 1000000u)] = '\0';
+            lh_sys_strlcpy(label, "period-", sizeof label);
+            size_t k = lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+            lh_sys_strlcpy(label + 7 + k, "ms", sizeof label - 7 - k);
+            lh_snapshot_take(label, LH_SNAP_PERIOD, 0);
+        }
+    }
+    if (lh_g.cfg.snapshot_growth) {
+        uint64_t heap = heap_in_use();
+        if (!growth_init) {
+            growth_base = heap;
+            growth_init = 1;
+        } else if (heap >= growth_base + lh_g.cfg.snapshot_growth) {
+            growth_base = heap;
+            num[lh_sys_fmt_u64(num, heap)] = '\0';
+            lh_sys_strlcpy(label, "growth-", sizeof label);
+            lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+            lh_snapshot_take(label, LH_SNAP_GROWTH, 0);
+        }
+    }
+}
+
+static void
+tick(void)
+{
+    static uint64_t last_rss_ns;
+    static unsigned rss_count;
+    uint64_t t = lh_sys_now_ns();
+    lh_snapshot_reap(0);
+    serve_snapshots(t);
+    if (lh_g.cfg.rss_ms && t - last_rss_ns >= (uint64_t)lh_g.cfg.rss_ms * 1000000u) {
+        last_rss_ns = t;
+        lh_write_rss(rss_count++ % 10 == 0);
+    }
+    lh_flush_all(0);
+    uint64_t frames = atomic_load(&lh_g.n_frames);
+    /* An idle process writes nothing: no frame since the last SYNC, no SYNC either. */
+    if (frames != last_sync_frames && lh_recording()) {
+        write_sync(t);
+        last_sync_frames = atomic_load(&lh_g.n_frames);
+    }
+}
+
+static void *
+ticker_main(void *arg)
+{
+    (void)arg;
+    lh_tls.guard = 1; /* nothing this thread does is the program's */
+    prctl(PR_SET_NAME, "leakhound", 0, 0, 0);
+    int period_ms = lh_g.cfg.flush_ms;
+    if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < period_ms) {
+        period_ms = lh_g.cfg.rss_ms;
+    }
+    uint64_t next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
+    while (!atomic_load(&lh_g.ticker_stop)) {
+        /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
+        int woken = lh_slots_wait(next);
+        if (atomic_load(&lh_g.ticker_stop) || !lh_recording()) {
+            break;
+        }
+        if (woken) {
+            lh_slots_drain();
+            if (lh_sys_now_ns() < next) {
+                continue;
+            }
+        }
+        lh_maps_scan(0);
+        tick();
+        next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
+    }
+    return NULL;
+}
+
+void
+lh_ticker_start(void)
+{
+    sigset_t all, old;
+    pthread_attr_t attr;
+    sigfillset(&all);
+    /* The ticker inherits a fully blocked mask: no program signal handler ever runs on it. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Its stack comes from lh_sys_map, so snapshots know it is the agent's, not a root. */
+    static void *stack;
+    if (!stack) {
+        stack = lh_sys_map(256 * 1024);
+    }
+    if (stack) {
+        pthread_attr_setstack(&attr, stack, 256 * 1024);
+    } else {
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+    }
+    atomic_store(&lh_g.ticker_stop, 0);
+    lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void
+lh_ticker_after_fork(void)
+{
+    last_sync_frames = 0;
+    lh_g.ticker_running = 0;
+}

@@ -1,0 +1,22 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * ticker.h: the agent's periodic thread (ticker.c): module scans, snapshot triggers, RSS
+ * samples, flushes and SYNC frames.
+ */
+#ifndef LH_TICKER_H
+#define LH_TICKER_H
+
+/* Starts the ticker with every signal blocked, on a stack of agent memory. Sets
+ * lh_g.ticker_running; lh_g.ticker_stop ends it at its next wake-up. Not AS-safe. */
+void lh_ticker_start(void);
+
+/* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
+void lh_request_snapshot(void);
+
+/* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. Not AS-safe. */
+void lh_write_rss(int full);
+
+/* Fork child: the ticker did not survive the fork; the next SYNC is written afresh. */
+void lh_ticker_after_fork(void);
+
+#endif /* LH_TICKER_H */

@@ -1,0 +1,1743 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * pyheap.c: the CPython heap decoder (see pyheap.h). Sections: the decoder's state and
+ * small tables; reading str and type objects; finding objects; the references of each
+ * kind of object; roots; the collector's unreachable rule; the result.
+ */
+#include "pyheap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE32 UINT32_MAX
+#define MAX_INTERPS 64
+#define MAX_FRAMES 100000
+#define MAX_ITEMS (1u << 26)  /* a container with more items is corrupt */
+#define STR_MAX 200           /* labels and names are cut here */
+
+/* ---------------------------------------------------------------------------------------
+ * Hash maps: address -> index (open addressing, addresses are never 0)
+ * ------------------------------------------------------------------------------------- */
+typedef struct amap {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;
+} amap_t;
+
+static size_t
+ahash(uint64_t k, size_t mask)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & mask;
+}
+
+static int
+amap_grow(amap_t *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->keys[i]) {
+            size_t j = ahash(m->keys[i], cap - 1);
+            while (keys[j]) {
+                j = (j + 1) & (cap - 1);
+            }
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return 0;
+}
+
+static uint32_t
+amap_get(const amap_t *m, uint64_t k)
+{
+    if (!m->cap || !k) {
+        return NONE32;
+    }
+    for (size_t j = ahash(k, m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+        if (m->keys[j] == k) {
+            return m->vals[j];
+        }
+        if (!m->keys[j]) {
+            return NONE32;
+        }
+    }
+}
+
+static int
+amap_put(amap_t *m, uint64_t k, uint32_t v)
+{
+    if (!k) {
+        return 0; /* never a key: 0 marks empty slots */
+    }
+    if ((m->n + 1) * 2 > m->cap && amap_grow(m) != 0) {
+        return -1;
+    }
+    size_t j = ahash(k, m->cap - 1);
+    while (m->keys[j] && m->keys[j] != k) {
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!m->keys[j]) {
+        m->n++;
+    }
+    m->keys[j] = k;
+    m->vals[j] = v;
+    return 0;
+}
+
+static void
+amap_fini(amap_t *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Decoder state
+ * ------------------------------------------------------------------------------------- */
+enum kind {
+    K_OTHER = 0, K_TYPE, K_DICT, K_LIST, K_TUPLE, K_SET, K_FUNCTION, K_CELL, K_METHOD,
+    K_MODULE, K_STR, K_INT, K_BYTES, K_FLOAT, K_CODE, K_WEAKREF, K_NONE_LIKE,
+};
+
+typedef struct tinfo {
+    uint64_t addr;
+    uint64_t flags;
+    int64_t basicsize, itemsize, dictoffset;
+    uint8_t kind;       /* of the type or of its nearest builtin base */
+    uint32_t name;      /* index into ph->types */
+} tinfo_t;
+
+typedef struct edge {
+    uint32_t src, dst, label;
+    uint8_t count;
+} edge_t;
+
+typedef struct dec {
+    lh_procimage_t *pi;
+    const lh_pyoffsets_t *o;
+    lh_pyheap_t *ph;
+    amap_t objmap;   /* object address -> index */
+    amap_t typemap;  /* type address -> tinfo index (NONE32 - 1: not a type) */
+    tinfo_t *tinfo;
+    uint32_t n_tinfo, cap_tinfo;
+    uint32_t cap_objs, cap_types;
+    edge_t *edges;
+    uint64_t n_edges, cap_edges;
+    amap_t labelmap; /* label hash -> index (collisions checked by strcmp) */
+    uint32_t cap_labels, cap_roots;
+    uint64_t static_types[K_NONE_LIKE + 1];
+    uint64_t set_dummy;
+    uint32_t *work;
+    uint32_t n_work, cap_work;
+    int oom;
+} dec_t;
+
+static uint64_t
+rd(dec_t *d, uint64_t addr, int *ok)
+{
+    return lh_procimage_word(d->pi, addr, ok);
+}
+
+static int64_t
+rd_i64(dec_t *d, uint64_t addr, int *ok)
+{
+    return (int64_t)lh_procimage_word(d->pi, addr, ok);
+}
+
+static uint32_t
+rd_u32(dec_t *d, uint64_t addr, int *ok)
+{
+    uint32_t v = 0;
+    int r = lh_procimage_read(d->pi, addr, &v, sizeof v);
+    if (ok) {
+        *ok = r == 0;
+    }
+    return v;
+}
+
+static uint8_t
+rd_u8(dec_t *d, uint64_t addr, int *ok)
+{
+    uint8_t v = 0;
+    int r = lh_procimage_read(d->pi, addr, &v, 1);
+    if (ok) {
+        *ok = r == 0;
+    }
+    return v;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Labels
+ * ------------------------------------------------------------------------------------- */
+static uint64_t
+shash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+    }
+    return h ? h : 1;
+}
+
+static uint32_t
+label(dec_t *d, const char *s)
+{
+    lh_pyheap_t *ph = d->ph;
+    uint64_t h = shash(s);
+    /* linear probing on the hash itself: equal hashes of different strings are chained
+     * by perturbing the key */
+    for (uint64_t k = h;; k = k * 31 + 7) {
+        k = k ? k : 1;
+        uint32_t i = amap_get(&d->labelmap, k);
+        if (i == NONE32) {
+            if (ph->n_labels == d->cap_labels) {
+                uint32_t cap = d->cap_labels ? d->cap_labels * 2 : 256;
+                char **l = realloc(ph->labels, cap * sizeof *l);
+                if (!l) {
+                    d->oom = 1;
+                    return 0;
+                }
+                ph->labels = l;
+                d->cap_labels = cap;
+            }
+            char *c = strdup(s);
+            if (!c || amap_put(&d->labelmap, k, ph->n_labels) != 0) {
+                free(c);
+                d->oom = 1;
+                return 0;
+            }
+            ph->labels[ph->n_labels] = c;
+            return ph->n_labels++;
+        }
+        if (strcmp(ph->labels[i], s) == 0) {
+            return i;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * str objects: compact strings only (every str since 3.3 except the legacy API's)
+ * ------------------------------------------------------------------------------------- */
+static void
+put_utf8(char *buf, size_t cap, size_t *n, uint32_t c)
+{
+    char t[4];
+    size_t k;
+    if (c < 0x80) {
+        t[0] = (char)c;
+        k = 1;
+    } else if (c < 0x800) {
+        t[0] = (char)(0xc0 | c >> 6);
+        t[1] = (char)(0x80 | (c & 0x3f));
+        k = 2;
+    } else if (c < 0x10000) {
+        t[0] = (char)(0xe0 | c >> 12);
+        t[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+        t[2] = (char)(0x80 | (c & 0x3f));
+        k = 3;
+    } else {
+        t[0] = (char)(0xf0 | c >> 18);
+        t[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+        t[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+        t[3] = (char)(0x80 | (c & 0x3f));
+        k = 4;
+    }
+    if (*n + k < cap) {
+        memcpy(buf + *n, t, k);
+        *n += k;
+    }
+}
+
+/* The text of a str object (cut at cap - 1 bytes, "..." appended when cut). Returns the
+ * length, or -1 when obj is not a readable compact str. */
+static long
+read_str(dec_t *d, uint64_t obj, char *buf, size_t cap)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    int64_t len = rd_i64(d, obj + o->u_length, &ok);
+    uint32_t state = ok ? rd_u32(d, obj + o->u_state, &ok) : 0;
+    if (!ok || len < 0 || !(state >> o->u_compact_bit & 1)) {
+        return -1;
+    }
+    unsigned kind = state >> o->u_kind_shift & 7;
+    int ascii = state >> o->u_ascii_bit & 1;
+    if (kind != 1 && kind != 2 && kind != 4) {
+        return -1;
+    }
+    uint64_t data = obj + (ascii ? o->u_ascii_size : o->u_compact_size);
+    size_t want = (size_t)(len < STR_MAX ? len : STR_MAX);
+    uint8_t raw[STR_MAX * 4];
+    if (lh_procimage_read(d->pi, data, raw, want * kind) != 0) {
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < want; i++) {
+        uint32_t c = kind == 1 ? raw[i]
+                   : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
+                               : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 |
+                                            raw[4 * i + 2] << 16 | (uint32_t)raw[4 * i + 3] << 24);
+        put_utf8(buf, cap > 4 ? cap - 3 : cap, &n, c);
+    }
+    if ((size_t)len > want && n + 4 <= cap) {
+        memcpy(buf + n, "...", 3);
+        n += 3;
+    }
+    buf[n] = '\0';
+    return (long)n;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------------------------- */
+static uint32_t
+add_type_name(dec_t *d, uint64_t addr, const char *name, const char *module)
+{
+    lh_pyheap_t *ph = d->ph;
+    if (ph->n_types == d->cap_types) {
+        uint32_t cap = d->cap_types ? d->cap_types * 2 : 256;
+        lh_pytype_t *t = realloc(ph->types, cap * sizeof *t);
+        if (!t) {
+            d->oom = 1;
+            return 0;
+        }
+        ph->types = t;
+        d->cap_types = cap;
+    }
+    lh_pytype_t *t = &ph->types[ph->n_types];
+    t->addr = addr;
+    t->name = strdup(name);
+    t->module = module ? strdup(module) : NULL;
+    t->obj = NONE32;
+    if (!t->name || (module && !t->module)) {
+        free(t->name);
+        free(t->module);
+        d->oom = 1;
+        return 0;
+    }
+    return ph->n_types++;
+}
+
+static uint8_t
+static_kind(dec_t *d, uint64_t t)
+{
+    for (int k = 1; k <= K_NONE_LIKE; k++) {
+        if (d->static_types[k] && d->static_types[k] == t) {
+            return (uint8_t)k;
+        }
+    }
+    return K_OTHER;
+}
+
+static long get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val);
+
+/* The tinfo of a type object at t, validating it: its own type must be a type (a
+ * metatype's flags carry TYPE_SUBCLASS) and its name must read. Returns NONE32 when t is
+ * not a type. */
+static uint32_t
+type_info(dec_t *d, uint64_t t)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint32_t ti = amap_get(&d->typemap, t);
+    if (ti != NONE32) {
+        return ti == NONE32 - 1 ? NONE32 : ti;
+    }
+    int ok = t && !(t & 7);
+    uint64_t meta = ok ? rd(d, t + o->ob_type, &ok) : 0;
+    uint64_t mflags = ok ? rd(d, meta + o->tp_flags, &ok) : 0;
+    uint64_t flags = ok ? rd(d, t + o->tp_flags, &ok) : 0;
+    int64_t bs = ok ? rd_i64(d, t + o->tp_basicsize, &ok) : 0;
+    int64_t is = ok ? rd_i64(d, t + o->tp_itemsize, &ok) : 0;
+    int64_t dof = ok ? rd_i64(d, t + o->tp_dictoffset, &ok) : 0;
+    uint64_t np = ok ? rd(d, t + o->tp_name, &ok) : 0;
+    char name[STR_MAX + 8];
+    if (!ok || !(mflags & (uint64_t)o->tpf_type_sub) || bs <= 0 || bs > (1 << 24) || is < 0 ||
+        is > (1 << 16) || lh_procimage_cstr(d->pi, np, name, sizeof name) <= 0) {
+        amap_put(&d->typemap, t, NONE32 - 1);
+        return NONE32;
+    }
+    char module[STR_MAX + 8];
+    int has_module = 0;
+    if (flags & (uint64_t)o->tpf_heaptype) {
+        uint64_t tdict = rd(d, t + o->tp_dict, &ok);
+        uint64_t mv = 0;
+        if (ok && tdict && get_dict_item(d, tdict, "__module__", &mv) >= 0 &&
+            read_str(d, mv, module, sizeof module) > 0) {
+            has_module = 1;
+        }
+    }
+    if (d->n_tinfo == d->cap_tinfo) {
+        uint32_t cap = d->cap_tinfo ? d->cap_tinfo * 2 : 256;
+        tinfo_t *n = realloc(d->tinfo, cap * sizeof *n);
+        if (!n) {
+            d->oom = 1;
+            return NONE32;
+        }
+        d->tinfo = n;
+        d->cap_tinfo = cap;
+    }
+    ti = d->n_tinfo++;
+    tinfo_t *x = &d->tinfo[ti];
+    x->addr = t;
+    x->flags = flags;
+    x->basicsize = bs;
+    x->itemsize = is;
+    x->dictoffset = dof;
+    x->name = add_type_name(d, t, name, has_module ? module : NULL);
+    /* The kind: the type itself, or the nearest builtin base (a list subclass decodes its
+     * items, then its instance attributes). */
+    uint8_t kind = K_OTHER;
+    uint64_t b = t;
+    for (int depth = 0; b && depth < 64 && kind == K_OTHER; depth++) {
+        kind = static_kind(d, b);
+        b = rd(d, b + o->tp_base, &ok);
+        if (!ok) {
+            break;
+        }
+    }
+    if (kind == K_OTHER && (mflags & (uint64_t)o->tpf_type_sub) &&
+        (flags & (uint64_t)o->tpf_type_sub)) {
+        kind = K_TYPE;
+    }
+    x->kind = kind;
+    amap_put(&d->typemap, t, ti);
+    return ti;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Objects
+ * ------------------------------------------------------------------------------------- */
+static uint32_t
+obj_add(dec_t *d, uint64_t addr, uint32_t ti, uint32_t flags)
+{
+    lh_pyheap_t *ph = d->ph;
+    if (ph->n_objs == d->cap_objs) {
+        uint32_t cap = d->cap_objs ? d->cap_objs * 2 : 4096;
+        lh_pyobj_t *n = realloc(ph->objs, cap * sizeof *n);
+        if (!n) {
+            d->oom = 1;
+            return NONE32;
+        }
+        ph->objs = n;
+        d->cap_objs = cap;
+    }
+    uint32_t i = ph->n_objs;
+    lh_pyobj_t *ob = &ph->objs[i];
+    memset(ob, 0, sizeof *ob);
+    ob->addr = addr;
+    ob->type = ti; /* tinfo index until the end, then the type name index */
+    ob->flags = flags;
+    ob->refcnt = rd(d, addr + d->o->ob_refcnt, NULL);
+    if (amap_put(&d->objmap, addr, i) != 0) {
+        d->oom = 1;
+        return NONE32;
+    }
+    ph->n_objs++;
+    if (d->n_work == d->cap_work) {
+        uint32_t cap = d->cap_work ? d->cap_work * 2 : 4096;
+        uint32_t *w = realloc(d->work, cap * sizeof *w);
+        if (!w) {
+            d->oom = 1;
+            return i;
+        }
+        d->work = w;
+        d->cap_work = cap;
+    }
+    d->work[d->n_work++] = i;
+    return i;
+}
+
+/* The object at addr: known, or validated (aligned, readable, a type that validates) and
+ * added. NONE32 when addr is not an object. */
+static uint32_t
+obj_get(dec_t *d, uint64_t addr)
+{
+    if (!addr || (addr & 7)) {
+        return NONE32;
+    }
+    uint32_t i = amap_get(&d->objmap, addr);
+    if (i != NONE32) {
+        return i;
+    }
+    int ok;
+    uint64_t t = rd(d, addr + d->o->ob_type, &ok);
+    uint32_t ti = ok ? type_info(d, t) : NONE32;
+    if (ti == NONE32) {
+        return NONE32;
+    }
+    return obj_add(d, addr, ti, 0);
+}
+
+static void
+edge_add(dec_t *d, uint32_t src, uint32_t dst, uint32_t lab, int count)
+{
+    if (d->n_edges == d->cap_edges) {
+        uint64_t cap = d->cap_edges ? d->cap_edges * 2 : 16384;
+        edge_t *n = realloc(d->edges, cap * sizeof *n);
+        if (!n) {
+            d->oom = 1;
+            return;
+        }
+        d->edges = n;
+        d->cap_edges = cap;
+    }
+    d->edges[d->n_edges++] = (edge_t){src, dst, lab, (uint8_t)count};
+}
+
+/* A reference from object src to the object at addr, if it is one. */
+static void
+ref(dec_t *d, uint32_t src, uint64_t addr, const char *lab, int count)
+{
+    uint32_t dst = obj_get(d, addr);
+    if (dst != NONE32) {
+        edge_add(d, src, dst, label(d, lab), count);
+    }
+}
+
+static void
+ref_field_kind(dec_t *d, uint32_t src, uint64_t obj, int64_t off, const char *lab, int kind)
+{
+    int ok;
+    uint64_t v = rd(d, obj + (uint64_t)off, &ok);
+    if (ok && v) {
+        ref(d, src, v, lab, kind);
+    }
+}
+
+static void
+ref_field(dec_t *d, uint32_t src, uint64_t obj, int64_t off, const char *lab)
+{
+    ref_field_kind(d, src, obj, off, lab, LH_PYEDGE_COUNTED);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Dicts
+ * ------------------------------------------------------------------------------------- */
+typedef struct dictview {
+    uint64_t entries;     /* first entry */
+    uint64_t n;           /* entries in use or deleted (dk_nentries) */
+    uint64_t esize, koff, voff;
+    uint64_t values;      /* split table: the values array, else 0 */
+    uint64_t keys_bytes;  /* size of the keys object */
+} dictview_t;
+
+static int
+keys_view(dec_t *d, uint64_t keys, dictview_t *v)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    memset(v, 0, sizeof *v);
+    int64_t nent = rd_i64(d, keys + o->dk_nentries, &ok);
+    if (!ok || nent < 0 || nent > MAX_ITEMS) {
+        return -1;
+    }
+    uint64_t size, index_bytes;
+    if (o->dk_layout == 0) {
+        int64_t s = rd_i64(d, keys + o->dk_size, &ok);
+        if (!ok || s <= 0 || s > MAX_ITEMS || (s & (s - 1))) {
+            return -1;
+        }
+        size = (uint64_t)s;
+        unsigned w = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffULL ? 4 : 8;
+        index_bytes = size * w;
+        v->esize = (uint64_t)o->dk_entry_size;
+        v->koff = (uint64_t)o->dk_entry_key;
+        v->voff = (uint64_t)o->dk_entry_value;
+    } else {
+        uint8_t l2 = rd_u8(d, keys + o->dk_log2_size, &ok);
+        uint8_t l2i = ok ? rd_u8(d, keys + o->dk_log2_index_bytes, &ok) : 0;
+        uint8_t kind = ok ? rd_u8(d, keys + o->dk_kind, &ok) : 0;
+        if (!ok || l2 > 30 || l2i > 34) {
+            return -1;
+        }
+        size = 1ULL << l2;
+        index_bytes = 1ULL << l2i;
+        int general = kind == (uint8_t)o->dk_kind_general;
+        v->esize = (uint64_t)(general ? o->dk_entry_size : o->dk_uentry_size);
+        v->koff = (uint64_t)(general ? o->dk_entry_key : o->dk_uentry_key);
+        v->voff = (uint64_t)(general ? o->dk_entry_value : o->dk_uentry_value);
+    }
+    if ((uint64_t)nent > size) {
+        return -1;
+    }
+    v->entries = keys + (uint64_t)o->dk_indices + index_bytes;
+    v->n = (uint64_t)nent;
+    v->keys_bytes = (uint64_t)o->dk_indices + index_bytes + (2 * size / 3) * v->esize;
+    return 0;
+}
+
+/* A dict's entries. Returns 0, or -1 when the dict does not read. */
+static int
+dict_view(dec_t *d, uint64_t dict, dictview_t *v)
+{
+    int ok;
+    uint64_t keys = rd(d, dict + d->o->d_keys, &ok);
+    uint64_t values = ok ? rd(d, dict + d->o->d_values, &ok) : 0;
+    if (!ok || !keys || keys_view(d, keys, v) != 0) {
+        return -1;
+    }
+    v->values = values ? values + (uint64_t)d->o->dv_values : 0;
+    return 0;
+}
+
+static uint64_t
+entry_key(dec_t *d, const dictview_t *v, uint64_t i)
+{
+    return rd(d, v->entries + i * v->esize + v->koff, NULL);
+}
+
+static uint64_t
+entry_value(dec_t *d, const dictview_t *v, uint64_t i)
+{
+    if (v->values) {
+        return rd(d, v->values + i * 8, NULL);
+    }
+    return rd(d, v->entries + i * v->esize + v->voff, NULL);
+}
+
+/* The value of the str key in a dict; returns its entry index or -1. */
+static long
+get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val)
+{
+    dictview_t v;
+    if (dict_view(d, dict, &v) != 0) {
+        return -1;
+    }
+    char buf[STR_MAX + 8];
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t k = entry_key(d, &v, i);
+        if (k && read_str(d, k, buf, sizeof buf) >= 0 && strcmp(buf, key) == 0) {
+            *val = entry_value(d, &v, i);
+            return *val ? (long)i : -1;
+        }
+    }
+    return -1;
+}
+
+/* The label of a dict entry whose key is at k: "['name']", "[3]", "[<tuple>]". */
+static void
+key_label(dec_t *d, uint64_t k, char *buf, size_t cap, const char *pre, const char *post)
+{
+    char s[STR_MAX + 8];
+    int ok;
+    uint64_t t = rd(d, k + d->o->ob_type, &ok);
+    uint32_t ti = ok ? type_info(d, t) : NONE32;
+    uint8_t kind = ti != NONE32 ? d->tinfo[ti].kind : K_OTHER;
+    if (kind == K_STR && read_str(d, k, s, sizeof s) >= 0) {
+        snprintf(buf, cap, "%s'%s'%s", pre, s, post);
+        return;
+    }
+    if (kind == K_INT) {
+        int64_t nd = rd_i64(d, k + d->o->l_tag, &ok);
+        int neg = 0;
+        if (d->o->l_tag_shift) {
+            neg = (nd & 3) == 2;
+            nd = nd >> d->o->l_tag_shift;
+        } else if (nd < 0) {
+            neg = 1;
+            nd = -nd;
+        }
+        uint32_t dig = rd_u32(d, k + d->o->l_digit, NULL);
+        if (ok && nd <= 1) {
+            snprintf(buf, cap, "%s%s%u%s", pre, neg ? "-" : "", nd ? dig : 0, post);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%s<%s>%s", pre, ti != NONE32 ? d->ph->types[d->tinfo[ti].name].name : "?",
+             post);
+}
+
+/* The references of a dict. skip_values: a namespace whose values became roots. */
+static uint64_t
+dict_refs(dec_t *d, uint32_t src, uint64_t dict, int skip_values)
+{
+    dictview_t v;
+    if (dict_view(d, dict, &v) != 0) {
+        return 0;
+    }
+    char lab[STR_MAX + 16];
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t k = entry_key(d, &v, i);
+        uint64_t val = entry_value(d, &v, i);
+        if (!k || !val) {
+            continue; /* an empty or deleted entry */
+        }
+        key_label(d, k, lab, sizeof lab, "[", "]");
+        if (!v.values) {
+            ref(d, src, k, "(key)", 1); /* split tables share their keys: the type holds them */
+        }
+        uint32_t dst = obj_get(d, val);
+        if (dst != NONE32) {
+            edge_add(d, src, dst, label(d, lab),
+                     skip_values ? LH_PYEDGE_NAMESPACE : LH_PYEDGE_COUNTED);
+        }
+    }
+    /* owned memory: the keys object when not shared (a split table shares its type's),
+     * the values array of a split table */
+    lh_pyobj_t *ob = &d->ph->objs[src];
+    if (v.values) {
+        ob->buf[1] = v.values - (uint64_t)d->o->dv_values;
+    } else {
+        ob->buf[0] = rd(d, dict + d->o->d_keys, NULL);
+    }
+    return v.values ? v.n * 8 : v.keys_bytes;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * References by kind
+ * ------------------------------------------------------------------------------------- */
+static int64_t
+var_size(dec_t *d, uint64_t obj)
+{
+    int64_t n = rd_i64(d, obj + d->o->ob_size, NULL);
+    return n < 0 ? -n : n;
+}
+
+static void
+items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
+{
+    char lab[32];
+    if (n < 0 || n > MAX_ITEMS) {
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int ok;
+        uint64_t v = rd(d, items + (uint64_t)i * 8, &ok);
+        if (!ok) {
+            break;
+        }
+        if (v) {
+            snprintf(lab, sizeof lab, "[%lld]", (long long)i);
+            ref(d, src, v, lab, 1);
+        }
+    }
+}
+
+static void
+func_refs(dec_t *d, uint32_t src, uint64_t f)
+{
+    const lh_pyoffsets_t *o = d->o;
+    ref_field(d, src, f, o->fn_code, ".__code__");
+    ref_field(d, src, f, o->fn_globals, ".__globals__");
+    ref_field(d, src, f, o->fn_name, ".__name__");
+    ref_field(d, src, f, o->fn_qualname, ".__qualname__");
+    ref_field(d, src, f, o->fn_closure, ".__closure__");
+    ref_field(d, src, f, o->fn_defaults, ".__defaults__");
+    ref_field(d, src, f, o->fn_kwdefaults, ".__kwdefaults__");
+    ref_field(d, src, f, o->fn_dict, ".__dict__");
+    ref_field(d, src, f, o->fn_module, ".__module__");
+    ref_field(d, src, f, o->fn_doc, ".__doc__");
+    ref_field(d, src, f, o->fn_annotations, ".__annotations__");
+}
+
+/* The instance attributes of obj, of a type with (managed) dict, values and slots. */
+static uint64_t
+instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t owned = 0;
+    int ok;
+    uint64_t dict = 0, values = 0;
+    if (o->tpf_managed_dict && (t->flags & (uint64_t)o->tpf_managed_dict)) {
+        if (o->managed_kind == 1) {
+            dict = rd(d, obj - 24, NULL);
+            values = rd(d, obj - 32, NULL);
+        } else if (o->managed_kind == 2) {
+            uint64_t w = rd(d, obj - 24, NULL);
+            if (w & 1) {
+                values = w - 1;
+            } else {
+                dict = w;
+            }
+        } else if (o->managed_kind == 3) {
+            dict = rd(d, obj - 24, NULL);
+            if (!dict && o->tpf_inline_values && (t->flags & (uint64_t)o->tpf_inline_values)) {
+                values = obj + (uint64_t)t->basicsize;
+                /* PyDictValues: capacity, size, embedded, valid, then the values */
+                if (!rd_u8(d, values + 3, &ok) || !ok) {
+                    values = 0;
+                }
+            }
+        }
+        owned += 16; /* the pre-header: dict and weakref words */
+    } else if (t->dictoffset > 0) {
+        dict = rd(d, obj + (uint64_t)t->dictoffset, NULL);
+    }
+    if (dict) {
+        uint32_t dst = obj_get(d, dict);
+        if (dst != NONE32) {
+            edge_add(d, src, dst, label(d, ".__dict__"), 1);
+        }
+    } else if (values) {
+        /* Attributes without a dict: names from the type's cached (shared) keys. */
+        uint64_t keys = rd(d, t->addr + o->ht_cached_keys, &ok);
+        dictview_t v;
+        if (ok && keys && keys_view(d, keys, &v) == 0) {
+            uint64_t base = values + (uint64_t)o->dv_values;
+            char lab[STR_MAX + 16];
+            for (uint64_t i = 0; i < v.n; i++) {
+                uint64_t k = entry_key(d, &v, i);
+                uint64_t val = rd(d, base + i * 8, &ok);
+                if (!ok) {
+                    break;
+                }
+                if (k && val) {
+                    char s[STR_MAX + 8];
+                    if (read_str(d, k, s, sizeof s) < 0) {
+                        snprintf(s, sizeof s, "?");
+                    }
+                    snprintf(lab, sizeof lab, ".%s", s);
+                    ref(d, src, val, lab, 1);
+                }
+            }
+            if (o->managed_kind != 3) {
+                owned += v.n * 8;
+            }
+        }
+    }
+    /* __slots__: the members of every heap type in the base chain */
+    uint64_t b = t->addr;
+    for (int depth = 0; b && depth < 64; depth++) {
+        uint64_t fl = rd(d, b + o->tp_flags, &ok);
+        if (!ok || !(fl & (uint64_t)o->tpf_heaptype)) {
+            break;
+        }
+        uint64_t m = rd(d, b + o->tp_members, &ok);
+        for (int k = 0; ok && m && k < 4096; k++, m += (uint64_t)o->md_size) {
+            uint64_t np = rd(d, m + o->md_name, &ok);
+            int ty = (int)rd_u32(d, m + o->md_type, NULL);
+            int64_t off = rd_i64(d, m + o->md_offset, NULL);
+            if (!ok || !np) {
+                break;
+            }
+            if ((ty != o->md_t_object && ty != o->md_t_object_ex) || off <= 0 ||
+                off >= t->basicsize) {
+                continue;
+            }
+            char s[STR_MAX + 8], lab[STR_MAX + 16];
+            if (lh_procimage_cstr(d->pi, np, s, sizeof s) <= 0 || strcmp(s, "__weakref__") == 0) {
+                continue;
+            }
+            snprintf(lab, sizeof lab, ".%s", s);
+            ref_field(d, src, obj, off, lab);
+        }
+        b = rd(d, b + o->tp_base, &ok);
+    }
+    /* instances count as references to their heap type (subtype_traverse) */
+    if (t->flags & (uint64_t)o->tpf_heaptype) {
+        ref(d, src, t->addr, ".__class__", 1);
+    }
+    return owned;
+}
+
+/* Conservative: the words of an object of a type the decoder does not know that hold
+ * known or valid objects (never counted as references for the collector's rule). */
+static void
+scan_refs(dec_t *d, uint32_t src, uint64_t obj, int64_t bytes)
+{
+    static uint8_t buf[65536];
+    bytes = bytes > (int64_t)sizeof buf ? (int64_t)sizeof buf : bytes;
+    if (bytes <= 16) {
+        return;
+    }
+    if (lh_procimage_read(d->pi, obj, buf, (size_t)bytes) != 0) {
+        return;
+    }
+    char lab[32];
+    for (int64_t off = 16; off + 8 <= bytes; off += 8) {
+        uint64_t v;
+        memcpy(&v, buf + off, 8);
+        if (v && !(v & 7) && v != obj) {
+            uint32_t dst = obj_get(d, v);
+            if (dst != NONE32) {
+                snprintf(lab, sizeof lab, "+0x%llx", (unsigned long long)off);
+                edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
+            }
+        }
+    }
+}
+
+/* Decodes one object: its references and its size. */
+static void
+decode(dec_t *d, uint32_t i, int ns_dict)
+{
+    const lh_pyoffsets_t *o = d->o;
+    lh_pyobj_t *ob = &d->ph->objs[i];
+    uint64_t a = ob->addr;
+    const tinfo_t t = d->tinfo[ob->type];
+    int64_t n = t.itemsize ? var_size(d, a) : 0;
+    uint64_t size = (uint64_t)t.basicsize + (uint64_t)(n * t.itemsize);
+    if (t.flags & (uint64_t)o->tpf_have_gc) {
+        size += (uint64_t)o->gc_head_size;
+    }
+    int ok;
+    int known = 1;
+    switch (t.kind) {
+    case K_DICT:
+        size += dict_refs(d, i, a, ns_dict);
+        break;
+    case K_LIST: {
+        uint64_t items = rd(d, a + o->li_item, &ok);
+        int64_t alloc = rd_i64(d, a + o->li_allocated, NULL);
+        items_refs(d, i, items, var_size(d, a));
+        d->ph->objs[i].buf[0] = items;
+        size = (uint64_t)t.basicsize + (uint64_t)o->gc_head_size;
+        size += alloc > 0 && alloc < MAX_ITEMS ? (uint64_t)alloc * 8 : 0;
+        break;
+    }
+    case K_TUPLE:
+        items_refs(d, i, a + o->tu_item, var_size(d, a));
+        break;
+    case K_SET: {
+        uint64_t table = rd(d, a + o->se_table, &ok);
+        int64_t mask = rd_i64(d, a + o->se_mask, NULL);
+        if (!ok || mask < 0 || mask > MAX_ITEMS) {
+            break;
+        }
+        for (int64_t k = 0; k <= mask; k++) {
+            uint64_t key = rd(d, table + (uint64_t)k * (uint64_t)o->se_entry_size +
+                                     (uint64_t)o->se_entry_key, &ok);
+            if (!ok) {
+                break;
+            }
+            if (key && key != d->set_dummy) {
+                ref(d, i, key, "{}", 1);
+            }
+        }
+        if (table < a || table >= a + (uint64_t)t.basicsize) {
+            size += (uint64_t)(mask + 1) * (uint64_t)o->se_entry_size;
+            d->ph->objs[i].buf[0] = table;
+        }
+        break;
+    }
+    case K_FUNCTION:
+        func_refs(d, i, a);
+        break;
+    case K_CELL:
+        ref_field(d, i, a, o->ce_ref, ".cell_contents");
+        break;
+    case K_WEAKREF:
+        ref_field_kind(d, i, a, o->wr_object, "()", LH_PYEDGE_WEAK);
+        ref_field(d, i, a, o->wr_callback, ".__callback__");
+        break;
+    case K_METHOD:
+        ref_field(d, i, a, o->me_func, ".__func__");
+        ref_field(d, i, a, o->me_self, ".__self__");
+        break;
+    case K_MODULE:
+        ref_field(d, i, a, o->mo_dict, ".__dict__");
+        break;
+    case K_TYPE:
+        if (t.addr == d->static_types[K_TYPE] || (t.flags & (uint64_t)o->tpf_type_sub)) {
+            ref_field(d, i, a, o->tp_dict, ".__dict__");
+            ref_field(d, i, a, o->tp_mro, ".__mro__");
+            ref_field(d, i, a, o->tp_bases, ".__bases__");
+            ref_field(d, i, a, o->tp_base, ".__base__");
+            uint64_t fl = rd(d, a + o->tp_flags, NULL);
+            if (fl & (uint64_t)o->tpf_heaptype) {
+                if (o->ht_module) {
+                    ref_field(d, i, a, o->ht_module, ".__module_object__");
+                }
+                /* name, qualname, slots: not visited by type_traverse (not GC objects) */
+                uint64_t nm = rd(d, a + o->ht_name, NULL);
+                uint32_t dst = obj_get(d, nm);
+                if (dst != NONE32) {
+                    edge_add(d, i, dst, label(d, ".__name__"), LH_PYEDGE_NAME);
+                }
+                size = (uint64_t)o->heaptype_size + (uint64_t)o->gc_head_size;
+            }
+        }
+        break;
+    case K_STR: {
+        int64_t len = rd_i64(d, a + o->u_length, NULL);
+        uint32_t state = rd_u32(d, a + o->u_state, NULL);
+        unsigned kind = state >> o->u_kind_shift & 7;
+        if (len >= 0 && (state >> o->u_compact_bit & 1)) {
+            size = (state >> o->u_ascii_bit & 1) ? (uint64_t)o->u_ascii_size + (uint64_t)len + 1
+                                                 : (uint64_t)o->u_compact_size +
+                                                       ((uint64_t)len + 1) * kind;
+        }
+        break;
+    }
+    case K_INT: {
+        int64_t tag = rd_i64(d, a + o->l_tag, NULL);
+        int64_t nd = o->l_tag_shift ? tag >> o->l_tag_shift : tag < 0 ? -tag : tag;
+        size = (uint64_t)o->l_digit + (uint64_t)(nd > 1 ? nd : 1) * (uint64_t)o->l_digit_size;
+        break;
+    }
+    case K_BYTES:
+        size = (uint64_t)o->by_sval + (uint64_t)var_size(d, a) + 1;
+        break;
+    case K_FLOAT:
+    case K_CODE:
+    case K_NONE_LIKE:
+        break;
+    default:
+        known = 0;
+        break;
+    }
+    if (t.flags & (uint64_t)o->tpf_heaptype) {
+        size += instance_refs(d, i, a, &t);
+    } else if (!known && (t.flags & (uint64_t)o->tpf_have_gc)) {
+        scan_refs(d, i, a, t.basicsize + n * t.itemsize);
+    }
+    d->ph->objs[i].size = size;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The interpreter: version, runtime, generation lists
+ * ------------------------------------------------------------------------------------- */
+static const char *const py_modules[] = {"python", "libpython", NULL};
+
+/* Reads the version: Py_Version (3.11+) or the module's name ("libpython3.9.so",
+ * "python3.8"). Returns 0 with *major, *minor, or -1. A "d" (debug) or "t"
+ * (free-threaded) suffix sets *abi. */
+static int
+find_version(lh_procimage_t *pi, long mi, int *major, int *minor, char *abi)
+{
+    *abi = 0;
+    const char *path = lh_procimage_module_path(pi, mi);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *p = strstr(base, "python");
+    int fmaj = 0, fmin = -1;
+    if (p && sscanf(p, "python%d.%d", &fmaj, &fmin) == 2) {
+        const char *q = strchr(p, '.');
+        q = q ? q + 1 : p;
+        while (*q >= '0' && *q <= '9') {
+            q++;
+        }
+        if (*q == 'd' || *q == 't') {
+            *abi = *q;
+        }
+    }
+    uint64_t pv = lh_procimage_module_symbol(pi, mi, "Py_Version");
+    uint32_t hex = 0;
+    if (pv && lh_procimage_read(pi, pv, &hex, sizeof hex) == 0 && (hex >> 24) == 3) {
+        *major = 3;
+        *minor = (int)(hex >> 16 & 0xff);
+        return 0;
+    }
+    if (fmin >= 0) {
+        *major = fmaj;
+        *minor = fmin;
+        return 0;
+    }
+    return -1;
+}
+
+static void
+walk_list(dec_t *d, uint64_t head, const char *what, uint32_t flags)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    uint64_t g = rd(d, head, &ok) & ~(uint64_t)3;
+    uint64_t steps = 0;
+    while (ok && g && g != head) {
+        uint64_t obj = g + (uint64_t)o->gc_head_size;
+        uint32_t i = amap_get(&d->objmap, obj);
+        if (i == NONE32) {
+            uint64_t t = rd(d, obj + o->ob_type, &ok);
+            uint32_t ti = ok ? type_info(d, t) : NONE32;
+            if (ti == NONE32) {
+                snprintf(d->ph->warning, sizeof d->ph->warning,
+                         "the collector's %s list is broken at 0x%llx: objects after it are "
+                         "missing", what, (unsigned long long)g);
+                return;
+            }
+            i = obj_add(d, obj, ti, flags);
+            if (i == NONE32) {
+                return;
+            }
+        } else {
+            d->ph->objs[i].flags |= flags;
+        }
+        if (++steps > (1ULL << 31) || d->oom) {
+            return;
+        }
+        g = rd(d, g, &ok) & ~(uint64_t)3;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Roots
+ * ------------------------------------------------------------------------------------- */
+static void
+root_add(dec_t *d, int kind, const char *name, uint64_t addr)
+{
+    uint32_t obj = obj_get(d, addr);
+    if (obj == NONE32) {
+        return;
+    }
+    lh_pyheap_t *ph = d->ph;
+    if (ph->n_roots == d->cap_roots) {
+        uint32_t cap = d->cap_roots ? d->cap_roots * 2 : 256;
+        lh_pyroot_t *r = realloc(ph->roots, cap * sizeof *r);
+        if (!r) {
+            d->oom = 1;
+            return;
+        }
+        ph->roots = r;
+        d->cap_roots = cap;
+    }
+    char *c = strdup(name);
+    if (!c) {
+        d->oom = 1;
+        return;
+    }
+    ph->roots[ph->n_roots++] = (lh_pyroot_t){(uint8_t)kind, c, obj};
+}
+
+static int
+is_dunder(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 4 && s[0] == '_' && s[1] == '_' && s[n - 1] == '_' && s[n - 2] == '_';
+}
+
+/* Module globals and the attributes of the classes a module defines, as roots; the dicts
+ * are marked so their value edges are not object edges (dict_refs skip_values). */
+static void
+module_roots(dec_t *d, uint64_t modules, amap_t *ns_dicts)
+{
+    dictview_t v;
+    if (dict_view(d, modules, &v) != 0) {
+        return;
+    }
+    for (uint64_t i = 0; i < v.n; i++) {
+        char mname[STR_MAX + 8];
+        uint64_t k = entry_key(d, &v, i);
+        uint64_t mod = entry_value(d, &v, i);
+        uint32_t mo = obj_get(d, mod);
+        if (!k || mo == NONE32 || read_str(d, k, mname, sizeof mname) < 0 ||
+            d->tinfo[d->ph->objs[mo].type].kind != K_MODULE) {
+            continue;
+        }
+        uint64_t md = rd(d, mod + d->o->mo_dict, NULL);
+        dictview_t g;
+        if (!md || obj_get(d, md) == NONE32 || dict_view(d, md, &g) != 0 ||
+            amap_get(ns_dicts, md) != NONE32) {
+            continue;
+        }
+        amap_put(ns_dicts, md, 1);
+        for (uint64_t j = 0; j < g.n; j++) {
+            char gname[STR_MAX + 8], rname[1024];
+            uint64_t gk = entry_key(d, &g, j);
+            uint64_t gv = entry_value(d, &g, j);
+            if (!gk || !gv || read_str(d, gk, gname, sizeof gname) < 0 || is_dunder(gname)) {
+                continue;
+            }
+            snprintf(rname, sizeof rname, "%s.%s", mname, gname);
+            root_add(d, LH_PYROOT_GLOBAL, rname, gv);
+            /* a class this module defines: its attributes are roots too */
+            uint32_t co = obj_get(d, gv);
+            if (co == NONE32) {
+                continue;
+            }
+            const tinfo_t *ct = &d->tinfo[d->ph->objs[co].type];
+            uint64_t fl = rd(d, gv + d->o->tp_flags, NULL);
+            if (ct->kind != K_TYPE || !(fl & (uint64_t)d->o->tpf_heaptype)) {
+                continue;
+            }
+            uint64_t cd = rd(d, gv + d->o->tp_dict, NULL);
+            uint64_t cm = 0;
+            char cmod[STR_MAX + 8];
+            dictview_t c;
+            if (!cd || get_dict_item(d, cd, "__module__", &cm) < 0 ||
+                read_str(d, cm, cmod, sizeof cmod) < 0 || strcmp(cmod, mname) != 0 ||
+                amap_get(ns_dicts, cd) != NONE32 || dict_view(d, cd, &c) != 0) {
+                continue;
+            }
+            amap_put(ns_dicts, cd, 1);
+            for (uint64_t a = 0; a < c.n; a++) {
+                char aname[STR_MAX + 8], cname[2048];
+                uint64_t ak = entry_key(d, &c, a);
+                uint64_t av = entry_value(d, &c, a);
+                if (!ak || !av || read_str(d, ak, aname, sizeof aname) < 0 || is_dunder(aname)) {
+                    continue;
+                }
+                snprintf(cname, sizeof cname, "%s.%s", rname, aname);
+                root_add(d, LH_PYROOT_CLASSATTR, cname, av);
+            }
+        }
+    }
+}
+
+/* The name of a code object's function: qualname (3.11+) or name. */
+static void
+code_name(dec_t *d, uint64_t code, char *buf, size_t cap)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t n = o->co_qualname ? rd(d, code + o->co_qualname, NULL) : 0;
+    if (!n || read_str(d, n, buf, cap) < 0) {
+        n = rd(d, code + o->co_name, NULL);
+        if (!n || read_str(d, n, buf, cap) < 0) {
+            snprintf(buf, cap, "?");
+        }
+    }
+}
+
+/* The locals of one frame as roots: "handle() local 'buf'". */
+static void
+frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int many)
+{
+    const lh_pyoffsets_t *o = d->o;
+    char fname[STR_MAX + 8];
+    code_name(d, code, fname, sizeof fname);
+    uint64_t tuples[3];
+    int nt = 0;
+    if (o->frame_kind == 1) {
+        tuples[nt++] = rd(d, code + o->co_localsplusnames, NULL);
+    } else {
+        tuples[nt++] = rd(d, code + o->co_varnames, NULL);
+        tuples[nt++] = rd(d, code + o->co_cellvars, NULL);
+        tuples[nt++] = rd(d, code + o->co_freevars, NULL);
+    }
+    uint64_t slot = 0;
+    for (int t = 0; t < nt; t++) {
+        int64_t n = tuples[t] ? var_size(d, tuples[t]) : 0;
+        if (n > 65536) {
+            return;
+        }
+        for (int64_t i = 0; i < n; i++, slot++) {
+            uint64_t nm = rd(d, tuples[t] + o->tu_item + (uint64_t)i * 8, NULL);
+            uint64_t val = rd(d, localsplus + slot * 8, NULL);
+            char lname[STR_MAX + 8], rname[2 * STR_MAX + 64];
+            if (!val || read_str(d, nm, lname, sizeof lname) < 0) {
+                continue;
+            }
+            if (many) {
+                snprintf(rname, sizeof rname, "%s() local '%s' [thread %llu]", fname, lname,
+                         (unsigned long long)tid);
+            } else {
+                snprintf(rname, sizeof rname, "%s() local '%s'", fname, lname);
+            }
+            root_add(d, LH_PYROOT_LOCAL, rname, val);
+        }
+    }
+}
+
+static void
+thread_roots(dec_t *d, uint64_t interp)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t ts = rd(d, interp + o->is_tstate_head, NULL);
+    int many = ts && rd(d, ts + o->ts_next, NULL) != 0;
+    for (int n = 0; ts && n < 4096; n++, ts = rd(d, ts + o->ts_next, NULL)) {
+        uint64_t tid = rd(d, ts + o->ts_thread_id, NULL);
+        uint64_t f;
+        if (o->ts_cframe) {
+            uint64_t cf = rd(d, ts + o->ts_cframe, NULL);
+            f = cf ? rd(d, cf + o->cf_current_frame, NULL) : 0;
+        } else {
+            f = rd(d, ts + o->ts_frame, NULL);
+        }
+        for (int k = 0; f && k < MAX_FRAMES; k++, f = rd(d, f + o->fr_back, NULL)) {
+            if (o->fr_owner >= 0) {
+                int ok;
+                uint8_t owner = rd_u8(d, f + o->fr_owner, &ok);
+                if (!ok || (int64_t)owner == o->fr_owner_cstack) {
+                    continue; /* a C entry shim: no code */
+                }
+            }
+            uint64_t code = rd(d, f + o->fr_code, NULL);
+            uint32_t ci = obj_get(d, code);
+            if (ci == NONE32 || d->tinfo[d->ph->objs[ci].type].kind != K_CODE) {
+                continue;
+            }
+            frame_locals(d, code, f + (uint64_t)o->fr_localsplus, tid, many);
+        }
+    }
+}
+
+/* Words of the modules' writable data holding objects: C globals and statics. */
+static void
+cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts)
+{
+    amap_t seen = {0}; /* (name, object) pairs already made roots */
+    for (size_t r = 0; r < sf->n_regions; r++) {
+        const lh_region_t *rg = &sf->regions[r];
+        if (rg->kind != 2 /* LH_REGION_DATA */) {
+            continue;
+        }
+        const char *base = strrchr(rg->name, '/');
+        base = base ? base + 1 : rg->name;
+        for (uint64_t a = rg->start; a < rg->start + rg->len; a += 8) {
+            int ok;
+            uint64_t v = rd(d, a, &ok);
+            if (!ok) {
+                a = (a | 4095); /* an unreadable page */
+                continue;
+            }
+            if (!v || (v & 7)) {
+                continue;
+            }
+            uint32_t i = amap_get(&d->objmap, v);
+            if (i == NONE32) {
+                continue; /* only objects already found: a stray word is no object */
+            }
+            char name[512];
+            const char *sym = opts && opts->data_symbol ? opts->data_symbol(opts->ctx, a) : NULL;
+            snprintf(name, sizeof name, "C static %s (%s)", sym ? sym : "?", base);
+            uint64_t key = shash(name) ^ (v * 0x9e3779b97f4a7c15ULL);
+            if (amap_get(&seen, key) != NONE32) {
+                continue;
+            }
+            amap_put(&seen, key, 1);
+            root_add(d, LH_PYROOT_CSTATIC, name, v);
+        }
+    }
+    amap_fini(&seen);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The collector's rule, offline, and the roots of what only C holds
+ * ------------------------------------------------------------------------------------- */
+typedef struct csr {
+    uint64_t *off;
+    uint32_t *dst;
+} csr_t;
+
+static int
+build_csr(dec_t *d, csr_t *c)
+{
+    uint32_t n = d->ph->n_objs;
+    c->off = calloc((size_t)n + 1, sizeof *c->off);
+    c->dst = malloc((d->n_edges ? d->n_edges : 1) * sizeof *c->dst);
+    if (!c->off || !c->dst) {
+        return -1;
+    }
+    /* weak references keep nothing alive */
+    for (uint64_t e = 0; e < d->n_edges; e++) {
+        if (d->edges[e].count != LH_PYEDGE_WEAK) {
+            c->off[d->edges[e].src + 1]++;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        c->off[i + 1] += c->off[i];
+    }
+    uint64_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    if (!pos) {
+        return -1;
+    }
+    memcpy(pos, c->off, ((size_t)n + 1) * sizeof *pos);
+    for (uint64_t e = 0; e < d->n_edges; e++) {
+        if (d->edges[e].count != LH_PYEDGE_WEAK) {
+            c->dst[pos[d->edges[e].src]++] = d->edges[e].dst;
+        }
+    }
+    free(pos);
+    return 0;
+}
+
+/* Marks everything reachable from the marked objects in work[0 .. n) (all edges). */
+static void
+flood(const csr_t *c, uint8_t *seen, uint32_t *stack, uint32_t n)
+{
+    while (n) {
+        uint32_t v = stack[--n];
+        for (uint64_t e = c->off[v]; e < c->off[v + 1]; e++) {
+            uint32_t w = c->dst[e];
+            if (!seen[w]) {
+                seen[w] = 1;
+                stack[n++] = w;
+            }
+        }
+    }
+}
+
+static int
+collector_rule(dec_t *d)
+{
+    lh_pyheap_t *ph = d->ph;
+    uint32_t n = ph->n_objs;
+    int64_t *gcrefs = calloc(n ? n : 1, sizeof *gcrefs);
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    csr_t c = {0};
+    int rc = -1;
+    if (!gcrefs || !seen || !stack || build_csr(d, &c) != 0) {
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        gcrefs[i] = (int64_t)ph->objs[i].refcnt;
+    }
+    for (uint64_t e = 0; e < d->n_edges; e++) {
+        const edge_t *x = &d->edges[e];
+        if ((x->count == LH_PYEDGE_COUNTED || x->count == LH_PYEDGE_NAMESPACE) &&
+            (ph->objs[x->src].flags & LH_PYOBJ_GC) &&
+            (ph->objs[x->dst].flags & LH_PYOBJ_GC)) {
+            gcrefs[x->dst]--;
+        }
+    }
+    /* Alive: the named roots and every tracked object whose count is not explained by the
+     * references found, and what they reach. */
+    uint32_t sp = 0;
+    for (uint32_t r = 0; r < ph->n_roots; r++) {
+        uint32_t v = ph->roots[r].obj;
+        if (!seen[v]) {
+            seen[v] = 1;
+            stack[sp++] = v;
+        }
+    }
+    flood(&c, seen, stack, sp);
+    /* What only C holds: one root per object not reached from a root yet (what it reaches
+     * is then reached). */
+    for (uint32_t i = 0; i < n; i++) {
+        lh_pyobj_t *ob = &ph->objs[i];
+        if ((ob->flags & LH_PYOBJ_GC) && gcrefs[i] > 0) {
+            ob->flags |= LH_PYOBJ_CREF;
+            if (!seen[i]) {
+                char name[STR_MAX + 64];
+                snprintf(name, sizeof name, "referenced from C (%lld of %llu references "
+                         "not found)", (long long)gcrefs[i], (unsigned long long)ob->refcnt);
+                root_add(d, LH_PYROOT_CREF, name, ob->addr);
+                seen[i] = 1;
+                stack[0] = i;
+                flood(&c, seen, stack, 1);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!seen[i]) {
+            ph->objs[i].flags |= LH_PYOBJ_GARBAGE;
+        }
+    }
+    rc = d->oom ? -1 : 0;
+done:
+    free(gcrefs);
+    free(seen);
+    free(stack);
+    free(c.off);
+    free(c.dst);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The result: objects by address, edges in CSR form, types by name
+ * ------------------------------------------------------------------------------------- */
+static int
+cmp_addr(const void *a, const void *b)
+{
+    uint64_t x = ((const lh_pyobj_t *)a)->addr, y = ((const lh_pyobj_t *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+static int
+finish(dec_t *d)
+{
+    lh_pyheap_t *ph = d->ph;
+    uint32_t n = ph->n_objs;
+    /* old index -> new index after sorting by address: sort, then look up by address */
+    for (uint32_t i = 0; i < n; i++) {
+        ph->objs[i].type = d->tinfo[ph->objs[i].type].name;
+    }
+    lh_qsort(ph->objs, n, sizeof *ph->objs, cmp_addr);
+    uint32_t *remap = malloc((n ? n : 1) * sizeof *remap);
+    if (!remap) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t old = amap_get(&d->objmap, ph->objs[i].addr);
+        remap[old] = i;
+    }
+    for (uint32_t t = 0; t < ph->n_types; t++) {
+        uint32_t old = amap_get(&d->objmap, ph->types[t].addr);
+        ph->types[t].obj = old != NONE32 ? remap[old] : NONE32;
+    }
+    for (uint32_t r = 0; r < ph->n_roots; r++) {
+        ph->roots[r].obj = remap[ph->roots[r].obj];
+    }
+    ph->eoff = calloc((size_t)n + 1, sizeof *ph->eoff);
+    size_t ne = d->n_edges ? d->n_edges : 1;
+    ph->edst = malloc(ne * sizeof *ph->edst);
+    ph->elabel = malloc(ne * sizeof *ph->elabel);
+    ph->ecount = malloc(ne);
+    if (!ph->eoff || !ph->edst || !ph->elabel || !ph->ecount) {
+        free(remap);
+        return -1;
+    }
+    for (uint64_t e = 0; e < d->n_edges; e++) {
+        ph->eoff[remap[d->edges[e].src] + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ph->eoff[i + 1] += ph->eoff[i];
+    }
+    uint64_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    if (!pos) {
+        free(remap);
+        return -1;
+    }
+    memcpy(pos, ph->eoff, ((size_t)n + 1) * sizeof *pos);
+    for (uint64_t e = 0; e < d->n_edges; e++) {
+        const edge_t *x = &d->edges[e];
+        uint64_t k = pos[remap[x->src]]++;
+        ph->edst[k] = remap[x->dst];
+        ph->elabel[k] = x->label;
+        ph->ecount[k] = x->count;
+    }
+    ph->n_edges = d->n_edges;
+    for (uint32_t i = 0; i < n; i++) {
+        ph->n_gc += (ph->objs[i].flags & LH_PYOBJ_GC) != 0;
+    }
+    free(pos);
+    free(remap);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Entry point
+ * ------------------------------------------------------------------------------------- */
+static const struct {
+    int kind;
+    const char *sym;
+} static_type_syms[] = {
+    {K_TYPE, "PyType_Type"},         {K_DICT, "PyDict_Type"},      {K_LIST, "PyList_Type"},
+    {K_TUPLE, "PyTuple_Type"},       {K_SET, "PySet_Type"},        {K_FUNCTION, "PyFunction_Type"},
+    {K_CELL, "PyCell_Type"},         {K_METHOD, "PyMethod_Type"},  {K_MODULE, "PyModule_Type"},
+    {K_STR, "PyUnicode_Type"},       {K_INT, "PyLong_Type"},       {K_BYTES, "PyBytes_Type"},
+    {K_FLOAT, "PyFloat_Type"},       {K_CODE, "PyCode_Type"},      {K_WEAKREF, "_PyWeakref_RefType"},
+};
+
+int
+lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t **out,
+                 lh_err_t *err)
+{
+    *out = NULL;
+    long mi = -1;
+    uint64_t rt = lh_procimage_symbol(pi, py_modules, "_PyRuntime", &mi);
+    if (!rt) {
+        return lh_err_set(err, LH_ENOENT, "no CPython in this process (no _PyRuntime symbol)");
+    }
+    int major = 0, minor = 0;
+    char abi = 0;
+    if (find_version(pi, mi, &major, &minor, &abi) != 0) {
+        return lh_err_set(err, LH_EVERSION, "the CPython in %s has no version this leakhound "
+                          "can read: native view only", lh_procimage_module_path(pi, mi));
+    }
+    const lh_pyoffsets_t *o = lh_pyoffsets_find(major, minor);
+    if (abi == 'd' || abi == 't') {
+        return lh_err_set(err, LH_EVERSION, "python %d.%d%c is a %s build, not known to this "
+                          "leakhound: native view only", major, minor, abi,
+                          abi == 'd' ? "debug" : "free-threaded");
+    }
+    if (!o) {
+        return lh_err_set(err, LH_EVERSION, "python %d.%d is not known to this leakhound: "
+                          "native view only", major, minor);
+    }
+    dec_t d;
+    memset(&d, 0, sizeof d);
+    d.pi = pi;
+    d.o = o;
+    d.ph = calloc(1, sizeof *d.ph);
+    if (!d.ph) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    lh_pyheap_t *ph = d.ph;
+    ph->off = o;
+    snprintf(ph->version, sizeof ph->version, "%d.%d", major, minor);
+    for (size_t k = 0; k < sizeof static_type_syms / sizeof static_type_syms[0]; k++) {
+        d.static_types[static_type_syms[k].kind] =
+            lh_procimage_module_symbol(pi, mi, static_type_syms[k].sym);
+    }
+    uint64_t dummy = lh_procimage_module_symbol(pi, mi, "_PySet_Dummy");
+    d.set_dummy = dummy ? rd(&d, dummy, NULL) : 0;
+    int ok;
+    uint64_t interp = rd(&d, rt + o->rt_interp_head, &ok);
+    if (!ok || !interp || !d.static_types[K_TYPE] ||
+        type_info(&d, d.static_types[K_TYPE]) == NONE32) {
+        lh_pyheap_free(ph);
+        return lh_err_set(err, LH_EFORMAT, "python %d.%d: the interpreter state cannot be read "
+                          "from the snapshot (not initialized yet, or already finalized)",
+                          major, minor);
+    }
+    amap_t ns_dicts = {0};
+    uint64_t interps[MAX_INTERPS];
+    int n_interps = 0;
+    for (; interp && n_interps < MAX_INTERPS; interp = rd(&d, interp + o->is_next, NULL)) {
+        interps[n_interps++] = interp;
+        uint64_t gc = o->rt_gc ? rt + (uint64_t)o->rt_gc : interp + (uint64_t)o->is_gc;
+        char what[32];
+        for (int g = 0; g < o->gc_n_generations; g++) {
+            snprintf(what, sizeof what, "generation %d", g);
+            walk_list(&d, gc + (uint64_t)o->gc_generations + (uint64_t)g * (uint64_t)o->gc_gen_size,
+                      what, LH_PYOBJ_GC);
+        }
+        walk_list(&d, gc + (uint64_t)o->gc_permanent, "permanent generation",
+                  LH_PYOBJ_GC | LH_PYOBJ_FROZEN);
+        if (o->rt_gc) {
+            /* 3.8: one gc state for the runtime, walked once */
+            interp = rd(&d, interp + o->is_next, NULL);
+            for (; interp && n_interps < MAX_INTERPS; interp = rd(&d, interp + o->is_next, NULL)) {
+                interps[n_interps++] = interp;
+            }
+            break;
+        }
+    }
+    for (int k = 0; k < n_interps; k++) {
+        uint64_t it = interps[k];
+        uint64_t modules = rd(&d, it + o->is_modules, NULL);
+        module_roots(&d, modules, &ns_dicts);
+        root_add(&d, LH_PYROOT_INTERP, "sys.modules", modules);
+        root_add(&d, LH_PYROOT_INTERP, "sys.__dict__", rd(&d, it + o->is_sysdict, NULL));
+        root_add(&d, LH_PYROOT_INTERP, "builtins.__dict__", rd(&d, it + o->is_builtins, NULL));
+        thread_roots(&d, it);
+    }
+    /* Decode every object found, and those their references find. */
+    for (uint32_t w = 0; w < d.n_work && !d.oom; w++) {
+        uint32_t i = d.work[w];
+        decode(&d, i, amap_get(&ns_dicts, ph->objs[i].addr) != NONE32);
+    }
+    if (opts && opts->sf && !d.oom) {
+        cstatic_roots(&d, opts->sf, opts);
+    }
+    int rc = 0;
+    if (d.oom || collector_rule(&d) != 0 || d.oom || finish(&d) != 0) {
+        rc = lh_err_set(err, LH_ENOMEM, "out of memory decoding the python heap");
+    }
+    amap_fini(&ns_dicts);
+    amap_fini(&d.objmap);
+    amap_fini(&d.typemap);
+    amap_fini(&d.labelmap);
+    free(d.tinfo);
+    free(d.edges);
+    free(d.work);
+    if (rc < 0) {
+        lh_pyheap_free(ph);
+        return rc;
+    }
+    *out = ph;
+    return 0;
+}
+
+void
+lh_pyheap_free(lh_pyheap_t *ph)
+{
+    if (!ph) {
+        return;
+    }
+    for (uint32_t i = 0; i < ph->n_types; i++) {
+        free(ph->types[i].name);
+        free(ph->types[i].module);
+    }
+    for (uint32_t i = 0; i < ph->n_labels; i++) {
+        free(ph->labels[i]);
+    }
+    for (uint32_t i = 0; i < ph->n_roots; i++) {
+        free(ph->roots[i].name);
+    }
+    free(ph->objs);
+    free(ph->types);
+    free(ph->labels);
+    free(ph->roots);
+    free(ph->eoff);
+    free(ph->edst);
+    free(ph->elabel);
+    free(ph->ecount);
+    free(ph);
+}
+
+uint32_t
+lh_pyheap_find(const lh_pyheap_t *ph, uint64_t addr)
+{
+    uint32_t lo = 0, hi = ph->n_objs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ph->objs[mid].addr < addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < ph->n_objs && ph->objs[lo].addr == addr ? lo : NONE32;
+}
+
+const char *
+lh_pyheap_describe(lh_procimage_t *pi, const lh_pyheap_t *ph, uint32_t obj, char *buf,
+                   size_t len)
+{
+    dec_t d;
+    memset(&d, 0, sizeof d);
+    d.pi = pi;
+    d.o = ph->off;
+    const lh_pyoffsets_t *o = ph->off;
+    const lh_pyobj_t *ob = &ph->objs[obj];
+    const lh_pytype_t *t = &ph->types[ob->type];
+    const char *tn = t->name;
+    char s[STR_MAX + 8], f[STR_MAX + 8];
+    uint64_t a = ob->addr;
+    if (strcmp(tn, "function") == 0) {
+        uint64_t code = rd(&d, a + o->fn_code, NULL);
+        uint64_t qn = rd(&d, a + o->fn_qualname, NULL);
+        uint64_t fn = code ? rd(&d, code + o->co_filename, NULL) : 0;
+        int line = code ? (int)rd_u32(&d, code + o->co_firstlineno, NULL) : 0;
+        if (!qn || read_str(&d, qn, s, sizeof s) < 0) {
+            snprintf(s, sizeof s, "?");
+        }
+        if (!fn || read_str(&d, fn, f, sizeof f) < 0) {
+            snprintf(f, sizeof f, "?");
+        }
+        const char *base = strrchr(f, '/');
+        snprintf(buf, len, "function %s (%s:%d)", s, base ? base + 1 : f, line);
+    } else if (strcmp(tn, "code") == 0) {
+        uint64_t fn = rd(&d, a + o->co_filename, NULL);
+        code_name(&d, a, s, sizeof s);
+        if (!fn || read_str(&d, fn, f, sizeof f) < 0) {
+            snprintf(f, sizeof f, "?");
+        }
+        const char *base = strrchr(f, '/');
+        snprintf(buf, len, "code %s (%s:%u)", s, base ? base + 1 : f,
+                 rd_u32(&d, a + o->co_firstlineno, NULL));
+    } else if (strcmp(tn, "str") == 0 && read_str(&d, a, s, 40) >= 0) {
+        snprintf(buf, len, "str '%s'", s);
+    } else if (strcmp(tn, "module") == 0) {
+        uint64_t md = rd(&d, a + o->mo_dict, NULL);
+        uint64_t nm = 0;
+        if (md && get_dict_item(&d, md, "__name__", &nm) >= 0 && read_str(&d, nm, s, sizeof s) >= 0) {
+            snprintf(buf, len, "module %s", s);
+        } else {
+            snprintf(buf, len, "module");
+        }
+    } else if (strcmp(tn, "int") == 0) {
+        int64_t tag = rd_i64(&d, a + o->l_tag, NULL);
+        int neg = o->l_tag_shift ? (tag & 3) == 2 : tag < 0;
+        int64_t nd = o->l_tag_shift ? tag >> o->l_tag_shift : tag < 0 ? -tag : tag;
+        uint32_t dig = rd_u32(&d, a + o->l_digit, NULL);
+        if (nd <= 1) {
+            snprintf(buf, len, "int %s%u", neg ? "-" : "", nd ? dig : 0);
+        } else {
+            snprintf(buf, len, "int");
+        }
+    } else {
+        uint64_t np = 0;
+        for (uint32_t k = 0; k < ph->n_types; k++) {
+            if (ph->types[k].obj == obj) {
+                np = rd(&d, a + o->tp_name, NULL);
+                break;
+            }
+        }
+        if (np && lh_procimage_cstr(pi, np, s, sizeof s) > 0) {
+            snprintf(buf, len, "class %s", s);
+        } else {
+            snprintf(buf, len, "%s", tn);
+        }
+    }
+    return buf;
+}

@@ -1,0 +1,52 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * scriptstack.h: the stack a user reads when an allocation happened while a Perl or Python
+ * interpreter ran script code (docs/FORMAT.md, "Script frames").
+ *
+ * A recorded stack of such an allocation has two parts: the whole native stack (the
+ * interpreter's C frames included: Perl_safesysmalloc, pp_*, runops, _PyEval_...) and the
+ * script frames (sub/function and file:line), innermost first. The displayed stack is
+ *
+ *     native frames from the innermost up to the innermost eval-loop frame (Perl_runops_*,
+ *     _PyEval_EvalFrameDefault), without the interpreter's own frames; then the script
+ *     frames, innermost first.
+ *
+ * So the C frames of an XS module or C extension, and of the C library they call, stay
+ * visible under the script line that called them, while the interpreter's machinery is
+ * hidden. With `native` set (the `--native` option) nothing is hidden: the script frames are
+ * spliced in just inside the innermost eval-loop frame. When no eval-loop frame was
+ * recorded (an allocation while perl compiles, a stack cut at the maximum depth), the
+ * native part ends at the first interpreter frame.
+ *
+ * A frame is the interpreter's when it lies in its library or program (libperl*,
+ * libpython*, an executable named perl* or python*), or, for interpreters linked into a
+ * program (embedded perl), when its function carries the interpreter's API prefix (Perl_,
+ * Perl, pp_, PerlIO, Py, _Py).
+ *
+ * This is where every view gets script frames: lh_sym_stack (symbolize.h) calls it, and
+ * reports, trees, flame graphs and exports take their frames from lh_sym_stack.
+ */
+#ifndef LH_SCRIPTSTACK_H
+#define LH_SCRIPTSTACK_H
+
+#include <stddef.h>
+
+#include "stacks.h"
+#include "symbolize.h"
+
+/* Whether f is one of the interpreter's own frames (see above). */
+int lh_frame_is_interp(const lh_frame_t *f);
+
+/* Whether f is an eval-loop frame (where script frames are spliced in). */
+int lh_frame_is_eval_loop(const lh_frame_t *f);
+
+/* Builds the displayed stack from the native frames nat[0..n_nat) and the script frame ids
+ * script[0..n_script) resolved in sf. Writes at most n_nat + n_script frames to out (the
+ * caller's array of that size) and returns how many. Script frames get lang, function,
+ * file and line, no module and ip 0; an id missing from sf becomes a frame with function
+ * "?". Strings stay owned by sf and by the symbolizer. Never fails. */
+size_t lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
+                            size_t n_script, const lh_sframes_t *sf, int native,
+                            lh_frame_t *out);
+
+#endif /* LH_SCRIPTSTACK_H */

@@ -1,0 +1,90 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * opts.h: the one argument layer of the CLI. A command describes its own options in a table
+ * (lh_opt_t) and lh_args_parse() does the rest, the same way for every command:
+ *
+ *   - the trace: one positional argument; `-` is standard input (copied once into an
+ *     anonymous file, so that a command may read it twice); `--` ends the options;
+ *   - -h/--help prints the command's usage;
+ *   - what every command that reads a trace takes (lh_trace_args_t): --salvage, --quiet/-q,
+ *     --suppressions FILE (repeatable), --default-suppressions, and --format text|json for
+ *     the commands that print text or JSON;
+ *   - values as `--name VALUE` or `--name=VALUE`; booleans bare (`--growth`), as
+ *     `--name=on|off` or `--name on|off`, and negated as `--no-name`;
+ *   - one set of messages: "CMD: unknown option '--x' (see leakhound help CMD)", "CMD:
+ *     option '--x' needs a value", "CMD: --x: expected one of a, b or c, got 'd'", ...
+ *
+ * Errors are returned (LH_EINVAL with the message in err), never printed. Not thread-safe.
+ */
+#ifndef LH_CLI_OPTS_H
+#define LH_CLI_OPTS_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+typedef enum lh_opt_kind {
+    LH_OPT_BOOL,   /* int: 1 or 0 */
+    LH_OPT_STR,    /* const char *, pointing into argv */
+    LH_OPT_UINT,   /* unsigned long in [lo, hi] */
+    LH_OPT_CHOICE, /* int: index of the value in choices ("a|b|c"); a unique prefix is enough */
+} lh_opt_kind_t;
+
+typedef struct lh_opt {
+    const char *name;    /* "--top" */
+    const char *alias;   /* "-n", or NULL */
+    lh_opt_kind_t kind;
+    void *dst;
+    unsigned long lo, hi;
+    const char *choices;
+} lh_opt_t;
+
+/* What lh_args_parse() also accepts, besides the trace and --help. */
+enum {
+    LH_ARGS_FORMAT = 1,   /* --format text|json */
+    LH_ARGS_NO_TRACE = 2, /* the command reads no trace: no positional argument, no load
+                             options (run's booleans use the same table) */
+    LH_ARGS_NO_SUPP = 4,  /* the command shows every block: no suppressions (shell) */
+};
+
+/* The options every command that reads a trace shares. */
+typedef struct lh_trace_args {
+    const char *path;       /* the trace (after lh_args_parse: a readable path for `-`) */
+    int salvage;
+    int quiet;
+    int json;               /* --format json */
+    int help;
+    const char *supp_files[16];
+    size_t n_supp_files;
+    int default_supp;       /* add the built-in list */
+    char stdin_path[32];    /* "/proc/self/fd/N" when the trace is `-` */
+} lh_trace_args_t;
+
+typedef struct lh_cmd_spec {
+    const char *name;       /* "leaks", as in messages */
+    const char *usage;      /* printed for --help */
+    unsigned flags;         /* LH_ARGS_* */
+    const lh_opt_t *opts;   /* the command's own */
+    size_t n_opts;
+} lh_cmd_spec_t;
+
+/* Parses argv[1..argc) (argv[0] is the command's name). Returns 0 (the trace in a->path),
+ * 1 when --help was given (the usage is printed on stdout), or LH_EINVAL: an unknown
+ * option, a missing or bad value, no trace or two. */
+int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
+                  lh_err_t *err);
+
+/* One option at argv[*i] against opts (advancing *i past a separate value). Returns 1
+ * (consumed), 0 (not one of them) or LH_EINVAL (message names cmd). For commands whose
+ * positional arguments are not a trace (run: the program). */
+int lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **argv, int *i,
+                 lh_err_t *err);
+
+/* "on", "yes", "true", "1" give 1; "off", "no", "false", "0" give 0; else -1. */
+int lh_opt_bool_value(const char *s);
+
+/* Copies standard input into an anonymous file and names it in a->stdin_path (for a trace
+ * given as `-`). Returns 0 or LH_EIO. Called by lh_args_parse. */
+int lh_args_stdin(lh_trace_args_t *a, lh_err_t *err);
+
+#endif /* LH_CLI_OPTS_H */

@@ -1,0 +1,341 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * test_scriptframes.c: script frames (format minor 1) end to end without an agent: the
+ * records' encoders and decoders, the trace reader's tables, and the stack a user reads
+ * (analysis/scriptstack.c) built from hand-made native frames.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dec.h"
+#include "enc.h"
+#include "scriptstack.h"
+#include "trace.h"
+#include "trace_builder.h"
+
+/* ---- format: encode, then decode the payload ------------------------------------------ */
+
+static lh_dec_t
+one_record(const uint8_t *buf, size_t len, uint8_t want_type)
+{
+    lh_dec_t d, pl, rest;
+    uint8_t type = 0;
+    lh_dec_init(&d, buf, len);
+    assert_int_equal(lh_dec_record(&d, &type, &pl), 1);
+    assert_int_equal(type, want_type);
+    assert_int_equal(lh_dec_record(&d, &type, &rest), 0); /* exactly one record */
+    return pl;
+}
+
+static void
+test_stack_with_script_roundtrip(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    lh_enc_t e;
+    const uint64_t ips[3] = {0x401000, 0x400ff0, 0x7f0000001234};
+    const uint32_t script[4] = {7, 3, 300, 1};
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_rec_stack(&e, 42, 2, ips, 3, script, 4);
+    assert_true(lh_enc_ok(&e));
+    lh_dec_t pl = one_record(buf, (size_t)(e.p - buf), LH_REC_STACK);
+    assert_int_equal(lh_dec_varint(&pl), 42);
+    assert_int_equal(lh_dec_varint(&pl), 2);
+    assert_int_equal(lh_dec_varint(&pl), 3);
+    uint64_t ip = 0;
+    for (int i = 0; i < 3; i++) {
+        ip += (uint64_t)lh_dec_svarint(&pl);
+        assert_int_equal(ip, ips[i]);
+    }
+    uint32_t got[8];
+    uint32_t n = 99;
+    assert_int_equal(lh_dec_stack_script(&pl, got, 8, &n), 0);
+    assert_int_equal(n, 4);
+    assert_memory_equal(got, script, sizeof script);
+
+    /* Without script frames the record is the minor-0 record, byte for byte. */
+    uint8_t old[256];
+    lh_enc_t e0;
+    lh_enc_init(&e0, old, sizeof old);
+    lh_enc_rec_stack(&e0, 42, 2, ips, 3, NULL, 0);
+    pl = one_record(old, (size_t)(e0.p - old), LH_REC_STACK);
+    lh_dec_varint(&pl);
+    lh_dec_varint(&pl);
+    lh_dec_varint(&pl);
+    for (int i = 0; i < 3; i++) {
+        lh_dec_svarint(&pl);
+    }
+    assert_int_equal(lh_dec_stack_script(&pl, got, 8, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal((size_t)(e0.p - old) + 1 + 5, (size_t)(e.p - buf)); /* n, 7, 3, 300, 1 */
+
+    /* More ids than the reader's room, and an id of 0, are malformed. */
+    pl = one_record(buf, (size_t)(e.p - buf), LH_REC_STACK);
+    for (int i = 0; i < 3 + 3; i++) {
+        lh_dec_varint(&pl);
+    }
+    assert_int_equal(lh_dec_stack_script(&pl, got, 3, &n), -1);
+    const uint32_t zero[1] = {0};
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_rec_stack(&e, 1, 0, ips, 1, zero, 1);
+    pl = one_record(buf, (size_t)(e.p - buf), LH_REC_STACK);
+    for (int i = 0; i < 4; i++) {
+        lh_dec_varint(&pl);
+    }
+    assert_int_equal(lh_dec_stack_script(&pl, got, 8, &n), -1);
+}
+
+static void
+test_sframe_roundtrip(void **state)
+{
+    (void)state;
+    uint8_t buf[512];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_rec_sframe(&e, 300, LH_LANG_PERL, "MyApp::handle_request", 21, "lib/MyApp.pm", 12,
+                      4711);
+    assert_true(lh_enc_ok(&e));
+    lh_dec_t pl = one_record(buf, (size_t)(e.p - buf), LH_REC_SFRAME);
+    lh_sframe_rec_t r;
+    assert_int_equal(lh_dec_sframe_rec(&pl, &r), 0);
+    assert_int_equal(r.id, 300);
+    assert_int_equal(r.lang, LH_LANG_PERL);
+    assert_int_equal(r.func_len, 21);
+    assert_memory_equal(r.func, "MyApp::handle_request", 21);
+    assert_int_equal(r.file_len, 12);
+    assert_memory_equal(r.file, "lib/MyApp.pm", 12);
+    assert_int_equal(r.line, 4711);
+
+    /* Every shorter payload is malformed. */
+    size_t full = (size_t)(e.p - buf);
+    for (size_t cut = 3; cut < full; cut++) {
+        lh_dec_t d;
+        lh_dec_init(&d, buf + 3, cut - 3); /* payload only, cut short */
+        assert_int_equal(lh_dec_sframe_rec(&d, &r), -1);
+    }
+    /* Id 0 is malformed. */
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_rec_sframe(&e, 0, LH_LANG_PYTHON, "f", 1, "f.py", 4, 1);
+    pl = one_record(buf, (size_t)(e.p - buf), LH_REC_SFRAME);
+    assert_int_equal(lh_dec_sframe_rec(&pl, &r), -1);
+}
+
+static void
+test_interp_roundtrip(void **state)
+{
+    (void)state;
+    uint8_t buf[512];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_rec_interp(&e, 12345, LH_LANG_PYTHON, "3.14.0", LH_INTERP_UNSUPPORTED,
+                      "python 3.14.0 is not known to this leakhound");
+    lh_dec_t pl = one_record(buf, (size_t)(e.p - buf), LH_REC_INTERP);
+    lh_interp_rec_t r;
+    assert_int_equal(lh_dec_interp_rec(&pl, &r), 0);
+    assert_int_equal(r.ts_delta, 12345);
+    assert_int_equal(r.lang, LH_LANG_PYTHON);
+    assert_int_equal(r.version_len, 6);
+    assert_memory_equal(r.version, "3.14.0", 6);
+    assert_int_equal(r.status, LH_INTERP_UNSUPPORTED);
+    assert_int_equal(r.detail_len, strlen("python 3.14.0 is not known to this leakhound"));
+}
+
+/* ---- the trace reader ----------------------------------------------------------------- */
+
+static void
+test_trace_tables(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/lh_test_sframes_XXXXXX";
+    char path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.lht", dir);
+
+    lh_tb_t *tb = lh_tb_new();
+    const uint64_t ips[2] = {0x1000, 0x2000};
+    const uint32_t script[3] = {2, 1, 5};
+    lh_tb_frame_begin(tb, 1, 1000);
+    lh_tb_interp(tb, 1000, LH_LANG_PERL, "5.36.0", LH_INTERP_RECORDED, "");
+    lh_tb_interp(tb, 1001, LH_LANG_PYTHON, "3.99.0", LH_INTERP_UNSUPPORTED,
+                 "python 3.99.0 is not known: recording native frames only");
+    lh_tb_sframe(tb, 1, LH_LANG_PERL, "main", "app.pl", 30);
+    lh_tb_sframe(tb, 2, LH_LANG_PERL, "MyApp::store", "lib/MyApp.pm", 12);
+    lh_tb_script_stack(tb, 9, 0, ips, 2, script, 3);
+    lh_tb_stack(tb, 10, 0, ips, 2); /* the same native frames, no script frames */
+    lh_tb_alloc(tb, 1100, 0x5000, 64, 9, LH_AK_MALLOC);
+    lh_tb_frame_end(tb, 0, 0);
+    lh_tb_frame_begin(tb, 2, 1200);
+    lh_tb_sframe(tb, 5, LH_LANG_PERL, "MyApp::handle_request", "lib/MyApp.pm", 40);
+    lh_tb_frame_end(tb, 0, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    lh_tb_free(tb);
+
+    lh_trace_t *t = NULL;
+    lh_err_t err = {{0}};
+    lh_event_t ev;
+    assert_int_equal(lh_trace_open(path, NULL, &t, &err), 0);
+    while (lh_trace_next(t, &ev, &err) > 0) {
+    }
+    const lh_stacks_t *stacks = lh_trace_stacks(t);
+    const lh_stack_t *st = lh_stacks_get(stacks, 9);
+    assert_non_null(st);
+    assert_int_equal(st->n_ips, 2);
+    assert_int_equal(st->n_script, 3);
+    assert_int_equal(st->script[0], 2);
+    assert_int_equal(st->script[2], 5);
+    /* The SFRAME of id 5 came later, in another thread's frame: resolved at the end. */
+    const lh_sframe_t *f = lh_sframes_get(st->sframes, 5);
+    assert_non_null(f);
+    assert_string_equal(f->function, "MyApp::handle_request");
+    assert_string_equal(f->file, "lib/MyApp.pm");
+    assert_int_equal(f->line, 40);
+    assert_null(lh_sframes_get(st->sframes, 3));
+    assert_int_equal(lh_stacks_get(stacks, 10)->n_script, 0);
+
+    size_t n = 0;
+    const lh_trace_interp_t *in = lh_trace_interps(t, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(in[0].lang, LH_LANG_PERL);
+    assert_string_equal(in[0].version, "5.36.0");
+    assert_int_equal(in[0].status, LH_INTERP_RECORDED);
+    assert_int_equal(in[1].status, LH_INTERP_UNSUPPORTED);
+    /* The unsupported interpreter's line is a warning of the trace. */
+    const lh_warnings_t *w = lh_trace_warnings(t);
+    int found = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        found |= strstr(w->msgs[i], "python 3.99.0 is not known") != NULL;
+    }
+    assert_true(found);
+    lh_trace_close(t);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- the displayed stack -------------------------------------------------------------- */
+
+static lh_frame_t
+nat(const char *fn, const char *module)
+{
+    lh_frame_t f;
+    memset(&f, 0, sizeof f);
+    f.function = fn;
+    f.module = module;
+    f.ip = 0x1000;
+    return f;
+}
+
+static lh_sframes_t
+perl_frames(lh_stacks_t *tab)
+{
+    lh_stacks_init(tab);
+    assert_int_equal(lh_stacks_put_sframe(tab, 1, LH_LANG_PERL, "MyApp::store", 12,
+                                          "lib/MyApp.pm", 12, 12), 0);
+    assert_int_equal(lh_stacks_put_sframe(tab, 2, LH_LANG_PERL, "main", 4, "app.pl", 6, 30),
+                     0);
+    return tab->sframes;
+}
+
+static void
+test_merge_hides_interpreter(void **state)
+{
+    (void)state;
+    lh_stacks_t tab;
+    perl_frames(&tab);
+    const char *perl = "/usr/bin/perl";
+    const lh_frame_t v[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_sv_grow", perl),
+        nat("Perl_pp_concat", perl),     nat("Perl_runops_standard", perl),
+        nat("perl_run", perl),           nat("main", perl),
+        nat("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6"),
+    };
+    const uint32_t script[2] = {1, 2};
+    lh_frame_t out[16];
+    size_t n = lh_scriptstack_merge(v, 7, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].function, "MyApp::store");
+    assert_string_equal(out[0].file, "lib/MyApp.pm");
+    assert_int_equal(out[0].line, 12);
+    assert_int_equal(out[0].lang, LH_LANG_PERL);
+    assert_null(out[0].module);
+    assert_string_equal(out[1].function, "main");
+
+    /* --native: everything, the script frames spliced in inside the eval loop. */
+    n = lh_scriptstack_merge(v, 7, script, 2, &tab.sframes, 1, out);
+    assert_int_equal(n, 9);
+    assert_string_equal(out[2].function, "Perl_pp_concat");
+    assert_string_equal(out[3].function, "MyApp::store");
+    assert_string_equal(out[4].function, "main");
+    assert_int_equal(out[4].lang, LH_LANG_PERL);
+    assert_string_equal(out[5].function, "Perl_runops_standard");
+    assert_string_equal(out[8].function, "__libc_start_main");
+    lh_stacks_fini(&tab);
+}
+
+static void
+test_merge_keeps_xs_and_libc(void **state)
+{
+    (void)state;
+    lh_stacks_t tab;
+    perl_frames(&tab);
+    const char *perl = "/usr/bin/perl";
+    const char *xs = "/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/My/XS/XS.so";
+    /* C library under an XS function under pp_entersub; then an XS that calls back into
+     * perl's allocator (Perl_newSV inlined into it as S_ helpers). */
+    const lh_frame_t v[] = {
+        nat("strdup", "/lib/x86_64-linux-gnu/libc.so.6"), nat("my_xs_helper", xs),
+        nat("XS_My__XS_make", xs),                          nat("Perl_pp_entersub", perl),
+        nat("Perl_runops_standard", perl),                  nat("perl_run", perl),
+    };
+    const uint32_t script[2] = {1, 2};
+    lh_frame_t out[16];
+    size_t n = lh_scriptstack_merge(v, 6, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 5);
+    assert_string_equal(out[0].function, "strdup");
+    assert_string_equal(out[1].function, "my_xs_helper");
+    assert_string_equal(out[2].function, "XS_My__XS_make");
+    assert_string_equal(out[3].function, "MyApp::store");
+    assert_string_equal(out[4].function, "main");
+
+    const lh_frame_t w[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_newSV_type", xs), nat("XS_My__XS_new", xs),
+        nat("Perl_pp_entersub", perl),   nat("Perl_runops_standard", perl),
+    };
+    n = lh_scriptstack_merge(w, 5, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 3);
+    assert_string_equal(out[0].function, "XS_My__XS_new");
+    assert_string_equal(out[1].function, "MyApp::store");
+
+    /* No eval loop recorded (perl compiling, or the stack cut short): the native part
+     * ends at the first interpreter frame. An id without its SFRAME shows as "?". */
+    const lh_frame_t c[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_newSVOP", perl), nat("Perl_yyparse", perl),
+    };
+    const uint32_t lost[2] = {1, 77};
+    n = lh_scriptstack_merge(c, 3, lost, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].function, "MyApp::store");
+    assert_string_equal(out[1].function, "?");
+    lh_stacks_fini(&tab);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stack_with_script_roundtrip),
+        cmocka_unit_test(test_sframe_roundtrip),
+        cmocka_unit_test(test_interp_roundtrip),
+        cmocka_unit_test(test_trace_tables),
+        cmocka_unit_test(test_merge_hides_interpreter),
+        cmocka_unit_test(test_merge_keeps_xs_and_libc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
