@@ -54,6 +54,7 @@ typedef struct pctx {
     aset_t stashes_seen;
     uint8_t *blk_mark; /* hg->n_blocks: 1 arena, 2 owned by an SV */
     uint64_t strtab;
+    uint32_t *found;   /* per svs[i]: the counted references found to it */
 } pctx_t;
 
 static int
@@ -288,6 +289,14 @@ static int
 edge(pctx_t *c, const psv_t *s, uint64_t dst, int kind, int flags, const char *label,
      uint64_t idx)
 {
+    /* A strong edge is a reference count the holder owns, except the CV's view of its
+     * pad entries (the pad AV's elements own those). */
+    if (!(flags & LH_OBJEDGE_WEAK) && kind != LH_OBJEDGE_PAD && kind != LH_OBJEDGE_CAPTURE) {
+        const psv_t *t = sv_at(c, dst);
+        if (t) {
+            c->found[t - c->svs]++;
+        }
+    }
     return lh_objheap_add_edge(c->oh, s->id, dst, kind, flags, label, idx);
 }
 
@@ -838,35 +847,40 @@ root_range(pctx_t *c, int kind, const char *name, uint64_t base, int64_t n)
     return 0;
 }
 
-/* SVs the interpreter holds: every word of its struct that is an SV head, and those of the
- * native blocks it points to that are neither arenas nor an SV's buffers. */
+/* SVs the interpreter holds: every word of its struct that is an SV head (PL_strtab,
+ * PL_modglobal, PL_regex_padav, the BEGIN/END blocks, ...). The native blocks it points to
+ * are not scanned: stacks (save, context, mortals) keep stale pointers past their tops;
+ * what those blocks hold for real is found by the reference counts (held_roots). */
 static int
 interp_roots(pctx_t *c)
 {
-    lh_heapgraph_t *hg = c->oh->hg;
     int rc = 0;
-    /* The mortals' array holds stale pointers past PL_tmps_ix: only its live part is a
-     * root (main's "mortals"). */
-    mark_block(c, ivar(c, L->i_tmps_stack), 3);
     for (uint32_t off = 0; off + 8 <= L->sizeof_interp && rc == 0; off += 8) {
         uint64_t v = ivar(c, off);
-        if (!v) {
-            continue;
-        }
-        if (sv_at(c, v)) {
+        if (v && sv_at(c, v)) {
             rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, "the interpreter", v);
-            continue;
         }
-        uint32_t b = lh_heapgraph_block_at(hg, v);
-        if (b == LH_NODE_NONE || c->blk_mark[b] || hg->blocks[b].size > (1u << 20)) {
-            continue;
-        }
-        c->blk_mark[b] = 3; /* scanned once */
-        uint64_t base = hg->blocks[b].addr;
-        rc = root_range(c, LH_OBJROOT_INTERP, "the interpreter", base,
-                        (int64_t)(hg->blocks[b].size / 8));
     }
     return rc;
+}
+
+/* An SV whose reference count is higher than the references found to it is held by
+ * something the decoder does not read (an XS module's C struct, the op tree, a C stack,
+ * the save stack): it is alive for a reason outside Perl data, so a root; without this,
+ * such SVs would look like cycles nothing reaches. */
+static int
+held_roots(pctx_t *c)
+{
+    for (size_t i = 0; i < c->n_svs; i++) {
+        if (c->svs[i].refcnt > c->found[i]) {
+            int rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, "held outside Perl data "
+                                         "(XS, op tree, C stack)", c->svs[i].addr);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
 }
 
 /* SVs held by C globals (perl's own, PL_user_def_props; XS modules' statics): the pointer
@@ -904,18 +918,46 @@ global_roots(pctx_t *c)
  * Entry point
  * ------------------------------------------------------------------------------------- */
 
+/* The string of a PV SV at addr into buf ("" when it is not one). */
+static void
+pv_string(const pctx_t *c, uint64_t addr, char *buf, size_t len)
+{
+    uint64_t hdr[3];
+    buf[0] = '\0';
+    if (addr && lh_objheap_read(c->oh, addr, hdr, sizeof hdr) == 0) {
+        uint64_t cur = rd64(c, hdr[0] + L->xpv_cur);
+        if (hdr[2] && cur > 0 && cur < len && lh_objheap_read(c->oh, hdr[2], buf, cur) == 0) {
+            buf[cur] = '\0';
+        }
+    }
+}
+
+/* The version: PL_patchlevel ("v5.36.0"), or, once version.pm has made $^V an object, its
+ * {original}. */
 static int
 version_ok(pctx_t *c)
 {
     lh_objheap_t *oh = c->oh;
     uint64_t pl = ivar(c, L->i_patchlevel);
-    uint64_t hdr[3];
+    uint32_t flags = rd32(c, pl + L->sv_flags);
     char v[32] = "";
-    if (pl && lh_objheap_read(oh, pl, hdr, sizeof hdr) == 0) {
-        uint64_t cur = rd64(c, hdr[0] + L->xpv_cur);
-        if (hdr[2] && cur > 0 && cur < sizeof v && lh_objheap_read(oh, hdr[2], v, cur) == 0) {
-            v[cur] = '\0';
+    if (pl && (flags & L->f_rok)) {
+        uint64_t hv = rd64(c, pl + L->sv_u);
+        uint64_t any = rd64(c, hv + L->sv_any), arr = rd64(c, hv + L->sv_u);
+        uint64_t max = rd64(c, any + L->xpvhv_max);
+        char key[16];
+        for (uint64_t b = 0; arr && b <= max && b < 64 && !v[0]; b++) {
+            for (uint64_t he = rd64(c, arr + b * 8), k = 0; he && k < 64; k++) {
+                if (hek_key(c, rd64(c, he + L->he_hek), key, sizeof key) >= 0 &&
+                    strcmp(key, "original") == 0) {
+                    pv_string(c, rd64(c, he + L->he_val), v, sizeof v);
+                    break;
+                }
+                he = rd64(c, he + L->he_next);
+            }
         }
+    } else {
+        pv_string(c, pl, v, sizeof v);
     }
     snprintf(oh->version, sizeof oh->version, "%s", v[0] == 'v' ? v + 1 : v);
     char want[32];
@@ -955,7 +997,7 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
                  "the interpreter is gone): native view only");
         return 1;
     }
-    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0};
+    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL};
     int rc = LH_ENOMEM;
     if (!(c.ibuf = malloc(L->sizeof_interp)) ||
         !(c.blk_mark = calloc(hg->n_blocks ? hg->n_blocks : 1, 1))) {
@@ -980,6 +1022,10 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
      * to PL_strtab; claim them before any hash that uses the keys. */
     const psv_t *st = sv_at(&c, c.strtab);
     if ((rc = add_objects(&c)) < 0 || (rc = find_weak_avs(&c)) < 0) {
+        goto out;
+    }
+    if (!(c.found = calloc(c.n_svs ? c.n_svs : 1, sizeof *c.found))) {
+        rc = LH_ENOMEM;
         goto out;
     }
     if (st) {
@@ -1020,7 +1066,8 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
                                        (int64_t)((sp - base) / 8))) < 0) ||
         (rc = root_range(&c, LH_OBJROOT_MORTAL, "mortals", ivar(&c, L->i_tmps_stack),
                          (int64_t)ivar(&c, L->i_tmps_ix) + 1)) < 0 ||
-        (rc = interp_roots(&c)) < 0 || (rc = global_roots(&c)) < 0) {
+        (rc = interp_roots(&c)) < 0 || (rc = global_roots(&c)) < 0 ||
+        (rc = held_roots(&c)) < 0) {
         goto out;
     }
     rc = 1;
@@ -1033,5 +1080,6 @@ out:
     free(c.weak_avs.v);
     free(c.stashes_seen.v);
     free(c.blk_mark);
+    free(c.found);
     return rc;
 }

@@ -12,7 +12,7 @@
 
 #include "perl_layout.h"
 
-#if !defined(MULTIPLICITY)
+#if defined(PERL_REVISION) && !defined(MULTIPLICITY)
 #error "perl_layout.c expects a perl built with multiplicity (the interpreter struct)"
 #endif
 

@@ -934,17 +934,22 @@ lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     /* `--native` anywhere: this one command in the block view. */
     char *av[LH_SHELL_MAX_WORDS + 1];
-    int ac = 0, native = sh->native;
+    int ac = 0, native = sh->native, once = 0;
     for (int i = 0; i < argc && ac < LH_SHELL_MAX_WORDS; i++) {
         if (i > 0 && strcmp(argv[i], "--native") == 0) {
-            sh->native = 1;
+            once = 1;
         } else {
             av[ac++] = argv[i];
         }
     }
     av[ac] = NULL;
+    if (once) {
+        sh->native = 1;
+    }
     int rc = c->fn(sh, ac, av, err);
-    sh->native = native;
+    if (once) {
+        sh->native = native;
+    }
     return rc;
 }
 
