@@ -681,6 +681,71 @@ lh_objheap_free(lh_objheap_t *oh)
  * Queries
  * ------------------------------------------------------------------------------------- */
 
+static void
+reclassify(lh_heapgraph_t *hg, uint32_t b)
+{
+    int c = hg->g.cls[b];
+    hg->class_blocks[c]--;
+    hg->class_bytes[c] -= hg->blocks[b].size;
+    hg->g.cls[b] = LH_CLASS_REACHABLE;
+    hg->class_blocks[LH_CLASS_REACHABLE]++;
+    hg->class_bytes[LH_CLASS_REACHABLE] += hg->blocks[b].size;
+}
+
+uint32_t
+lh_objheap_claim(lh_objheap_t *oh)
+{
+    lh_heapgraph_t *hg = oh->hg;
+    uint32_t n = 0;
+    if (!hg->has_graph || oh->n_objs == 0) {
+        return 0;
+    }
+    /* The blocks of live Perl data (and what they point to, interior pointers included:
+     * op slabs, pad names, regex programs), breadth first; an unreachable object's blocks
+     * are left alone, and so is what only they reach. */
+    uint32_t *queue = malloc((size_t)(hg->n_blocks ? hg->n_blocks : 1) * sizeof *queue);
+    uint8_t *seen = calloc(hg->n_blocks ? hg->n_blocks : 1, 1);
+    size_t qh = 0, qt = 0;
+    if (!queue || !seen) {
+        free(queue);
+        free(seen);
+        return 0;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        uint32_t o = oh->blk_owner[b];
+        if (o == LH_OBJOWN_ARENA || (o < oh->n_objs && oh->g.cls[o] == LH_CLASS_REACHABLE)) {
+            seen[b] = 1;
+            queue[qt++] = b;
+        }
+    }
+    for (uint32_t x = 0; x < oh->n_ext; x++) {
+        uint32_t b = oh->ext[x];
+        if (!seen[b] && oh->g.cls[oh->n_objs + x] == LH_CLASS_REACHABLE) {
+            seen[b] = 1;
+            queue[qt++] = b;
+        }
+    }
+    while (qh < qt) {
+        uint32_t b = queue[qh++];
+        if (hg->g.cls[b] != LH_CLASS_REACHABLE) {
+            reclassify(hg, b);
+            n++;
+        }
+        for (uint64_t j = hg->g.off[b]; j < hg->g.off[b + 1]; j++) {
+            uint32_t t = LH_EDGE_NODE(hg->g.dst[j]);
+            if (t < hg->n_blocks && !seen[t] &&
+                (oh->blk_owner[t] == LH_OBJOWN_NONE || oh->blk_owner[t] == LH_OBJOWN_ARENA ||
+                 oh->g.cls[oh->blk_owner[t]] == LH_CLASS_REACHABLE)) {
+                seen[t] = 1;
+                queue[qt++] = t;
+            }
+        }
+    }
+    free(queue);
+    free(seen);
+    return n;
+}
+
 uint32_t
 lh_objheap_find(const lh_objheap_t *oh, uint64_t addr)
 {

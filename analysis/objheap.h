@@ -210,6 +210,16 @@ typedef struct lh_objheap {
 int lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err);
 void lh_objheap_free(lh_objheap_t *oh);
 
+/* The native view of a language heap: the malloc blocks that make up the objects (an
+ * SV's string buffer, a hash's buckets, SV and body arenas, the interpreter struct) are not
+ * leaks of their own. Reclassifies them in oh->hg (g.cls, class_blocks, class_bytes): a
+ * block owned by a reachable object, interpreter storage (LH_OBJOWN_ARENA), and every
+ * block those reach through the block graph (interior pointers too: op slabs, pad names,
+ * regex programs, an XS struct) unless it belongs to an unreachable object, become "still
+ * reachable"; the blocks of unreachable objects keep their class. Returns the number of
+ * blocks reclassified (0 also when out of memory). Idempotent. */
+uint32_t lh_objheap_claim(lh_objheap_t *oh);
+
 /* The object at or containing addr (its head: [addr, addr + head size) is not tracked, so
  * only the exact start), or LH_NODE_NONE. */
 uint32_t lh_objheap_find(const lh_objheap_t *oh, uint64_t addr);

@@ -40,6 +40,9 @@ sh_obj_open(lh_shell_t *sh, lh_err_t *err)
         fprintf(sh->errs, "note: %s\n", err->msg);
         return 0;
     }
+    if (rc == 0) {
+        lh_objheap_claim(sh->oh); /* SV arenas and buffers are no "possibly lost" blocks */
+    }
     return rc;
 }
 

@@ -209,6 +209,27 @@ def case_native(ctx):
     expect_line(ctx, "native off: objects", r"^\s+@\s+count\s+bytes\s+type$", out)
 
 
+def case_exit_native(ctx):
+    """The native view of a perl heap at exit: the SV arena holding the biggest SV is no
+    "possibly lost" block (the blocks the objects are made of are classified by them), in
+    the shell and in the report's leak summary."""
+    t = record(ctx, "audit_log.pl", env_extra={"LH_NO_SIGNAL": "1"})
+    res = E.run(ctx, [ctx.lh, "shell", t, "exit", "-c", "largest 1; show --native @1"])
+    ctx.check(res.returncode == 0, "shell on the exit snapshot", 0, res.stderr[-600:])
+    expect_line(ctx, "largest: the log string at exit",
+                r"^\s*1\s+SCALAR\(PV\)\s+.*\$main::AUDIT_LOG", res.stdout)
+    expect_line(ctx, "the SV's arena block (PERL_ARENA_SIZE)",
+                r"^block 0x[0-9a-f]+, 4\.0 KiB \(4080 bytes\); 0x[0-9a-f]+ is at \+0x",
+                res.stdout)
+    expect_line(ctx, "the arena is reachable", r"^  class: reachable$", res.stdout)
+    rep = E.run(ctx, [ctx.lh, "report", t])
+    m = re.search(r"possibly lost: (\d+) bytes in (\d+) blocks; still reachable: (\d+) "
+                  r"bytes", rep.stdout)
+    ctx.check(m is not None and int(m.group(1)) * 10 < int(m.group(3)),
+              "report: the perl heap is still reachable, not possibly lost",
+              "possibly lost < 10% of still reachable", m and m.group(0))
+
+
 PMAT_COUNT = r"""
 use Devel::MAT;
 my $df = Devel::MAT->load($ARGV[0])->dumpfile;
@@ -266,6 +287,7 @@ CASES = {
     "frees_all": case_frees_all,
     "no_full": case_no_full,
     "native": case_native,
+    "exit_native": case_exit_native,
     "oracle": case_oracle,
 }
 

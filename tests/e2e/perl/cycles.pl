@@ -22,6 +22,7 @@ package main;
 # snapshot's file appearing means the agent has finished recording the first one (one
 # thread serves both in turn): only then may the program exit. Polling, no timing.
 sub take_snapshot {
+    return if $ENV{LH_NO_SIGNAL};    # the exit snapshot only
     my $f = $ENV{LH_WAIT_FOR} or return kill 'USR2', $$;
     for my $file ($f, $f =~ s/snap1\.lhs$/snap2.lhs/r) {
         kill 'USR2', $$;
