@@ -55,6 +55,7 @@ typedef struct lh_config {
     char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
     int depth;
     int unwind; /* LH_UNWIND_* */
+    int unwind_verify; /* compare table walks with libunwind, count mismatches */
     int follow_exec;
     int flush_ms;
     size_t buffer_bytes;
@@ -87,6 +88,8 @@ typedef struct lh_slot {
     uint64_t addr_last;
     uintptr_t stack_lo;
     uintptr_t stack_hi;
+    uintptr_t self;    /* pthread_self(): the thread's descriptor (threads.h) */
+    int is_exited;     /* registered again after its exit began: not a root (threads.h) */
     void *ucache; /* per-thread cache of recent DWARF-unwound stacks (record.c) */
     uint32_t uc_hits, uc_fills; /* how well it pays off for this thread (decaying) */
 } lh_slot_t;
@@ -98,6 +101,7 @@ typedef struct lh_tls {
     lh_slot_t *slot;
     uint32_t pid_gen; /* fork generation the slot belongs to */
     uint32_t last_stack; /* id of this thread's previous stack: most stacks repeat */
+    int exited;          /* the thread is exiting (its slot's key destructor ran) */
 } lh_tls_t;
 
 extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));

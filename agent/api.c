@@ -33,16 +33,92 @@ lh_mark(const char *label)
     label_record(LH_REC_MARK, label, 0);
 }
 
-LH_EXPORT void
-lh_snapshot(const char *label)
+/* The snapshot's capturing thread is scanned from the program's stack pointer at its call
+ * into the agent, never from inside the agent: the frames the agent runs in reuse stack
+ * that the program's returned functions left pointers in (issue 11). lh_snapshot is a few
+ * instructions of assembly that push the callee-saved registers (where the program may
+ * hold its only pointer to a block) right below the return address and pass their address
+ * to snapshot_at: scanning from there up sees the registers and the program's live frames,
+ * and nothing the agent wrote. */
+__attribute__((used, visibility("hidden"))) LH_REALIGN void lh_api_snapshot_at(const char *label,
+                                                                              uintptr_t sp);
+
+void
+lh_api_snapshot_at(const char *label, uintptr_t sp)
 {
     if (!lh_recording() || lh_tls.guard) {
         return;
     }
     lh_tls.guard = 1;
-    lh_snapshot_take(label ? label : "", LH_SNAP_API, 1);
+    lh_snapshot_take_at(label ? label : "", LH_SNAP_API, 1, sp);
     lh_tls.guard = 0;
 }
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl lh_snapshot\n"
+        ".type lh_snapshot, @function\n"
+        "lh_snapshot:\n"
+        ".cfi_startproc\n"
+        "  push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "  mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "  push %rbx\n"
+        "  push %r12\n"
+        "  push %r13\n"
+        "  push %r14\n"
+        "  push %r15\n"
+        "  mov %rsp, %rsi\n"   /* the registers, then the return address, then the program */
+        "  and $-16, %rsp\n"   /* any alignment the caller had */
+        "  call lh_api_snapshot_at\n"
+        "  lea -40(%rbp), %rsp\n"
+        "  pop %r15\n"
+        "  pop %r14\n"
+        "  pop %r13\n"
+        "  pop %r12\n"
+        "  pop %rbx\n"
+        "  pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size lh_snapshot, .-lh_snapshot\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".globl lh_snapshot\n"
+        ".type lh_snapshot, %function\n"
+        "lh_snapshot:\n"
+        ".cfi_startproc\n"
+        "  stp x29, x30, [sp, #-96]!\n"
+        ".cfi_def_cfa_offset 96\n"
+        ".cfi_offset x29, -96\n"
+        ".cfi_offset x30, -88\n"
+        "  mov x29, sp\n"
+        "  stp x19, x20, [sp, #16]\n"
+        "  stp x21, x22, [sp, #32]\n"
+        "  stp x23, x24, [sp, #48]\n"
+        "  stp x25, x26, [sp, #64]\n"
+        "  stp x27, x28, [sp, #80]\n"
+        "  mov x1, sp\n"
+        "  bl lh_api_snapshot_at\n"
+        "  ldp x19, x20, [sp, #16]\n"
+        "  ldp x21, x22, [sp, #32]\n"
+        "  ldp x23, x24, [sp, #48]\n"
+        "  ldp x25, x26, [sp, #64]\n"
+        "  ldp x27, x28, [sp, #80]\n"
+        "  ldp x29, x30, [sp], #96\n"
+        ".cfi_def_cfa_offset 0\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size lh_snapshot, .-lh_snapshot\n");
+#else
+LH_EXPORT void
+lh_snapshot(const char *label)
+{
+    lh_api_snapshot_at(label, 0); /* scanned from inside the agent, as before */
+}
+#endif
 
 LH_EXPORT void
 lh_tag(void *ptr, const char *type)

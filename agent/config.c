@@ -148,12 +148,18 @@ lh_config_load(lh_config_t *cfg)
     const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
     const char *uw = getenv("LEAKHOUND_UNWIND");
-    cfg->unwind = LH_UNWIND_LIBUNWIND;
+    cfg->unwind = LH_UNWIND_TABLE;
     if (uw && strcmp(uw, "fp") == 0) {
         cfg->unwind = LH_UNWIND_FP;
-    } else if (uw && *uw && strcmp(uw, "libunwind") != 0) {
-        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using libunwind");
+    } else if (uw && strcmp(uw, "libunwind") == 0) {
+        cfg->unwind = LH_UNWIND_LIBUNWIND;
+    } else if (uw && *uw && strcmp(uw, "table") != 0) {
+        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using table");
     }
+    /* Every stack the table walks is also unwound by libunwind and compared (tests and
+     * bench: the mismatch count goes into the END record). */
+    const char *uv = getenv("LEAKHOUND_UNWIND_VERIFY");
+    cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;
     return 0;
 }
 

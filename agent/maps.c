@@ -21,6 +21,8 @@
 #include "enc.h"
 #include "format.h"
 #include "sys.h"
+#include "threads.h"
+#include "unwind_table.h"
 
 #define MAX_MODULES 4096
 #define SCRATCH (256u * 1024u)
@@ -157,6 +159,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (c->counters_only) {
         return 1;
     }
+    lh_threads_saw_module(info->dlpi_tls_modid);
     char path[LH_PATH_MAX];
     module_path(info, path, sizeof path);
     uint64_t key = hash_str(path) ^ (uint64_t)info->dlpi_addr;
@@ -195,6 +198,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     atomic_store(&n_known, n + 1);
     c->n_records++;
+    lh_utab_add_module(info); /* its unwind table is compiled on first use */
     return 0;
 }
 
@@ -239,6 +243,7 @@ lh_maps_scan(int force)
         /* Gone: later stacks get a new epoch, so an address reused by another library is
          * never resolved against this one. */
         known[i].present = 0;
+        lh_utab_remove_module(known[i].base);
         uint32_t epoch = atomic_fetch_add(&lh_g.epoch, 1) + 1;
         if ((size_t)(c.e.end - c.e.p) < LH_PATH_MAX + 64) {
             flush_scratch(&c);

@@ -66,6 +66,7 @@
  * set (perl_alloc runs after the key exists). */
 static const unsigned *thr_key_p;
 static void *const *curinterp_p;
+static int is_main_program; /* perl is the program, not embedded in another one */
 
 static inline uintptr_t
 rd_ptr(uintptr_t a)
@@ -211,6 +212,22 @@ lh_perl_detect(lh_interp_info_t *info)
     }
     thr_key_p = key;
     curinterp_p = curinterp;
+    /* perl as the program (/usr/bin/perl, perl5.36.0, a perlbrew perl) or embedded in
+     * another one: only then is its global destruction the end of the program. */
+    const char *base = strrchr(lh_g.exe, '/');
+    base = base ? base + 1 : lh_g.exe;
+    is_main_program = strncmp(base, "perl", 4) == 0;
+    if (!is_main_program) {
+        char *d = info->detail;
+        size_t cap = sizeof info->detail;
+        size_t m = put(d, 0, cap, "perl ");
+        m = put(d, m, cap, info->version);
+        m = put(d, m, cap, " embedded in ");
+        m = put(d, m, cap, base);
+        put(d, m, cap, ": recording Perl frames; the exit report is taken at the program's exit");
+        lh_sys_log(d, "", "");
+        info->detail[0] = 0;
+    }
     info->status = LH_INTERP_RECORDED;
     info->detail[0] = 0;
     return 1;
@@ -239,6 +256,20 @@ current_interp(void)
     return my_perl;
 }
 
+int
+lh_perl_ended(int *status)
+{
+    if (!is_main_program || !curinterp_p) {
+        return 0;
+    }
+    uintptr_t main_perl = (uintptr_t)*curinterp_p;
+    if (!aligned(main_perl) || rd_u32(main_perl + L.i_phase) < L.phase_destruct) {
+        return 0;
+    }
+    *status = rd_i32(main_perl + L.i_statusvalue) & 0xff; /* STATUS_EXIT: what perl exits with */
+    return 1;
+}
+
 /* key of the function a sub context entered. */
 static uintptr_t
 sub_key(uintptr_t cv)
@@ -262,6 +293,9 @@ static void
 set_frame(lh_sframe_t *f, uintptr_t key, uintptr_t cop)
 {
     uint32_t line = aligned(cop) ? rd_u32(cop + L.cop_line) : 0;
+    if (line == UINT32_MAX) {
+        line = 0; /* NOLINE: a COP perl made with no line (BEGIN block set-up, XS boot) */
+    }
     f->key = key;
     f->key2 = (cop & ADDR_MASK) | ((uint64_t)line << 48);
     f->line = line;
@@ -310,6 +344,9 @@ lh_perl_capture(lh_sframe_t *out, int max)
             }
         }
         si = rd_ptr(si + L.si_prev);
+    }
+    if (k == 0 && !rd_ptr(cop + L.cop_file)) {
+        return 0; /* perl constructing itself: no Perl code, no file yet */
     }
     set_frame(&out[k++], KEY_MAIN, cop);
     return k;

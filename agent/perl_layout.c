@@ -37,6 +37,7 @@ const lh_perl_layout_t lh_perl_layout = {
     .i_curstackinfo = offsetof(struct interpreter, Icurstackinfo),
     .i_phase = offsetof(struct interpreter, Iphase),
     .i_curinterp_phase_size = FIELD_SIZE(struct interpreter, Iphase),
+    .i_statusvalue = offsetof(struct interpreter, Istatusvalue),
 
     .si_cxstack = offsetof(struct stackinfo, si_cxstack),
     .si_prev = offsetof(struct stackinfo, si_prev),

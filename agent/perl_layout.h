@@ -22,7 +22,7 @@ typedef struct lh_perl_layout {
     const char *bincompat; /* the build's binary-compatibility options, space separated */
 
     /* struct interpreter (threads + multiplicity: every PL_x is my_perl->Ix) */
-    size_t i_curcop, i_curstackinfo, i_phase, i_curinterp_phase_size;
+    size_t i_curcop, i_curstackinfo, i_phase, i_curinterp_phase_size, i_statusvalue;
     /* struct stackinfo */
     size_t si_cxstack, si_prev, si_cxix, si_cxmax;
     /* PERL_CONTEXT */

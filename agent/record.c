@@ -21,6 +21,7 @@
 #include "script.h"
 #include "sys.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 /* Room checked before each event record (the largest, REALLOC, is < 64 bytes). */
 #define EVENT_MAX 64
@@ -218,8 +219,8 @@ ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots)
     }
     ucache_entry_t *e = ucache_at(s, ip0, slot0);
     if (e->ip0 != ip0 || e->slot0 != slot0 || e->epoch != epoch || !e->id) {
-        if (lh_g.cfg.unwind == LH_UNWIND_FP) {
-            *want_slots = 1;
+        if (lh_g.cfg.unwind != LH_UNWIND_LIBUNWIND) {
+            *want_slots = 1; /* the fp walk and the table give slots for free */
         } else if (e->ip0 == ip0 && e->slot0 == slot0 && e->epoch == epoch) {
             /* Second sight: worth remembering, unless remembering has not been paying
              * off for this thread (stacks that repeat their first frame but not the
@@ -276,15 +277,71 @@ ucache_store(lh_slot_t *s, const uint64_t *ips, const uintptr_t *slots, int n, u
     e->id = id;
 }
 
+/* LEAKHOUND_UNWIND_VERIFY: a recorded stack (ips[0..n), the agent's frames dropped, at
+ * most depth) that the table walked or the stack cache recognised, against libunwind's
+ * over the same frames. The first few differences are said on stderr. */
+static void
+verify_walk(const uint64_t *ips, int n)
+{
+    uint64_t ub[LH_MAX_DEPTH + 16];
+    int m = lh_unwind_libunwind(ub, lh_g.cfg.depth + 16);
+    int j = 0;
+    while (j < m && is_self(ub[j])) {
+        j++;
+    }
+    int a = n < lh_g.cfg.depth ? n : lh_g.cfg.depth;
+    int b = m - j < lh_g.cfg.depth ? m - j : lh_g.cfg.depth;
+    int at = 0;
+    while (at < a && at < b && ips[at] == ub[j + at]) {
+        at++;
+    }
+    int mismatch = at < a || at < b;
+    lh_utab_note_check(mismatch);
+    static _Atomic int told;
+    if (mismatch && atomic_fetch_add_explicit(&told, 1, memory_order_relaxed) < 5) {
+        char x[3][20];
+        uint64_t v[3] = {(uint64_t)at, at < a ? ips[at] : 0, at < b ? ub[j + at] : 0};
+        for (int i = 0; i < 3; i++) {
+            static const char hex[] = "0123456789abcdef";
+            x[i][0] = i ? 'x' : 'f';
+            for (int d = 0; d < 16; d++) {
+                x[i][1 + d] = hex[(v[i] >> (60 - 4 * d)) & 15];
+            }
+            x[i][17] = ' ';
+            x[i][18] = '\0';
+        }
+        lh_sys_log("unwind table differs from libunwind: frame/table/libunwind ", x[0],
+                   x[1][0] ? x[1] : "");
+        lh_sys_log("  libunwind: ", x[2], "");
+    }
+}
+
 /* Captures the caller's stack, without the agent's own frames, into ips; returns where it
  * starts in *start and the number of frames. */
 static int
-capture(lh_slot_t *s, uint64_t *ips, uintptr_t *slots, int *start)
+capture(lh_slot_t *s, uint64_t *ips, uintptr_t *slots, int *start, int *by_table)
 {
     int max = lh_g.cfg.depth + 16; /* room for the agent's own frames */
     int n = 0;
     int k = 0;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (lh_g.cfg.unwind == LH_UNWIND_TABLE) {
+        /* The table walk reads only between its own frame and the stack's top, mapped
+         * when it runs on the thread's own stack (not a sigaltstack below it). */
+        if (s->stack_hi && here >= s->stack_lo && here < s->stack_hi) {
+            n = lh_utab_unwind(ips, slots, max, s->stack_hi);
+        } else {
+            n = -1;
+        }
+        if (n < 0) {
+            n = 0; /* beyond the table: libunwind below */
+        }
+        while (k < n && is_self(ips[k])) {
+            k++;
+        }
+        lh_utab_note(k < n);
+        *by_table = k < n;
+    }
     /* The fp walk reads only between this frame and the stack's top, which is all mapped
      * when this frame is on the thread's own stack (not on a sigaltstack below it). */
     if (lh_g.cfg.unwind == LH_UNWIND_FP && s->stack_hi && here >= s->stack_lo &&
@@ -417,13 +474,20 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
                 memcpy(ips, st->ips, (size_t)n * sizeof *ips);
             }
             r->stack_id = id;
+            if (unlikely(lh_g.cfg.unwind_verify)) {
+                verify_walk(st->ips, (int)st->n); /* st is not NULL: ucache_find checked */
+            }
         } else {
             uintptr_t slots[LH_MAX_DEPTH + 16];
             int use_slots = want_slots;
-            n = capture(s, ips, use_slots ? slots : NULL, &start);
+            int by_table = 0;
+            n = capture(s, ips, use_slots ? slots : NULL, &start, &by_table);
             r->stack_id = intern(ips + start, n, epoch, &emit);
             if (use_slots) {
                 ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch);
+            }
+            if (unlikely(lh_g.cfg.unwind_verify) && by_table) {
+                verify_walk(ips + start, n);
             }
         }
         if (unlikely(emit)) {

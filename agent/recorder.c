@@ -25,6 +25,7 @@
 #include "sys.h"
 #include "ticker.h"
 #include "unwind.h"
+#include "unwind_table.h"
 
 lh_agent_t lh_g = {
     .wlock = PTHREAD_MUTEX_INITIALIZER,
@@ -60,6 +61,9 @@ lh_recorder_alloc(void *p, size_t size, int kind)
         lh_rec_end(&r);
     }
     lh_tls.guard = 0;
+    if (lh_script_on) {
+        lh_script_check_end(); /* perl's global destruction is not the program's */
+    }
     errno = saved;
 }
 
@@ -68,6 +72,9 @@ lh_recorder_free(void *p)
 {
     lh_rec_t r;
     int saved = errno;
+    if (lh_script_on) {
+        lh_script_check_end(); /* before: a free in global destruction is not recorded */
+    }
     lh_tls.guard = 1;
     if (lh_rec_begin(&r, 0) == 0) {
         lh_rec_free(&r, p);
@@ -183,6 +190,12 @@ write_end(int exit_kind, int status)
     lh_enc_varint(&e, atomic_load(&lh_g.n_frames) + 1);
     lh_enc_varint(&e, atomic_load(&lh_g.n_dropped));
     lh_enc_varint(&e, atomic_load(&lh_g.n_pre_init));
+    lh_utab_stats_t us;
+    lh_utab_stats(&us);
+    lh_enc_varint(&e, us.n_walks);
+    lh_enc_varint(&e, us.n_fallbacks);
+    lh_enc_varint(&e, us.n_checked);
+    lh_enc_varint(&e, us.n_mismatches);
     lh_enc_rec_end(&e, r);
     lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
 }
@@ -325,6 +338,9 @@ lh_recorder_init(void)
     }
     atomic_store(&lh_g.gen, 1);
     lh_script_init(); /* before the file opens: its INTERP records go in first */
+    if (lh_utab_init() != 0 && lh_g.cfg.unwind == LH_UNWIND_TABLE) {
+        lh_g.cfg.unwind = LH_UNWIND_LIBUNWIND; /* no memory for tables: DWARF as before */
+    }
     if (lh_output_init(on_file_open) != 0) {
         goto off; /* io_failure said why */
     }

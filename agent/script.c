@@ -17,6 +17,7 @@
 
 #include "enc.h"
 #include "output.h"
+#include "recorder.h"
 #include "slots.h"
 #include "sys.h"
 
@@ -48,11 +49,14 @@ typedef struct sf_table {
 
 typedef int (*capture_fn)(lh_sframe_t *out, int max);
 typedef void (*describe_fn)(lh_sframe_t *f, char *buf, size_t cap);
+typedef int (*ended_fn)(int *status);
 
 int lh_script_on;
 static sf_table_t sft;
 static capture_fn reader_capture;
 static describe_fn reader_describe;
+static ended_fn reader_ended;
+static atomic_int end_taken;
 static int reader_lang;
 static lh_interp_info_t interps[2];
 static int n_interps;
@@ -63,7 +67,7 @@ static int tried_perl, tried_python;
  * ----------------------------------------------------------------------------------- */
 
 static void
-found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc)
+found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc, ended_fn ended)
 {
     if (n_interps >= (int)(sizeof interps / sizeof interps[0])) {
         return;
@@ -72,6 +76,7 @@ found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc)
     if (info->status == LH_INTERP_RECORDED && !reader_capture && sft.slots) {
         reader_capture = cap;
         reader_describe = desc;
+        reader_ended = ended;
         reader_lang = info->lang;
         __atomic_store_n(&lh_script_on, 1, __ATOMIC_RELEASE);
     } else if (info->status != LH_INTERP_RECORDED && info->detail[0]) {
@@ -87,14 +92,14 @@ detect_all(void)
         memset(&info, 0, sizeof info);
         if (lh_perl_detect(&info) > 0) {
             tried_perl = 1;
-            found(&info, lh_perl_capture, lh_perl_describe);
+            found(&info, lh_perl_capture, lh_perl_describe, lh_perl_ended);
         }
     }
     if (!tried_python && lh_python_detect && lh_python_capture) {
         memset(&info, 0, sizeof info);
         if (lh_python_detect(&info) > 0) {
             tried_python = 1;
-            found(&info, lh_python_capture, lh_python_describe);
+            found(&info, lh_python_capture, lh_python_describe, lh_python_ended);
         }
     }
 }
@@ -151,6 +156,20 @@ lh_script_emit_interp_locked(void)
         lh_write_agent_frame_locked(buf, (size_t)(e.p - buf), (uint32_t)n_interps,
                                     lh_sys_now_ns());
     }
+}
+
+void
+lh_script_check_end(void)
+{
+    int status = 0;
+    if (!reader_ended || atomic_load_explicit(&end_taken, memory_order_relaxed) ||
+        !reader_ended(&status)) {
+        return;
+    }
+    if (atomic_exchange(&end_taken, 1)) {
+        return;
+    }
+    lh_recorder_finish(LH_EXIT_NORMAL, status);
 }
 
 void

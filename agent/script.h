@@ -66,10 +66,16 @@ typedef struct lh_interp_info {
 int lh_perl_detect(lh_interp_info_t *info);
 int lh_perl_capture(lh_sframe_t *out, int max);
 void lh_perl_describe(lh_sframe_t *f, char *buf, size_t cap);
+/* ended: AS-safe, memory reads only; 1 when the program's main code is over and the
+ * interpreter has begun tearing itself down (perl: global destruction), with *status the
+ * exit status it will return; 0 otherwise (and always 0 for an interpreter embedded in
+ * another program, whose teardown is not the program's exit). */
+int lh_perl_ended(int *status);
 
 int lh_python_detect(lh_interp_info_t *info) __attribute__((weak));
 int lh_python_capture(lh_sframe_t *out, int max) __attribute__((weak));
 void lh_python_describe(lh_sframe_t *f, char *buf, size_t cap) __attribute__((weak));
+int lh_python_ended(int *status) __attribute__((weak));
 
 /* ---- script.c ------------------------------------------------------------------------ */
 
@@ -83,6 +89,15 @@ void lh_script_rescan(void);
 
 /* Nonzero when a reader is active (one load). AS-safe. */
 extern int lh_script_on;
+
+/* "At exit" means what the program left behind (issue 12 item 5): an interpreter frees most
+ * of its heap while tearing itself down (perl's global destruction), after the program's
+ * own code is over. lh_script_check_end runs after every recorded event, outside the
+ * guard (recorder.c): when the reader says the program ended, it takes the exit snapshot
+ * and writes the END record right then (lh_recorder_finish), and the teardown is not
+ * recorded. Cheap: one flag test, and two loads in the reader. Not AS-safe when it fires
+ * (it flushes), so only from recorder.c's event paths with the guard released. */
+void lh_script_check_end(void);
 
 /* The script part of one stack, between lh_script_stack and lh_script_emit. */
 typedef struct lh_script_stack {

@@ -26,6 +26,7 @@
 #include "format.h"
 #include "output.h"
 #include "sys.h"
+#include "threads.h"
 
 extern void *__libc_stack_end;
 
@@ -291,6 +292,8 @@ lh_thread_slot(void)
     s->tid = (uint32_t)lh_sys_gettid();
     s->uc_hits = s->uc_fills = 0;
     thread_bounds(s);
+    lh_threads_note(s);
+    s->is_exited = lh_tls.exited;
 #if defined(__x86_64__)
     if (s->stack_hi) {
         /* 64 remembered stacks; a reused slot forgets the previous thread's. */
@@ -341,6 +344,9 @@ thread_exit(void *arg)
     lh_slot_t *s = arg;
     int saved = lh_tls.guard;
     lh_tls.guard = 1;
+    /* glibc may still free and allocate for this thread (later key destructors, its
+     * tcache): those events register a slot again, whose stack is no root (issue 11). */
+    lh_tls.exited = 1;
     if (s && s == lh_tls.slot && lh_tls.registered) {
         lh_slot_lock(s);
         if (lh_recording() && lh_slot_reserve(s, 32) == 0) {

@@ -27,20 +27,22 @@
 #include "enc.h"
 #include "format.h"
 #include "sys.h"
+#include "threads.h"
 
 #define MAX_REGIONS 65536
 #define MAPS_BUF (16u << 20)
 #define OUT_RAW (1u << 20) /* records per frame before compression */
 #define MAX_CHILDREN 16
+#define MAX_TROOTS 16384 /* root ranges of threads: about 6 per thread */
+#define MAX_CUTS 512     /* boundaries inside one mapping */
 
 typedef struct region {
     uintptr_t lo, hi;
     uint8_t kind;      /* LH_REGION_*, 0 = not scanned */
     uint8_t is_target; /* pointers into it are recorded */
     uint8_t file;      /* file-backed */
-    uint8_t perm_none; /* ---p */
+    uint8_t readable;
     uint32_t name_off; /* into the maps text, NUL-terminated in place */
-    uint32_t tid;      /* LH_REGION_STACK of a thread the agent knows */
 } region_t;
 
 static int contents_mode;
@@ -53,6 +55,9 @@ static uint8_t *comp_buf; /* frame header + compressBound(OUT_RAW) */
 static size_t comp_cap;
 static char *maps_buf;
 static region_t *regions;
+static int n_regions;
+static lh_troot_t *troots; /* the child's: root ranges of the live threads */
+static int n_troots;
 
 int
 lh_snapshot_init(int mode)
@@ -68,7 +73,9 @@ lh_snapshot_init(int mode)
     comp_buf = lh_sys_map(comp_cap);
     maps_buf = lh_sys_map(MAPS_BUF);
     regions = lh_sys_map(sizeof(region_t) * MAX_REGIONS);
-    if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions) {
+    troots = lh_sys_map(sizeof(lh_troot_t) * MAX_TROOTS);
+    lh_threads_init();
+    if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots) {
         contents_mode = LH_CONTENTS_NONE;
         return -1;
     }
@@ -183,7 +190,11 @@ parse_hex(const char *s, uintptr_t *v)
     }
 }
 
-/* Parses /proc/self/maps into regions[]; names are NUL-terminated in maps_buf. */
+/* Parses /proc/self/maps into regions[]; names are NUL-terminated in maps_buf. Anonymous
+ * writable memory is heap (blocks may live there: arenas, mmap'd chunks) whatever its
+ * shape: thread stacks and TLS are cut out of it by the threads' own records (threads.h),
+ * never guessed from a guard page below (a second malloc arena follows the first one's
+ * reserved tail just like a stack follows its guard). */
 static int
 read_maps(void)
 {
@@ -206,7 +217,7 @@ read_maps(void)
         const char *perm = p + k + 1;
         int readable = perm[0] == 'r';
         int writable = perm[1] == 'w';
-        r->perm_none = perm[0] == '-' && perm[1] == '-' && perm[2] == '-';
+        r->readable = (uint8_t)readable;
         /* the path is the sixth field */
         char *f = p;
         for (int field = 0; field < 5 && f; field++) {
@@ -233,18 +244,12 @@ read_maps(void)
         } else if (writable) {
             r->kind = LH_REGION_HEAP;
             r->is_target = 1;
-            if (nr > 0 && regions[nr - 1].hi == r->lo) {
+            if (nr > 0 && regions[nr - 1].hi == r->lo && regions[nr - 1].file) {
+                /* bss: anonymous memory right after a module's file-backed data */
                 region_t *prev = &regions[nr - 1];
-                if (prev->file) {
-                    /* bss: anonymous memory right after a module's file-backed data */
-                    r->kind = prev->kind == LH_REGION_DATA ? LH_REGION_DATA : LH_REGION_HEAP;
-                    r->name_off = prev->name_off;
-                    r->is_target = r->kind == LH_REGION_HEAP;
-                } else if (prev->perm_none) {
-                    /* a guard page below: a thread stack (glibc maps stack + guard) */
-                    r->kind = LH_REGION_STACK;
-                    r->is_target = 0;
-                }
+                r->kind = prev->kind == LH_REGION_DATA ? LH_REGION_DATA : LH_REGION_HEAP;
+                r->name_off = prev->name_off;
+                r->is_target = r->kind == LH_REGION_HEAP;
             }
         }
         if (r->kind && lh_sys_is_agent_memory(r->lo, r->hi)) {
@@ -366,6 +371,200 @@ typedef struct job {
     uintptr_t sp;
 } job_t;
 
+/* -------------------------------------------------------------------------------------
+ * Roots of the threads, cut out of the mappings
+ * ----------------------------------------------------------------------------------- */
+static const region_t *
+region_of(uintptr_t a)
+{
+    int lo = 0, hi = n_regions - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (a < regions[mid].lo) {
+            hi = mid - 1;
+        } else if (a >= regions[mid].hi) {
+            lo = mid + 1;
+        } else {
+            return &regions[mid];
+        }
+    }
+    return NULL;
+}
+
+/* [lo, hi) lies in readable mappings (the DTV and descriptors are read through). */
+static int
+child_readable(uintptr_t lo, uintptr_t hi)
+{
+    while (lo < hi) {
+        const region_t *r = region_of(lo);
+        if (!r || !r->readable) {
+            return 0;
+        }
+        lo = r->hi;
+    }
+    return 1;
+}
+
+/* The root ranges of every live thread the agent knows (threads.h). The capturing thread
+ * (job->tid) is live from job->sp up; when it has no slot, the mapping holding sp stands
+ * for its stack. Its bounds come back in cap_lo/cap_hi (0: not a program thread). */
+static void
+collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
+{
+    n_troots = 0;
+    int have_capture = 0;
+    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+        lh_slot_t s = lh_g.slots[i];
+        if (!atomic_load(&lh_g.slots[i].in_use) || s.is_exited || !s.stack_hi ||
+            lh_sys_is_agent_memory(s.stack_lo, s.stack_hi)) {
+            continue; /* exited (its stack is glibc's cache), or the agent's own thread */
+        }
+        /* A thread's stack is one mapping (its guard page is another): the main thread's
+         * bound from RLIMIT_STACK may reach below it. */
+        const region_t *r = region_of(s.stack_hi - 1);
+        if (r && s.stack_lo < r->lo) {
+            s.stack_lo = r->lo;
+        }
+        uintptr_t sp = 0;
+        if ((pid_t)s.tid == job->tid && job->sp >= s.stack_lo && job->sp < s.stack_hi) {
+            sp = job->sp;
+            have_capture = 1;
+            *cap_lo = s.stack_lo;
+            *cap_hi = s.stack_hi;
+        }
+        n_troots += lh_threads_roots(&s, sp, troots + n_troots, MAX_TROOTS - n_troots,
+                                     child_readable);
+    }
+    const region_t *r = region_of(job->sp);
+    if (!have_capture && r && r->kind && n_troots + 2 <= MAX_TROOTS) {
+        troots[n_troots++] = (lh_troot_t){r->lo, job->sp, LH_TROOT_DEAD, 1, (uint32_t)job->tid};
+        troots[n_troots++] = (lh_troot_t){job->sp, r->hi, LH_TROOT_STACK, 1, (uint32_t)job->tid};
+        *cap_lo = r->lo;
+        *cap_hi = r->hi;
+    }
+}
+
+typedef struct counts {
+    uint64_t words, ptrs, bytes, nreg;
+} counts_t;
+
+static void
+name_tid(char *out, size_t len, const char *prefix, uint64_t tid)
+{
+    char num[21];
+    num[lh_sys_fmt_u64(num, tid)] = '\0';
+    size_t k = lh_sys_strlcpy(out, prefix, len);
+    k += lh_sys_strlcpy(out + k, num, len > k ? len - k : 0);
+    lh_sys_strlcpy(out + k, "]", len > k ? len - k : 0);
+}
+
+/* Emits and scans one piece of a mapping: as the mapping (t NULL) or as a thread's root. */
+static void
+emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_troot_t *t,
+           const job_t *job, counts_t *c)
+{
+    region_t rr = *base;
+    char sname[64];
+    const char *name = maps_buf + base->name_off;
+    rr.lo = lo;
+    rr.hi = hi;
+    if (t && t->kind == LH_TROOT_DEAD) {
+        return; /* stack the program's returned functions left: not scanned */
+    }
+    if (t && t->kind == LH_TROOT_STACK) {
+        rr.kind = LH_REGION_STACK;
+        rr.is_target = 0;
+        if (t->is_capture) {
+            lh_sys_strlcpy(sname, "[stack:capture]", sizeof sname);
+        } else {
+            name_tid(sname, sizeof sname, "[stack:", t->tid);
+        }
+        name = sname;
+    } else if (t) {
+        rr.kind = LH_REGION_TLS;
+        name_tid(sname, sizeof sname, t->kind == LH_TROOT_SPECIFIC ? "[specific:" : "[tls:",
+                 t->tid);
+        name = sname;
+    } else if (rr.kind == LH_REGION_STACK) {
+        /* the kernel's "[stack]" of a main thread the agent has no record of */
+        name_tid(sname, sizeof sname, "[stack:", (uint64_t)job->pid);
+        name = sname;
+    }
+    emit_region(o, &rr, name);
+    scan_region(o, &rr, regions, n_regions, &c->words, &c->ptrs, &c->bytes);
+    c->nreg++;
+}
+
+/* The root range that owns [a, b): the highest kind among those covering it. */
+static const lh_troot_t *
+owner(uintptr_t a, uintptr_t b)
+{
+    const lh_troot_t *best = NULL;
+    for (int i = 0; i < n_troots; i++) {
+        const lh_troot_t *t = &troots[i];
+        if (t->lo <= a && t->hi >= b && (!best || t->kind > best->kind)) {
+            best = t;
+        }
+    }
+    return best;
+}
+
+static int
+same_owner(const lh_troot_t *x, const lh_troot_t *y)
+{
+    return x == y || (x && y && x->kind == y->kind && x->tid == y->tid &&
+                      x->is_capture == y->is_capture);
+}
+
+/* Cuts a mapping at the bounds of the thread roots inside it and emits the pieces. */
+static void
+emit_cut(out_t *o, const region_t *r, const job_t *job, counts_t *c)
+{
+    uintptr_t cuts[MAX_CUTS];
+    int nc = 0;
+    cuts[nc++] = r->lo;
+    cuts[nc++] = r->hi;
+    for (int i = 0; i < n_troots && nc + 2 <= MAX_CUTS; i++) {
+        const lh_troot_t *t = &troots[i];
+        if (t->hi <= r->lo || t->lo >= r->hi) {
+            continue;
+        }
+        cuts[nc++] = t->lo > r->lo ? t->lo : r->lo;
+        cuts[nc++] = t->hi < r->hi ? t->hi : r->hi;
+    }
+    for (int i = 1; i < nc; i++) { /* insertion sort: a handful of cuts */
+        uintptr_t v = cuts[i];
+        int j = i - 1;
+        while (j >= 0 && cuts[j] > v) {
+            cuts[j + 1] = cuts[j];
+            j--;
+        }
+        cuts[j + 1] = v;
+    }
+    uintptr_t piece_lo = r->lo;
+    const lh_troot_t *piece_t = NULL;
+    int started = 0;
+    for (int i = 0; i + 1 < nc; i++) {
+        uintptr_t a = cuts[i], b = cuts[i + 1];
+        if (a == b) {
+            continue;
+        }
+        const lh_troot_t *t = owner(a, b);
+        if (!started) {
+            piece_lo = a;
+            piece_t = t;
+            started = 1;
+        } else if (!same_owner(t, piece_t)) {
+            emit_piece(o, r, piece_lo, a, piece_t, job, c);
+            piece_lo = a;
+            piece_t = t;
+        }
+    }
+    if (started) {
+        emit_piece(o, r, piece_lo, r->hi, piece_t, job, c);
+    }
+}
+
 __attribute__((noreturn)) static void
 child_main(const job_t *job)
 {
@@ -396,54 +595,24 @@ child_main(const job_t *job)
     }
     lh_enc_init(&o.e, raw_buf, OUT_RAW + 65536);
 
-    int n = read_maps();
-    /* Threads the agent knows: their stacks are roots, named by tid. */
-    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
-        const lh_slot_t *s = &lh_g.slots[i];
-        if (!atomic_load(&s->in_use) || !s->stack_hi) {
-            continue;
-        }
-        for (int k = 0; k < n; k++) {
-            if (regions[k].kind && s->stack_hi > regions[k].lo && s->stack_hi <= regions[k].hi) {
-                regions[k].kind = LH_REGION_STACK;
-                regions[k].is_target = 0;
-                regions[k].tid = s->tid;
-            }
-        }
-    }
+    n_regions = read_maps();
+    uintptr_t cap_lo = 0, cap_hi = 0;
+    collect_troots(job, &cap_lo, &cap_hi);
     uint8_t *tr = lh_enc_rec_begin(&o.e, LH_SREC_THREAD);
     lh_enc_varint(&o.e, (uint64_t)job->tid);
     lh_enc_varint(&o.e, job->sp);
-    lh_enc_varint(&o.e, 0);
-    lh_enc_varint(&o.e, 0);
+    lh_enc_varint(&o.e, cap_lo);
+    lh_enc_varint(&o.e, cap_hi);
     lh_enc_rec_end(&o.e, tr);
     o.n_records++;
 
-    uint64_t words = 0, ptrs = 0, bytes = 0, nreg = 0;
-    for (int k = 0; k < n; k++) {
-        region_t rr = regions[k];
-        if (!rr.kind) {
-            continue;
+    counts_t c = {0, 0, 0, 0};
+    for (int k = 0; k < n_regions; k++) {
+        if (regions[k].kind) {
+            emit_cut(&o, &regions[k], job, &c);
         }
-        const char *name = maps_buf + rr.name_off;
-        char sname[64];
-        if (rr.kind == LH_REGION_STACK && rr.lo <= job->sp && job->sp < rr.hi) {
-            rr.lo = job->sp & ~(uintptr_t)7; /* below the stack pointer is garbage */
-            memcpy(sname, "[stack:capture]", 16);
-            name = sname;
-        } else if (rr.kind == LH_REGION_STACK && (rr.tid || strcmp(name, "[stack]") == 0)) {
-            /* "[stack:TID]": the thread the analyzer names in paths to roots */
-            char num[21];
-            num[lh_sys_fmt_u64(num, rr.tid ? rr.tid : (uint64_t)job->pid)] = '\0';
-            size_t k2 = lh_sys_strlcpy(sname, "[stack:", sizeof sname);
-            k2 += lh_sys_strlcpy(sname + k2, num, sizeof sname - k2);
-            lh_sys_strlcpy(sname + k2, "]", sizeof sname - k2);
-            name = sname;
-        }
-        emit_region(&o, &rr, name);
-        scan_region(&o, &rr, regions, n, &words, &ptrs, &bytes);
-        nreg++;
     }
+    uint64_t words = c.words, ptrs = c.ptrs, bytes = c.bytes, nreg = c.nreg;
     ptrs_close(&o);
     out_room(&o, 64);
     uint8_t *er = lh_enc_rec_begin(&o.e, LH_SREC_END);
@@ -466,7 +635,9 @@ clone_child(job_t *job)
 {
     __builtin_unwind_init();
     volatile uintptr_t marker = 0;
-    job->sp = (uintptr_t)&marker;
+    if (!job->sp) {
+        job->sp = (uintptr_t)&marker; /* the program's stack pointer is not known */
+    }
     /* Raw clone: a copy-on-write child without atfork handlers and without SIGCHLD, so the
      * program's wait() never sees it. */
     long pid = syscall(SYS_clone, 0, 0, 0, 0, 0);
@@ -591,6 +762,12 @@ default_contents(void)
 void
 lh_snapshot_take(const char *label, int trigger, int in_slot)
 {
+    lh_snapshot_take_at(label, trigger, in_slot, 0);
+}
+
+void
+lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t program_sp)
+{
     static job_t job; /* under take_lock */
     if (!lh_recording() && trigger != LH_SNAP_EXIT) {
         return;
@@ -628,6 +805,7 @@ lh_snapshot_take(const char *label, int trigger, int in_slot)
     job.pid = lh_g.pid;
     job.tid = lh_sys_gettid();
     job.ts = lh_sys_now_ns();
+    job.sp = program_sp;
     uint64_t t0 = lh_sys_now_ns();
     pid_t pid = clone_child(&job);
     uint64_t pause = lh_sys_now_ns() - t0;

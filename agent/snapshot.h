@@ -6,8 +6,9 @@
  * time from the events) plus, unless the mode is none, a contents file written by a
  * copy-on-write child: the process is cloned (no atfork handlers, no SIGCHLD), the parent
  * runs on at once (its pause is the clone itself), and the child, which uses raw system
- * calls only, reads /proc/self/maps, scans the heap and the roots (module data and bss,
- * thread stacks; the capturing thread's registers are saved on its stack), writes the .lhs
+ * calls only, reads /proc/self/maps, scans the heap and the roots (module data and bss;
+ * each live thread's stack, TLS and specific data from threads.h, the capturing thread's
+ * from where the program called the agent, its registers pushed there), writes the .lhs
  * file and exits. The agent's own memory is never scanned.
  */
 #ifndef LH_SNAPSHOT_H
@@ -21,6 +22,10 @@ int lh_snapshot_init(int mode);
 /* Takes a snapshot now: writes its SNAPSHOT record (into the caller's slot when in_slot,
  * else as an agent frame) and starts the contents child. The guard must be held. */
 void lh_snapshot_take(const char *label, int trigger, int in_slot);
+/* The same, for a program thread that called the agent: its stack is scanned from
+ * program_sp up (where the program's frames and its saved registers are), not from inside
+ * the agent; 0 = not known (from the agent's own frame, registers spilled there). */
+void lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t program_sp);
 
 /* Reaps finished contents children; with wait, waits for all (bounded), e.g. at exit. */
 void lh_snapshot_reap(int wait);

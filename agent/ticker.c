@@ -223,7 +223,10 @@ lh_ticker_start(void)
         pthread_attr_setstacksize(&attr, 256 * 1024);
     }
     atomic_store(&lh_g.ticker_stop, 0);
+    int saved_guard = lh_tls.guard;
+    lh_tls.guard = 1; /* our pthread_create: the agent's thread is not the program's */
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
+    lh_tls.guard = saved_guard;
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

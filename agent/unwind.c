@@ -49,6 +49,7 @@ lh_unwind_libunwind_slots(uint64_t *ips, uintptr_t *slots, int max)
     unw_context_t ctx;
     unw_cursor_t cur;
     int n = 0;
+    int after_signal = 0;
     if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0) {
         return 0;
     }
@@ -60,12 +61,15 @@ lh_unwind_libunwind_slots(uint64_t *ips, uintptr_t *slots, int max)
         unw_get_reg(&cur, UNW_REG_SP, &sp);
         ips[n] = ip;
 #if defined(__x86_64__)
-        /* The caller's SP is the callee's CFA; the return address sits just below it. */
-        slots[n] = n ? (uintptr_t)sp - 8 : 0;
+        /* The caller's SP is the callee's CFA; the return address sits just below it.
+         * Not for the frame a signal interrupted: its address comes from the signal
+         * context, and the word below its SP is whatever was there (unknown: 0). */
+        slots[n] = n && !after_signal ? (uintptr_t)sp - 8 : 0;
 #else
         slots[n] = 0;
 #endif
         n++;
+        after_signal = unw_is_signal_frame(&cur) > 0;
         if (unw_step(&cur) <= 0) {
             break;
         }

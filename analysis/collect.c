@@ -656,61 +656,84 @@ lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
     return c->pts.start[i + 1] - c->pts.start[i];
 }
 
+/* Is point p one of the growth points of a kind (marks, or snapshots but exit ones)? */
+static int
+growth_point(const lh_cpoint_t *pt, int is_snapshot)
+{
+    return pt->is_snapshot == is_snapshot && !(is_snapshot && pt->trigger == LH_SNAP_EXIT);
+}
+
 int
 lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err)
 {
-    uint64_t *cur = calloc(c->n_stacks ? c->n_stacks : 1, sizeof *cur);
-    uint64_t *prev = calloc(c->n_stacks ? c->n_stacks : 1, sizeof *prev);
-    double *sy = calloc(c->n_stacks ? c->n_stacks : 1, sizeof *sy);
-    double *sxy = calloc(c->n_stacks ? c->n_stacks : 1, sizeof *sxy);
-    size_t k = 0, n_kind = 0;
+    size_t ns = c->n_stacks ? c->n_stacks : 1, n_kind = 0, k = 0, j = 0;
     memset(out, 0, c->n_stacks * sizeof *out);
-    if (!cur || !prev || !sy || !sxy) {
-        free(cur), free(prev), free(sy), free(sxy);
+    for (size_t p = 0; p < c->n_points; p++) {
+        n_kind += growth_point(&c->points[p], is_snapshot);
+    }
+    if (n_kind < 2) {
+        return (int)n_kind;
+    }
+    /* The series ends with the main work (growth.h), as in timeline.c. */
+    uint64_t *heap = malloc(n_kind * sizeof *heap);
+    if (!heap) {
         return oom(err);
     }
     for (size_t p = 0; p < c->n_points; p++) {
-        const lh_cpoint_t *pt = &c->points[p];
-        if (pt->is_snapshot == is_snapshot && !(is_snapshot && pt->trigger == LH_SNAP_EXIT)) {
-            n_kind++;
+        if (growth_point(&c->points[p], is_snapshot)) {
+            heap[k++] = c->points[p].heap_bytes;
         }
     }
-    for (size_t p = 0; p < c->n_points && n_kind >= 2; p++) {
-        const lh_cpoint_t *pt = &c->points[p];
+    size_t n = lh_trend_main_end(heap, n_kind) + 1, m = lh_trend_n_samples(n);
+    free(heap);
+    uint64_t *cur = calloc(ns, sizeof *cur), *prev = calloc(ns, sizeof *prev);
+    uint64_t *samples = malloc(ns * m * sizeof *samples);
+    __int128 *num = calloc(ns, sizeof *num);
+    if (!cur || !prev || !samples || !num) {
+        free(cur), free(prev), free(samples), free(num);
+        return oom(err);
+    }
+    k = 0;
+    for (size_t p = 0; p < c->n_points && k < n; p++) {
         for (size_t e = c->pts.start[p]; e < c->pts.start[p + 1]; e++) {
             cur[c->pts.e[e].stack] = c->pts.e[e].bytes;
         }
-        if (pt->is_snapshot != is_snapshot || (is_snapshot && pt->trigger == LH_SNAP_EXIT)) {
+        if (!growth_point(&c->points[p], is_snapshot)) {
             continue;
         }
-        /* O(stacks) per boundary: boundaries are few (marks per iteration, snapshots) */
+        /* O(stacks) per boundary: boundaries are few (marks per iteration, snapshots).
+         * The slope as timeline.c computes it: 2 sum(c_k y_k) / sum(c_k^2), c_k = 2k-(n-1). */
+        int sampled = j < m && lh_trend_sample_index(j, n) == k;
+        __int128 ck = 2 * (__int128)k - (__int128)(n - 1);
         for (size_t s = 0; s < c->n_stacks; s++) {
-            double y = (double)cur[s];
-            sy[s] += y;
-            sxy[s] += (double)k * y;
+            num[s] += ck * (__int128)cur[s];
             if (k == 0) {
                 out[s].first = cur[s];
             } else {
                 out[s].n_intervals++;
-                if (cur[s] > prev[s]) {
-                    out[s].n_up++;
-                }
+                out[s].n_up += cur[s] > prev[s];
             }
             out[s].last = cur[s];
             prev[s] = cur[s];
+            if (sampled) {
+                samples[s * m + j] = cur[s];
+            }
         }
+        j += sampled;
         k++;
     }
-    if (n_kind >= 2) {
-        double n = (double)n_kind;
-        double sx = n * (n - 1) / 2, sxx = (n - 1) * n * (2 * n - 1) / 6;
-        double den = n * sxx - sx * sx;
-        for (size_t s = 0; s < c->n_stacks; s++) {
-            out[s].slope = den > 0 ? (n * sxy[s] - sx * sy[s]) / den : 0;
-        }
+    double den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double ci = 2.0 * (double)i - (double)(n - 1);
+        den += ci * ci;
     }
-    free(cur), free(prev), free(sy), free(sxy);
-    return (int)(n_kind > 1000000000 ? 1000000000 : n_kind);
+    for (size_t s = 0; s < c->n_stacks; s++) {
+        out[s].slope = den > 0 ? 2.0 * (double)num[s] / den : 0;
+        lh_trend_classify_samples(samples + s * m, m, &out[s].trend);
+        out[s].growing = out[s].trend.kind == LH_TREND_GROWING;
+    }
+    free(cur), free(prev), free(samples), free(num);
+    return (int)(n > 1000000000 ? 1000000000 : n);
 }
 
 size_t

@@ -30,6 +30,7 @@
 
 #include "err.h"
 #include "event.h"
+#include "growth.h"
 #include "replay.h"
 #include "report.h"
 #include "symbolize.h"
@@ -78,12 +79,15 @@ typedef struct lh_rss_sample {
     uint64_t rss_bytes;
 } lh_rss_sample_t;
 
-/* Growth of one stack over the boundaries of one kind (lh_collect_growth). */
+/* Growth of one stack over the boundaries of one kind (lh_collect_growth), up to the end
+ * of the main work, in the one growth model (growth.h). */
 typedef struct lh_cgrowth {
     double slope;          /* least-squares live bytes per boundary */
     uint64_t first, last;  /* live bytes at the first and last boundary */
     uint32_t n_up;         /* intervals in which its live bytes went up ... */
     uint32_t n_intervals;  /* ... of these */
+    lh_trend_stats_t trend;
+    int growing;           /* trend.kind == LH_TREND_GROWING */
 } lh_cgrowth_t;
 
 /* Opens path, streams every event and closes nothing: the trace, replay and symbolizer
@@ -127,8 +131,9 @@ typedef struct lh_cdelta {
 } lh_cdelta_t;
 size_t lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out);
 /* Growth of every stack over the marks (is_snapshot 0) or the snapshots other than exit
- * snapshots (1); out has lh_collect_n_stacks() entries. Returns the number of boundaries
- * of that kind (growth needs 2 or more; with fewer, out is all zero), or LH_ENOMEM. */
+ * snapshots (1), up to the end of the main work (growth.h: lh_trend_main_end); out has
+ * lh_collect_n_stacks() entries. Returns the number of boundaries used (growth needs 2 or
+ * more; with fewer, out is all zero), or LH_ENOMEM. */
 int lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);

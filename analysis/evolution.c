@@ -292,7 +292,7 @@ lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err)
             r->n_points = k;
             r->over_snapshots = kind;
             for (uint32_t id = 0; id < ns; id++) {
-                if (g[id].slope > 0 && g[id].last > g[id].first) {
+                if (g[id].growing) {
                     r->v[r->n++] = (lh_grow_site_t){id, g[id]};
                 }
             }

@@ -50,10 +50,9 @@ int lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_mar
                        lh_err_t *err);
 void lh_evolution_fini(lh_evolution_t *e);
 
-/* The growth ranking: the stacks whose live bytes grew over the marks (over the snapshots
- * taken while running when there are no marks), by least-squares slope, descending. A
- * stack grows when its slope is > 0 and it holds more at the last boundary than at the
- * first. */
+/* The growth ranking: the stacks that grow over the marks (over the snapshots taken while
+ * running when there are no marks) in the one growth model (growth.h), by least-squares
+ * slope, descending. */
 typedef struct lh_grow_site {
     uint32_t stack_id;
     lh_cgrowth_t g;

@@ -202,6 +202,8 @@ lh_funcs_stack_metrics(const lh_funcs_t *f, const lh_collect_t *c, uint32_t id,
     out->leaked_blocks = s->live_blocks;
     out->peak = s->peak_bytes;
     out->growth = f && f->stack_growth && id < f->n_stack_growth ? f->stack_growth[id] : 0;
+    out->trend = f && f->stack_trend && id < f->n_stack_growth ? (lh_trend_t)f->stack_trend[id]
+                                                               : LH_TREND_NONE;
 }
 
 /* Growth per stack, over marks, else snapshots. */
@@ -222,13 +224,16 @@ stack_growth(lh_funcs_t *f, const lh_collect_t *c, lh_err_t *err)
         if (k >= 2) {
             f->n_growth_points = k;
             f->growth_is_snapshots = kind;
-            if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth))) {
+            f->stack_trend = calloc(n ? n : 1, sizeof *f->stack_trend);
+            if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth)) ||
+                !f->stack_trend) {
                 rc = lh_err_set(err, LH_ENOMEM, "out of memory");
                 goto done;
             }
             f->n_stack_growth = n;
             for (size_t i = 0; i < n; i++) {
-                f->stack_growth[i] = g[i].slope;
+                f->stack_growth[i] = g[i].growing ? g[i].slope : 0;
+                f->stack_trend[i] = (uint8_t)g[i].trend.kind;
             }
             break;
         }
@@ -314,6 +319,7 @@ lh_funcs_fini(lh_funcs_t *f)
     free(f->v);
     free(f->hash);
     free(f->stack_growth);
+    free(f->stack_trend);
     memset(f, 0, sizeof *f);
 }
 

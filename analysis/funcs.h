@@ -28,6 +28,7 @@
 
 #include "collect.h"
 #include "err.h"
+#include "growth.h"
 #include "suppress.h"
 
 typedef enum lh_metric {
@@ -48,6 +49,7 @@ typedef struct lh_fmetrics {
     uint64_t leaked_blocks;
     uint64_t peak;
     double growth;
+    lh_trend_t trend;     /* per stack (lh_funcs_stack_metrics) only: its growth class */
 } lh_fmetrics_t;
 
 /* The metric m of a set of figures, as a number (growth may be negative). */
@@ -74,7 +76,9 @@ typedef struct lh_funcs {
     uint32_t *hash;
     size_t hash_mask;
     char **names;
-    double *stack_growth; /* per stack id (collect), or NULL without growth */
+    double *stack_growth; /* per stack id (collect): the slope of the stacks that grow
+                             (growth.h), 0 for the others; NULL without growth */
+    uint8_t *stack_trend; /* per stack id: its lh_trend_t */
     size_t n_stack_growth;
 } lh_funcs_t;
 

@@ -433,16 +433,25 @@ new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const ch
     return hg->n_roots++;
 }
 
+/* A thread's root, named after its region: "[stack:TID]", "[stack:capture]", "[stack]",
+ * "[tls:TID]", "[specific:TID]". One root per name: the agent cuts a thread's stack around
+ * its TLS, so one name may come in several regions. */
 static uint32_t
-stack_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
+thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
 {
-    uint32_t id = map_get(m, rg->start);
+    uint64_t key = 0xcbf29ce484222325ull; /* FNV-1a of the name, tagged apart from addresses */
+    for (const char *c = rg->name; *c; c++) {
+        key = (key ^ (uint8_t)*c) * 0x100000001b3ull;
+    }
+    key |= 1ull << 63;
+    uint32_t id = map_get(m, key);
     if (id != LH_NODE_NONE) {
         return id;
     }
     char name[300];
     uint64_t tid = 0;
-    const char *what = "";
+    const char *what = "", *kind = "stack";
+    uint8_t root_kind = LH_ROOT_STACK;
     if (strcmp(rg->name, "[stack:capture]") == 0) {
         tid = hg->sf.capture_tid;
         what = " (took the snapshot)";
@@ -451,15 +460,27 @@ stack_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
         what = " (main)";
     } else if (strncmp(rg->name, "[stack:", 7) == 0) {
         tid = strtoull(rg->name + 7, NULL, 10);
+    } else if (strncmp(rg->name, "[tls:", 5) == 0) {
+        tid = strtoull(rg->name + 5, NULL, 10);
+        kind = "tls";
+        root_kind = LH_ROOT_TLS;
+    } else if (strncmp(rg->name, "[specific:", 10) == 0) {
+        tid = strtoull(rg->name + 10, NULL, 10);
+        kind = "specific data";
+        root_kind = LH_ROOT_TLS;
     }
     if (tid) {
         const char *tn = lh_trace_thread_name(hg->trace, tid);
-        snprintf(name, sizeof name, "[stack of thread %" PRIu64 "%s%s%s%s]", tid,
+        snprintf(name, sizeof name, "[%s of thread %" PRIu64 "%s%s%s%s]", kind, tid,
                  tn ? " '" : "", tn ? tn : "", tn ? "'" : "", what);
     } else {
-        snprintf(name, sizeof name, "[stack of a thread at 0x%" PRIx64 "]", rg->start);
+        snprintf(name, sizeof name, "[%s of a thread at 0x%" PRIx64 "]", kind, rg->start);
     }
-    return new_root(hg, m, rg->start, LH_ROOT_STACK, name, NULL, NULL);
+    id = new_root(hg, m, key, root_kind, name, NULL, NULL);
+    if (id != LH_NODE_NONE) {
+        hg->roots[id].start = rg->start; /* its first region */
+    }
+    return id;
 }
 
 /* glibc's malloc state: its "top" pointer points into the last block carved from the top
@@ -589,8 +610,8 @@ map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
             uint32_t root = LH_NODE_NONE;
             if (rg && rg->kind == LH_REGION_DATA) {
                 root = data_root(hg, &rm, rg, w.addr);
-            } else if (rg && rg->kind == LH_REGION_STACK) {
-                root = stack_root(hg, &rm, rg);
+            } else if (rg && (rg->kind == LH_REGION_STACK || rg->kind == LH_REGION_TLS)) {
+                root = thread_root(hg, &rm, rg);
             }
             if (root == LH_NODE_NONE || root == ROOT_IGNORED) {
                 hg->n_words_ignored++; /* freed heap memory, allocator metadata, ... */

@@ -735,8 +735,8 @@ lh_growth_site_stats(lh_growth_site_t *s, size_t n)
             s->gained_bytes += s->bytes[k] - s->bytes[k - 1];
         }
     }
-    s->growing = n >= 2 && s->slope_bytes > 0 && s->bytes[n - 1] > s->bytes[0] &&
-                 2 * (s->bytes[n - 1] - s->bytes[0]) >= s->gained_bytes;
+    lh_trend_classify(s->bytes, n, &s->trend);
+    s->growing = s->trend.kind == LH_TREND_GROWING;
 }
 
 /* The points of a kind: marks, or snapshots without the trailing exit ones. */
@@ -748,6 +748,22 @@ n_points(const lh_timeline_t *tl, int k)
         n--;
     }
     return n;
+}
+
+/* The end of the main work among the first n boundaries of b (growth.h). */
+static size_t
+main_end(const lh_boundary_t *b, size_t n)
+{
+    uint64_t *heap = malloc((n ? n : 1) * sizeof *heap);
+    size_t end = n ? n - 1 : 0;
+    if (heap) { /* without memory, the whole run: a weaker answer, not a wrong one */
+        for (size_t i = 0; i < n; i++) {
+            heap[i] = b[i].heap_bytes;
+        }
+        end = lh_trend_main_end(heap, n);
+        free(heap);
+    }
+    return end;
 }
 
 /* Site id's live blocks and bytes at each of the n points. */
@@ -823,6 +839,8 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         return rc;
     }
     g->bounds = tl->b[k].v;
+    g->n_all_points = n;
+    n = main_end(tl->b[k].v, n) + 1;
     g->n_points = n;
     size_t cap = 0;
     uint64_t *bl = malloc(n * sizeof *bl), *by = malloc(n * sizeof *by);
@@ -833,7 +851,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         if (!tl->sites[id].n_series) {
             continue;
         }
-        lh_growth_site_t s = {(uint32_t)id, bl, by, 0, 0, 0, 0, 0, 0};
+        lh_growth_site_t s = {.stack_id = (uint32_t)id, .blocks = bl, .bytes = by};
         densify(tl, (uint32_t)id, g->bounds, n, bl, by);
         int active = 0;
         for (size_t p = 0; p < n && !active; p++) {
@@ -845,6 +863,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         g->n_active++;
         lh_growth_site_stats(&s, n);
         g->n_growing += s.growing;
+        g->n_trend[s.trend.kind]++;
         if (!s.growing && !(o && o->every_site)) {
             continue;
         }

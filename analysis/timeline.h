@@ -38,13 +38,11 @@
  * the first boundary, and the first `skip` intervals of the range are start-up noise.
  *
  * Growth (lh_timeline_growth). Per site, the live blocks and bytes at each boundary
- * (marks by default, else running snapshots), the least-squares slope per boundary, and
- * in how many intervals its live bytes went up. A site is *growing* when
- *     slope > 0, last > first, and it kept at least half of what it gained:
- *     (last - first) >= 0.5 x (sum of its increases over the intervals).
- * A transient peak (up, then back down) gains and gives back, so it never qualifies
- * however steep its rise; a slow leak that grows in 1 interval of 100 keeps everything it
- * gains, and does.
+ * (marks by default, else running snapshots) up to the end of the main work (growth.h:
+ * lh_trend_main_end, so that snapshots taken in teardown do not hide a leak), the
+ * least-squares slope per boundary, in how many intervals its live bytes went up, and its
+ * class in the one growth model (growth.h): growing, step, saturated, peak or flat. A site
+ * is *growing* when that model says so.
  *
  * Not thread-safe.
  */
@@ -56,6 +54,7 @@
 
 #include "err.h"
 #include "event.h"
+#include "growth.h"
 #include "replay.h"
 
 typedef struct lh_timeline lh_timeline_t;
@@ -175,17 +174,20 @@ typedef struct lh_growth_site {
     size_t grew_intervals;     /* intervals in which live bytes went up */
     size_t intervals;          /* n_points - 1 */
     uint64_t gained_bytes;     /* sum of the increases */
-    int growing;               /* by the rule above */
+    lh_trend_stats_t trend;    /* the growth model's class and statistics */
+    int growing;               /* trend.kind == LH_TREND_GROWING */
 } lh_growth_site_t;
 
 typedef struct lh_growth {
     lh_bound_kind_t kind;
     const lh_boundary_t *bounds; /* the points; owned by the timeline */
-    size_t n_points;
+    size_t n_points;           /* up to the end of the main work */
+    size_t n_all_points;       /* of the kind, exit snapshots left out */
     lh_growth_site_t *sites;   /* growing sites by slope_bytes, descending (all sites with
                                   every_site) */
     size_t n_sites;
     size_t n_growing;
+    size_t n_trend[5];         /* active sites per lh_trend_t */
     size_t n_active;           /* sites live at some point */
 } lh_growth_t;
 

@@ -439,6 +439,13 @@ rec_end(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
     e.frames = lh_dec_varint(pl);
     e.dropped = lh_dec_varint(pl);
     e.pre_init_allocs = lh_dec_varint(pl);
+    if (lh_dec_ok(pl) && lh_dec_left(pl) > 0) { /* trailing fields of later agents */
+        e.table_walks = lh_dec_varint(pl);
+        e.table_fallbacks = lh_dec_varint(pl);
+        e.verify_checked = lh_dec_varint(pl);
+        e.verify_mismatches = lh_dec_varint(pl);
+        e.has_unwind = 1;
+    }
     e.present = 1;
     if (lh_dec_ok(pl)) {
         t->end = e;

@@ -64,6 +64,10 @@ typedef struct lh_trace_end {
     uint64_t kind;           /* LH_EXIT_* */
     uint64_t status;
     uint64_t events, frames, dropped, pre_init_allocs; /* the agent's counters */
+    int has_unwind;          /* the unwind-table counters below are present */
+    uint64_t table_walks;    /* stacks walked by the agent's unwind table */
+    uint64_t table_fallbacks; /* stacks it left to libunwind */
+    uint64_t verify_checked, verify_mismatches; /* LEAKHOUND_UNWIND_VERIFY comparisons */
 } lh_trace_end_t;
 
 typedef struct lh_trace_stats {

@@ -25,7 +25,7 @@ extern char **environ;
 #define RUN_MAX_DEPTH 256
 
 const char lh_cmd_run_usage[] =
-    "usage: leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec]\n"
+    "usage: leakhound run [-o FILE] [--depth N] [--unwind table|libunwind|fp] [--follow-exec]\n"
     "                     [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
@@ -34,9 +34,16 @@ const char lh_cmd_run_usage[] =
     "\n"
     "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
-    "  --unwind KIND      libunwind (default, works without frame pointers) or fp\n"
-    "                     (frame pointers: faster, needs -fno-omit-frame-pointer)\n"
+    "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
+    "                     what they cannot express; works without frame pointers),\n"
+    "                     libunwind (DWARF only), or fp (frame pointers only: needs\n"
+    "                     -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
+    "\n"
+    "Perl (PROG is perl, or runs perl): Perl subs and lines are recorded by themselves.\n"
+    "  --mark-sub NAME    each call of the Perl sub NAME (MyApp::handle_request) is a mark\n"
+    "                     (may be repeated); the LeakHound module (LeakHound::mark(LABEL),\n"
+    "                     LeakHound::snapshot(LABEL)) is on PERL5LIB for `perl -MLeakHound`\n"
     "\n"
     "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
     "  --check            exit 23 with one line saying why when PROG leaked more than\n"
@@ -82,6 +89,8 @@ typedef struct run_args {
     char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
     char env_sample[24];
     char **prog_argv; /* NULL-terminated, points into argv */
+    const char *mark_subs[16]; /* --mark-sub */
+    size_t n_mark_subs;
 } run_args_t;
 
 /* A duration option in whole milliseconds for the agent, at most max_ms (0 allowed). */
@@ -205,6 +214,25 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
             continue;
         }
+        if (strncmp(arg, "--mark-sub", 10) == 0 && (arg[10] == '\0' || arg[10] == '=')) {
+            const char *v = arg[10] ? arg + 11 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || !*v) {
+                return lh_err_set(err, LH_EINVAL, "run: option '--mark-sub' needs a sub name");
+            }
+            /* A sub name goes into PERL5OPT: nothing that could end or split the option. */
+            for (const char *c = v; *c; c++) {
+                if (!(*c == ':' || *c == '_' || (*c >= '0' && *c <= '9') ||
+                      (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z'))) {
+                    return lh_err_set(err, LH_EINVAL, "run: --mark-sub '%s': not a Perl sub "
+                                      "name (letters, digits, _ and ::)", v);
+                }
+            }
+            if (a->n_mark_subs == sizeof a->mark_subs / sizeof a->mark_subs[0]) {
+                return lh_err_set(err, LH_EINVAL, "run: at most 16 --mark-sub");
+            }
+            a->mark_subs[a->n_mark_subs++] = v;
+            continue;
+        }
         const char *eq = strchr(arg, '=');
         size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
         if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
@@ -260,8 +288,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             return LH_EINVAL;
         }
     }
-    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (libunwind or fp)",
+    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0 &&
+        strcmp(a->unwind, "table") != 0) {
+        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (table, libunwind or fp)",
                           a->unwind);
     }
     if (a->max_leak) {
@@ -368,6 +397,56 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* The LeakHound Perl module (perl/LeakHound.pm): in perl5/ next to the agent. `run` puts it
+ * on PERL5LIB, and --mark-sub loads it through PERL5OPT to wrap the subs. */
+static int
+perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
+{
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/perl5");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (a->n_mark_subs) {
+            return lh_err_set(err, LH_ENOENT, "run: --mark-sub needs the LeakHound Perl module, "
+                              "not found in %s", dir);
+        }
+        return 0;
+    }
+    const char *old = getenv("PERL5LIB");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *lib = malloc(n);
+    if (!lib) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(lib, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env("PERL5LIB", lib, err);
+    free(lib);
+    if (rc < 0 || !a->n_mark_subs) {
+        return rc;
+    }
+    old = getenv("PERL5OPT");
+    n = (old ? strlen(old) : 0) + 32;
+    for (size_t i = 0; i < a->n_mark_subs; i++) {
+        n += strlen(a->mark_subs[i]) + 10;
+    }
+    char *opt = malloc(n);
+    if (!opt) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    size_t k = (size_t)snprintf(opt, n, "%s%s-MLeakHound", old ? old : "", old && *old ? " " : "");
+    for (size_t i = 0; i < a->n_mark_subs; i++) {
+        k += (size_t)snprintf(opt + k, n - k, "%smark_sub,%s", i ? "," : "=", a->mark_subs[i]);
+    }
+    rc = set_env("PERL5OPT", opt, err);
+    free(opt);
+    return rc;
+}
+
 /* Sets the child's environment in our own (we exit right after the child does). */
 static int
 prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
@@ -382,7 +461,8 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     snprintf(preload, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
     rc = set_env("LD_PRELOAD", preload, err);
     free(preload);
-    if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0) {
+    if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0 ||
+        (rc = perl_env(a, agent, err)) < 0) {
         return rc;
     }
     if (a->depth && (rc = set_env("LEAKHOUND_DEPTH", a->depth, err)) < 0) {

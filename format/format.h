@@ -140,7 +140,12 @@ enum lh_rec_type {
     LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */
     LH_REC_END = 0x70,           /* ts, varint exit kind (LH_EXIT_*), varint status,
                                     varint events, varint frames, varint dropped,
-                                    varint pre_init_allocs */
+                                    varint pre_init_allocs, [varint table_walks,
+                                    varint table_fallbacks, varint verify_checked,
+                                    varint verify_mismatches] (stacks walked by the
+                                    unwind table, stacks it left to libunwind, and of
+                                    the walks compared with libunwind, how many
+                                    differed) */
 };
 
 /* Which entry point made an allocation. */
@@ -174,6 +179,7 @@ enum lh_interp_status {
 enum lh_unwind_kind {
     LH_UNWIND_LIBUNWIND = 0,
     LH_UNWIND_FP = 1,
+    LH_UNWIND_TABLE = 2, /* .eh_frame compiled into rule tables, libunwind as fallback */
 };
 
 enum lh_exit_kind {
@@ -215,7 +221,9 @@ enum lh_srec_type {
                               from the previous value (first: from 0)) */
     LH_SREC_BYTES = 0x82,  /* varint address, then the bytes (the rest of the payload) */
     LH_SREC_THREAD = 0x83, /* varint tid, varint sp, varint stack_lo, varint stack_hi:
-                              the capturing thread (registers are on its stack) */
+                              the capturing thread; sp is the program's stack pointer where
+                              it called the agent (lh_snapshot, exit), below which its
+                              callee-saved registers were pushed */
     LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
                               varint bytes */
 };
@@ -225,6 +233,9 @@ enum lh_region_kind {
     LH_REGION_DATA = 2,  /* a module's writable data and bss: a root, named by module */
     LH_REGION_STACK = 3, /* a thread's stack: a root */
     LH_REGION_OTHER = 4, /* other anonymous writable memory: scanned, not a root */
+    LH_REGION_TLS = 5,   /* a live thread's TLS: its static TLS block, descriptor and DTV
+                            ("[tls:TID]") or its pthread_setspecific slots ("[specific:TID]"):
+                            a root (older readers ignore the kind) */
 };
 
 #endif /* LH_FORMAT_H */

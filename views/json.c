@@ -191,8 +191,13 @@ lh_json_frame(FILE *out, const lh_frame_t *f)
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
     str_or_null(out, f->module);
     fprintf(out, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64
-                 "\"}",
+                 "\"",
             f->inlined ? "true" : "false", f->ip, f->offset);
+    if (f->lang) { /* a script frame (scriptstack.h): which language */
+        fprintf(out, ", \"language\": \"%s\"", f->lang == 1 ? "perl" : f->lang == 2 ? "python"
+                                                                                : "script");
+    }
+    fputc('}', out);
 }
 
 static void

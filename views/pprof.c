@@ -341,6 +341,105 @@ location(writer_t *w, uint64_t ip, uint64_t epoch)
     return (long)k + 1;
 }
 
+/* The location of a script frame (a Perl sub or Python function at a line, scriptstack.h):
+ * no mapping, no address, one line. Keyed by its function string, which the trace's frame
+ * table owns once per script frame, with an epoch no native stack has. Returns its id, or
+ * -1. */
+static long
+script_location(writer_t *w, const lh_frame_t *f)
+{
+    loctab_t *t = &w->loc;
+    uint64_t key = (uint64_t)(uintptr_t)f->function;
+    if (table_grow(&t->hash, &t->mask, t->n, loc_key, t) < 0) {
+        return -1;
+    }
+    size_t j = mix(key ^ mix(UINT64_MAX)) & t->mask;
+    while (t->hash[j] != UINT32_MAX) {
+        size_t k = t->hash[j];
+        if (t->ip[k] == key && t->epoch[k] == UINT64_MAX) {
+            return (long)k + 1;
+        }
+        j = (j + 1) & t->mask;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        uint64_t *a = realloc(t->ip, cap * sizeof *a);
+        if (a) {
+            t->ip = a;
+        }
+        uint64_t *b = a ? realloc(t->epoch, cap * sizeof *b) : NULL;
+        if (b) {
+            t->epoch = b;
+        }
+        uint8_t *g = b ? realloc(t->agent, cap) : NULL;
+        if (!g) {
+            return -1;
+        }
+        t->agent = g;
+        t->cap = cap;
+    }
+    size_t k = t->n++;
+    t->ip[k] = key;
+    t->epoch[k] = UINT64_MAX;
+    t->agent[k] = 0;
+    t->hash[j] = (uint32_t)k;
+    long ns = str_id(&w->str, f->function);
+    long fs = str_id(&w->str, f->file);
+    if (ns < 0 || fs < 0) {
+        return -1;
+    }
+    uint64_t fid = fn_id(&w->fn, (uint64_t)ns << 32 | (uint64_t)fs);
+    if (!fid) {
+        return -1;
+    }
+    pb_uint(&w->sub, 1, k + 1);
+    pb_uint(&w->sub2, 1, fid);
+    pb_uint(&w->sub2, 2, f->line);
+    pb_msg(&w->sub, 4, &w->sub2);
+    pb_msg(&w->prof, 4, &w->sub);
+    return (long)k + 1;
+}
+
+/* Locations of a stack with script frames: those of the frames a user reads (the site's,
+ * scriptstack.h), one per native return address and one per script frame. */
+static int
+script_stack_locations(writer_t *w, uint32_t id, uint64_t epoch, uint64_t **locs, size_t *cap,
+                       size_t *n)
+{
+    const lh_site_t *site;
+    int rc = lh_collect_site(w->c, id, &site, w->err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (site->n_frames > *cap) {
+        uint64_t *v = realloc(*locs, site->n_frames * sizeof *v);
+        if (!v) {
+            return w_oom(w);
+        }
+        *locs = v;
+        *cap = site->n_frames;
+    }
+    *n = 0;
+    for (size_t i = 0; i < site->n_frames; i++) {
+        const lh_frame_t *f = &site->frames[i];
+        long l;
+        if (f->lang != 0) {
+            l = script_location(w, f);
+        } else if (i > 0 && f->ip == site->frames[i - 1].ip && site->frames[i - 1].lang == 0) {
+            continue; /* an inlined frame of the address just added */
+        } else {
+            l = location(w, f->ip, epoch);
+        }
+        if (l < 0) {
+            return w_oom(w);
+        }
+        if (l > 0) {
+            (*locs)[(*n)++] = (uint64_t)l;
+        }
+    }
+    return 0;
+}
+
 static int
 value_type(writer_t *w, unsigned field, const char *type, const char *unit)
 {
@@ -421,6 +520,12 @@ samples(writer_t *w, const lh_pprof_opts_t *o)
             }
         }
         size_t n = 0, need = st ? st->n_ips : 0;
+        if (st && st->n_script > 0) {
+            if ((rc = script_stack_locations(w, id, st->epoch, &locs, &cap, &n)) < 0) {
+                break;
+            }
+            need = 0;
+        }
         if (need > cap) {
             uint64_t *v = realloc(locs, need * sizeof *v);
             if (!v) {

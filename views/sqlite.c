@@ -32,7 +32,7 @@ static const char schema[] =
     "CREATE TABLE sites(stack_id INTEGER PRIMARY KEY, function TEXT, file TEXT, line INTEGER,\n"
     "    module TEXT, allocations INTEGER, allocated_bytes INTEGER, frees INTEGER,\n"
     "    leaked_blocks INTEGER, leaked_bytes INTEGER, peak_blocks INTEGER, peak_bytes INTEGER,\n"
-    "    growth_bytes_per_mark REAL);\n"
+    "    growth_bytes_per_mark REAL, trend TEXT);\n"
     "CREATE TABLE functions(function TEXT, module TEXT, file TEXT, program INTEGER,\n"
     "    incl_allocated INTEGER, incl_allocations INTEGER, incl_leaked INTEGER,\n"
     "    incl_peak INTEGER, incl_growth REAL, excl_allocated INTEGER, excl_allocations INTEGER,\n"
@@ -277,6 +277,7 @@ write_stacks(lh_sqlite_out_t *o, lh_collect_t *c, const lh_funcs_t *f, sqlite3_s
         sqlite3_bind_int64(si, 11, (sqlite3_int64)s->peak_blocks);
         sqlite3_bind_int64(si, 12, (sqlite3_int64)s->peak_bytes);
         sqlite3_bind_double(si, 13, m.growth);
+        bind_text(si, 14, f->stack_trend ? lh_trend_name(m.trend) : NULL);
         if (step(si) < 0) {
             return db_err(o, err, "inserting sites");
         }
@@ -378,7 +379,7 @@ lh_sqlite_finish(lh_sqlite_out_t *o, lh_collect_t *c, const lh_funcs_t *f, lh_er
         "INSERT INTO info VALUES(?,?)",
         "INSERT INTO stacks VALUES(?,?,?)",
         "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)",
-        "INSERT INTO sites VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO sites VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO functions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO boundaries VALUES(?,?,?,?,?,?,?,?,?)",
         "INSERT INTO live_at VALUES(?,?,?,?)",

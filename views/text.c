@@ -174,6 +174,17 @@ print_summary(FILE *out, const lh_report_t *rep)
         fprintf(out, "  dropped:       %" PRIu64 " events the agent could not record\n",
                 rep->end->dropped);
     }
+    if (rep->end->present && rep->end->has_unwind &&
+        (rep->end->table_walks || rep->end->table_fallbacks)) {
+        fprintf(out, "  unwinding:     %" PRIu64 " stacks by the unwind table, %" PRIu64
+                     " by libunwind (what the table cannot express)",
+                rep->end->table_walks, rep->end->table_fallbacks);
+        if (rep->end->verify_checked) {
+            fprintf(out, "; %" PRIu64 " checked against libunwind, %" PRIu64 " differed",
+                    rep->end->verify_checked, rep->end->verify_mismatches);
+        }
+        fputc('\n', out);
+    }
     if (rep->stats->salvaged) {
         fputs("  salvaged:      the trace's damaged tail was skipped\n", out);
     }

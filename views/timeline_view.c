@@ -307,9 +307,22 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
     text_header(out, v, "report --growth");
     fprintf(out, "  points:      %zu %s%s\n", g->n_points, kind_noun(g->kind, 1),
             g->kind == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)" : "");
-    fprintf(out, "  growing:     %zu of %zu sites with live blocks at some %s (growing: slope > "
-                 "0, last > first, and it kept at least half of what it gained)\n",
+    if (g->n_points < g->n_all_points) {
+        fprintf(out, "  end:         %s #%zu, the last before teardown (the heap fell from %s to "
+                     "%s over the %zu after it)\n", noun, g->n_points,
+                lh_text_human_bytes(h, sizeof h, g->bounds[g->n_points - 1].heap_bytes),
+                lh_text_human_bytes(h2, sizeof h2, g->bounds[g->n_all_points - 1].heap_bytes),
+                g->n_all_points - g->n_points);
+    } else {
+        fprintf(out, "  end:         %s #%zu, the last one\n", noun, g->n_points);
+    }
+    fprintf(out, "  growing:     %zu of %zu sites with live blocks at some %s (growing: an upward "
+                 "trend with 95%% confidence, still growing in the last third; docs/GROWTH.md)\n",
             g->n_growing, g->n_active, noun);
+    fprintf(out, "  not growth:  %zu one-time step%s, %zu saturated, %zu transient peak%s\n",
+            g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_STEP] == 1 ? "" : "s",
+            g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK],
+            g->n_trend[LH_TREND_PEAK] == 1 ? "" : "s");
     if (!g->n_growing) {
         fprintf(out, "\nNothing grows from %s to %s.\n", noun, noun);
         return;
@@ -322,11 +335,13 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
         const lh_growth_site_t *s = &g->sites[i];
         size_t last = g->n_points - 1;
         text_site_head(out, v, i + 1, &sites[i]);
-        fprintf(out, "%s%s per %s (%+.2f blocks), grows in %zu of %zu intervals; %s -> %s\n",
+        fprintf(out, "%s%s per %s (%+.2f blocks), grows in %zu of %zu intervals; %s -> %s; "
+                     "%s (z %.2f)\n",
                 s->slope_bytes >= 0 ? "+" : "", rate_bytes(h, sizeof h, s->slope_bytes), noun,
                 s->slope_blocks, s->grew_intervals, s->intervals,
                 lh_text_human_bytes(h2, sizeof h2, s->bytes[0]),
-                lh_text_human_bytes(h3, sizeof h3, s->bytes[last]));
+                lh_text_human_bytes(h3, sizeof h3, s->bytes[last]),
+                lh_trend_name(s->trend.kind), s->trend.z);
         lh_text_stack(out, &sites[i], v->max_frames, v->cwd);
         fprintf(out, "    live at %s:", noun);
         for (size_t j = 0; j < k; j++) {
@@ -342,16 +357,22 @@ growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
             size_t n_shown)
 {
     json_head(out, v);
-    fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"growing_sites\": %zu"
-                 ", \"active_sites\": %zu}",
-            kind_noun(g->kind, 1), g->n_points, g->n_growing, g->n_active);
+    fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
+                 ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
+                 ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
+                 ", \"peak_sites\": %zu}",
+            kind_noun(g->kind, 1), g->n_points, g->n_all_points,
+            g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
+            g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK]);
     json_bounds(out, v, g->bounds, g->n_points);
     fputs(",\n \"sites\": [", out);
     for (size_t i = 0; i < n_shown; i++) {
         const lh_growth_site_t *s = &g->sites[i];
         size_t last = g->n_points - 1;
-        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"growth_bytes_per_mark\": ",
-                i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false");
+        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
+                     ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
+                i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
+                lh_trend_name(s->trend.kind), s->trend.z);
         json_num(out, s->slope_bytes);
         fputs(", \"growth_blocks_per_mark\": ", out);
         json_num(out, s->slope_blocks);

@@ -10,7 +10,7 @@ the runner greps the source for it. Figures are compared by site: the site whose
 allocating frame (frame 0, or for C++ the first frame after operator new) is that line.
 
 Usage:
-  run_e2e.py --build DIR --case NAME [--unwind fp|libunwind] [--keep] [-v]
+  run_e2e.py --build DIR --case NAME [--unwind fp|libunwind|table] [--keep] [-v]
   run_e2e.py --build DIR --all [--unwind ...]     every case, one after the other
   run_e2e.py --list                                the case names (for CMake)
 Exit status: 0 pass, 1 fail, 2 usage error.
@@ -128,7 +128,16 @@ def lh_run(ctx, prog_argv, out=None, extra=(), cwd=None, expect_status=0):
     if ctx.unwind:
         argv += ["--unwind", ctx.unwind]
     argv += list(extra) + ["--"] + prog_argv
-    res = run(ctx, argv, cwd=cwd)
+    env = None
+    if ctx.unwind == "table":
+        # Every stack the table gives is also unwound by libunwind and compared; the agent
+        # says so on stderr when they differ.
+        env = dict(os.environ, LEAKHOUND_UNWIND_VERIFY="1")
+    res = run(ctx, argv, cwd=cwd, env=env)
+    if ctx.unwind == "table":
+        bad = [ln for ln in res.stderr.splitlines() if "differs from libunwind" in ln]
+        ctx.check(not bad, "stacks of the unwind table against libunwind's", "no difference",
+                  bad[:4])
     if expect_status is not None:
         ctx.check(res.returncode == expect_status, "exit status of `leakhound run -- %s`"
                   % os.path.basename(prog_argv[0]), expect_status,
@@ -614,6 +623,45 @@ def case_depth(ctx):
               ">= 3 frames", [fmt_site(x, 10) for x in s])
 
 
+def unwind_counts(ctx, trace):
+    """(table walks, libunwind fallbacks, checked, differed) from the report's 'unwinding:'
+    line, or a Failure."""
+    res = run(ctx, [ctx.lh, "report", trace, "--top", "1"])
+    m = re.search(r"unwinding: +(\d+) stacks by the unwind table, (\d+) by libunwind .*?"
+                  r"(\d+) checked against libunwind, (\d+) differed", res.stdout)
+    if res.returncode != 0 or not m:
+        raise Failure("`leakhound report %s` has no 'unwinding:' line with the checks: %s"
+                      % (trace, (res.stdout + res.stderr)[-1500:]))
+    return tuple(int(x) for x in m.groups())
+
+
+def case_unwind_verify(ctx):
+    """The unwind table's stacks equal libunwind's on code without frame pointers: deep
+    recursion (1-200 frames, SP- and FP-based frames, a large frame), four threads, a
+    library loaded by dlopen; a handler that mallocs is left to libunwind (signal frame).
+    Every stack is compared (LEAKHOUND_UNWIND_VERIFY, set by lh_run): zero differ."""
+    ctx.unwind = "table"
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("unwind_nofp"), ctx.progs], out=trace)
+    ctx.check(res.stdout.strip() == "done 1", "unwind_nofp output", "done 1", res.stdout)
+    walks, fallbacks, checked, differed = unwind_counts(ctx, trace)
+    rep = load_report(ctx, trace)
+    allocs = rep["summary"]["total_allocations"]
+    # 400 recursions on the main thread and 400 on each of 4 threads (one allocation at
+    # the bottom each), 50 signals, 300 library calls i % 60 deep (one allocation per level
+    # on the way back plus one at the bottom).
+    want = 400 + 4 * 400 + 50 + sum(i % 60 + 1 for i in range(300))
+    ctx.check(allocs >= want, "allocations recorded", ">= %d" % want, allocs)
+    ctx.check(differed == 0, "stacks that differ from libunwind's", 0, differed)
+    ctx.check(walks > 1000, "stacks walked by the table", "> 1000", walks)
+    ctx.check(fallbacks >= 50, "stacks left to libunwind (one per signal at least)", ">= 50",
+              fallbacks)
+    # Every stack the table gave or the stack cache recognised was checked: all but the
+    # ones libunwind made (and the few allocations of the C library before main).
+    ctx.check(checked >= allocs - fallbacks - 50, "stacks checked", ">= %d"
+              % (allocs - fallbacks - 50), checked)
+
+
 def case_mode0600(ctx):
     """The trace is created 0600 whatever the umask, -o or default name."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -807,6 +855,7 @@ SPECIAL = {
     "depth": case_depth,
     "mode0600": case_mode0600,
     "symlink": case_symlink,
+    "unwind_verify": case_unwind_verify,
 }
 BADINPUT = ["truncated", "truncated_salvage", "flipped_byte", "bad_magic", "major99", "empty",
             "missing", "bogus_flag", "unknown_command", "frame_boundary", "run_bad_unwind",
@@ -856,7 +905,8 @@ def main():
     ap.add_argument("--build", help="build directory (with bin/leakhound, lib/, tests/e2e/progs)")
     ap.add_argument("--case", help="case name, e.g. lost_nodes or badinput.truncated")
     ap.add_argument("--all", action="store_true", help="run every case")
-    ap.add_argument("--unwind", choices=["fp", "libunwind"], help="unwinder for leakhound run")
+    ap.add_argument("--unwind", choices=["fp", "libunwind", "table"],
+                    help="unwinder for leakhound run")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--list", action="store_true", help="print the case names")
     ap.add_argument("-v", "--verbose", action="store_true", help="show commands and output")
@@ -869,7 +919,7 @@ def main():
         ap.error("--build and --case (or --all) are required")
     build = os.path.abspath(args.build)
     if args.all:
-        names = [(c, u) for u in ([args.unwind] if args.unwind else ["fp", "libunwind"])
+        names = [(c, u) for u in ([args.unwind] if args.unwind else ["fp", "libunwind", "table"])
                  for c in all_cases()] + [("badinput." + b, None) for b in BADINPUT]
         results = [run_case(build, c, u, args.keep, args.verbose) for c, u in names]
         print("%d of %d passed" % (sum(results), len(results)))

@@ -84,8 +84,183 @@ def case_misaligned(ctx):
               "lh_tag called misaligned", "1 block of 100 B typed mis_block", out)
 
 
+def site(name):
+    fn, line = E.marker(name)
+    return "%s:%d" % (fn, line)
+
+
+def identify(ctx, trace, snapshot, name):
+    """`identify` of the one block allocated at marker `name` in the snapshot: its text."""
+    out = shell(ctx, trace, "count --by site", snapshot)
+    where = "(%s)" % site(name)
+    rows = [ln for ln in out.splitlines() if ln.rstrip().endswith(where)]
+    if len(rows) != 1:
+        raise Failure("snapshot %s: one row for %s expected in:\n%s" % (snapshot, where, out))
+    m = re.match(r"\s*(\d+)\s+1\s", rows[0])
+    if not m:
+        raise Failure("snapshot %s: one block at %s expected: %s" % (snapshot, where, rows[0]))
+    out = shell(ctx, trace, "count --by site; identify @%s" % m.group(1), snapshot)
+    return out.split("\ntotal ", 1)[-1].split("\n", 1)[-1]  # identify's part
+
+
+def expect_class(ctx, trace, snapshot, name, cls, root=None):
+    """The block of marker `name` has class cls ('reachable', 'definitely lost', ...) in the
+    snapshot; when reachable, its first path starts at a root whose name starts with root."""
+    out = identify(ctx, trace, snapshot, name)
+    head = out.splitlines()[0] if out else ""
+    ctx.check(re.search(r"; %s(,|$)" % re.escape(cls), head) is not None,
+              "%s in snapshot %s: class" % (name, snapshot), cls, out[:1500])
+    if root:
+        lines = out.splitlines()
+        first = lines[2] if len(lines) > 2 else ""
+        ctx.check(first.startswith(root), "%s in snapshot %s: the root" % (name, snapshot),
+                  root + "...", out[:1500])
+
+
+def thread_name(tid, prog, what=""):
+    return "[%%s of thread %d '%s'%s]" % (tid, prog, what)
+
+
+def pids(ctx, trace):
+    """(pid of the program, {tid: name}) from the trace's report."""
+    rep = E.load_report(ctx, trace)
+    return rep["summary"]["pid"]
+
+
+def arena_run(ctx, k):
+    trace = record(ctx, "roots_arena", name="arena%d.lht" % k)
+    for snap in ("arenas", "exit"):
+        out = shell(ctx, trace, "count --by site; unreachable", snap)
+        ok = ctx.check(re.search(r"^\s+\d+\s+200\s+12\.5 KiB\s+arena_block \(%s\)$"
+                                 % re.escape(site("arena_block")), out, re.M) is not None
+                       and "arena_block" not in out.split("unreachable")[-1].split("total")[-1]
+                       and out.count("arena_block") == 1,
+                       "run %d, snapshot %s: the 200 blocks of the threads' arenas, all "
+                       "reachable" % (k, snap), "one count row, no unreachable row", out)
+        if not ok:
+            return False
+    os.unlink(trace)
+    for f in os.listdir(ctx.workdir):
+        if f.startswith("arena%d." % k):
+            os.unlink(os.path.join(ctx.workdir, f))
+    return True
+
+
+def case_arena_once(ctx):
+    """Blocks of four threads, each in its own malloc arena, referenced from a global only:
+    reachable in the snapshot taken while the threads wait and at exit."""
+    arena_run(ctx, 0)
+
+
+def case_arenas_50(ctx):
+    """The same, 50 times: where the kernel puts the arenas varies from run to run (a
+    second arena may follow the first one's reserved tail, the shape of a thread stack
+    below its guard page); the answer must not."""
+    for k in range(50):
+        if not arena_run(ctx, k):
+            break
+
+
+def case_exited_thread(ctx):
+    """A block whose only pointer is on the stack of a thread that has ended (glibc keeps
+    the stack for reuse) is definitely lost; one on the stack of a waiting thread is
+    reachable, from that thread's stack."""
+    trace = record(ctx, "roots_exited")
+    expect_class(ctx, trace, "exit", "exited_block", "definitely lost")
+    expect_class(ctx, trace, "live", "exited_block", "definitely lost")
+    pid = pids(ctx, trace)
+    expect_class(ctx, trace, "live", "live_block", "reachable", "[stack of thread ")
+    out = identify(ctx, trace, "live", "live_block")
+    ctx.check("[stack of thread %d " % pid not in out, "live_block: not main's stack",
+              "the worker's stack", out[:800])
+
+
+def case_returned_frame(ctx):
+    """A pointer left only in the frame of a function that has returned: lost, although
+    the agent's own frames reuse that stack when the program calls lh_snapshot; a local of
+    the caller: reachable, from the stack of the thread that took the snapshot."""
+    trace = record(ctx, "roots_frame")
+    expect_class(ctx, trace, "returned", "frame_block", "definitely lost")
+    expect_class(ctx, trace, "returned", "kept_block", "reachable",
+                 "[stack of thread %d 'roots_frame' (took the snapshot)]" % pids(ctx, trace))
+
+
+def case_register(ctx):
+    """A pointer held only in a callee-saved register (rbx) at the call to lh_snapshot:
+    reachable (the registers are pushed where the program's stack begins); at exit, the
+    register long overwritten: lost."""
+    if platform.machine() != "x86_64":
+        raise Skip("the register case is written in x86-64 assembly")
+    trace = record(ctx, "roots_frame")
+    expect_class(ctx, trace, "returned", "reg_block", "reachable",
+                 "[stack of thread %d 'roots_frame' (took the snapshot)]" % pids(ctx, trace))
+    expect_class(ctx, trace, "exit", "reg_block", "definitely lost")
+
+
+def tls_trace(ctx):
+    return record(ctx, "roots_tls", [ctx.prog("roots_tlsmod.so")])
+
+
+def case_tls(ctx):
+    """A main-thread __thread variable holding the only pointer: reachable, from
+    "[tls of thread PID]"."""
+    trace = tls_trace(ctx)
+    expect_class(ctx, trace, "tls", "tls_block", "reachable",
+                 "[tls of thread %d 'roots_tls']" % pids(ctx, trace))
+    expect_class(ctx, trace, "exit", "tls_block", "reachable",
+                 "[tls of thread %d 'roots_tls']" % pids(ctx, trace))
+
+
+def case_specific(ctx):
+    """A pthread_setspecific slot of a key below 32 (in the thread descriptor itself):
+    reachable, from "[specific data of thread PID]"."""
+    trace = tls_trace(ctx)
+    expect_class(ctx, trace, "tls", "spec1_block", "reachable",
+                 "[specific data of thread %d 'roots_tls']" % pids(ctx, trace))
+
+
+def case_specific2(ctx):
+    """A slot of key 40, in a second-level array glibc calloc'd: reachable, from
+    "[specific data of thread PID]" through that array."""
+    trace = tls_trace(ctx)
+    out = identify(ctx, trace, "tls", "spec2_block")
+    expect_class(ctx, trace, "tls", "spec2_block", "reachable",
+                 "[specific data of thread %d 'roots_tls']" % pids(ctx, trace))
+    ctx.check(re.search(r"^└─ \[0x[0-9a-f]+\] -> 0x[0-9a-f]+: 512 B ", out, re.M) is not None,
+              "through the second-level array (32 slots of 16 bytes)", "a 512 B hop", out)
+
+
+def case_dlopen_tls(ctx):
+    """A __thread variable of a dlopen'd module (dynamic TLS, found through the DTV):
+    reachable, from "[tls of thread PID]"."""
+    trace = tls_trace(ctx)
+    expect_class(ctx, trace, "tls", "dtls_block", "reachable",
+                 "[tls of thread %d 'roots_tls']" % pids(ctx, trace))
+
+
+def case_thread_tls(ctx):
+    """A worker thread's __thread variable, while it waits: reachable from its TLS."""
+    trace = tls_trace(ctx)
+    out = identify(ctx, trace, "tls", "wtls_block")
+    expect_class(ctx, trace, "tls", "wtls_block", "reachable")
+    pid = pids(ctx, trace)
+    ctx.check(re.search(r"^\[tls of thread (?!%d )\d+ 'roots_tls'\]$" % pid, out, re.M)
+              is not None, "wtls_block: a root in the worker's TLS",
+              "[tls of thread TID 'roots_tls']", out[:1500])
+
+
 CASES = {
     "misaligned": case_misaligned,
+    "arena_once": case_arena_once,
+    "arenas_50": case_arenas_50,
+    "exited_thread": case_exited_thread,
+    "returned_frame": case_returned_frame,
+    "register": case_register,
+    "tls": case_tls,
+    "specific": case_specific,
+    "specific2": case_specific2,
+    "dlopen_tls": case_dlopen_tls,
+    "thread_tls": case_thread_tls,
 }
 
 

@@ -278,11 +278,30 @@ def case_sqlite(ctx):
     ctx.eq("no events", ["0"], sql(ctx, db, "SELECT COUNT(*) FROM events"))
 
 
+def pprof_cmd(ctx):
+    """The pprof of Debian's golang-go, prebuilt in its GOTOOLDIR. A `go` found first on
+    PATH may be another toolchain that ships no pprof binary: `go tool pprof` then compiles
+    pprof into a fresh GOCACHE on every call, which takes minutes on a loaded machine."""
+    for go in ("/usr/bin/go", shutil.which("go")):
+        if not go or not os.access(go, os.X_OK):
+            continue
+        try:
+            tooldir = subprocess.run([go, "env", "GOTOOLDIR"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True,
+                                     timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        pprof = os.path.join(tooldir, "pprof")
+        if tooldir and os.access(pprof, os.X_OK):
+            return [pprof]
+    return ["go", "tool", "pprof"]
+
+
 def pprof_top(ctx, pb, index):
     env = {"HOME": ctx.art, "GOCACHE": os.path.join(ctx.art, "gocache"), "GOFLAGS": "",
            "GOTOOLCHAIN": "local", "GOPROXY": "off", "PPROF_TMPDIR": ctx.art}
-    p = ctx.run(["go", "tool", "pprof", "-top", "-unit=B", "-nodecount=50",
-                 "-sample_index=" + index, pb], env=env, timeout=60)
+    p = ctx.run(pprof_cmd(ctx) + ["-top", "-unit=B", "-nodecount=50",
+                                  "-sample_index=" + index, pb], env=env, timeout=240)
     rows = {}
     for line in p.stdout.splitlines():
         m = re.match(r"\s*(\d+)B\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+(.+?)\s*$", line)

@@ -1,0 +1,55 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * threads.h: the program's threads as a snapshot needs them, from the threads themselves
+ * and never from the shape of /proc/self/maps (issue 11): each live thread's stack bounds,
+ * static TLS block, descriptor (with its pthread_setspecific slots) and DTV.
+ *
+ * A thread records its stack bounds and thread pointer in its slot when it registers
+ * (agent.h, lh_thread_slot). pthread_create is interposed so that every thread registers
+ * as it starts, also one that never allocates; a thread that has exited is marked so in
+ * its slot and is no root (glibc keeps its stack for reuse).
+ *
+ * The TLS layout comes from what glibc publishes for debuggers (libthread_db reads the
+ * same): the static TLS size (_dl_get_tls_static_info), the descriptor's size and the
+ * offsets of its DTV pointer and specific-data array (_thread_db_*). Where any is missing
+ * (another C library), threads have stacks only: no offset is ever guessed.
+ */
+#ifndef LH_THREADS_H
+#define LH_THREADS_H
+
+#include <stdint.h>
+
+#include "agent.h"
+
+/* One root range of a thread, as the snapshot child cuts regions into. */
+enum lh_troot_kind {
+    LH_TROOT_STACK = 1,    /* live stack: "[stack:TID]" or "[stack:capture]" */
+    LH_TROOT_DEAD = 2,     /* below the capturing thread's stack pointer: not scanned */
+    LH_TROOT_TLS = 3,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
+    LH_TROOT_SPECIFIC = 4, /* pthread_setspecific slots: "[specific:TID]" */
+};
+
+typedef struct lh_troot {
+    uintptr_t lo, hi;
+    uint8_t kind;       /* lh_troot_kind; a higher kind wins where ranges overlap */
+    uint8_t is_capture; /* the thread taking the snapshot */
+    uint32_t tid;
+} lh_troot_t;
+
+/* Reads glibc's TLS layout and the real pthread_create. Not AS-safe (dlsym): at init. */
+void lh_threads_init(void);
+
+/* In the calling thread, when it registers its slot: its thread pointer. AS-safe. */
+void lh_threads_note(lh_slot_t *s);
+
+/* maps.c, for every module it sees: the highest TLS module id bounds the DTV scanned. */
+void lh_threads_saw_module(uint64_t tls_modid);
+
+/* In the snapshot child: the root ranges of the thread of slot s into out (at most max),
+ * returns how many. sp: where its live stack starts when it is the capturing thread (0:
+ * another thread, its whole stack is live). readable(lo, hi) says whether [lo, hi) may be
+ * read (the DTV is found through memory). AS-safe, memory reads only. */
+int lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
+                     int (*readable)(uintptr_t lo, uintptr_t hi));
+
+#endif /* LH_THREADS_H */

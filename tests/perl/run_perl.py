@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""Perl programs seen as Perl (issue 12, stacks): the small programs in progs/ run under
+`leakhound run`, with exact answers about their Perl subs and lines; an XS module built here
+(xs/Leaky.c) whose C frames must stay under the Perl line; core modules (JSON::PP,
+Storable) run unchanged; marks from --mark-sub and from the LeakHound module; and bad input
+(a perl the agent was not built for, fork and exec). Lines come from `# @name` markers.
+
+Usage:
+  run_perl.py --build DIR --lib DIR --case NAME [--keep] [-v]
+Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGS = os.path.join(HERE, "progs")
+
+
+class Failure(Exception):
+    pass
+
+
+class Ctx:
+    def __init__(self, build, lib, workdir, verbose):
+        self.lh = os.path.join(build, "bin", "leakhound")
+        self.perl5 = os.path.join(build, "lib", "perl5")  # the LeakHound module
+        self.lib = lib
+        self.workdir = workdir
+        self.verbose = verbose
+        self.fails = []
+
+    def check(self, ok, what, want, got):
+        if not ok:
+            self.fails.append("%s\n    expected: %s\n    got:      %s" % (what, want, got))
+        elif self.verbose:
+            print("ok: %s" % what)
+        return ok
+
+
+def run(ctx, argv, env=None, timeout=300):
+    e = dict(os.environ)
+    e.pop("LEAKHOUND_TEST_PERL_VERSION", None)
+    e["PERL5LIB"] = ctx.lib
+    e.update(env or {})
+    if ctx.verbose:
+        print("$ " + " ".join(argv))
+    return subprocess.run(argv, cwd=ctx.workdir, env=e, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
+
+
+def marker(prog, name):
+    """(file, line) of the `# @name` comment in progs/prog."""
+    path = os.path.join(PROGS, prog)
+    with open(path) as f:
+        for no, text in enumerate(f, 1):
+            if re.search(r"[#*] @%s\b" % re.escape(name), text):
+                return path, no
+    raise Failure("no marker @%s in %s" % (name, path))
+
+
+def lh_run(ctx, prog, args=(), extra=(), env=None, name="trace.lht", perl_args=()):
+    trace = os.path.join(ctx.workdir, name)
+    argv = [ctx.lh, "run", "-o", trace] + list(extra) + \
+        ["--", "perl"] + list(perl_args) + [os.path.join(PROGS, prog)] + [str(a) for a in args]
+    res = run(ctx, argv, env=env)
+    if res.returncode != 0:
+        raise Failure("`%s` exited %d\n    stderr: %s" % (" ".join(argv), res.returncode,
+                                                       res.stderr.strip()[-1500:]))
+    return trace, res
+
+
+def lh_json(ctx, args):
+    res = run(ctx, [ctx.lh] + args + ["--format", "json"])
+    if res.returncode != 0:
+        raise Failure("`leakhound %s` exited %d: %s" % (" ".join(args), res.returncode,
+                                                      res.stderr.strip()[-800:]))
+    try:
+        return json.loads(res.stdout)
+    except ValueError as e:
+        raise Failure("leakhound %s: not JSON (%s)" % (" ".join(args), e))
+
+
+def lh_text(ctx, args):
+    res = run(ctx, [ctx.lh] + args)
+    if res.returncode != 0:
+        raise Failure("`leakhound %s` exited %d: %s" % (" ".join(args), res.returncode,
+                                                      res.stderr.strip()[-800:]))
+    return res.stdout
+
+
+def all_sites(ctx, trace, extra=()):
+    return lh_json(ctx, ["report", trace, "--top", "1000000"] + list(extra))["sites"]
+
+
+def frame_at(f, func, where):
+    return (f.get("function") == func and f.get("file") == where[0] and
+            f.get("line") == where[1])
+
+
+def fmt_frames(site, n=6):
+    return " <- ".join("%s (%s:%s)" % (f.get("function"), os.path.basename(f.get("file") or "?"),
+                                       f.get("line")) for f in site["frames"][:n])
+
+
+def sites_at(sites, func, where):
+    return [s for s in sites if s.get("location") and frame_at(s["location"], func, where)]
+
+
+# ---------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------
+
+def case_cache(ctx):
+    """A hash that never evicts: the site is the Perl line that stores into it, with its
+    callers, and no interpreter frame in sight."""
+    n = 1000
+    trace, _ = lh_run(ctx, "cache.pl", [n])
+    sites = lh_json(ctx, ["report", trace, "--top", "5"])["sites"]
+    store, call, loop = (marker("cache.pl", m) for m in ("store", "call", "loop"))
+    top = sites[0] if sites else None
+    if not ctx.check(top and frame_at(top["location"], "MyApp::remember", store),
+                     "top site", "MyApp::remember at cache.pl:%d" % store[1],
+                     fmt_frames(top) if top else "(no sites)"):
+        return
+    ctx.check(top["leaked_blocks"] == n and top["leaked_bytes"] == n * 202,
+              "top site's leak", "%d blocks, %d bytes (200 characters + NUL + COW count)"
+              % (n, n * 202), "%d blocks, %d bytes" % (top["leaked_blocks"], top["leaked_bytes"]))
+    fr = top["frames"]
+    ctx.check(len(fr) == 3 and frame_at(fr[1], "MyApp::handle_request", call) and
+              frame_at(fr[2], "main", loop) and all(f.get("language") == "perl" for f in fr),
+              "top site's stack", "MyApp::remember <- MyApp::handle_request (:%d) <- main (:%d), "
+              "all Perl" % (call[1], loop[1]), fmt_frames(top))
+    every = all_sites(ctx, trace)
+    hidden = [s for s in every if any(f.get("language") for f in s["frames"]) and
+              any((f.get("function") or "").startswith(("Perl_", "pp_")) for f in s["frames"])]
+    ctx.check(not hidden, "interpreter frames hidden in stacks with Perl frames", "none",
+              "; ".join(fmt_frames(s) for s in hidden[:3]))
+    # The hash keys: a second site at the same line, one block per entry.
+    keys = [s for s in sites_at(every, "MyApp::remember", store) if s["leaked_blocks"] == n]
+    ctx.check(len(keys) == 2, "sites at the store line with one block per entry", 2,
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in sites_at(every,
+                                                                         "MyApp::remember",
+                                                                         store)])
+
+
+def case_native(ctx):
+    """--native shows the interpreter's frames, the Perl frames spliced in at runops."""
+    trace, _ = lh_run(ctx, "cache.pl", [300])
+    store = marker("cache.pl", "store")
+    top = lh_json(ctx, ["report", trace, "--top", "1", "--native"])["sites"][0]
+    names = [f.get("function") or "" for f in top["frames"]]
+    ctx.check(top["location"] and frame_at(top["location"], "MyApp::remember", store),
+              "--native: the site is still the Perl line", "MyApp::remember:%d" % store[1],
+              fmt_frames(top))
+    ok = "Perl_safesysmalloc" in names and "Perl_runops_standard" in names and \
+        "MyApp::remember" in names and \
+        names.index("Perl_safesysmalloc") < names.index("MyApp::remember") < \
+        names.index("Perl_runops_standard")
+    ctx.check(ok, "--native stack", "Perl_safesysmalloc ... MyApp::remember ... main "
+              "Perl_runops_standard ...", " <- ".join(names[:14]))
+    plain = lh_json(ctx, ["report", trace, "--top", "1"])["sites"][0]
+    ctx.check(len(plain["frames"]) == 3, "without --native", "3 Perl frames",
+              fmt_frames(plain))
+
+
+def case_concat(ctx):
+    """A string grown with .=: one block, at the .= line, as big as the string."""
+    n = 5000
+    trace, _ = lh_run(ctx, "concat.pl", [n])
+    top = lh_json(ctx, ["report", trace, "--top", "1"])["sites"][0]
+    append = marker("concat.pl", "append")
+    length = sum(len("request %d handled by worker 7 in 0.003 s\n" % i) for i in range(1, n + 1))
+    ctx.check(frame_at(top["location"], "main::audit", append), "top site",
+              "main::audit at concat.pl:%d" % append[1], fmt_frames(top))
+    ctx.check(top["leaked_blocks"] == 1 and length < top["leaked_bytes"] < 2 * length,
+              "the log string", "1 block of more than %d bytes (the string) and less than "
+              "twice that" % length, "%d blocks, %d bytes" % (top["leaked_blocks"],
+                                                               top["leaked_bytes"]))
+
+
+def case_closure(ctx):
+    """A closure capturing a growing array: the site is the anonymous sub's line."""
+    n = 1000
+    trace, _ = lh_run(ctx, "closure.pl", [n])
+    push, call = marker("closure.pl", "push"), marker("closure.pl", "call")
+    at = sites_at(all_sites(ctx, trace), "main::__ANON__", push)
+    per_entry = [s for s in at if s["leaked_blocks"] == n]
+    ctx.check(len(per_entry) == 3, "sites at the push line with one block per element",
+              "3 (hash buckets, the string, its key)",
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in at])
+    ctx.check(all(len(s["frames"]) == 2 and frame_at(s["frames"][1], "main", call)
+                  for s in per_entry), "their stacks",
+              "main::__ANON__ <- main (closure.pl:%d)" % call[1],
+              "; ".join(fmt_frames(s) for s in per_entry))
+
+
+def counts_by_function(ctx, trace):
+    doc = lh_json(ctx, ["counts", trace, "--by", "function", "--top", "1000"])
+    return doc, {(g.get("location") or {}).get("function"): g for g in doc["groups"]}
+
+
+def case_mark_sub(ctx):
+    """--mark-sub: each call is a mark; blocks left per call = objects created per call."""
+    n = 40
+    trace, _ = lh_run(ctx, "marksub.pl", [n], extra=["--mark-sub", "MyApp::handle_request"])
+    doc, groups = counts_by_function(ctx, trace)
+    bounds = doc["bounds"]
+    ctx.check(len(bounds) == n and all(b["label"] == "MyApp::handle_request" for b in bounds),
+              "marks", "%d marks labelled MyApp::handle_request" % n,
+              "%d: %s" % (len(bounds), sorted({b["label"] for b in bounds})))
+    g = groups.get("MyApp::handle_request")
+    if not ctx.check(g is not None, "a MyApp::handle_request group", "present",
+                     sorted(k for k in groups if k)[:20]):
+        return
+    # Mark k is taken when call k starts: counts[k] - counts[k-1] is what call k-1 left.
+    # The first calls also warm up perl's arenas; from the third on, exactly 5 per call.
+    deltas = [b - a for a, b in zip(g["counts"], g["counts"][1:])]
+    ctx.check(len(deltas) == n - 1 and all(d == 5 for d in deltas[2:]),
+              "blocks left per call", "5 each (key, array body, 3 strings)", deltas)
+
+
+def case_module(ctx):
+    """perl -MLeakHound under leakhound run: marks and a named snapshot; harmless alone."""
+    n = 30
+    trace, res = lh_run(ctx, "module.pl", [n])
+    ctx.check(res.stdout.strip() == "active", "LeakHound::active() under leakhound run",
+              "active", res.stdout.strip())
+    doc, groups = counts_by_function(ctx, trace)
+    labels = [b["label"] for b in doc["bounds"]]
+    ctx.check(labels.count("request") == n, "marks from LeakHound::mark", "%d" % n,
+              labels.count("request"))
+    snaps = lh_json(ctx, ["counts", trace, "--use", "snapshots", "--top", "1"])["bounds"]
+    ctx.check([b["label"] for b in snaps][:2] == ["after-warmup", "late"], "LeakHound::snapshot",
+              "snapshots after-warmup, late", [b["label"] for b in snaps])
+    keep = marker("module.pl", "keep")
+    at = sites_at(all_sites(ctx, trace), "main", keep)
+    ctx.check(any(s["leaked_blocks"] == n for s in at), "the kept strings", "%d blocks at "
+              "module.pl:%d" % (n, keep[1]), [(s["leaked_blocks"]) for s in at])
+    # Without the agent: loads, does nothing, says inactive.
+    res = run(ctx, ["perl", os.path.join(PROGS, "module.pl"), "3"],
+              env={"PERL5LIB": ctx.perl5})
+    ctx.check(res.returncode == 0 and res.stdout.strip() == "inactive" and not res.stderr,
+              "LeakHound without the agent", "exit 0, 'inactive', nothing on stderr",
+              "exit %d, %r, %r" % (res.returncode, res.stdout, res.stderr[-300:]))
+
+
+def case_frees(ctx):
+    """A program that frees everything it allocates per request: nothing grows."""
+    n = 60
+    trace, _ = lh_run(ctx, "frees.pl", [n], extra=["--mark-sub", "Worker::handle_request"])
+    doc, groups = counts_by_function(ctx, trace)
+    growing = {}
+    for name, g in groups.items():
+        c = g["counts"]
+        if len(c) >= 4 and c[-1] != c[2]:
+            growing[name] = c[2:]
+    ctx.check(len(doc["bounds"]) == n, "marks", n, len(doc["bounds"]))
+    ctx.check(not growing, "live blocks per function from the third call on", "constant",
+              growing)
+
+
+def case_xs(ctx):
+    """An XS module allocating from C: its C frames under the Perl line that called it."""
+    n = 100
+    trace, _ = lh_run(ctx, "xs.pl", [n])
+    grab = marker("xs.pl", "grab")
+    xs_src = os.path.join(HERE, "xs", "Leaky.c")
+    sites = all_sites(ctx, trace)
+    want = [s for s in sites if s["leaked_blocks"] == n and
+            sum(1000 + i for i in range(1, n + 1)) == s["leaked_bytes"]]
+    if not ctx.check(len(want) == 1, "one site with the grabbed blocks",
+                     "%d blocks, %d bytes" % (n, sum(1000 + i for i in range(1, n + 1))),
+                     [(s["leaked_blocks"], s["leaked_bytes"]) for s in sites[:5]]):
+        return
+    s = want[0]
+    fr = s["frames"]
+    names = [f.get("function") for f in fr]
+    ok = (len(fr) == 4 and names[0] == "leaky_keep" and names[1] == "XS_Leaky_grab" and
+          fr[0].get("file", "").endswith("Leaky.c") and
+          frame_at(fr[2], "main::fill_buffers", grab) and names[3] == "main")
+    ctx.check(ok, "the XS site's stack", "leaky_keep (Leaky.c) <- XS_Leaky_grab (Leaky.c) <- "
+              "main::fill_buffers (xs.pl:%d) <- main" % grab[1], fmt_frames(s))
+    ctx.check(frame_at(s["location"], "main::fill_buffers", grab), "the XS site's location",
+              "the Perl line, xs.pl:%d" % grab[1], s["location"])
+    del xs_src
+
+
+def case_views(ctx):
+    """Every view names the Perl subs: --by function, tree, folded, SQLite, pprof,
+    flame graph, HTML."""
+    trace, _ = lh_run(ctx, "cache.pl", [500])
+    by = lh_text(ctx, ["report", trace, "--by", "function"])
+    ctx.check(re.search(r"MyApp::remember \(.*cache\.pl\)", by), "report --by function",
+              "a MyApp::remember (cache.pl) row", by[:600])
+    tree = lh_text(ctx, ["tree", trace])
+    ctx.check("MyApp::handle_request" in tree and "MyApp::remember" in tree and
+              "Perl_safesysmalloc" not in tree.split("MyApp::remember")[1].split("\n")[0],
+              "tree", "main > MyApp::handle_request > MyApp::remember", tree[:800])
+    out = os.path.join(ctx.workdir, "x")
+    lh_text(ctx, ["export", trace, "--folded", out + ".folded", "--sqlite", out + ".db",
+                  "--pprof", out + ".pb.gz"])
+    with open(out + ".folded") as f:
+        folded = f.read()
+    ctx.check(re.search(r"^main;MyApp::handle_request;MyApp::remember \d+$", folded, re.M),
+              "folded export", "main;MyApp::handle_request;MyApp::remember N", folded[:400])
+    import sqlite3
+    db = sqlite3.connect(out + ".db")
+    rows = db.execute("select count(*) from frames where function = 'MyApp::remember'").fetchone()
+    ctx.check(rows[0] > 0, "SQLite frames", "rows for MyApp::remember", rows[0])
+    import gzip
+    with gzip.open(out + ".pb.gz") as f:
+        pb = f.read()
+    ctx.check(b"MyApp::remember" in pb and b"cache.pl" in pb, "pprof strings",
+              "MyApp::remember and cache.pl", "absent")
+    lh_text(ctx, ["flamegraph", trace, "-o", out + ".svg"])
+    lh_text(ctx, ["html", trace, "-o", out + ".html"])
+    for ext in (".svg", ".html"):
+        with open(out + ext) as f:
+            text = f.read()
+        ctx.check("MyApp::remember" in text, ext[1:] + " view", "MyApp::remember", "absent")
+
+
+def case_realperl(ctx):
+    """Core modules no one here wrote (JSON::PP, Storable): every Perl frame names a file
+    that exists and a line inside it."""
+    trace, res = lh_run(ctx, "realperl.pl", [200])
+    ctx.check(res.stdout.strip() == "20", "program output", "20", res.stdout.strip())
+    sites = all_sites(ctx, trace)
+    lines = {}
+    bad, seen_files = [], set()
+    n_frames = 0
+    for s in sites:
+        for f in s["frames"]:
+            if f.get("language") != "perl":
+                continue
+            n_frames += 1
+            path = f.get("file")
+            if not path or path.startswith("(eval"):
+                continue
+            if path not in lines:
+                try:
+                    with open(path, errors="replace") as fh:
+                        lines[path] = sum(1 for _ in fh)
+                except OSError:
+                    lines[path] = -1
+            seen_files.add(os.path.basename(path))
+            if lines[path] < 0 or f.get("line", 0) > lines[path]:
+                bad.append("%s %s:%s" % (f.get("function"), path, f.get("line")))
+    ctx.check(n_frames > 100 and not bad, "Perl frames' files and lines exist",
+              "all of > 100 frames", "%d frames, bad: %s" % (n_frames, bad[:5]))
+    ctx.check({"PP.pm", "Storable.pm", "realperl.pl"} <= seen_files, "files seen",
+              "JSON/PP.pm, Storable.pm, realperl.pl", sorted(seen_files)[:20])
+    funcs = {f.get("function") for s in sites for f in s["frames"]}
+    ctx.check(any((x or "").startswith("JSON::PP::") for x in funcs), "JSON::PP subs",
+              "some JSON::PP::* frame", sorted(x for x in funcs if x)[:20])
+
+
+def case_badversion(ctx):
+    """A perl the agent was not built for: one line, native frames only, no crash."""
+    trace, res = lh_run(ctx, "cache.pl", [100],
+                        env={"LEAKHOUND_TEST_PERL_VERSION": "5.99.0"})
+    lines = [l for l in res.stderr.splitlines() if l.startswith("<lh>:")]
+    ctx.check(len(lines) == 1 and "perl 5.99.0" in lines[0] and "native frames only"
+              in lines[0], "the agent's line", "one '<lh>: perl 5.99.0: ... native frames "
+              "only' line", lines)
+    res = run(ctx, [ctx.lh, "report", trace, "--top", "3"])
+    ctx.check(res.returncode == 0 and "perl 5.99.0" in res.stderr, "report says it too",
+              "exit 0 and the line as a warning", "exit %d, %r" % (res.returncode,
+                                                                   res.stderr[-400:]))
+    sites = all_sites(ctx, trace)
+    ctx.check(not any(f.get("language") for s in sites for f in s["frames"]),
+              "no Perl frames recorded", "none", "some")
+
+
+def case_forks(ctx):
+    """A perl that forks and execs perl: no crash; each traced process has its Perl lines."""
+    trace, res = lh_run(ctx, "forks.pl", extra=["--follow-exec"])
+    ctx.check("child done" in res.stdout and "parent done" in res.stdout, "program output",
+              "child done, parent done", res.stdout)
+    parent = marker("forks.pl", "parent")
+    top = [s for s in all_sites(ctx, trace) if s.get("location") and
+           s["location"].get("file") == parent[0]]
+    ctx.check(top, "parent trace has Perl sites in forks.pl", "some", "none")
+    others = sorted(glob.glob(trace + ".*[0-9]"))
+    files_seen = set()
+    for t in others:
+        for s in all_sites(ctx, t):
+            for f in s["frames"]:
+                if f.get("language") == "perl":
+                    files_seen.add(f.get("file"))
+    ctx.check(parent[0] in files_seen and "-e" in files_seen, "child traces",
+              "the forked child's Perl frames in forks.pl and the exec'd perl's in -e",
+              "%s in %s" % (sorted(x or "" for x in files_seen), others))
+
+
+CASES = {
+    "cache": case_cache, "native": case_native, "concat": case_concat,
+    "closure": case_closure, "mark_sub": case_mark_sub, "module": case_module,
+    "frees": case_frees, "xs": case_xs, "views": case_views, "realperl": case_realperl,
+    "badversion": case_badversion, "forks": case_forks,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    if not shutil.which("perl"):
+        print("skipped: no perl")
+        return 77
+    work = tempfile.mkdtemp(prefix="lh_perl_")
+    ctx = Ctx(a.build, os.path.abspath(a.lib), work, a.v)
+    try:
+        CASES[a.case](ctx)
+    except Failure as e:
+        ctx.fails.append(str(e))
+    except subprocess.TimeoutExpired as e:
+        ctx.fails.append("timed out: %s" % e)
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("kept %s" % work)
+    if ctx.fails:
+        print("FAIL perl.%s:\n  " % a.case + "\n  ".join(ctx.fails))
+        return 1
+    print("ok perl.%s" % a.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * test_unwind_table.c: the agent's unwind tables (agent/unwind_table.c) without LD_PRELOAD.
+ * Exact rules for hand-written CFI (x86-64), then whole walks compared with libunwind's
+ * through -O2 -fomit-frame-pointer code (utab_nofp.c): deep, on another thread, through a
+ * dlopen'd library; a walk through a signal frame must give up (-1) rather than guess.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "unwind.h"
+#include "unwind_table.h"
+#include "utab_nofp.h"
+
+#define MAXF 512
+
+static int
+add_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    lh_utab_add_module(info);
+    return 0;
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    if (lh_utab_init() != 0) {
+        return -1;
+    }
+    dl_iterate_phdr(add_cb, NULL); /* what maps.c's scan does in the agent */
+    return 0;
+}
+
+#if defined(__x86_64__)
+/* Hand-written CFI with known rows. Offsets: push 1 byte, mov 3, sub 4, nop 1, leave 1. */
+__asm__(".text\n"
+        ".globl utab_asm_std\n"
+        ".type utab_asm_std, @function\n"
+        "utab_asm_std:\n"
+        ".cfi_startproc\n"
+        "push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "sub $0x20, %rsp\n"
+        "nop\n"
+        "leave\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size utab_asm_std, .-utab_asm_std\n"
+        /* remember/restore around a CFA expression, then an undefined return address */
+        ".globl utab_asm_odd\n"
+        ".type utab_asm_odd, @function\n"
+        "utab_asm_odd:\n"
+        ".cfi_startproc\n"
+        "push %rbx\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_remember_state\n"
+        ".cfi_escape 0x0f, 0x02, 0x77, 0x10\n" /* def_cfa_expression: DW_OP_breg7 16 */
+        "nop\n"
+        ".cfi_restore_state\n"
+        "nop\n"
+        ".cfi_undefined %rip\n"
+        "nop\n"
+        "pop %rbx\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size utab_asm_odd, .-utab_asm_odd\n"
+        /* a signal frame: never walked by the table */
+        ".globl utab_asm_sig\n"
+        ".type utab_asm_sig, @function\n"
+        "utab_asm_sig:\n"
+        ".cfi_startproc\n"
+        ".cfi_signal_frame\n"
+        "nop\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size utab_asm_sig, .-utab_asm_sig\n");
+void utab_asm_std(void);
+void utab_asm_odd(void);
+void utab_asm_sig(void);
+
+static void
+expect_rule(uintptr_t pc, int kind, int cfa_off, int fp_saved, int fp_off)
+{
+    lh_utab_rule_t r;
+    assert_int_equal(lh_utab_lookup(pc, &r), 0);
+    assert_int_equal(r.kind, kind);
+    if (kind == LH_UTAB_CFA_SP || kind == LH_UTAB_CFA_FP) {
+        assert_int_equal(r.cfa_off, cfa_off);
+        assert_int_equal(r.ra_off, -8);
+        assert_int_equal(r.fp_saved, fp_saved);
+        assert_int_equal(r.fp_off, fp_off);
+    }
+}
+
+static void
+test_rules(void **state)
+{
+    (void)state;
+    uintptr_t f = (uintptr_t)&utab_asm_std;
+    expect_rule(f + 0, LH_UTAB_CFA_SP, 8, 0, 0);
+    expect_rule(f + 1, LH_UTAB_CFA_SP, 16, 1, -16);
+    expect_rule(f + 3, LH_UTAB_CFA_SP, 16, 1, -16);
+    expect_rule(f + 4, LH_UTAB_CFA_FP, 16, 1, -16);
+    expect_rule(f + 9, LH_UTAB_CFA_FP, 16, 1, -16);
+    expect_rule(f + 10, LH_UTAB_CFA_SP, 8, 1, -16);
+    uintptr_t g = (uintptr_t)&utab_asm_odd;
+    expect_rule(g + 0, LH_UTAB_CFA_SP, 8, 0, 0);
+    expect_rule(g + 1, LH_UTAB_FALLBACK, 0, 0, 0);
+    expect_rule(g + 2, LH_UTAB_CFA_SP, 16, 0, 0);
+    expect_rule(g + 3, LH_UTAB_END, 0, 0, 0);
+    expect_rule((uintptr_t)&utab_asm_sig, LH_UTAB_FALLBACK, 0, 0, 0);
+    lh_utab_rule_t r;
+    assert_int_equal(lh_utab_lookup(0x1000, &r), -1); /* no module there */
+}
+#else
+static void
+test_rules(void **state)
+{
+    (void)state;
+    skip();
+}
+#endif
+
+typedef struct cmp {
+    uintptr_t stack_hi;
+    int n;        /* the table's frames, or -1 */
+    int m;        /* libunwind's, from the first common frame */
+    int skip;     /* libunwind frames before it (its own) */
+    int same;
+    int slots_ok;
+} cmp_t;
+
+static uintptr_t
+my_stack_hi(void)
+{
+    pthread_attr_t a;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0) {
+        return 0;
+    }
+    pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    return (uintptr_t)addr + size;
+}
+
+/* Both unwinders from here. The table's first frame returns into this function, as does
+ * libunwind's first frame after its own; from the next one on, the stacks must be equal. */
+__attribute__((noinline)) static void
+compare_cb(void *arg)
+{
+    cmp_t *c = arg;
+    uint64_t a[MAXF], b[MAXF];
+    uintptr_t slots[MAXF];
+    int n = lh_utab_unwind(a, slots, MAXF, c->stack_hi);
+    int m = lh_unwind_libunwind(b, MAXF);
+    c->n = n;
+    c->same = 0;
+    if (n < 2) {
+        return;
+    }
+    int j = 0;
+    while (j < m && b[j] != a[1]) {
+        j++;
+    }
+    c->skip = j;
+    c->m = m - j + 1;
+    c->same = j < m && n - 1 == m - j && memcmp(a + 1, b + j, (size_t)(n - 1) * 8) == 0;
+    c->slots_ok = 1;
+    for (int i = 1; i < n; i++) { /* slot 0 was in the walker's frame, gone by now */
+        c->slots_ok &= *(const uint64_t *)slots[i] == a[i];
+    }
+}
+
+static void
+expect_same(const cmp_t *c, int min_frames)
+{
+#if defined(__x86_64__)
+    assert_true(c->n >= min_frames);
+    assert_in_range(c->skip, 1, 3);
+    assert_int_equal(c->n, c->m);
+    assert_true(c->same);
+    assert_true(c->slots_ok);
+#else
+    (void)min_frames;
+    assert_int_equal(c->n, -1); /* no walker: libunwind does it all */
+#endif
+}
+
+static void
+test_walk_deep(void **state)
+{
+    (void)state;
+    static const int depths[] = {0, 1, 5, 60, 300};
+    for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+        cmp_t c = {.stack_hi = my_stack_hi()};
+        utab_recurse(depths[i], compare_cb, &c);
+        expect_same(&c, depths[i] + 3);
+    }
+}
+
+static void *
+thread_main(void *arg)
+{
+    cmp_t *c = arg;
+    c->stack_hi = my_stack_hi();
+    utab_recurse(100, compare_cb, c);
+    return NULL;
+}
+
+static void
+test_walk_thread(void **state)
+{
+    (void)state;
+    pthread_t t;
+    cmp_t c = {0};
+    assert_int_equal(pthread_create(&t, NULL, thread_main, &c), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    expect_same(&c, 100);
+}
+
+static void
+test_walk_dlopen(void **state)
+{
+    (void)state;
+    void *h = dlopen(UTAB_LIB_PATH, RTLD_NOW);
+    assert_non_null(h);
+    utab_lib_fn_t fn = (utab_lib_fn_t)dlsym(h, "utab_lib_recurse");
+    assert_non_null(fn);
+    dl_iterate_phdr(add_cb, NULL); /* known modules are ignored, the new one added */
+    cmp_t c = {.stack_hi = my_stack_hi()};
+    fn(40, compare_cb, &c);
+    expect_same(&c, 40);
+    dlclose(h);
+}
+
+static cmp_t sig_cmp;
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    compare_cb(&sig_cmp);
+}
+
+static void
+test_walk_signal(void **state)
+{
+    (void)state;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    sig_cmp.stack_hi = my_stack_hi();
+    sig_cmp.n = 0;
+    raise(SIGUSR1);
+    sigaction(SIGUSR1, &old, NULL);
+    /* __restore_rt's FDE is a signal frame: the table hands the stack to libunwind. */
+    assert_int_equal(sig_cmp.n, -1);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rules),       cmocka_unit_test(test_walk_deep),
+        cmocka_unit_test(test_walk_thread), cmocka_unit_test(test_walk_dlopen),
+        cmocka_unit_test(test_walk_signal),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
