@@ -393,8 +393,16 @@ finish(lh_objheap_t *oh, lh_err_t *err)
     for (uint32_t i = 0; i < hg->n_blocks; i++) {
         oh->blk_owner[i] = LH_OBJOWN_NONE;
     }
+    uint32_t last = LH_NODE_NONE; /* consecutive owns mostly share an arena */
     for (size_t i = 0; i < b->n_owns; i++) {
-        uint32_t blk = lh_heapgraph_block_at(hg, b->owns[i].addr);
+        uint64_t a = b->owns[i].addr;
+        uint32_t blk;
+        if (last != LH_NODE_NONE && a >= hg->blocks[last].addr &&
+            a - hg->blocks[last].addr < hg->blocks[last].size) {
+            blk = last;
+        } else if ((blk = lh_heapgraph_block_at(hg, a)) != LH_NODE_NONE) {
+            last = blk;
+        }
         if (blk == LH_NODE_NONE || oh->blk_owner[blk] != LH_OBJOWN_NONE) {
             continue;
         }

@@ -18,6 +18,7 @@
  * found by scanning the struct and the interpreter-owned native blocks it points to.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ typedef struct pctx {
     uint8_t *blk_mark; /* hg->n_blocks: 1 arena, 2 owned by an SV */
     uint64_t strtab;
     uint32_t *found;   /* per svs[i]: the counted references found to it */
+    uint32_t last_blk; /* block_at's cache */
 } pctx_t;
 
 static int
@@ -266,10 +268,29 @@ has_pv(unsigned t)
            t == L->t_pvlv || t == L->t_invlist;
 }
 
+/* The live block containing addr; consecutive lookups mostly land in the same arena, so
+ * the last answer is tried first. */
+static uint32_t
+block_at(pctx_t *c, uint64_t addr)
+{
+    const lh_heapgraph_t *hg = c->oh->hg;
+    if (c->last_blk < hg->n_blocks) {
+        const lh_hblock_t *b = &hg->blocks[c->last_blk];
+        if (addr >= b->addr && addr - b->addr < b->size) {
+            return c->last_blk;
+        }
+    }
+    uint32_t r = lh_heapgraph_block_at(hg, addr);
+    if (r != LH_NODE_NONE) {
+        c->last_blk = r;
+    }
+    return r;
+}
+
 static void
 mark_block(pctx_t *c, uint64_t addr, uint8_t mark)
 {
-    uint32_t b = lh_heapgraph_block_at(c->oh->hg, addr);
+    uint32_t b = block_at(c, addr);
     if (b != LH_NODE_NONE && !c->blk_mark[b]) {
         c->blk_mark[b] = mark;
     }
@@ -854,12 +875,30 @@ root_range(pctx_t *c, int kind, const char *name, uint64_t base, int64_t n)
 static int
 interp_roots(pctx_t *c)
 {
+    static const struct {
+        size_t field; /* offset of the offset in lh_perl_layout_t */
+        const char *name;
+    } known[] = {
+        {offsetof(lh_perl_layout_t, i_strtab), "PL_strtab (the shared hash keys)"},
+        {offsetof(lh_perl_layout_t, i_curstack), "PL_curstack (the Perl stack)"},
+        {offsetof(lh_perl_layout_t, i_mainstack), "PL_mainstack"},
+        {offsetof(lh_perl_layout_t, i_patchlevel), "PL_patchlevel ($^V)"},
+    };
     int rc = 0;
     for (uint32_t off = 0; off + 8 <= L->sizeof_interp && rc == 0; off += 8) {
         uint64_t v = ivar(c, off);
-        if (v && sv_at(c, v)) {
-            rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, "the interpreter", v);
+        if (!v || !sv_at(c, v)) {
+            continue;
         }
+        const char *name = "the interpreter";
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+            uint32_t o;
+            memcpy(&o, (const char *)L + known[k].field, sizeof o);
+            if (o == off) {
+                name = known[k].name;
+            }
+        }
+        rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, name, v);
     }
     return rc;
 }
@@ -891,11 +930,8 @@ global_roots(pctx_t *c)
     lh_heapgraph_t *hg = c->oh->hg;
     for (size_t i = 0; i < hg->sf.n_words; i++) {
         const lh_word_t *w = &hg->sf.words[i];
-        if (!sv_at(c, w->val)) {
-            continue;
-        }
         const lh_region_t *r = lh_snapfile_region(&hg->sf, w->addr);
-        if (!r || r->kind != LH_REGION_DATA) {
+        if (!r || r->kind != LH_REGION_DATA || !sv_at(c, w->val)) {
             continue;
         }
         lh_dsym_t ds;
@@ -997,7 +1033,7 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
                  "the interpreter is gone): native view only");
         return 1;
     }
-    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL};
+    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL, LH_NODE_NONE};
     int rc = LH_ENOMEM;
     if (!(c.ibuf = malloc(L->sizeof_interp)) ||
         !(c.blk_mark = calloc(hg->n_blocks ? hg->n_blocks : 1, 1))) {
