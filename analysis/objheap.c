@@ -622,41 +622,54 @@ out:
  * ------------------------------------------------------------------------------------- */
 
 int
-lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
+lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err)
 {
     lh_objheap_t *oh = calloc(1, sizeof *oh);
-    int rc = LH_ENOMEM;
     *out = NULL;
-    if (!oh || !(oh->build_ = calloc(1, sizeof(builder_t)))) {
-        goto fail;
-    }
-    oh->hg = hg;
-    {
-        builder_t *b = oh->build_;
-        if (!(oh->strs = malloc(16 * sizeof *oh->strs)) || !(oh->strs[0] = strdup(""))) {
-            goto fail;
+    if (!oh || !(oh->build_ = calloc(1, sizeof(builder_t))) ||
+        !(oh->strs = malloc(16 * sizeof *oh->strs)) || !(oh->strs[0] = strdup(""))) {
+        if (oh && oh->strs) {
+            oh->strs[0] = NULL;
         }
-        b->cap_strs = 16;
-        oh->n_strs = 1;
+        lh_objheap_free(oh);
+        return lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
     }
-    /* One decoder per language; the python one (i13heap, issue 13) joins here. */
-    rc = lh_objheap_perl_decode(oh, err);
-    if (rc < 0) {
-        goto fail;
-    }
-    if ((rc = finish(oh, err)) < 0) {
-        goto fail;
-    }
-    builder_free(oh->build_);
-    oh->build_ = NULL;
+    ((builder_t *)oh->build_)->cap_strs = 16;
+    oh->n_strs = 1;
+    oh->hg = hg;
+    oh->lang = (uint8_t)lang;
     *out = oh;
     return 0;
-fail:
-    if (rc == LH_ENOMEM && !err->msg[0]) {
-        lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
-    }
-    lh_objheap_free(oh);
+}
+
+int
+lh_objheap_end(lh_objheap_t *oh, lh_err_t *err)
+{
+    int rc = finish(oh, err);
+    builder_free(oh->build_);
+    oh->build_ = NULL;
     return rc;
+}
+
+int
+lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
+{
+    lh_objheap_t *oh = NULL;
+    int rc = lh_objheap_begin(hg, LH_OBJLANG_NONE, &oh, err);
+    *out = NULL;
+    if (rc < 0) {
+        return rc;
+    }
+    /* One decoder per language; the python one (i13heap, issue 13) joins here. */
+    if ((rc = lh_objheap_perl_decode(oh, err)) < 0 || (rc = lh_objheap_end(oh, err)) < 0) {
+        if (rc == LH_ENOMEM && !err->msg[0]) {
+            lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
+        }
+        lh_objheap_free(oh);
+        return rc;
+    }
+    *out = oh;
+    return 0;
 }
 
 void
@@ -678,7 +691,7 @@ lh_objheap_free(lh_objheap_t *oh)
     free(oh->own_off);
     free(oh->own_blk);
     free(oh->blk_owner);
-    for (uint32_t i = 0; i < oh->n_strs; i++) {
+    for (uint32_t i = 0; oh->strs && i < oh->n_strs; i++) {
         free(oh->strs[i]);
     }
     free(oh->strs);

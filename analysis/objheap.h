@@ -276,6 +276,13 @@ int lh_objheap_add_root(lh_objheap_t *oh, int kind, const char *name, uint64_t d
  * Unknown addresses (not in a live block) are ignored: bodies may live in arenas. */
 int lh_objheap_own(lh_objheap_t *oh, int64_t obj, uint64_t addr);
 
+/* The builder without a decoder (tests, and decoders run by hand): lh_objheap_begin makes
+ * an empty heap of language lang over hg for the calls above (release with
+ * lh_objheap_free); lh_objheap_end resolves it as lh_objheap_open does at its end (nodes by
+ * address, edges, names, roots, ownership, the refgraph). Returns 0 or LH_ENOMEM. */
+int lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err);
+int lh_objheap_end(lh_objheap_t *oh, lh_err_t *err);
+
 /* Decoder entry points, called by lh_objheap_open in turn. Each returns 1 when it found its
  * interpreter (and filled oh, or set oh->note), 0 when the snapshot has none, or LH_E*. */
 int lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err);
