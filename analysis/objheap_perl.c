@@ -481,14 +481,20 @@ static int
 hv_each(pctx_t *c, const psv_t *hv, he_fn fn, void *arg)
 {
     uint64_t max = rd64(c, hv->any + L->xpvhv_max);
+    uint64_t keys = rd64(c, hv->any + L->xpvhv_keys);
     uint64_t arr = hv->u;
     char key[MAX_KEY];
-    if (!arr || max >= MAX_ELEMS) {
+    uint32_t ab = arr ? block_at(c, arr) : LH_NODE_NONE;
+    const lh_hblock_t *blk = ab != LH_NODE_NONE ? &c->oh->hg->blocks[ab] : NULL;
+    /* The bucket array lies in one live block; a chain that loops, or more entries than
+     * the hash counts, stops the walk (hostile or torn memory). */
+    if (!blk || max >= MAX_ELEMS || (max + 1) * 8 > blk->addr + blk->size - arr) {
         return 0;
     }
-    for (uint64_t b = 0; b <= max; b++) {
+    uint64_t budget = keys + max + 16;
+    for (uint64_t b = 0; b <= max && budget > 0; b++) {
         uint64_t he = rd64(c, arr + b * 8);
-        for (int depth = 0; he && depth < 100000; depth++) {
+        for (; he && budget > 0; budget--) {
             uint64_t f[3];
             if (lh_objheap_read(c->oh, he, f, sizeof f) < 0) {
                 break;
@@ -665,7 +671,12 @@ sv_edges(pctx_t *c, const psv_t *s)
     if (t == L->t_pvav) {
         int64_t fill = (int64_t)rd64(c, s->any + L->xpvav_fill);
         int weak = !(s->flags & L->f_av_real) || aset_has(&c->weak_avs, s->addr);
-        if (fill >= 0 && (uint64_t)fill < MAX_ELEMS && s->u) {
+        /* The elements must lie in one live block (AvALLOC): a corrupt fill cannot make
+         * us read, or allocate, more than the snapshot holds. */
+        uint32_t ab = s->u ? block_at(c, s->u) : LH_NODE_NONE;
+        const lh_hblock_t *blk = ab != LH_NODE_NONE ? &c->oh->hg->blocks[ab] : NULL;
+        if (fill >= 0 && (uint64_t)fill < MAX_ELEMS && blk &&
+            ((uint64_t)fill + 1) * 8 <= blk->addr + blk->size - s->u) {
             uint64_t n = (uint64_t)fill + 1;
             uint64_t *el = malloc(n * 8);
             if (!el) {
@@ -792,6 +803,7 @@ find_weak_avs(pctx_t *c)
 
 typedef struct stash_arg {
     const char *pkg;
+    int depth;
 } stash_arg_t;
 
 static int walk_stash(pctx_t *c, const psv_t *st, const char *pkg, int depth);
@@ -816,7 +828,7 @@ stash_entry(pctx_t *c, const psv_t *st, const char *key, uint64_t val, void *arg
             if (aset_add(&c->stashes_seen, sub->addr) == 1) {
                 rc = lh_objheap_add_name(c->oh, sub->id, LH_OBJNAME_GLOBAL, full);
                 if (rc == 0) {
-                    rc = walk_stash(c, sub, name, 1);
+                    rc = walk_stash(c, sub, name, sa->depth + 1);
                 }
             }
         }
@@ -839,8 +851,8 @@ stash_entry(pctx_t *c, const psv_t *st, const char *key, uint64_t val, void *arg
 static int
 walk_stash(pctx_t *c, const psv_t *st, const char *pkg, int depth)
 {
-    stash_arg_t sa = {pkg};
-    if (depth > 100) {
+    stash_arg_t sa = {pkg, depth};
+    if (depth > 64) { /* nesting deeper than any real program: a loop in torn memory */
         return 0;
     }
     return hv_each(c, st, stash_entry, &sa);
@@ -1013,7 +1025,14 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
     uint64_t sym, interp = 0;
     lh_heapgraph_t *hg = oh->hg;
     if (lh_objheap_symbol(oh, "", "PL_curinterp", &sym) < 0) {
-        return 0; /* not a threaded perl (or no perl at all) */
+        if (lh_objheap_symbol(oh, "", "perl_construct", &sym) == 0) {
+            oh->lang = LH_OBJLANG_PERL;
+            snprintf(oh->note, sizeof oh->note, "a perl built without multiplicity (no "
+                     "PL_curinterp): this leakhound decodes threaded perl %u.%u.%u; native "
+                     "view only", L->revision, L->version, L->subversion);
+            return 1;
+        }
+        return 0; /* no perl at all */
     }
     oh->lang = LH_OBJLANG_PERL;
     if (!lh_perl_layout.has_layout) {
