@@ -51,12 +51,24 @@ enum lh_state {
     LH_ST_STOPPED = 4, /* exit, disabled or failed: pass through for good */
 };
 
+/* Which programs the traced process executes are traced too (LEAKHOUND_FOLLOW_EXEC). */
+enum lh_follow {
+    LH_FOLLOW_NONE = 0, /* "0": none; LD_PRELOAD leaves the environment at start */
+    LH_FOLLOW_ALL = 1,  /* "1" (--follow-exec): every program any process executes */
+    LH_FOLLOW_MAIN = 2, /* default: the traced process's own exec chain (a shell script, env,
+                           a pyenv shim ending in exec the real program), not its children */
+};
+
 typedef struct lh_config {
     char output[LH_PATH_MAX]; /* pattern; %p = pid, %e = program name */
     int depth;
     int unwind; /* LH_UNWIND_* */
     int unwind_verify; /* compare table walks with libunwind, count mismatches */
-    int follow_exec;
+    int follow_exec; /* LH_FOLLOW_*: which executed programs are traced */
+    int is_descendant; /* follow_exec MAIN and this is not the traced line: stay off */
+    uint64_t image_id; /* this program image (its start, ns): fork children keep their
+                          parent's, an exec gets a new one */
+    char index[LH_PATH_MAX]; /* LEAKHOUND_INDEX: one line per trace file opened, or "" */
     int flush_ms;
     size_t buffer_bytes;
     int rss_ms;              /* RSS sample period, 0 = off */

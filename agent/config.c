@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "config.h"
@@ -145,9 +147,37 @@ lh_config_load(lh_config_t *cfg)
     } else if (clk && strcmp(clk, "counter") == 0) {
         cfg->clock = 1;
     }
-    const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
-    cfg->follow_exec = fe && *fe && strcmp(fe, "0") != 0;
+    const char *ix = getenv("LEAKHOUND_INDEX");
+    lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
+    /* Every getenv before the setenv calls below: bash replaces getenv and setenv with its
+     * own, and its getenv no longer sees the process environment once setenv ran. */
     const char *uw = getenv("LEAKHOUND_UNWIND");
+    const char *uv = getenv("LEAKHOUND_UNWIND_VERIFY");
+    const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
+    cfg->follow_exec = LH_FOLLOW_MAIN;
+    if (fe && (strcmp(fe, "0") == 0 || strcmp(fe, "none") == 0)) {
+        cfg->follow_exec = LH_FOLLOW_NONE;
+    } else if (fe && *fe && strcmp(fe, "main") != 0) {
+        cfg->follow_exec = LH_FOLLOW_ALL;
+    }
+    if (cfg->follow_exec == LH_FOLLOW_MAIN) {
+        /* The first traced process of the line names itself; what it starts (fork+exec,
+         * posix_spawn) inherits the name and knows it is not on the line. An exec keeps the
+         * pid, so the real program behind a wrapper matches. */
+        const char *mp = getenv("LEAKHOUND_MAIN_PID");
+        char num[24];
+        num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
+        if (!mp || !*mp) {
+            setenv("LEAKHOUND_MAIN_PID", num, 1); /* constructor: nothing is recorded yet */
+        } else if (strcmp(mp, num) != 0) {
+            cfg->is_descendant = 1;
+        }
+    }
+    /* This program image, told apart from the other images of the same pid (an exec keeps
+     * it); fork children keep their parent's. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cfg->image_id = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     cfg->unwind = LH_UNWIND_TABLE;
     if (uw && strcmp(uw, "fp") == 0) {
         cfg->unwind = LH_UNWIND_FP;
@@ -158,7 +188,6 @@ lh_config_load(lh_config_t *cfg)
     }
     /* Every stack the table walks is also unwound by libunwind and compared (tests and
      * bench: the mismatch count goes into the END record). */
-    const char *uv = getenv("LEAKHOUND_UNWIND_VERIFY");
     cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;
     return 0;
 }

@@ -143,6 +143,39 @@ append_suffix(char *name, size_t cap, uint64_t v)
     name[n + 1 + k] = '\0';
 }
 
+/* Appends "pid<TAB>image<TAB>program<TAB>absolute path<LF>" to the run's index
+ * (LEAKHOUND_INDEX), so `leakhound run` can list every trace of the run and tell the
+ * traces of a wrapper's fork children from the real program's (agent.h image_id). One write(2) on an O_APPEND descriptor:
+ * lines of concurrent processes do not interleave. No allocation (wlock held). */
+static void
+index_append(void)
+{
+    if (!lh_g.cfg.index[0]) {
+        return;
+    }
+    char line[2 * LH_PATH_MAX + 300];
+    size_t n = lh_sys_fmt_u64(line, (uint64_t)lh_g.pid);
+    line[n++] = '\t';
+    n += lh_sys_fmt_u64(line + n, lh_g.cfg.image_id);
+    line[n++] = '\t';
+    n += lh_sys_strlcpy(line + n, lh_g.progname, 256);
+    line[n++] = '\t';
+    if (lh_g.path[0] != '/') {
+        if (!getcwd(line + n, LH_PATH_MAX)) {
+            return;
+        }
+        n += strlen(line + n);
+        line[n++] = '/';
+    }
+    n += lh_sys_strlcpy(line + n, lh_g.path, LH_PATH_MAX);
+    line[n++] = '\n';
+    int fd = open(lh_g.cfg.index, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!write(fd, line, n);
+        close(fd);
+    }
+}
+
 /* Opens the trace on first use (wlock held). A fork child opens its own file only when it
  * has something to write, so fork+exec children leave no empty traces. */
 static int
@@ -179,6 +212,7 @@ open_output_locked(void)
     }
     lh_g.fd = fd;
     lh_sys_strlcpy(lh_g.path, try, sizeof lh_g.path);
+    index_append();
 
     uint8_t hdr[LH_FILE_HEADER_LEN + 40000];
     size_t info_len = build_info(hdr + LH_FILE_HEADER_LEN, sizeof hdr - LH_FILE_HEADER_LEN);

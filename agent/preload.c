@@ -2,8 +2,8 @@
  *
  * preload.c: the LD_PRELOAD front-end's process life cycle: the constructor that reads the
  * configuration and starts the recorder, the exit handler that ends the trace, the
- * snapshot signal, and LD_PRELOAD taken out of the environment of programs the target
- * executes (unless --follow-exec).
+ * snapshot signal, and which programs the target executes are traced (agent.h
+ * lh_follow: by default its own exec chain, so a wrapper is seen through).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -115,11 +115,17 @@ lh_ctor(void)
     if (lh_config_load(&lh_g.cfg) != 0) {
         goto off;
     }
+    if (lh_g.cfg.is_descendant) {
+        /* Started by the traced program (a shell's command, a worker it spawned): not on
+         * the traced line, and neither is anything it starts. */
+        strip_preload();
+        goto off;
+    }
     if (lh_recorder_init() != 0) {
         goto off; /* said why */
     }
     on_exit_registered = on_exit(at_exit, NULL) == 0;
-    if (!lh_g.cfg.follow_exec) {
+    if (lh_g.cfg.follow_exec == LH_FOLLOW_NONE) {
         strip_preload();
     }
     install_snapshot_signal();

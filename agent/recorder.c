@@ -73,6 +73,7 @@ lh_recorder_free(void *p)
     lh_rec_t r;
     int saved = errno;
     if (lh_script_on) {
+        lh_script_freed(p);
         lh_script_check_end(); /* before: a free in global destruction is not recorded */
     }
     lh_tls.guard = 1;
@@ -224,9 +225,10 @@ lh_recorder_exec(const char *path)
          * END written at exit supersedes this one (readers keep the last END). */
         write_end(LH_EXIT_EXEC, 0);
     }
-    if (!lh_g.cfg.follow_exec && !lh_g.parent_pid) {
-        /* A wrapper (env, a script, a pyenv shim) becoming the real program: say why its
-         * trace holds only the wrapper. Children's execs (a shell's commands) stay quiet. */
+    if (lh_g.cfg.follow_exec == LH_FOLLOW_NONE && !lh_g.parent_pid) {
+        /* A wrapper (env, a script, a pyenv shim) becoming the real program, with following
+         * turned off: say why its trace holds only the wrapper. Children's execs (a shell's
+         * commands) stay quiet. */
         lh_sys_log(lh_g.progname, " is replacing itself with ", path);
         lh_sys_log("that program is not traced: leakhound run --follow-exec traces it too", "",
                    "");

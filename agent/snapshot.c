@@ -35,6 +35,8 @@
 #define MAX_CHILDREN 16
 #define MAX_TROOTS 16384 /* root ranges of threads: about 6 per thread */
 #define MAX_CUTS 512     /* boundaries inside one mapping */
+#define MAX_HDR (1u << 20) /* header words kept for the heuristics (WORDS records) */
+#define HDR_SEEN 4096      /* recent pointer values whose header words are kept */
 
 typedef struct region {
     uintptr_t lo, hi;
@@ -58,6 +60,12 @@ static region_t *regions;
 static int n_regions;
 static lh_troot_t *troots; /* the child's: root ranges of the live threads */
 static int n_troots;
+typedef struct hdr_word {
+    uintptr_t addr, val;
+} hdr_word_t;
+static hdr_word_t *hdrw;     /* the child's: header words below interior pointer targets */
+static size_t n_hdrw;
+static uintptr_t *hdr_seen; /* direct-mapped: values whose words are in hdrw already */
 
 int
 lh_snapshot_init(int mode)
@@ -74,8 +82,11 @@ lh_snapshot_init(int mode)
     maps_buf = lh_sys_map(MAPS_BUF);
     regions = lh_sys_map(sizeof(region_t) * MAX_REGIONS);
     troots = lh_sys_map(sizeof(lh_troot_t) * MAX_TROOTS);
+    hdrw = lh_sys_map(sizeof(hdr_word_t) * MAX_HDR); /* reserved; touched only as used */
+    hdr_seen = lh_sys_map(sizeof(uintptr_t) * HDR_SEEN);
     lh_threads_init();
-    if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots) {
+    if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots || !hdrw ||
+        !hdr_seen) {
         contents_mode = LH_CONTENTS_NONE;
         return -1;
     }
@@ -310,6 +321,70 @@ emit_region(out_t *o, const region_t *r, const char *name)
     o->n_records++;
 }
 
+static const region_t *
+target_region(const region_t *rs, int n, uintptr_t v)
+{
+    int lo = 0;
+    int hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (v < rs[mid].lo) {
+            hi = mid - 1;
+        } else if (v >= rs[mid].hi) {
+            lo = mid + 1;
+        } else {
+            return rs[mid].is_target ? &rs[mid] : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* A pointer into the heap that is 8 mod 16 may point 8 or 24 bytes into a block (blocks
+ * are 16-byte aligned): past a length (sqlite), an element count (new[]) or a string
+ * header (old std::string). The analyzer's heuristics (analysis/heapgraph.h) read those
+ * words, which are not pointers: keep the 3 words below each such value once. */
+static void
+note_header(const region_t *rs, int n, uintptr_t v)
+{
+    if ((v & 15) != 8 || n_hdrw + 3 > MAX_HDR) {
+        return;
+    }
+    uintptr_t *seen = &hdr_seen[(v >> 3) & (HDR_SEEN - 1)];
+    if (*seen == v) {
+        return;
+    }
+    const region_t *r = target_region(rs, n, v);
+    if (!r || r->kind != LH_REGION_HEAP || !r->readable) {
+        return;
+    }
+    *seen = v;
+    for (uintptr_t a = v - 24; a < v; a += 8) {
+        if (a >= r->lo) {
+            hdrw[n_hdrw++] = (hdr_word_t){a, *(const uintptr_t *)a};
+        }
+    }
+}
+
+/* The header words as WORDS records (absolute: they come in no particular order). */
+static void
+emit_headers(out_t *o)
+{
+    for (size_t i = 0; i < n_hdrw;) {
+        size_t k = n_hdrw - i < 4096 ? n_hdrw - i : 4096;
+        ptrs_close(o);
+        out_room(o, k * 20 + 32);
+        uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_WORDS);
+        lh_enc_varint(&o->e, k);
+        for (size_t j = i; j < i + k; j++) {
+            lh_enc_varint(&o->e, hdrw[j].addr / 8);
+            lh_enc_varint(&o->e, hdrw[j].val);
+        }
+        lh_enc_rec_end(&o->e, rec);
+        o->n_records++;
+        i += k;
+    }
+}
+
 /* Scans the resident pages of one region. */
 static void
 scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *words,
@@ -345,6 +420,11 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
                 lh_enc_rec_end(&o->e, rec);
                 o->n_records++;
                 *bytes += b - a;
+                for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
+                    if ((*w & 15) == 8 && *w >= min_t && *w < max_t) {
+                        note_header(rs, n, *w);
+                    }
+                }
                 continue;
             }
             for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
@@ -355,6 +435,7 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
                 }
                 out_ptr(o, (uintptr_t)w, v);
                 (*ptrs)++;
+                note_header(rs, n, v);
             }
         }
     }
@@ -582,14 +663,14 @@ child_main(const job_t *job)
     lh_enc_str(&ie, job->label);
     lh_enc_varint(&ie, (uint64_t)contents_mode);
     lh_enc_rec_end(&ie, r);
-    uint8_t hdr[LH_FILE_HEADER_LEN];
+    uint8_t file_hdr[LH_FILE_HEADER_LEN];
     lh_enc_t he;
-    lh_enc_init(&he, hdr, sizeof hdr);
+    lh_enc_init(&he, file_hdr, sizeof file_hdr);
     lh_enc_bytes(&he, LH_SNAP_MAGIC, 8);
     lh_enc_u16le(&he, LH_FORMAT_MAJOR);
     lh_enc_u16le(&he, LH_FORMAT_MINOR);
     lh_enc_u32le(&he, (uint32_t)(ie.p - info));
-    if (lh_sys_write_all(o.fd, hdr, sizeof hdr) != 0 ||
+    if (lh_sys_write_all(o.fd, file_hdr, sizeof file_hdr) != 0 ||
         lh_sys_write_all(o.fd, info, (size_t)(ie.p - info)) != 0) {
         syscall(SYS_exit_group, 1);
     }
@@ -613,6 +694,7 @@ child_main(const job_t *job)
         }
     }
     uint64_t words = c.words, ptrs = c.ptrs, bytes = c.bytes, nreg = c.nreg;
+    emit_headers(&o);
     ptrs_close(&o);
     out_room(&o, 64);
     uint8_t *er = lh_enc_rec_begin(&o.e, LH_SREC_END);

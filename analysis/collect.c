@@ -331,7 +331,7 @@ apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
         if (ev->addr && (ev->type == LH_REC_ALLOC || ev->half != LH_HALF_FREE)) {
-            if (change(c, ev->stack_id, 1, (int64_t)ev->size) < 0) {
+            if (change(c, lh_replay_last_stack(c->r), 1, (int64_t)ev->size) < 0) {
                 return oom(err);
             }
             if (c->heap_bytes > c->peak_bytes) {
@@ -561,7 +561,7 @@ lh_collect_stack(const lh_collect_t *c, uint32_t id)
 int
 lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err)
 {
-    static lh_site_t none = {0, {0}, 0, NULL, 0, -1};
+    static lh_site_t none = {.location = -1};
     if (id >= c->n_stacks) {
         *out = &none;
         return 0;
@@ -570,7 +570,7 @@ lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *e
         lh_site_t *s = &c->sites[id];
         s->stack_id = id;
         int rc = lh_site_symbolize(s, c->t, c->sym, err);
-        if (rc < 0) {
+        if (rc < 0 || (rc = lh_site_growers(s, c->t, c->r, c->sym, err)) < 0) {
             return rc;
         }
         s->stats = *lh_replay_stack(c->r, id);

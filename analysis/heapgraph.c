@@ -647,6 +647,145 @@ done:
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Interior-pointer heuristics (see heapgraph.h)
+ * ------------------------------------------------------------------------------------- */
+
+static const char *const heur_names[] = {"stdstring", "length64", "newarray",
+                                         "multipleinheritance"};
+
+const char *
+lh_heuristic_name(unsigned bit)
+{
+    for (unsigned i = 0; i < 4; i++) {
+        if (bit == 1u << i) {
+            return heur_names[i];
+        }
+    }
+    return "?";
+}
+
+int
+lh_heuristics_parse(const char *s, unsigned *out, lh_err_t *err)
+{
+    if (strcmp(s, "all") == 0) {
+        *out = LH_HEUR_ALL;
+        return 0;
+    }
+    if (strcmp(s, "none") == 0) {
+        *out = LH_HEUR_NONE;
+        return 0;
+    }
+    unsigned bits = 0;
+    const char *p = s;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        unsigned i = 0;
+        while (i < 4 && !(strlen(heur_names[i]) == n && strncmp(p, heur_names[i], n) == 0)) {
+            i++;
+        }
+        if (i == 4) {
+            return lh_err_set(err, LH_EINVAL, "--heuristics: unknown heuristic '%.*s' (none, "
+                              "all, or a list of stdstring, length64, newarray, "
+                              "multipleinheritance)", (int)n, p);
+        }
+        bits |= 1u << i;
+        if (!p[n]) {
+            break;
+        }
+        p += n + 1;
+    }
+    *out = bits;
+    return 0;
+}
+
+/* The word at addr: a pointer word, or a header word (WORDS records). */
+static int
+word_at(const lh_heapgraph_t *hg, uint64_t addr, uint64_t *val)
+{
+    const lh_word_t *v[2] = {hg->sf.words, hg->sf.hdr};
+    size_t n[2] = {hg->sf.n_words, hg->sf.n_hdr};
+    for (int k = 0; k < 2; k++) {
+        size_t lo = 0, hi = n[k];
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[k][mid].addr < addr) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo < n[k] && v[k][lo].addr == addr) {
+            *val = v[k][lo].val;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int
+is_vtable(const lh_heapgraph_t *hg, uint64_t v)
+{
+    return v && lh_datasym_vtable_class(hg->ds, v, hg->epoch) != NULL;
+}
+
+unsigned
+lh_heapgraph_heuristic(const lh_heapgraph_t *hg, uint32_t block, uint64_t value)
+{
+    const lh_hblock_t *b = &hg->blocks[block];
+    unsigned en = hg->heuristics;
+    uint64_t off = value - b->addr, size = b->size, w0 = 0, w1 = 0;
+    if (!en || value <= b->addr || off >= size) {
+        return 0;
+    }
+    if ((en & LH_HEUR_STDSTRING) && off == 24 && word_at(hg, b->addr, &w0) &&
+        word_at(hg, b->addr + 8, &w1) && w0 <= w1 && w1 <= size && w1 + 25 <= size) {
+        return LH_HEUR_STDSTRING;
+    }
+    if (off == 8 && size > 8 && word_at(hg, b->addr, &w0)) {
+        if ((en & LH_HEUR_LENGTH64) && w0 == size - 8) {
+            return LH_HEUR_LENGTH64;
+        }
+        if ((en & LH_HEUR_NEWARRAY) && w0 > 0 && w0 <= size - 8 && (size - 8) % w0 == 0) {
+            return LH_HEUR_NEWARRAY;
+        }
+    }
+    if ((en & LH_HEUR_MULTIPLEINHERITANCE) && off % 8 == 0 && word_at(hg, value, &w1) &&
+        is_vtable(hg, w1) && word_at(hg, b->addr, &w0) && is_vtable(hg, w0)) {
+        return LH_HEUR_MULTIPLEINHERITANCE;
+    }
+    return 0;
+}
+
+/* Interior pointers a heuristic accepts become start pointers; remembers per block which
+ * heuristics and whether a real start pointer refer to it. */
+static int
+apply_heuristics(lh_heapgraph_t *hg, uint32_t *wtgt)
+{
+    size_t nb = hg->n_blocks ? hg->n_blocks : 1;
+    hg->via_heur = calloc(nb, 1);
+    hg->start_ref = calloc(nb, 1);
+    if (!hg->via_heur || !hg->start_ref) {
+        return LH_ENOMEM;
+    }
+    for (size_t i = 0; i < hg->sf.n_words; i++) {
+        if (wtgt[i] == LH_NODE_NONE) {
+            continue;
+        }
+        uint32_t t = LH_EDGE_NODE(wtgt[i]);
+        if (!(wtgt[i] & LH_EDGE_INTERIOR)) {
+            hg->start_ref[t] = 1;
+            continue;
+        }
+        unsigned h = lh_heapgraph_heuristic(hg, t, hg->sf.words[i].val);
+        if (h) {
+            wtgt[i] = t;
+            hg->via_heur[t] |= (uint8_t)h;
+        }
+    }
+    return 0;
+}
+
 /* Root word lists (CSR by root), then the edge list in place of whold/wtgt. */
 static int
 root_words(lh_heapgraph_t *hg, const uint32_t *whold)
@@ -691,7 +830,8 @@ build_graph(lh_heapgraph_t *hg, lh_err_t *err)
     if (rc != 0) {
         return rc < 0 ? rc : 0;
     }
-    if ((rc = map_words(hg, &whold, &wtgt)) < 0 || (rc = root_words(hg, whold)) < 0) {
+    if ((rc = map_words(hg, &whold, &wtgt)) < 0 || (rc = root_words(hg, whold)) < 0 ||
+        (rc = apply_heuristics(hg, wtgt)) < 0) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory mapping the snapshot's pointers");
         goto done;
     }
@@ -719,6 +859,11 @@ build_graph(lh_heapgraph_t *hg, lh_err_t *err)
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         hg->class_blocks[hg->g.cls[b]]++;
         hg->class_bytes[hg->g.cls[b]] += hg->blocks[b].size;
+        if (hg->g.cls[b] == LH_CLASS_REACHABLE && hg->via_heur[b] && !hg->start_ref[b]) {
+            unsigned k = (unsigned)__builtin_ctz(hg->via_heur[b]);
+            hg->heur_blocks[k]++;
+            hg->heur_bytes[k] += hg->blocks[b].size;
+        }
     }
     hg->has_graph = 1;
 done:
@@ -735,7 +880,7 @@ int
 lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
                   lh_err_t *err)
 {
-    static const lh_heapgraph_opts_t defaults = {NULL, -1, 0, 0};
+    static const lh_heapgraph_opts_t defaults = {NULL, -1, 0, 0, 0};
     lh_heapgraph_t *hg = calloc(1, sizeof *hg);
     pass_t ps = {0};
     lh_sym_opts_t so = {0};
@@ -748,6 +893,9 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
         free(hg);
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
+    hg->heuristics = opts->heuristics == 0                ? LH_HEUR_ALL
+                   : (opts->heuristics & LH_HEUR_NONE) ? 0
+                                                         : opts->heuristics & LH_HEUR_ALL;
     /* Default: capture exit snapshots on the way. A selector needs the list first: a
      * pass that captures nothing (-2). A known index: captured at once. */
     ps.want = opts->index >= 0 ? opts->index : opts->snapshot ? -2 : -1;
@@ -827,6 +975,8 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     free(hg->roots);
     free(hg->root_woff);
     free(hg->root_words);
+    free(hg->via_heur);
+    free(hg->start_ref);
     lh_refgraph_fini(&hg->g);
     lh_snapfile_fini(&hg->sf);
     for (size_t i = 0; i < hg->n_sites; i++) {
@@ -850,7 +1000,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
 const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
-    static lh_site_t none = {0, {0}, 0, NULL, 0, -1};
+    static lh_site_t none = {.location = -1};
     if (stack_id >= hg->n_sites) {
         size_t n = (size_t)stack_id + 64;
         lh_site_t **v = realloc(hg->sites, n * sizeof *v);

@@ -15,6 +15,20 @@
  *   - types the blocks: lh_tag name, else the C++ class of a vtable pointer in the first
  *     word, else (left to callers) the allocating function.
  *
+ * Interior-pointer heuristics (Valgrind's, on by default as there; opts.heuristics): an
+ * interior pointer that matches one of these shapes counts as a start pointer, so the
+ * block is reachable rather than possibly lost:
+ *   stdstring            24 bytes into a block whose first words are a length <= a capacity,
+ *                        with capacity + 25 <= size (libstdc++'s reference-counted string);
+ *   length64             8 bytes into a block whose first 8 bytes hold its size - 8
+ *                        (sqlite3MemMalloc);
+ *   newarray             8 bytes into a block whose first word is a count n > 0 of elements
+ *                        of equal size: n divides size - 8 (new[] of objects with
+ *                        destructors);
+ *   multipleinheritance  8-byte aligned, inside a block whose first word and the word
+ *                        pointed at are both vtable pointers (a second base class).
+ * The words read are the block's pointer words and the WORDS records of the contents file.
+ *
  * Default snapshot: the exit snapshot (the last one taken at exit) if any, else the last.
  * A snapshot without contents (mode none, or a missing file) still gives the live set:
  * has_graph is 0 and no_graph_why says what is missing and how to capture it.
@@ -70,6 +84,15 @@ typedef struct lh_hroot {
     uint64_t start;        /* symbol or region start */
 } lh_hroot_t;
 
+enum lh_heuristic {
+    LH_HEUR_STDSTRING = 1,
+    LH_HEUR_LENGTH64 = 2,
+    LH_HEUR_NEWARRAY = 4,
+    LH_HEUR_MULTIPLEINHERITANCE = 8,
+    LH_HEUR_ALL = 15,
+    LH_HEUR_NONE = 0x100, /* in lh_heapgraph_opts_t: none (0 there is the default, all) */
+};
+
 typedef struct lh_heapgraph {
     char *trace_path;
     lh_trace_t *trace;     /* read to its end: module and stack tables complete */
@@ -94,6 +117,10 @@ typedef struct lh_heapgraph {
     lh_refgraph_t g;
     uint64_t class_blocks[LH_CLASS_COUNT], class_bytes[LH_CLASS_COUNT];
     uint64_t n_words_ignored; /* words in heap memory outside live blocks, or elsewhere */
+    unsigned heuristics;   /* LH_HEUR_* bits in use */
+    uint8_t *via_heur;     /* per block: heuristics that accepted a pointer into it */
+    uint8_t *start_ref;    /* per block: 1 when a start pointer refers to it */
+    uint64_t heur_blocks[4], heur_bytes[4]; /* reachable only via each heuristic (by bit) */
 
     lh_symbolizer_t *sym;
     lh_datasym_t *ds;
@@ -108,6 +135,7 @@ typedef struct lh_heapgraph_opts {
                               snapshot; -1: not given */
     int salvage;           /* accept a truncated trace (lh_trace_opts_t.salvage) */
     int no_graph;          /* the live set and the snapshot list only */
+    unsigned heuristics;   /* LH_HEUR_* bits, LH_HEUR_NONE, or 0: the default (all) */
 } lh_heapgraph_opts_t;
 
 /* Opens the trace at path and builds the graph of one snapshot. Returns 0 (*out set,
@@ -138,6 +166,15 @@ const char *lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id);
 const char *lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block);
 /* The name of a node (a block's "0x... (type)", a root's name) into buf. */
 const char *lh_heapgraph_node_name(lh_heapgraph_t *hg, uint32_t node, char *buf, size_t len);
+
+/* Parses --heuristics: "all", "none" or a comma-separated list of names into *out
+ * (LH_HEUR_* bits, LH_HEUR_NONE for none). Returns 0, or LH_EINVAL naming the bad word. */
+int lh_heuristics_parse(const char *s, unsigned *out, lh_err_t *err);
+/* The name of one heuristic bit ("stdstring", ...), or "?". */
+const char *lh_heuristic_name(unsigned bit);
+/* The heuristic in use (one LH_HEUR_* bit) that accepts value, a pointer inside block, as
+ * a reference to it; 0 when none does. */
+unsigned lh_heapgraph_heuristic(const lh_heapgraph_t *hg, uint32_t block, uint64_t value);
 
 /* The pointer words inside a block: sf.words[*first .. *first + count), by address.
  * Returns the count. (A root's words: root_words[root_woff[r] .. root_woff[r + 1]).) */

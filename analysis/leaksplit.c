@@ -41,7 +41,7 @@ lh_leak_split_note(lh_leak_split_t *ls, const lh_event_t *ev)
 int
 lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {NULL, ls->snap_index, salvage, 0};
+    lh_heapgraph_opts_t o = {NULL, ls->snap_index, salvage, 0, ls->heuristics};
     lh_heapgraph_t *hg = NULL;
     int rc;
     if (ls->snap_index < 0) {

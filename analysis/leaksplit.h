@@ -24,6 +24,7 @@ typedef struct lh_class_counts {
 typedef struct lh_leak_split {
     long snap_index;         /* the exit snapshot with contents (lh_leak_split_note), or -1 */
     long n_snaps_seen;
+    unsigned heuristics;     /* for the graph: LH_HEUR_* (heapgraph.h); 0: the default */
     int present;             /* built: the fields below are valid */
     char label[256];         /* the snapshot's label */
     lh_class_counts_t total;

@@ -20,6 +20,10 @@ typedef struct slot {
     uint32_t weight; /* allocations this block stands for: 1, or more in a sampled trace */
 } slot_t;
 
+typedef struct grower {
+    uint32_t origin, grower;
+} grower_t;
+
 struct lh_replay {
     slot_t *slots;
     size_t mask; /* capacity - 1, capacity a power of two */
@@ -33,9 +37,43 @@ struct lh_replay {
     size_t n_freed;
     uint64_t sample_rate; /* from the events: 0 = every allocation was recorded */
     uint32_t last_alloc_weight, last_free_weight;
+    uint32_t last_stack;  /* the stack the last allocation was attributed to */
+    /* REALLOCs between their two halves: the old block's creating stack, to give the new
+     * block (issue 10: a block keeps its identity through realloc). Halves of one thread
+     * come in order, so there is at most one per thread; a few threads at a time. */
+    struct pending {
+        uint32_t tid;
+        uint32_t origin;
+        uint64_t old_addr;
+    } pending[64];
+    size_t n_pending;
+    grower_t *growers;    /* (origin, grower) stack pairs, in order of first use */
+    size_t n_growers, cap_growers;
 };
 
 static const lh_stack_stats_t zero_stats;
+
+/* Remembers that stack grower reallocated a block created at stack origin. */
+static int
+note_grower(lh_replay_t *r, uint32_t origin, uint32_t grower)
+{
+    for (size_t i = r->n_growers; i-- > 0;) {
+        if (r->growers[i].origin == origin && r->growers[i].grower == grower) {
+            return 0;
+        }
+    }
+    if (r->n_growers == r->cap_growers) {
+        size_t cap = r->cap_growers ? 2 * r->cap_growers : 64;
+        grower_t *v = realloc(r->growers, cap * sizeof *v);
+        if (!v) {
+            return -1;
+        }
+        r->growers = v;
+        r->cap_growers = cap;
+    }
+    r->growers[r->n_growers++] = (grower_t){origin, grower};
+    return 0;
+}
 
 static size_t
 hash_addr(uint64_t addr)
@@ -71,6 +109,7 @@ lh_replay_free(lh_replay_t *r)
     if (r) {
         free(r->slots);
         free(r->stacks);
+        free(r->growers);
         free(r);
     }
 }
@@ -221,8 +260,9 @@ do_free(lh_replay_t *r, uint64_t addr)
     return 1;
 }
 
+/* origin: the stack the block is attributed to (the creator of a reallocated block). */
 static int
-do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+do_alloc(lh_replay_t *r, const lh_event_t *ev, uint32_t origin, lh_err_t *err)
 {
     if (ev->addr == 0) {
         return 0; /* a failed allocation */
@@ -230,7 +270,11 @@ do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
     if (do_free(r, ev->addr)) {
         r->tot.n_missed_frees++;
     }
-    lh_stack_stats_t *st = stack_stats(r, ev->stack_id);
+    if (origin != ev->stack_id && note_grower(r, origin, ev->stack_id) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory in the heap model");
+    }
+    r->last_stack = origin;
+    lh_stack_stats_t *st = stack_stats(r, origin);
     /* Linear probing stays fast up to a load of 3/4; the table is the analyzer's largest
      * structure with millions of live blocks, so it is not kept emptier. */
     if (!st || ((r->n_live + 1) * 4 > (r->mask + 1) * 3 && rehash(r) < 0)) {
@@ -246,7 +290,7 @@ do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
     }
     uint32_t w = weighted_count(ev->addr, ev->ts_ns, ev->size, r->sample_rate);
     uint64_t bytes = weighted_bytes(ev->size, w, r->sample_rate);
-    r->slots[i] = (slot_t){ev->addr, ev->size, ev->ts_ns, ev->stack_id, w};
+    r->slots[i] = (slot_t){ev->addr, ev->size, ev->ts_ns, origin, w};
     r->n_live++;
     r->last_alloc_weight = w;
     st->n_allocs += w;
@@ -261,6 +305,43 @@ do_alloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
         r->tot.peak_ts_ns = ev->ts_ns;
     }
     return 0;
+}
+
+/* A REALLOC, or one of its halves: the new block is the old one's continuation, so it is
+ * attributed to the stack that created the old one; the realloc's own stack is noted as a
+ * grower of that one. Its time stamp is the realloc's (the interval analyses count the
+ * old size as freed then). */
+static int
+do_realloc(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    uint32_t origin = ev->stack_id;
+    if (ev->half != LH_HALF_ALLOC) {
+        r->tot.n_reallocs++;
+        if (ev->old_addr && !do_free(r, ev->old_addr)) {
+            r->tot.n_unmatched_frees++;
+        } else if (ev->old_addr) {
+            origin = r->freed[r->n_freed - 1].stack_id;
+        }
+        if (ev->half == LH_HALF_FREE) {
+            if (ev->old_addr && origin != ev->stack_id) {
+                if (r->n_pending == sizeof r->pending / sizeof r->pending[0]) {
+                    /* a lost second half: forget the oldest */
+                    memmove(r->pending, r->pending + 1, --r->n_pending * sizeof *r->pending);
+                }
+                r->pending[r->n_pending++] = (struct pending){ev->tid, origin, ev->old_addr};
+            }
+            return 0;
+        }
+    } else {
+        for (size_t i = 0; i < r->n_pending; i++) {
+            if (r->pending[i].tid == ev->tid && r->pending[i].old_addr == ev->old_addr) {
+                origin = r->pending[i].origin;
+                r->pending[i] = r->pending[--r->n_pending];
+                break;
+            }
+        }
+    }
+    return do_alloc(r, ev, origin, err);
 }
 
 int
@@ -279,7 +360,7 @@ lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
     }
     switch (ev->type) {
     case LH_REC_ALLOC: {
-        int rc = do_alloc(r, ev, err);
+        int rc = do_alloc(r, ev, ev->stack_id, err);
         r->tot.n_allocs += ev->addr && rc == 0 ? r->last_alloc_weight : 0;
         return rc;
     }
@@ -294,13 +375,7 @@ lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
         }
         return 0;
     case LH_REC_REALLOC:
-        if (ev->half != LH_HALF_ALLOC) {
-            r->tot.n_reallocs++;
-            if (ev->old_addr && !do_free(r, ev->old_addr)) {
-                r->tot.n_unmatched_frees++;
-            }
-        }
-        return ev->half != LH_HALF_FREE ? do_alloc(r, ev, err) : 0;
+        return do_realloc(r, ev, err);
     default:
         return 0;
     }
@@ -355,4 +430,25 @@ lh_replay_live_next(const lh_replay_t *r, size_t *cursor, lh_live_block_t *out)
     }
     *cursor = r->mask + 1;
     return 0;
+}
+
+uint32_t
+lh_replay_last_stack(const lh_replay_t *r)
+{
+    return r->last_stack;
+}
+
+size_t
+lh_replay_growers(const lh_replay_t *r, uint32_t origin, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_growers; i++) {
+        if (r->growers[i].origin == origin) {
+            if (n < max) {
+                out[n] = r->growers[i].grower;
+            }
+            n++;
+        }
+    }
+    return n;
 }

@@ -4,7 +4,10 @@
  * stack, allocation time), per-stack aggregates and totals (peak heap and when).
  *
  * Rules: REALLOC is free(old) + alloc(new) (old 0: realloc(NULL, n); new 0: the block was
- * only freed); the trace reader delivers the two halves as separate events (event.h), and
+ * only freed), and the new block keeps the identity of the old one: it is attributed to the
+ * stack that created the old block (a buffer grown by realloc is one object, at the site
+ * that made it), and the realloc's stack is remembered as one that grew it
+ * (lh_replay_growers); the trace reader delivers the two halves as separate events (event.h), and
  * an event with half LH_HALF_NONE does both at once. A FREE or REALLOC of an address that
  * is not live is counted as unmatched (allocated before the agent started, or in the parent
  * before fork), never an error.
@@ -75,6 +78,13 @@ const lh_stack_stats_t *lh_replay_stack(const lh_replay_t *r, uint32_t stack_id)
  * REALLOC's old block, plus a block whose free was missed at the new address). Lets an
  * analysis follow lifetimes without a second lookup. Valid until the next event. */
 size_t lh_replay_freed(const lh_replay_t *r, const lh_live_block_t **blocks);
+
+/* The stack the last ALLOC or REALLOC event's new block was attributed to: its own stack,
+ * or for a REALLOC the stack that created the block it continues. */
+uint32_t lh_replay_last_stack(const lh_replay_t *r);
+/* The stacks that reallocated blocks created at stack origin, in order of first use: writes
+ * at most max into out and returns how many there are. */
+size_t lh_replay_growers(const lh_replay_t *r, uint32_t origin, uint32_t *out, size_t max);
 
 /* Looks up a live block: returns 1 and fills *out, or 0. */
 int lh_replay_lookup(const lh_replay_t *r, uint64_t addr, lh_live_block_t *out);

@@ -128,8 +128,40 @@ void
 lh_site_fini(lh_site_t *site)
 {
     free(site->frames);
+    free(site->grown_by);
     site->frames = NULL;
     site->n_frames = 0;
+    site->grown_by = NULL;
+    site->n_grown_by = 0;
+}
+
+int
+lh_site_growers(lh_site_t *site, const lh_trace_t *t, const lh_replay_t *r,
+                lh_symbolizer_t *sym, lh_err_t *err)
+{
+    uint32_t ids[LH_SITE_MAX_GROWERS];
+    size_t n = lh_replay_growers(r, site->stack_id, ids, LH_SITE_MAX_GROWERS);
+    size_t k = n < LH_SITE_MAX_GROWERS ? n : LH_SITE_MAX_GROWERS;
+    site->n_grown_by = n;
+    if (!n) {
+        return 0;
+    }
+    if (!(site->grown_by = calloc(k, sizeof *site->grown_by))) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < k; i++) {
+        lh_site_t g = {0};
+        g.stack_id = ids[i];
+        int rc = lh_site_symbolize(&g, t, sym, err);
+        if (rc < 0) {
+            return rc;
+        }
+        if (g.location >= 0) {
+            site->grown_by[i] = g.frames[g.location];
+        }
+        lh_site_fini(&g);
+    }
+    return 0;
 }
 
 static double
@@ -195,6 +227,9 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
                 goto fail;
             }
         }
+        if ((rc = lh_site_growers(site, t, r, sym, err)) < 0) {
+            goto fail;
+        }
     }
     free(ranks);
     return 0;
@@ -208,7 +243,7 @@ void
 lh_report_fini(lh_report_t *rep)
 {
     for (size_t i = 0; rep->sites && i < rep->n_sites; i++) {
-        free(rep->sites[i].frames);
+        lh_site_fini(&rep->sites[i]);
     }
     free(rep->sites);
     rep->sites = NULL;

@@ -28,7 +28,14 @@ typedef struct lh_site {
     lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
     size_t n_frames;
     long location;       /* index into frames, -1 when there are none */
+    /* The location frames of the stacks that grew its blocks by realloc (a block keeps its
+     * identity through realloc, replay.h), at most LH_SITE_MAX_GROWERS; n_grown_by may be
+     * larger. Filled by lh_site_growers. */
+    lh_frame_t *grown_by;
+    size_t n_grown_by;
 } lh_site_t;
+
+#define LH_SITE_MAX_GROWERS 8
 
 typedef struct lh_report {
     /* Borrowed: the trace, replay and symbolizer must outlive the report. */
@@ -69,6 +76,10 @@ void lh_report_fini(lh_report_t *rep);
 int lh_site_symbolize(lh_site_t *site, const lh_trace_t *t, lh_symbolizer_t *sym,
                       lh_err_t *err);
 void lh_site_fini(lh_site_t *site);
+/* Fills site->grown_by from the replay's growers of site->stack_id. Returns 0 or
+ * LH_ENOMEM. */
+int lh_site_growers(lh_site_t *site, const lh_trace_t *t, const lh_replay_t *r,
+                    lh_symbolizer_t *sym, lh_err_t *err);
 
 /* Frame classification, by the module's file name. */
 int lh_frame_is_agent(const lh_frame_t *f);

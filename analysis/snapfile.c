@@ -27,7 +27,7 @@ typedef struct reader {
     uint64_t n_frames;
     uint8_t *comp, *raw;
     size_t comp_cap, raw_cap;
-    size_t cap_words, cap_regions, cap_pages;
+    size_t cap_words, cap_regions, cap_pages, cap_hdr;
     int sorted;            /* words arrived in increasing address order so far */
     int seen_end;
     lh_err_t *err;
@@ -162,6 +162,29 @@ rec_ptrs(reader_t *rd, lh_dec_t *pl, uint64_t *prev_addr, uint64_t *prev_val)
     return 0;
 }
 
+/* WORDS: header words for the heuristics, absolute, in no order. */
+static int
+rec_words(reader_t *rd, lh_dec_t *pl)
+{
+    lh_snapfile_t *sf = rd->sf;
+    uint64_t count = lh_dec_varint(pl);
+    if (!lh_dec_ok(pl) || count > lh_dec_left(pl) / 2) {
+        return LH_EFORMAT;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t a8 = lh_dec_varint(pl);
+        uint64_t v = lh_dec_varint(pl);
+        if (!lh_dec_ok(pl) || a8 > (UINT64_MAX >> 3)) {
+            return LH_EFORMAT;
+        }
+        if (grow_vec((void **)&sf->hdr, &rd->cap_hdr, sf->n_hdr, sizeof *sf->hdr) < 0) {
+            return LH_ENOMEM;
+        }
+        sf->hdr[sf->n_hdr++] = (lh_word_t){a8 * 8, v};
+    }
+    return 0;
+}
+
 static int
 rec_bytes(reader_t *rd, lh_dec_t *pl)
 {
@@ -206,6 +229,9 @@ frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uin
             break;
         case LH_SREC_BYTES:
             rc = rec_bytes(rd, &pl);
+            break;
+        case LH_SREC_WORDS:
+            rc = rec_words(rd, &pl);
             break;
         case LH_SREC_THREAD:
             sf->capture_tid = lh_dec_varint(&pl);
@@ -501,6 +527,16 @@ lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t
         }
     }
     sf->n_words = k;
+    if (sf->n_hdr) {
+        lh_qsort(sf->hdr, sf->n_hdr, sizeof *sf->hdr, cmp_word);
+        k = 0;
+        for (size_t i = 0; i < sf->n_hdr; i++) {
+            if (!k || sf->hdr[k - 1].addr != sf->hdr[i].addr) {
+                sf->hdr[k++] = sf->hdr[i];
+            }
+        }
+        sf->n_hdr = k;
+    }
     rc = 0;
 done:
     fclose(rd.f);
@@ -524,6 +560,7 @@ lh_snapfile_fini(lh_snapfile_t *sf)
     free(sf->regions);
     free(sf->pages);
     free(sf->words);
+    free(sf->hdr);
     free(sf->label);
     free(sf->path);
     memset(sf, 0, sizeof *sf);

@@ -55,6 +55,10 @@ typedef struct lh_snapfile {
     /* Pointer words, sorted by address (one value per address). */
     lh_word_t *words;
     size_t n_words;
+    /* Header words (WORDS records: lengths and counts below some pointer targets, for the
+     * interior-pointer heuristics), sorted by address, one per address. */
+    lh_word_t *hdr;
+    size_t n_hdr;
     /* Pages (mode full), sorted by address. */
     lh_page_t *pages;
     size_t n_pages;

@@ -453,7 +453,7 @@ lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_er
             }
         }
         if (tl->o.series && ev->type != LH_REC_FREE && ev->addr &&
-            ev->half != LH_HALF_FREE && touch(tl, ev->stack_id) < 0) {
+            ev->half != LH_HALF_FREE && touch(tl, lh_replay_last_stack(r)) < 0) {
             return oom(err);
         }
         return 0;
@@ -807,6 +807,15 @@ series_kind(const lh_timeline_t *tl, lh_bound_kind_t kind)
     return kind;
 }
 
+size_t
+lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last)
+{
+    int k = series_kind(tl, kind) == LH_BOUND_SNAPSHOTS;
+    size_t n = n_points(tl, k);
+    *last = n ? n - 1 : 0;
+    return main_end(tl->b[k].v, n);
+}
+
 static int
 need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_err_t *err)
 {
@@ -892,6 +901,56 @@ nomem:
     free(by);
     lh_growth_fini(g);
     return oom(err);
+}
+
+/* The growth model's class of every site (an array of tl->n_sites entries), or NULL: fewer
+ * than 2 points (*rc 0) or no memory (*rc LH_ENOMEM). */
+static uint8_t *
+trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
+{
+    lh_growth_opts_t o = {kind, 1};
+    lh_growth_t g;
+    *rc = lh_timeline_growth(tl, &o, &g, err);
+    if (*rc < 0) {
+        /* fewer than 2 points, or no series: no trend to tell, not an error of the caller */
+        *rc = *rc == LH_ENOMEM ? *rc : 0;
+        return NULL;
+    }
+    uint8_t *map = calloc(tl->n_sites ? tl->n_sites : 1, 1);
+    if (!map) {
+        *rc = oom(err);
+    }
+    for (size_t j = 0; map && j < g.n_sites; j++) {
+        map[g.sites[j].stack_id] = (uint8_t)g.sites[j].trend.kind;
+    }
+    lh_growth_fini(&g);
+    return map;
+}
+
+int
+lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
+{
+    int rc;
+    uint8_t *map = trend_map(tl, d->kind, &rc, err);
+    for (size_t i = 0; map && i < d->n_sites; i++) {
+        uint32_t id = d->sites[i].stack_id;
+        d->sites[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+    }
+    free(map);
+    return rc;
+}
+
+int
+lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
+{
+    int rc;
+    uint8_t *map = trend_map(tl, c->kind, &rc, err);
+    for (size_t i = 0; map && i < c->n_groups; i++) {
+        size_t id = c->groups[i].group;
+        c->groups[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+    }
+    free(map);
+    return rc;
 }
 
 void

@@ -132,6 +132,7 @@ typedef struct lh_diff_site {
     size_t leaked_intervals;   /* intervals with at least one leaked block */
     double share;              /* leaked_intervals / n_intervals */
     double score;              /* total_bytes * share */
+    lh_trend_t trend;          /* the site's class in the growth model (lh_diff_trends) */
 } lh_diff_site_t;
 
 typedef struct lh_diff {
@@ -146,6 +147,8 @@ typedef struct lh_diff {
     lh_diff_site_t *sites;     /* every site that leaked, by score, descending */
     size_t n_sites;
     uint64_t total_blocks, total_bytes;
+    int to_before_teardown;    /* `to` is the default moved before teardown (growth.h) */
+    size_t n_last;             /* then: the index of the last boundary, exit ones left out */
 } lh_diff_t;
 
 typedef struct lh_diff_opts {
@@ -161,6 +164,13 @@ typedef struct lh_diff_opts {
 int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                      lh_diff_t *out, lh_err_t *err);
 void lh_diff_fini(lh_diff_t *d);
+/* The end of the main work among the boundaries of a kind (growth.h: lh_trend_main_end over
+ * their heap, exit snapshots left out): its index, and the index of the last one in *last.
+ * For the default `to`: when it is before *last, pass "#<index + 1>" as the --to spec. */
+size_t lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last);
+/* Sets each site's trend from the growth model over the diff's kind (needs opts.series).
+ * Returns 0, or LH_ENOMEM. */
+int lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err);
 
 /* ---------------------------------------------------------------------------------------
  * Growth and counts (needs opts.series)
@@ -216,6 +226,7 @@ typedef struct lh_count_group {
     uint64_t max;              /* sum of the member sites' peaks (orders ties) */
     size_t n_sites;            /* member sites live at some point */
     uint32_t first_stack;      /* the member site with the smallest id */
+    lh_trend_t trend;          /* grouped by site: its growth class (lh_counts_trends) */
 } lh_count_group_t;
 
 typedef struct lh_counts {
@@ -238,6 +249,9 @@ int lh_timeline_site_active(const lh_timeline_t *tl, uint32_t id);
 int lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t *group_of,
                        size_t n_groups, size_t top, lh_counts_t *out, lh_err_t *err);
 void lh_counts_fini(lh_counts_t *c);
+/* For counts grouped by site (group = stack id): sets each group's trend from the growth
+ * model over the counts' kind. Returns 0 or LH_ENOMEM. */
+int lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err);
 
 /* ---------------------------------------------------------------------------------------
  * Temporary allocations (needs opts.temporary)

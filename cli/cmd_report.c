@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "load.h"
+#include "heapgraph.h"
 #include "leaksplit.h"
 #include "pass.h"
 #include "replay.h"
@@ -23,7 +24,7 @@
 
 const char lh_cmd_report_usage[] =
     "usage: leakhound report FILE [--growth | --temporary [--threshold DURATION]] [--top N]\n"
-    "                        [--format text|json] [--salvage]\n"
+    "                        [--format text|json] [--salvage] [--heuristics H]\n"
     "\n"
     "Reads a trace written by `leakhound run` and reports the blocks still allocated when\n"
     "the program ended, grouped by allocation stack, largest first. When the trace has RSS\n"
@@ -41,6 +42,9 @@ const char lh_cmd_report_usage[] =
     "  --salvage        report a truncated or damaged trace up to the damage\n"
     "  --no-graph       skip the definitely/indirectly/possibly lost split that an exit\n"
     "                   snapshot with contents gives (it reads the snapshot's pointers)\n"
+    "  --heuristics H   for that split, Valgrind's interior-pointer heuristics: none, all\n"
+    "                   (default) or a list of stdstring, length64, newarray,\n"
+    "                   multipleinheritance\n"
     "\n"
     "Per function (inclusive: anywhere on the stack, recursion counted once; exclusive: the\n"
     "site's location, its first frame outside the C/C++ runtime):\n"
@@ -62,6 +66,8 @@ typedef struct report_args {
     int temporary;
     const char *threshold;
     uint64_t threshold_ns;
+    const char *heuristics; /* --heuristics (heapgraph.h) */
+    unsigned heur_bits;
 } report_args_t;
 
 static int
@@ -71,6 +77,7 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     const lh_opt_t opts[] = {
         {"--no-graph", NULL, LH_OPT_BOOL, &a->no_graph, 0, 0, NULL},
         {"--growth", NULL, LH_OPT_BOOL, &a->growth, 0, 0, NULL},
+        {"--heuristics", NULL, LH_OPT_STR, &a->heuristics, 0, 0, NULL},
         {"--temporary", NULL, LH_OPT_BOOL, &a->temporary, 0, 0, NULL},
         {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
         {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
@@ -93,6 +100,9 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     }
     if (!a->threshold) {
         a->threshold_ns = 1000000; /* 1 ms */
+    }
+    if (a->heuristics && lh_heuristics_parse(a->heuristics, &a->heur_bits, err) < 0) {
+        return LH_EINVAL;
     }
     return 0;
 }
@@ -247,6 +257,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
      * found, so there is no reference graph to read. */
     if (!a.no_graph && !a.load.stdin_path[0] && split.snap_index >= 0) { /* issue 5: the LEAK SUMMARY split */
         lh_err_t e2 = {{0}};
+        split.heuristics = a.heur_bits;
         if (lh_leak_split_build(&split, a.load.path, a.load.salvage, &e2) < 0) {
             fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
         } else {

@@ -26,7 +26,7 @@ extern char **environ;
 
 const char lh_cmd_run_usage[] =
     "usage: leakhound run [-o FILE] [--depth N] [--unwind table|libunwind|fp] [--follow-exec]\n"
-    "                     [snapshot options] [--] PROG [ARGS...]\n"
+    "                     [--mark-function NAME] [snapshot options] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG with the leakhound agent preloaded and records its allocations into a trace\n"
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
@@ -39,6 +39,13 @@ const char lh_cmd_run_usage[] =
     "                     libunwind (DWARF only), or fp (frame pointers only: needs\n"
     "                     -fno-omit-frame-pointer)\n"
     "  --follow-exec      keep tracing programs PROG executes (one trace each)\n"
+    "  --no-follow-exec   trace PROG alone, not even what it becomes by exec. By default\n"
+    "                     PROG is followed through its own execs, so a wrapper (a shell\n"
+    "                     script, env, a pyenv shim, a virtualenv launcher) is seen through\n"
+    "                     to the real program; what PROG starts as children is not traced.\n"
+    "                     Every trace the run wrote is listed at the end.\n"
+    "  --mark-function NAME  Python: each call of function NAME (module and qualified name:\n"
+    "                     app.handle, app.Handler.handle) is a mark; may be repeated\n"
     "\n"
     "Perl (PROG is perl, or runs perl): Perl subs and lines are recorded by themselves.\n"
     "  --mark-sub NAME    each call of the Perl sub NAME (MyApp::handle_request) is a mark\n"
@@ -79,7 +86,8 @@ typedef struct run_args {
     const char *output;
     const char *depth;
     const char *unwind;
-    int follow_exec;
+    int follow_exec; /* 1: --follow-exec, 0: --no-follow-exec, -1: the exec chain */
+    char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
     lh_check_opts_t check_opts;
     const char *max_leak;
@@ -164,6 +172,7 @@ static int
 parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
 {
     int i, snap_exit = -1, default_supp = -1;
+    a->follow_exec = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char **dst = NULL;
@@ -178,6 +187,20 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             a->help = 1;
             return 0;
+        }
+        if (strncmp(arg, "--mark-function", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
+            const char *v = arg[15] ? arg + 16 : i + 1 < argc ? argv[++i] : NULL;
+            size_t have = strlen(a->mark_functions);
+            if (!v || !*v || strchr(v, ',')) {
+                return lh_err_set(err, LH_EINVAL, "run: --mark-function needs one function name "
+                                  "(module.function), got '%s'", v ? v : "");
+            }
+            if (have + strlen(v) + 2 > sizeof a->mark_functions) {
+                return lh_err_set(err, LH_EINVAL, "run: too many --mark-function names");
+            }
+            snprintf(a->mark_functions + have, sizeof a->mark_functions - have, "%s%s",
+                     have ? "," : "", v);
+            continue;
         }
         const lh_opt_t flags[] = {
             {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
@@ -397,6 +420,35 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* Puts the leakhound Python module (python/ in the tree, installed beside the agent) first
+ * on PYTHONPATH; its sitecustomize applies --mark-function and then runs the one it hides. */
+static int
+python_path(const char *agent, lh_err_t *err)
+{
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/python");
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/leakhound.py", dir);
+    if (!is_file(probe)) {
+        return 0; /* an agent without the module: Python programs run as they are */
+    }
+    const char *old = getenv("PYTHONPATH");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(n);
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(v, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env("PYTHONPATH", v, err);
+    free(v);
+    return rc;
+}
+
 /* The LeakHound Perl module (perl/LeakHound.pm): in perl5/ next to the agent. `run` puts it
  * on PERL5LIB, and --mark-sub loads it through PERL5OPT to wrap the subs. */
 static int
@@ -471,7 +523,17 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     if (a->unwind && (rc = set_env("LEAKHOUND_UNWIND", a->unwind, err)) < 0) {
         return rc;
     }
-    if (a->follow_exec && (rc = set_env("LEAKHOUND_FOLLOW_EXEC", "1", err)) < 0) {
+    if (a->follow_exec >= 0 && (rc = set_env("LEAKHOUND_FOLLOW_EXEC",
+                                             a->follow_exec ? "1" : "0", err)) < 0) {
+        return rc;
+    }
+    /* The agent of the program names the traced line itself (agent/config.c). */
+    unsetenv("LEAKHOUND_MAIN_PID");
+    if (a->mark_functions[0] &&
+        (rc = set_env("LEAKHOUND_MARK_FUNCTION", a->mark_functions, err)) < 0) {
+        return rc;
+    }
+    if ((rc = python_path(agent, err)) < 0) {
         return rc;
     }
     if ((a->snap_signal && (rc = set_env("LEAKHOUND_SNAPSHOT_SIGNAL", a->env_signal, err)) < 0) ||
@@ -544,6 +606,141 @@ done:
     return status;
 }
 
+/* The run's index of traces (agent/output.c appends "pid TAB program TAB path" per trace
+ * file opened): a private temporary file, named to the agent by LEAKHOUND_INDEX. */
+static int
+index_create(char *path, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, len, "%s/leakhound-run-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        path[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    if (setenv("LEAKHOUND_INDEX", path, 1) != 0) {
+        unlink(path);
+        path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* Path as the user would type it from here: relative when under the current directory. */
+static const char *
+shown_path(const char *path, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/') {
+        return path + n + 1;
+    }
+    return path;
+}
+
+typedef struct run_trace {
+    long pid;
+    unsigned long long image;
+    char prog[64];
+    char path[PATH_MAX];
+} run_trace_t;
+
+/* Removes a trace and the snapshot contents files beside it (agent/snapshot.c names them
+ * <trace without .lht>.snap<N>.lhs). */
+static void
+remove_trace(const char *path)
+{
+    char base[PATH_MAX], name[PATH_MAX + 40];
+    snprintf(base, sizeof base, "%s", path);
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lht") == 0) {
+        base[n - 4] = '\0';
+    }
+    for (unsigned k = 1; k < 100000; k++) {
+        snprintf(name, sizeof name, "%s.snap%u.lhs", base, k);
+        if (unlink(name) != 0 && errno == ENOENT) {
+            break;
+        }
+    }
+    unlink(path);
+}
+
+/* Reads the run's index: lists every trace when there is more than one, and puts into
+ * main the trace of the program itself (the last one its pid opened: after a wrapper's
+ * exec, the real program). With prune (the default following of the exec chain only, where
+ * every other traced process is a fork child of an image of the chain), traces of the fork
+ * children of a wrapper (a shell script's subshells, before it became the real program)
+ * are removed: they trace the wrapper, not the program (agent.h image_id). Returns the number of traces listed. */
+static int
+index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
+{
+    FILE *f = fopen(index, "r");
+    char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
+    run_trace_t *t = NULL;
+    size_t n = 0, cap = 0, removed = 0;
+    unsigned long long last_image = 0;
+    if (!f) {
+        return 0;
+    }
+    if (!getcwd(cwd, sizeof cwd)) {
+        cwd[0] = '\0';
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *gen = strchr(line, '\t');
+        char *prog = gen ? strchr(gen + 1, '\t') : NULL;
+        char *file = prog ? strchr(prog + 1, '\t') : NULL;
+        if (!file) {
+            continue;
+        }
+        *gen++ = *prog++ = *file++ = '\0';
+        file[strcspn(file, "\n")] = '\0';
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 16;
+            run_trace_t *nt = realloc(t, c * sizeof *t);
+            if (!nt) {
+                break;
+            }
+            t = nt;
+            cap = c;
+        }
+        t[n].pid = atol(line);
+        t[n].image = strtoull(gen, NULL, 10);
+        snprintf(t[n].prog, sizeof t[n].prog, "%s", prog);
+        snprintf(t[n].path, sizeof t[n].path, "%s", file);
+        if (t[n].pid == (long)pid) {
+            last_image = t[n].image;
+            snprintf(main, len, "%s", shown_path(file, cwd));
+        }
+        n++;
+    }
+    fclose(f);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (prune && t[i].pid != (long)pid && t[i].image != last_image) {
+            remove_trace(t[i].path);
+            removed++;
+            t[i].pid = -1;
+        } else {
+            kept++;
+        }
+    }
+    if (removed) {
+        fprintf(stderr, "leakhound: removed %zu trace%s of the wrappers' own child processes "
+                        "(before the program was exec'd)\n", removed, removed > 1 ? "s" : "");
+    }
+    if (kept > 1) {
+        fprintf(stderr, "leakhound: %zu traces written (program, pid, file):\n", kept);
+        for (size_t i = 0; i < n; i++) {
+            if (t[i].pid >= 0) {
+                fprintf(stderr, "leakhound:   %-16s %8ld  %s\n", t[i].prog, t[i].pid,
+                        shown_path(t[i].path, cwd));
+            }
+        }
+    }
+    free(t);
+    return (int)kept;
+}
+
 int
 lh_cmd_run(int argc, char **argv, lh_err_t *err)
 {
@@ -577,16 +774,37 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     } else {
         default_pattern(pattern, sizeof pattern, a.prog_argv[0]);
     }
+    if (pattern[0] != '/') {
+        /* Absolute for the agent: a program (a wrapper) may change directory first. */
+        char cwd[PATH_MAX], abs[sizeof pattern];
+        if (getcwd(cwd, sizeof cwd) && strchr(cwd, '%') == NULL &&
+            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, pattern) < sizeof abs) {
+            snprintf(pattern, sizeof pattern, "%s", abs);
+        }
+    }
     if ((rc = prepare_env(&a, agent, pattern, err)) < 0) {
         return rc;
+    }
+    char index[PATH_MAX];
+    if (index_create(index, sizeof index) < 0) {
+        unsetenv("LEAKHOUND_INDEX"); /* traces are still written; only the list is lost */
     }
     fflush(stdout);
     fflush(stderr);
     rc = spawn_and_wait(a.prog_argv, &pid, err);
+    trace[0] = '\0';
+    if (index[0]) {
+        if (rc >= 0 && pid) {
+            index_report(index, pid, a.follow_exec < 0, trace, sizeof trace);
+        }
+        unlink(index);
+    }
     if (rc < 0 || pid == 0) {
         return rc;
     }
-    expand_pattern(trace, sizeof trace, pattern, pid);
+    if (!trace[0]) {
+        expand_pattern(trace, sizeof trace, pattern, pid);
+    }
     if (access(trace, F_OK) == 0) {
         fprintf(stderr, "leakhound: trace written to %s\n", trace);
         if (a.check) { /* check.c: the program's own failure status wins */

@@ -18,7 +18,7 @@
 #include "shell.h"
 
 const char lh_cmd_shell_usage[] =
-    "usage: leakhound shell FILE [SNAPSHOT] [-c 'CMD; CMD...'] [--salvage]\n"
+    "usage: leakhound shell FILE [SNAPSHOT] [-c 'CMD; CMD...'] [--heuristics H] [--salvage]\n"
     "\n"
     "Explores a heap snapshot of a trace: what is alive, what holds it (paths from the\n"
     "roots: globals and thread stacks), what each block retains, what leaked (Valgrind's\n"
@@ -26,6 +26,10 @@ const char lh_cmd_shell_usage[] =
     "number (see `snapshots`); default: the exit snapshot, else the last one.\n"
     "\n"
     "  -c CMDS    run these commands (separated by ';') and exit\n"
+    "  --heuristics none|all|LIST\n"
+    "             Valgrind's interior-pointer heuristics (stdstring, length64, newarray,\n"
+    "             multipleinheritance; default: all): an interior pointer of such a shape\n"
+    "             keeps a block reachable, not possibly lost\n"
     "  --salvage  read a truncated trace up to the damage\n"
     "\n"
     "Without -c, commands are read from the terminal (with line editing and history), or\n"
@@ -110,11 +114,13 @@ int
 lh_cmd_shell(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t a = {0};
-    const char *snapshot = NULL, *cmds = NULL;
+    const char *snapshot = NULL, *cmds = NULL, *heur = NULL;
     char **rest = malloc((size_t)argc * sizeof *rest);
     int n_rest = 0, rc;
-    const lh_opt_t opts[] = {{"-c", NULL, LH_OPT_STR, &cmds, 0, 0, NULL}};
-    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 1};
+    const lh_opt_t opts[] = {{"-c", NULL, LH_OPT_STR, &cmds, 0, 0, NULL},
+                             {"--heuristics", NULL, LH_OPT_STR, &heur, 0, 0, NULL}};
+    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 2};
+    unsigned heuristics = 0;
     if (!rest) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
@@ -128,7 +134,7 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
             continue;
         }
         rest[n_rest++] = argv[i];
-        if (strcmp(arg, "-c") == 0 && i + 1 < argc) {
+        if ((strcmp(arg, "-c") == 0 || strcmp(arg, "--heuristics") == 0) && i + 1 < argc) {
             rest[n_rest++] = argv[++i];
         }
     }
@@ -137,13 +143,16 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
     if (rc != 0) {
         return rc < 0 ? rc : 0;
     }
+    if (heur && lh_heuristics_parse(heur, &heuristics, err) < 0) {
+        return LH_EINVAL;
+    }
     if (strcmp(a.path, a.stdin_path) == 0 && !cmds) {
         return lh_err_set(err, LH_EINVAL, "shell: the trace is on standard input, so the "
                           "commands must come with -c");
     }
     lh_shell_t sh;
     char cwd[PATH_MAX];
-    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, stdout, stderr, err);
+    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, heuristics, stdout, stderr, err);
     if (rc < 0) {
         lh_shell_fini(&sh);
         return rc;

@@ -83,7 +83,8 @@ lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_e
     }
     for (size_t i = 0; i < n; i++) {
         v[i].stack_id = ids[i];
-        if ((rc = lh_site_symbolize(&v[i], p->t, p->sym, err)) < 0) {
+        if ((rc = lh_site_symbolize(&v[i], p->t, p->sym, err)) < 0 ||
+            (rc = lh_site_growers(&v[i], p->t, p->r, p->sym, err)) < 0) {
             lh_pass_sites_free(v, i);
             return rc;
         }

@@ -224,6 +224,10 @@ enum lh_srec_type {
                               the capturing thread; sp is the program's stack pointer where
                               it called the agent (lh_snapshot, exit), below which its
                               callee-saved registers were pushed */
+    LH_SREC_WORDS = 0x84,  /* header words for the interior-pointer heuristics: varint count,
+                              count x (varint address / 8, varint value), in no order: the
+                              3 words below each distinct heap pointer value that is 8 mod
+                              16 (a length, a count, a capacity: analysis/heapgraph.h) */
     LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
                               varint bytes */
 };

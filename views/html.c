@@ -255,8 +255,9 @@ growth(FILE *out, const lh_html_page_t *p)
               out);
         return;
     }
-    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; slope by least "
-                 "squares, per %s.</p>\n",
+    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; the sites that "
+                 "grow (an upward trend with 95%% confidence, still growing at the end: "
+                 "docs/GROWTH.md), by least-squares slope per %s.</p>\n",
             g->n_points, g->over_snapshots ? "snapshots" : "marks",
             g->over_snapshots ? "snapshot" : "mark");
     if (!p->n_growth_sites) {

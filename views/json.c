@@ -230,6 +230,16 @@ lh_json_site_frames(FILE *out, const lh_site_t *site)
         lh_json_frame(out, &site->frames[i]);
     }
     fputs("]", out);
+    size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
+                                                           : LH_SITE_MAX_GROWERS;
+    if (site->n_grown_by) {
+        fprintf(out, ", \"grown_by_sites\": %zu, \"grown_by\": [", site->n_grown_by);
+        for (size_t i = 0; i < shown; i++) {
+            fputs(i ? ", " : "", out);
+            lh_json_frame(out, &site->grown_by[i]);
+        }
+        fputs("]", out);
+    }
 }
 
 int

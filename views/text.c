@@ -319,6 +319,16 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
         fprintf(out, "    ... %zu more frame%s\n", site->n_frames - n,
                 site->n_frames - n == 1 ? "" : "s");
     }
+    size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
+                                                           : LH_SITE_MAX_GROWERS;
+    if (shown) {
+        /* one object: created at the site above, grown by realloc at these */
+        fprintf(out, "    grown by realloc at %zu other site%s:\n", site->n_grown_by,
+                site->n_grown_by == 1 ? "" : "s");
+        for (size_t i = 0; i < shown; i++) {
+            lh_text_frame(out, &site->grown_by[i], 0, cwd);
+        }
+    }
 }
 
 int

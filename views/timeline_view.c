@@ -175,6 +175,14 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
                                                            : "marks: the trace has no snapshots "
                                                              "taken while running",
             "");
+    if (d->to_before_teardown) {
+        fprintf(out, "  end:         %s #%zu, the last before teardown: the heap fell from %s to "
+                     "%s over the %zu after it (--to '#%zu' for the last)\n",
+                kind_noun(d->kind, 0), d->to + 1,
+                lh_text_human_bytes(h, sizeof h, d->bounds[d->to].heap_bytes),
+                lh_text_human_bytes(h2, sizeof h2, d->bounds[d->n_last].heap_bytes),
+                d->n_last - d->to, d->n_last + 1);
+    }
     fprintf(out, "  intervals:   %zu counted (%s #%zu to #%zu), the first %zu skipped as "
                  "start-up; interval #k runs from %s #k to #k+1\n",
             d->n_intervals, noun, d->first + 1, d->to + 1, d->skip, kind_noun(d->kind, 0));
@@ -206,7 +214,7 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
             fprintf(out, ", %s per mark",
                     rate_bytes(h2, sizeof h2, (double)s->total_bytes / (double)d->n_marks));
         }
-        fprintf(out, ", score %.1f\n", s->score);
+        fprintf(out, ", score %.1f; %s\n", s->score, lh_trend_name(s->trend));
         lh_text_stack(out, &sites[i], v->max_frames, v->cwd);
         fputs("    leaked per interval:", out);
         size_t shown = 0;
@@ -233,16 +241,16 @@ leaks_json(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
     fprintf(out, ", \"boundaries\": \"%s\", \"from\": %zu, \"to\": %zu, \"skip\": %zu"
                  ", \"first\": %zu, \"intervals\": %zu, \"marks\": %" PRIu64
                  ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-                 ", \"leak_sites\": %zu}",
+                 ", \"leak_sites\": %zu, \"to_before_teardown\": %s}",
             kind_noun(d->kind, 1), d->from, d->to, d->skip, d->first, d->n_intervals, d->n_marks,
-            d->total_bytes, d->total_blocks, d->n_sites);
+            d->total_bytes, d->total_blocks, d->n_sites, d->to_before_teardown ? "true" : "false");
     json_bounds(out, v, d->bounds, d->n_bounds);
     fputs(",\n \"sites\": [", out);
     double per_mark = (double)(d->n_marks ? d->n_marks : d->n_intervals);
     for (size_t i = 0; i < n_shown; i++) {
         const lh_diff_site_t *s = &d->sites[i];
-        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"score\": ", i ? ",\n  " : "\n  ",
-                s->stack_id);
+        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"trend\": \"%s\", \"score\": ",
+                i ? ",\n  " : "\n  ", s->stack_id, lh_trend_name(s->trend));
         json_num(out, s->score);
         fprintf(out, ", \"leaked_intervals\": %zu, \"intervals\": %zu, \"share\": ",
                 s->leaked_intervals, d->n_intervals);
@@ -500,7 +508,8 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
                 lh_json_string(out, names[i], strlen(names[i]));
                 fprintf(out, ", \"sites\": %zu, ", gr->n_sites);
             } else {
-                fprintf(out, "\"stack_id\": %zu, ", gr->group);
+                fprintf(out, "\"stack_id\": %zu, \"trend\": \"%s\", ", gr->group,
+                        lh_trend_name(gr->trend));
             }
             fprintf(out, "\"final_blocks\": %" PRIu64 ", \"final_bytes\": %" PRIu64, gr->final,
                     gr->final_bytes);
@@ -545,7 +554,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
                 fputs(" in ", out);
                 lh_text_clean(out, s->frames[s->location].function);
             }
-            fputc('\n', out);
+            fprintf(out, ": %s\n", lh_trend_name(c->groups[i].trend));
         }
     }
     size_t idx_buf[64];

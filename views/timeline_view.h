@@ -12,13 +12,15 @@
  *
  * leaks:     {"summary": {"trace", "program", "boundaries": "marks"|"snapshots", "from",
  *             "to", "skip", "intervals", "marks", "leaked_bytes", "leaked_blocks",
- *             "leak_sites"}, "bounds": [{"index", "label", "time_s", "trigger"}],
- *             "sites": [{"stack_id", "score", "leaked_intervals", "intervals", "share",
+ *             "leak_sites", "to_before_teardown"}, "bounds": [{"index", "label", "time_s",
+ *             "trigger"}], "sites": [{"stack_id", "trend", "score", "leaked_intervals", "intervals", "share",
  *             "leaked_bytes", "leaked_blocks", "bytes_per_interval", "blocks_per_interval",
  *             "bytes_per_mark", "blocks_per_mark", "interval_blocks": [...],
  *             "interval_bytes": [...], "location", "frames"}]}
- * growth:    {"summary": {..., "boundaries", "points", "growing_sites", "active_sites"},
- *             "bounds": [...], "sites": [{"stack_id", "growing", "growth_bytes_per_mark",
+ * growth:    {"summary": {..., "boundaries", "points", "all_points", "end_before_teardown",
+ *             "growing_sites", "active_sites", "step_sites", "saturated_sites",
+ *             "peak_sites"}, "bounds": [...], "sites": [{"stack_id", "growing", "trend",
+ *             "trend_z", "growth_bytes_per_mark",
  *             "growth_blocks_per_mark", "grew_intervals", "intervals", "first_bytes",
  *             "last_bytes", "live_bytes": [...], "live_blocks": [...], "location",
  *             "frames"}]}
@@ -26,7 +28,7 @@
  *             "allocations"}, "sites": [{"stack_id", "temporary_blocks", "temporary_bytes",
  *             "allocations", "mean_lifetime_ns", "location", "frames"}]}
  * counts:    {"summary": {..., "by": "site"|"function", "boundaries", "points", "groups"},
- *             "bounds": [...], "groups": [{"stack_id" | "function", "final_blocks",
+ *             "bounds": [...], "groups": [{"stack_id", "trend" | "function", "final_blocks",
  *             "final_bytes", "counts": [...], "deltas": [...], "location", "frames"}]}
  * log:       {"summary": {..., "matched", "shown"}, "events": [{"time_s", "tid", "event",
  *             "address", "old_address", "size", "site", "freed_size", "freed_site",

@@ -164,6 +164,18 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             "%" PRIu64 " interior)\n", hg->n_roots, hg->g.n_edges, hg->g.n_strong,
             hg->g.n_interior);
     sh_leak_summary(sh, sh->out);
+    /* Valgrind's "of which reachable via heuristic": blocks no start pointer refers to */
+    const char *sep = "of which reachable via heuristic: ";
+    for (unsigned k = 0; k < 4; k++) {
+        if (hg->heur_blocks[k]) {
+            fprintf(sh->out, "%s%s: %" PRIu64 " bytes in %" PRIu64 " blocks", sep,
+                    lh_heuristic_name(1u << k), hg->heur_bytes[k], hg->heur_blocks[k]);
+            sep = "; ";
+        }
+    }
+    if (sep[0] == ';') {
+        fputc('\n', sh->out);
+    }
     sh_obj_summary(sh, sh->out);
     return 0;
 }
@@ -213,7 +225,7 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (idx < 0) {
         return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
     }
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0};
+    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
     lh_heapgraph_t *hg = NULL;
     int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
     if (rc < 0) {
@@ -423,6 +435,11 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         return 0;
     }
     fprintf(sh->out, "  class: %s\n", lh_leak_class_name(hg->g.cls[b]));
+    if (hg->via_heur && hg->via_heur[b] && !hg->start_ref[b]) {
+        unsigned h = hg->via_heur[b] & (unsigned)-(int)hg->via_heur[b]; /* the lowest bit */
+        fprintf(sh->out, "  reachable via heuristic: %s (no pointer to its start; an interior "
+                "pointer of the shape that heuristic accepts)\n", lh_heuristic_name(h));
+    }
     fprintf(sh->out, "  retained: %s (%" PRIu64 " bytes)\n",
             sh_bytes(b1, sizeof b1, hg->g.retained[b]), hg->g.retained[b]);
     uint32_t d = hg->g.idom[b];
@@ -983,13 +1000,14 @@ lh_shell_run_line(lh_shell_t *sh, const char *line)
 
 int
 lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
-              FILE *out, FILE *errs, lh_err_t *err)
+              unsigned heuristics, FILE *out, FILE *errs, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {snapshot, -1, salvage, 0};
+    lh_heapgraph_opts_t o = {snapshot, -1, salvage, 0, heuristics};
     memset(sh, 0, sizeof *sh);
     sh->out = out;
     sh->errs = errs;
     sh->salvage = salvage;
+    sh->heuristics = heuristics;
     if (!(sh->trace_path = strdup(trace_path))) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }

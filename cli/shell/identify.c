@@ -210,7 +210,9 @@ print_hop(lh_shell_t *sh, uint32_t holder, uint32_t t)
     }
     fprintf(sh->out, "0x%" PRIx64, hg->blocks[t].addr);
     if (w && w->val != hg->blocks[t].addr) {
-        fprintf(sh->out, " (interior pointer to +0x%" PRIx64 ")", w->val - hg->blocks[t].addr);
+        unsigned h = lh_heapgraph_heuristic(hg, t, w->val);
+        fprintf(sh->out, " (interior pointer to +0x%" PRIx64 "%s%s%s)", w->val - hg->blocks[t].addr,
+                h ? ", the " : "", h ? lh_heuristic_name(h) : "", h ? " heuristic" : "");
     }
     fputs(": ", sh->out);
     sh_block_brief(sh, t, sh->out);

@@ -65,6 +65,7 @@ int lh_shell_parse_count(const char *what, const char *s, unsigned long lo, unsi
 typedef struct lh_shell {
     char *trace_path;
     int salvage;
+    unsigned heuristics; /* LH_HEUR_* for the graph (0: the default, all) */
     lh_heapgraph_t *hg;
     lh_objheap_t *oh;   /* the snapshot's perl/python objects, or NULL (objects.c) */
     int native;         /* block view even when oh has objects (`native on`, --native) */
@@ -80,7 +81,7 @@ typedef struct lh_shell {
 /* Opens the trace and the snapshot (selector NULL: the default, see heapgraph.h).
  * Returns 0 or LH_E* with a message; release with lh_shell_fini. */
 int lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
-                  FILE *out, FILE *errs, lh_err_t *err);
+                  unsigned heuristics, FILE *out, FILE *errs, lh_err_t *err);
 void lh_shell_fini(lh_shell_t *sh);
 
 /* Runs the commands of one line. Returns the number of commands that failed. */

@@ -119,9 +119,10 @@ def run(ctx, argv, cwd=None, timeout=CMD_TIMEOUT, env=None):
     return res
 
 
-def lh_run(ctx, prog_argv, out=None, extra=(), cwd=None, expect_status=0):
+def lh_run(ctx, prog_argv, out=None, extra=(), cwd=None, expect_status=0, written=None):
     """leakhound run [-o out] --unwind U extra -- prog_argv; checks the exit status and the
-    'trace written' line. Returns the CompletedProcess."""
+    'trace written' line (naming out, or written when the program's trace is another file).
+    Returns the CompletedProcess."""
     argv = [ctx.lh, "run"]
     if out is not None:
         argv += ["-o", out]
@@ -145,9 +146,9 @@ def lh_run(ctx, prog_argv, out=None, extra=(), cwd=None, expect_status=0):
     if out is not None and expect_status is not None:
         want = "leakhound: trace written to "
         lines = [ln for ln in res.stderr.splitlines() if ln.startswith(want)]
-        ctx.check(any(os.path.basename(ln[len(want):].strip()) == os.path.basename(out)
-                      for ln in lines),
-                  "stderr line 'leakhound: trace written to FILE'", want + out,
+        name = written or os.path.basename(out)
+        ctx.check(any(os.path.basename(ln[len(want):].strip()) == name for ln in lines),
+                  "stderr line 'leakhound: trace written to FILE'", want + name,
                   lines or res.stderr.strip()[-400:])
     return res
 
@@ -248,8 +249,9 @@ def sites_at(rep, name):
 
 
 def expect_site(ctx, rep, name, blocks, nbytes, allocations=None, cxx=False, function=None,
-                module=None, label=""):
-    """Exactly one site allocates at marker `name`, with these leak figures."""
+                module=None, label="", grown_by=None):
+    """Exactly one site allocates at marker `name`, with these leak figures (and, with
+    grown_by, exactly these lines grew its blocks by realloc, in order of first use)."""
     where = marker(name)
     found = sites_at(rep, name)
     what = "%ssite %s at %s:%d" % (label, name, where[0], where[1])
@@ -281,6 +283,12 @@ def expect_site(ctx, rep, name, blocks, nbytes, allocations=None, cxx=False, fun
     if module is not None:
         ctx.check(module in os.path.basename(fr.get("module") or ""), what + ": module",
                   "*%s*" % module, fr.get("module"))
+    if grown_by is not None:
+        want = ["%s:%d" % marker(n) for n in grown_by]
+        got = ["%s:%s" % (os.path.basename(f.get("file") or "?"), f.get("line"))
+               for f in s.get("grown_by") or []]
+        ctx.check(got == want and s.get("grown_by_sites") == len(want),
+                  what + ": grown by realloc at", want, got)
     return s
 
 
@@ -359,12 +367,15 @@ SIMPLE = {
                 [("thread_block", 10, 2560, {"allocations": 10, "function": "worker"})],
                 ["thread_churn"], None, {"total_allocations": 8010}),
     "realloc_chain": ("realloc_chain", ["realloc_chain.c"],
-                      [("chain_final", 1, 5000, {}), ("realloc_null", 1, 48, {})],
-                      ["chain_malloc", "chain_r1", "chain_grow"], (5048, 2),
+                      [("chain_malloc", 1, 5000,
+                        {"grown_by": ["chain_r1", "chain_grow", "chain_final"]}),
+                       ("realloc_null", 1, 48, {})],
+                      ["chain_final", "chain_r1", "chain_grow"], (5048, 2),
                       {"total_reallocs": 3}),
     "reallocarray": ("reallocarray", ["reallocarray.c"],
-                     [("reallocarray_new", 1, 120, {}), ("reallocarray_grow", 1, 360, {})],
-                     ["reallocarray_seed"], (480, 2), {}),
+                     [("reallocarray_new", 1, 120, {}),
+                      ("reallocarray_seed", 1, 360, {"grown_by": ["reallocarray_grow"]})],
+                     ["reallocarray_grow"], (480, 2), {}),
     "calloc": ("calloc", ["calloc.c"],
                [("calloc_leak", 3, 504, {"allocations": 3})],
                ["calloc_freed"], (504, 3), {"total_allocations": 53, "total_frees": 50}),
@@ -506,9 +517,10 @@ def case_fork_default(ctx):
 
 
 def case_exec_nofollow(ctx):
-    """Without --follow-exec the exec'd program runs untraced: one trace, the parent's."""
+    """With --no-follow-exec the exec'd program runs untraced: one trace, the parent's."""
     trace = os.path.join(ctx.workdir, "trace.lht")
-    res = lh_run(ctx, [ctx.prog("exec_parent")], out=trace, expect_status=3)
+    res = lh_run(ctx, [ctx.prog("exec_parent")], out=trace, extra=["--no-follow-exec"],
+                 expect_status=3)
     ctx.check("exec_child: preload=no" in res.stdout, "exec'd program's LD_PRELOAD",
               "exec_child: preload=no", res.stdout.strip())
     got = trace_files(ctx.workdir)
@@ -528,7 +540,7 @@ def case_exec_follow(ctx):
     """With --follow-exec the exec'd program is traced too (its own trace file)."""
     trace = os.path.join(ctx.workdir, "trace.lht")
     res = lh_run(ctx, [ctx.prog("exec_parent")], out=trace, extra=["--follow-exec"],
-                 expect_status=3)
+                 expect_status=3, written="trace.lht.1")
     ctx.check("exec_child: preload=yes" in res.stdout, "exec'd program's LD_PRELOAD",
               "exec_child: preload=yes", res.stdout.strip())
     files = trace_files(ctx.workdir)
@@ -552,6 +564,39 @@ def case_exec_follow(ctx):
     expect_no_leak(ctx, crep, "before_exec", label="exec_child trace: ")
     for f in files:
         check_mode(ctx, os.path.join(ctx.workdir, f))
+
+
+def case_exec_wrapper(ctx):
+    """By default a wrapper is seen through (issue 13): a shell script that runs a command
+    of its own ($(...): a child, not traced) and then execs the program. The run writes
+    two traces, the script's and the program's, lists both (program, pid, file) and names
+    the program's; the program's trace holds its leak and not the script's."""
+    script = os.path.join(ctx.workdir, "wrapper.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\nword=$(/bin/echo child)\nexec "$@"\n')
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [script, ctx.prog("exec_child")], out=trace, expect_status=3,
+                 written="trace.lht.1")
+    ctx.check("exec_child: preload=yes" in res.stdout, "the program behind the wrapper is "
+              "traced", "exec_child: preload=yes", res.stdout.strip())
+    got = trace_files(ctx.workdir)
+    if not ctx.check(got == ["trace.lht", "trace.lht.1"], "trace files: the script's and the "
+                     "program's, none for the script's child", ["trace.lht", "trace.lht.1"],
+                     got):
+        return
+    listing = [ln.split() for ln in res.stderr.splitlines()
+               if ln.startswith("leakhound:   ")]
+    progs = [(row[1], row[3]) for row in listing if len(row) == 4]
+    ctx.check(progs == [("sh", "trace.lht"), ("exec_child", "trace.lht.1")] or
+              progs == [("dash", "trace.lht"), ("exec_child", "trace.lht.1")],
+              "run lists both traces (program, pid, file)",
+              "sh trace.lht, exec_child trace.lht.1", res.stderr.strip()[-600:])
+    pids = set(row[2] for row in listing if len(row) == 4)
+    ctx.check(len(pids) == 1, "one pid: the exec keeps it", "1 pid", pids)
+    rep = load_report(ctx, os.path.join(ctx.workdir, "trace.lht.1"))
+    expect_program(ctx, rep, "exec_child")
+    expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
 
 
 def case_sigkill(ctx):
@@ -851,6 +896,7 @@ SPECIAL = {
     "fork_default": case_fork_default,
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
+    "exec_wrapper": case_exec_wrapper,
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,

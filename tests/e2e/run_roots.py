@@ -42,8 +42,8 @@ def record(ctx, prog, args=(), name="trace.lht", extra=()):
     return trace
 
 
-def shell(ctx, trace, cmds, snapshot=None):
-    argv = [ctx.lh, "shell", trace] + ([snapshot] if snapshot else []) + ["-c", cmds]
+def shell(ctx, trace, cmds, snapshot=None, extra=()):
+    argv = [ctx.lh, "shell", trace] + ([snapshot] if snapshot else []) + ["-c", cmds] + list(extra)
     res = E.run(ctx, argv)
     ctx.check(res.returncode == 0, "exit status of shell -c %r" % cmds, 0,
               "%d (stderr: %s)" % (res.returncode, res.stderr[-600:]))
@@ -89,24 +89,35 @@ def site(name):
     return "%s:%d" % (fn, line)
 
 
-def identify(ctx, trace, snapshot, name):
-    """`identify` of the one block allocated at marker `name` in the snapshot: its text."""
-    out = shell(ctx, trace, "count --by site", snapshot)
-    where = "(%s)" % site(name)
-    rows = [ln for ln in out.splitlines() if ln.rstrip().endswith(where)]
+def row(ctx, trace, snapshot, name, extra=()):
+    """The @N row of the one block allocated at marker `name` in `count --by site` (name
+    an int: the one block of that size)."""
+    out = shell(ctx, trace, "count --by site", snapshot, extra)
+    if isinstance(name, int):
+        where = "%d B" % name
+        rows = [ln for ln in out.splitlines() if re.match(r"\s*\d+\s+1\s+%s\s" % where, ln)]
+    else:
+        where = "(%s)" % site(name)
+        rows = [ln for ln in out.splitlines() if ln.rstrip().endswith(where)]
     if len(rows) != 1:
         raise Failure("snapshot %s: one row for %s expected in:\n%s" % (snapshot, where, out))
     m = re.match(r"\s*(\d+)\s+1\s", rows[0])
     if not m:
         raise Failure("snapshot %s: one block at %s expected: %s" % (snapshot, where, rows[0]))
-    out = shell(ctx, trace, "count --by site; identify @%s" % m.group(1), snapshot)
-    return out.split("\ntotal ", 1)[-1].split("\n", 1)[-1]  # identify's part
+    return int(m.group(1))
 
 
-def expect_class(ctx, trace, snapshot, name, cls, root=None):
+def identify(ctx, trace, snapshot, name, extra=(), cmd="identify"):
+    """`identify` (or cmd) of the one block allocated at marker `name`: its text."""
+    n = row(ctx, trace, snapshot, name, extra)
+    out = shell(ctx, trace, "count --by site; %s @%d" % (cmd, n), snapshot, extra)
+    return out.split("\ntotal ", 1)[-1].split("\n", 1)[-1]  # the command's part
+
+
+def expect_class(ctx, trace, snapshot, name, cls, root=None, extra=()):
     """The block of marker `name` has class cls ('reachable', 'definitely lost', ...) in the
     snapshot; when reachable, its first path starts at a root whose name starts with root."""
-    out = identify(ctx, trace, snapshot, name)
+    out = identify(ctx, trace, snapshot, name, extra)
     head = out.splitlines()[0] if out else ""
     ctx.check(re.search(r"; %s(,|$)" % re.escape(cls), head) is not None,
               "%s in snapshot %s: class" % (name, snapshot), cls, out[:1500])
@@ -249,6 +260,78 @@ def case_thread_tls(ctx):
               "[tls of thread TID 'roots_tls']", out[:1500])
 
 
+# Blocks found by size: libstdc++'s operator new has no frame pointer, so the fp unwinder
+# does not see make_string's frame.
+HEUR = [("heur_stdstring", "stdstring", 125), ("heur_length64", "length64", 208),
+        ("heur_newarray", "newarray", 68), ("heur_mi", "multipleinheritance", 40)]
+
+
+def case_heuristics_default(ctx):
+    """Valgrind's four heuristics are on by default: each block known only through an
+    interior pointer of its shape is reachable; `summary`, `show` and `identify` name the
+    heuristic."""
+    trace = record(ctx, "heuristics")
+    out = shell(ctx, trace, "summary")
+    expect_in(ctx, "summary", "possibly lost: 0 bytes in 0 blocks", out)
+    expect_in(ctx, "summary: via heuristic", "of which reachable via heuristic: stdstring: 125 "
+              "bytes in 1 blocks; length64: 208 bytes in 1 blocks; newarray: 68 bytes in 1 "
+              "blocks; multipleinheritance: 40 bytes in 1 blocks\n", out)
+    for name, heur, size in HEUR:
+        out = identify(ctx, trace, None, size)
+        expect_in(ctx, "%s: class" % name, "%d B " % size, out.splitlines()[0])
+        expect_in(ctx, "%s: class" % name, "; reachable, retains", out.splitlines()[0])
+        expect_in(ctx, "%s: identify names the heuristic" % name, ", the %s heuristic): " % heur,
+                  out)
+        out = identify(ctx, trace, None, size, cmd="show")
+        expect_in(ctx, "%s: show names the heuristic" % name,
+                  "  reachable via heuristic: %s (" % heur, out)
+
+
+def case_heuristics_none(ctx):
+    """--heuristics none: the same four blocks are possibly lost (Valgrind's answer with
+    --leak-check-heuristics=none)."""
+    trace = record(ctx, "heuristics")
+    out = shell(ctx, trace, "summary", extra=["--heuristics", "none"])
+    expect_in(ctx, "summary", "possibly lost: 441 bytes in 4 blocks", out)
+    ctx.check("via heuristic" not in out, "no heuristic line", "none", out)
+    for name, heur, size in HEUR:
+        expect_class(ctx, trace, None, size, "possibly lost", extra=["--heuristics", "none"])
+
+
+def case_heuristics_list(ctx):
+    """--heuristics length64,multipleinheritance: those two blocks reachable, the string
+    and the array possibly lost."""
+    trace = record(ctx, "heuristics")
+    extra = ["--heuristics", "length64,multipleinheritance"]
+    for name, heur, size in HEUR:
+        want = "reachable" if heur in ("length64", "multipleinheritance") else "possibly lost"
+        expect_class(ctx, trace, None, size, want, extra=extra)
+
+
+def case_heuristics_report(ctx):
+    """`report --heuristics` gives the same split in the LEAK SUMMARY."""
+    trace = record(ctx, "heuristics")
+    res = E.run(ctx, [ctx.lh, "report", trace, "--heuristics", "none"])
+    expect_in(ctx, "report --heuristics none", "possibly lost: 441 bytes in 4 blocks",
+              res.stdout)
+    res = E.run(ctx, [ctx.lh, "report", trace])
+    expect_in(ctx, "report (default: all)", "possibly lost: 0 bytes in 0 blocks; still "
+              "reachable: 449 bytes in 5 blocks", res.stdout)
+
+
+def case_heuristics_badarg(ctx):
+    """An unknown heuristic: a one-line error naming it, a non-zero exit status."""
+    trace = record(ctx, "heuristics")
+    for argv in ([ctx.lh, "shell", trace, "--heuristics", "stdstring,bogus", "-c", "summary"],
+                 [ctx.lh, "report", trace, "--heuristics", "bogus"]):
+        res = E.run(ctx, argv)
+        lines = res.stderr.strip().splitlines()
+        ctx.check(res.returncode != 0 and len(lines) == 1 and
+                  "--heuristics: unknown heuristic 'bogus'" in lines[0],
+                  "one-line error for %s" % argv[1], "--heuristics: unknown heuristic 'bogus'",
+                  "exit %d: %s" % (res.returncode, res.stderr))
+
+
 CASES = {
     "misaligned": case_misaligned,
     "arena_once": case_arena_once,
@@ -261,6 +344,11 @@ CASES = {
     "specific2": case_specific2,
     "dlopen_tls": case_dlopen_tls,
     "thread_tls": case_thread_tls,
+    "heuristics_default": case_heuristics_default,
+    "heuristics_none": case_heuristics_none,
+    "heuristics_list": case_heuristics_list,
+    "heuristics_report": case_heuristics_report,
+    "heuristics_badarg": case_heuristics_badarg,
 }
 
 

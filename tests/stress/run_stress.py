@@ -9,7 +9,7 @@ prints them ("COUNT <name> allocs=.. frees=.. reallocs=.."). The runner reads ev
 of the trace (`leakhound log --format json`), attributes each to its allocating function (the
 innermost frame) when that is one of the program's (libc and the loader allocate for themselves: those
 are not counted) and compares: an allocation counts at its site, a free at the site of the
-block it ended, a realloc once at its new half's site. The report's own totals must agree
+block it ended (a block keeps its site through realloc), a realloc once at its own site. The report's own totals must agree
 too (allocations - frees + unmatched frees == leaked blocks).
 
 Usage: run_stress.py --build DIR --case NAME [--unwind fp|libunwind] [--keep] [-v]

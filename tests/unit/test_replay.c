@@ -125,6 +125,8 @@ test_realloc_rules(void **state)
     for (int split = 0; split <= 1; split++) {
         lh_replay_t *r = new_replay();
         lh_live_block_t b;
+        /* The block keeps its identity through realloc: created at stack 1 by
+         * realloc(NULL), grown at 2 and 3, it stays stack 1's, and 2 and 3 grew it. */
         feed_realloc(r, 1, 0, 0x1000, 10, 1, split);      /* realloc(NULL, 10) */
         feed_realloc(r, 2, 0x1000, 0x1000, 20, 2, split); /* grown in place */
         feed_realloc(r, 3, 0x1000, 0x5000, 40, 3, split); /* moved */
@@ -142,11 +144,22 @@ test_realloc_rules(void **state)
         assert_int_equal(t->peak_ts_ns, 4);
         assert_int_equal(lh_replay_lookup(r, 0x1000, &b), 0);
         assert_int_equal(lh_replay_lookup(r, 0x6000, &b), 0);
-        expect_live(r, 0x5000, 40, 3);
-        assert_int_equal(lh_replay_stack(r, 1)->n_frees, 1);
-        assert_int_equal(lh_replay_stack(r, 2)->n_frees, 1);
-        assert_int_equal(lh_replay_stack(r, 3)->n_allocs, 2);
-        assert_int_equal(lh_replay_stack(r, 3)->live_blocks, 1);
+        expect_live(r, 0x5000, 40, 1);
+        assert_int_equal(lh_replay_stack(r, 1)->n_allocs, 3); /* each version of it */
+        assert_int_equal(lh_replay_stack(r, 1)->n_frees, 2);
+        assert_int_equal(lh_replay_stack(r, 1)->live_blocks, 1);
+        assert_int_equal(lh_replay_stack(r, 1)->live_bytes, 40);
+        assert_int_equal(lh_replay_stack(r, 2)->n_allocs, 0);
+        assert_int_equal(lh_replay_stack(r, 2)->n_frees, 0);
+        /* stack 3 made its own block of an unknown one, which realloc(p, 0) freed */
+        assert_int_equal(lh_replay_stack(r, 3)->n_allocs, 1);
+        assert_int_equal(lh_replay_stack(r, 3)->n_frees, 1);
+        assert_int_equal(lh_replay_stack(r, 3)->live_blocks, 0);
+        uint32_t g[4];
+        assert_int_equal(lh_replay_growers(r, 1, g, 4), 2);
+        assert_int_equal(g[0], 2);
+        assert_int_equal(g[1], 3);
+        assert_int_equal(lh_replay_growers(r, 3, g, 4), 0);
         lh_replay_free(r);
     }
 }

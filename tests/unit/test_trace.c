@@ -295,7 +295,10 @@ test_realloc_halves(void **state)
     assert_int_equal(tot->heap_bytes, 50);
     lh_live_block_t b;
     assert_int_equal(lh_replay_lookup(r, 0xB000, &b), 1);
-    assert_int_equal(b.stack_id, 2);
+    assert_int_equal(b.stack_id, 1); /* the block realloc moved is still stack 1's */
+    uint32_t grower;
+    assert_int_equal(lh_replay_growers(r, 1, &grower, 1), 1);
+    assert_int_equal(grower, 2);
     lh_replay_free(r);
     lh_trace_close(t);
     lh_tb_free(tb);

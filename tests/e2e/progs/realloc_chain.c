@@ -1,9 +1,10 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * realloc_chain.c (e2e): one block grown by realloc three times, from four different
- * lines; only the last one's result leaks, so the site is that last realloc call: 1 block
- * of 5000 bytes. The earlier steps must not show up as leaks. realloc(NULL, 48), which is
- * a malloc, leaks 1 block of 48 bytes. Three reallocs of a live block in total.
+ * lines. A block keeps its identity through realloc (issue 10): the leak is one object at
+ * the line that created it, the malloc: 1 block of 5000 bytes, grown by realloc at the
+ * three other lines, none of which leaks on its own. realloc(NULL, 48), which is a malloc,
+ * leaks 1 block of 48 bytes. Three reallocs of a live block in total.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ grow(char *p, size_t size)
 int
 main(void)
 {
-    char *p = malloc(16); /* SITE: chain_malloc */
+    char *p = malloc(16); /* LEAK: chain_malloc */
     if (p == NULL) {
         return 1;
     }
@@ -34,7 +35,7 @@ main(void)
         return 1;
     }
     p = grow(p, 1000);
-    p = realloc(p, 5000); /* LEAK: chain_final */
+    p = realloc(p, 5000); /* SITE: chain_final */
     if (p == NULL || strcmp(p, "chain") != 0) {
         return 1;
     }

@@ -11,8 +11,8 @@ int
 main(void)
 {
     g_keep[0] = reallocarray(NULL, 10, 12); /* LEAK: reallocarray_new */
-    void *p = malloc(8); /* SITE: reallocarray_seed */
-    g_keep[1] = reallocarray(p, 30, 12); /* LEAK: reallocarray_grow */
+    void *p = malloc(8); /* LEAK: reallocarray_seed */
+    g_keep[1] = reallocarray(p, 30, 12); /* SITE: reallocarray_grow */
     if (g_keep[0] == NULL || g_keep[1] == NULL) {
         return 1;
     }

@@ -34,7 +34,8 @@ typedef struct counts {
 static counts_t c_fresh, c_grow, c_churn;
 static _Atomic(void *) g_slots[N_SLOTS];
 /* Which function made the block in each slot: its frees count there. A block's origin
- * travels with it: the first byte holds 1 (st_fresh) or 2 (st_grow). */
+ * travels with it, through realloc too (a reallocated block is the same object, made
+ * where it was first allocated): the first byte holds 1 (st_fresh). */
 static long g_iters = 20000;
 
 static counts_t *
@@ -56,7 +57,8 @@ st_fresh(unsigned *seed)
     return p;
 }
 
-/* realloc of a block another thread made: the new half belongs to this site. */
+/* realloc of a block another thread made: the block stays st_fresh's (its frees count
+ * there); the realloc itself counts here. */
 NOINLINE static void *
 st_grow(void *old, unsigned *seed)
 {
@@ -66,9 +68,7 @@ st_grow(void *old, unsigned *seed)
     if (!p) {
         abort();
     }
-    /* realloc is free + alloc: the old block's site loses one, this one gains one. */
     (void)was;
-    p[0] = 2;
     atomic_fetch_add(&c_grow.reallocs, 1);
     return p;
 }
