@@ -618,7 +618,7 @@ cmp_tcount(const void *a, const void *b)
 static int
 type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0};
+    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
     lh_heapgraph_t *hg = NULL;
     lh_objheap_t *oh = NULL;
     ogrouping_t gr = {0};
