@@ -3,6 +3,7 @@
  * leaksplit.c: the LEAK SUMMARY of `leakhound report`, from the exit snapshot's graph.
  */
 #include "leaksplit.h"
+#include "objheap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,14 @@ lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t
     if (!hg->has_graph) {
         rc = lh_err_set(err, LH_EFORMAT, "no leak summary: %s", hg->no_graph_why);
         goto done;
+    }
+    /* A perl (python) heap: the blocks its objects are made of are not leaks of their own
+     * (objheap.h); a heap that does not decode leaves the classes as they are. */
+    lh_objheap_t *oh = NULL;
+    lh_err_t e2 = {{0}};
+    if (lh_objheap_open(hg, &oh, &e2) == 0) {
+        lh_objheap_claim(oh);
+        lh_objheap_free(oh);
     }
     size_t n = 1;
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
