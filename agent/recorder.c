@@ -12,6 +12,7 @@
 #include "recorder.h"
 
 #include "agent.h"
+#include "boundary.h"
 #include "enc.h"
 #include "format.h"
 #include "fork.h"
@@ -259,7 +260,7 @@ lh_recorder_finish(int kind, int status)
             lh_write_rss(1);
         }
         if (lh_g.cfg.snapshot_at_exit) {
-            lh_snapshot_take("exit", LH_SNAP_EXIT, 0);
+            lh_snapshot_take_at("exit", LH_SNAP_EXIT, 0, lh_boundary_exit_sp());
         }
         lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }

@@ -22,6 +22,7 @@
 #include "enc.h"
 #include "format.h"
 #include "maps.h"
+#include "script.h"
 #include "output.h"
 #include "slots.h"
 #include "snapshot.h"
@@ -185,6 +186,7 @@ ticker_main(void *arg)
         period_ms = lh_g.cfg.rss_ms;
     }
     uint64_t next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
+    uint64_t loads_seen = lh_maps_loads();
     while (!atomic_load(&lh_g.ticker_stop)) {
         /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
         int woken = lh_slots_wait(next);
@@ -198,6 +200,11 @@ ticker_main(void *arg)
             }
         }
         lh_maps_scan(0);
+        if (lh_maps_loads() != loads_seen) {
+            /* A library came in by dlopen: perl or python embedded in a plugin? */
+            loads_seen = lh_maps_loads();
+            lh_script_rescan();
+        }
         tick();
         next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
     }
