@@ -22,7 +22,7 @@
 
 #include "stacks.h"
 
-#define LH_AGENT_VERSION "0.1.0"
+#define LH_AGENT_VERSION LH_VERSION /* from CMakeLists.txt: project(VERSION) */
 
 /* Every function the program can call (the interposed libc names, include/leakhound.h:
  * LH_ENTRY) and every callback glibc runs on the program's stack (exit handlers, ELF

@@ -10,10 +10,6 @@
 #include "format.h"
 #include "symbolize.h"
 
-#ifndef LH_VERSION
-#define LH_VERSION "0.0.0"
-#endif
-
 typedef struct command {
     const char *name;
     int (*fn)(int argc, char **argv, lh_err_t *err);

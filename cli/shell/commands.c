@@ -768,18 +768,33 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     lh_qsort(v, hg->n_roots, sizeof *v, cmp_root);
     fprintf(sh->out, "   @  %10s %8s  %s\n", "retained", "pointers", "root");
     sh_rows_reset(sh);
-    for (uint32_t i = 0; i < hg->n_roots && i < n; i++) {
+    uint64_t shown = 0, others = 0;
+    uint32_t n_shown = 0;
+    for (uint32_t i = 0; i < hg->n_roots; i++) {
+        if (i >= n) {
+            others += hg->g.retained[v[i]];
+            continue;
+        }
         sh_row_add(sh, v[i]);
+        shown += hg->g.retained[v[i]];
+        n_shown++;
         fprintf(sh->out, "%4u  %10s %8" PRIu64 "  %s\n", i + 1,
                 sh_bytes(b1, sizeof b1, hg->g.retained[v[i]]),
                 hg->g.off[v[i] + 1] - hg->g.off[v[i]],
                 lh_heapgraph_node_name(hg, v[i], name, sizeof name));
     }
-    fprintf(sh->out, "%u roots retain %s of %s live\n", hg->n_roots,
-            sh_bytes(b1, sizeof b1, hg->g.retained[hg->g.super] -
-                                        hg->class_bytes[LH_CLASS_DEFINITE] -
-                                        hg->class_bytes[LH_CLASS_INDIRECT]),
-            sh_bytes(name, sizeof name, hg->live_bytes));
+    /* A block reachable from two roots is retained by neither alone (dominators): the rows
+     * add up to the total only with that shared part, so the line says what it is. */
+    uint64_t reach = hg->g.retained[hg->g.super] - hg->class_bytes[LH_CLASS_DEFINITE] -
+                     hg->class_bytes[LH_CLASS_INDIRECT];
+    uint64_t shared = reach > shown + others ? reach - shown - others : 0;
+    char b2[32], b3[32], b4[32];
+    fprintf(sh->out, "%u roots reach %s of %s live: the %u above retain %s on their own, the "
+                     "other %u %s, and %s is reachable from more than one root\n",
+            hg->n_roots, sh_bytes(b1, sizeof b1, reach),
+            sh_bytes(name, sizeof name, hg->live_bytes), n_shown, sh_bytes(b2, sizeof b2, shown),
+            hg->n_roots - n_shown, sh_bytes(b3, sizeof b3, others),
+            sh_bytes(b4, sizeof b4, shared));
     free(v);
     return 0;
 }
