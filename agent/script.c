@@ -66,6 +66,8 @@ static int tried_perl, tried_python;
  * Detection
  * ----------------------------------------------------------------------------------- */
 
+static int reserve_table(void);
+
 static void
 found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc, ended_fn ended)
 {
@@ -73,7 +75,8 @@ found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc, ended_fn e
         return;
     }
     interps[n_interps++] = *info;
-    if (info->status == LH_INTERP_RECORDED && !reader_capture && sft.slots) {
+    if (info->status == LH_INTERP_RECORDED && !reader_capture &&
+        (sft.slots || reserve_table() == 0)) {
         reader_capture = cap;
         reader_describe = desc;
         reader_ended = ended;
@@ -104,20 +107,29 @@ detect_all(void)
     }
 }
 
-void
-lh_script_init(void)
+/* The frame table, reserved (address space only, touched as it fills) when a readable
+ * interpreter is found: programs without one pay nothing. */
+static int
+reserve_table(void)
 {
     size_t n_slots = (size_t)SF_MAX_ENTRIES * 2;
-    sft.slots = lh_sys_map(n_slots * sizeof(uint32_t));
+    _Atomic uint32_t *slots = lh_sys_map(n_slots * sizeof(uint32_t));
     sft.entries = lh_sys_map((size_t)SF_MAX_ENTRIES * sizeof(sf_entry_t));
     sft.arena = lh_sys_map(SF_ARENA_BYTES);
-    if (!sft.slots || !sft.entries || !sft.arena) {
+    if (!slots || !sft.entries || !sft.arena) {
         lh_sys_log("cannot reserve memory for script frames; recording native frames only",
                    "", "");
-        sft.slots = NULL;
+        return -1;
     }
     sft.slot_mask = (uint32_t)n_slots - 1;
     atomic_flag_clear(&sft.lock);
+    sft.slots = slots;
+    return 0;
+}
+
+void
+lh_script_init(void)
+{
     detect_all();
 }
 
