@@ -15,10 +15,6 @@
 #include "html.h"
 #include "load.h"
 
-#ifndef LH_VERSION
-#define LH_VERSION "0.0.0"
-#endif
-
 #define HTML_COLUMNS 400
 #define HTML_GROWTH_ROWS 15
 

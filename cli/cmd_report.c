@@ -251,7 +251,6 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (supp.n) {
         lh_report_suppress(&rep, &supp, a.top);
     }
-    lh_supp_fini(&supp);
     rep.rss = &rss;
     /* A trace on standard input has no directory: its snapshots' contents files cannot be
      * found, so there is no reference graph to read. */
@@ -263,6 +262,12 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         } else {
             rep.split = &split;
         }
+    }
+    /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
+    rc = rep.split ? lh_leak_split_suppress(&split, &supp, t, sym, err) : 0;
+    lh_supp_fini(&supp);
+    if (rc < 0) {
+        goto done;
     }
     print_warnings(lh_trace_warnings(t));
     print_warnings(lh_sym_warnings(sym));
