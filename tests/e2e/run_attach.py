@@ -201,7 +201,8 @@ def case_server(ctx):
         ctx.check(srv.alive() and tracer(srv.pid) == 0, "server running, not traced, after "
                   "the detach", "alive, TracerPid 0", "state %s, TracerPid %s"
                   % (state(srv.pid), tracer(srv.pid)))
-        ctx.check("paused by gdb" in out, "attach's summary line", "paused by gdb ...", out)
+        ctx.check("stopped by gdb about" in out, "attach's summary line",
+                  "stopped by gdb about ...", out)
         heap2 = srv.heap()
         last = srv.requests(N_AFTER)
         heap3 = srv.heap()
