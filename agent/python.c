@@ -940,6 +940,12 @@ lh_python_detect(lh_interp_info_t *info)
         say(head, why, ": recording native frames only");
         goto out;
     }
+    const char *want = getenv("LEAKHOUND_PYTHON_FRAMES");
+    if (want && strcmp(want, "0") == 0) {
+        say("python ", py_info.version,
+            ": Python frames turned off (LEAKHOUND_PYTHON_FRAMES=0): native frames only");
+        goto out;
+    }
     if (maps_init() < 0) {
         say("python ", py_info.version, ": no memory for the frame reader: native frames only");
         goto out;
