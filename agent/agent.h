@@ -22,7 +22,7 @@
 
 #include "stacks.h"
 
-#define LH_AGENT_VERSION "0.1.0"
+#define LH_AGENT_VERSION LH_VERSION /* from CMakeLists.txt: project(VERSION) */
 
 /* Every function the program can call (the interposed libc names, include/leakhound.h:
  * LH_ENTRY) and every callback glibc runs on the program's stack (exit handlers, ELF
@@ -136,6 +136,7 @@ typedef struct lh_agent {
     pid_t pid;
     pid_t ppid;
     pid_t parent_pid; /* nonzero in a fork child */
+    int is_attached;  /* started by `leakhound attach` (attach.c), not at program start */
     atomic_uint gen;  /* trace-file generation: 1, bumped in each fork child */
     char exe[LH_PATH_MAX];
     char progname[256];

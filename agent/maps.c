@@ -214,6 +214,12 @@ lh_maps_init(void)
     return known && rec_arena && scratch ? 0 : -1;
 }
 
+uint64_t
+lh_maps_loads(void)
+{
+    return __atomic_load_n(&last_adds, __ATOMIC_RELAXED);
+}
+
 void
 lh_maps_scan(int force)
 {

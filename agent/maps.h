@@ -11,6 +11,8 @@ int lh_maps_init(void);
 /* Writes MODULE records for modules loaded or unloaded since the last scan; force: scan
  * even when the loader's counters did not move. Guard held, no agent lock held. */
 void lh_maps_scan(int force);
+/* How many module loads the scans have seen so far (grows with each dlopen seen). */
+uint64_t lh_maps_loads(void);
 /* Repeats every known module into a new file: the output's opener (writer lock held, no
  * loader calls). */
 void lh_maps_emit_all_locked(void);

@@ -67,6 +67,7 @@
 static const unsigned *thr_key_p;
 static void *const *curinterp_p;
 static int is_main_program; /* perl is the program, not embedded in another one */
+static int interp_gone;      /* the main interpreter was freed (embedded perl, perl_free) */
 
 static inline uintptr_t
 rd_ptr(uintptr_t a)
@@ -241,7 +242,7 @@ lh_perl_detect(lh_interp_info_t *info)
 static uintptr_t
 current_interp(void)
 {
-    if (!curinterp_p || !*curinterp_p) {
+    if (!curinterp_p || !*curinterp_p || __atomic_load_n(&interp_gone, __ATOMIC_RELAXED)) {
         return 0;
     }
     uintptr_t my_perl = (uintptr_t)pthread_getspecific((pthread_key_t)*thr_key_p);
@@ -256,10 +257,20 @@ current_interp(void)
     return my_perl;
 }
 
+void
+lh_perl_freed(const void *p)
+{
+    /* perl_free frees the interpreter but leaves PL_curinterp and the thread's key pointing
+     * at it: from then on nothing of it may be read (its memory is reused). */
+    if (curinterp_p && p && p == *curinterp_p) {
+        __atomic_store_n(&interp_gone, 1, __ATOMIC_RELAXED);
+    }
+}
+
 int
 lh_perl_ended(int *status)
 {
-    if (!is_main_program || !curinterp_p) {
+    if (!is_main_program || !curinterp_p || __atomic_load_n(&interp_gone, __ATOMIC_RELAXED)) {
         return 0;
     }
     uintptr_t main_perl = (uintptr_t)*curinterp_p;

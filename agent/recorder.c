@@ -12,6 +12,7 @@
 #include "recorder.h"
 
 #include "agent.h"
+#include "boundary.h"
 #include "enc.h"
 #include "format.h"
 #include "fork.h"
@@ -73,6 +74,7 @@ lh_recorder_free(void *p)
     lh_rec_t r;
     int saved = errno;
     if (lh_script_on) {
+        lh_script_freed(p);
         lh_script_check_end(); /* before: a free in global destruction is not recorded */
     }
     lh_tls.guard = 1;
@@ -260,7 +262,7 @@ lh_recorder_finish(int kind, int status)
             lh_write_rss(1);
         }
         if (lh_g.cfg.snapshot_at_exit) {
-            lh_snapshot_take("exit", LH_SNAP_EXIT, 0);
+            lh_snapshot_take_at("exit", LH_SNAP_EXIT, 0, lh_boundary_exit_sp());
         }
         lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }
@@ -383,4 +385,48 @@ lh_recorder_begin(void)
     atomic_store(&lh_g.state, LH_ST_RECORDING);
     lh_maps_scan(1);
     lh_ticker_start();
+}
+
+/* -------------------------------------------------------------------------------------
+ * Again in the same process (a second attach), and the end of an attach
+ * ----------------------------------------------------------------------------------- */
+int
+lh_recorder_restart(void)
+{
+    /* Memory, stacks and modules stay from the first start; like a fork child, the new
+     * trace gets fresh buffers and counters, and stacks and modules are written again. */
+    lh_output_after_fork();
+    lh_slots_after_fork();
+    lh_ticker_after_fork();
+    atomic_fetch_add(&lh_g.gen, 1);
+    lh_stacks_after_fork(&lh_g.stacks);
+    lh_script_after_fork();
+    lh_maps_after_fork();
+    lh_sys_clock_init(lh_g.cfg.clock);
+    read_identity();
+    lh_g.parent_pid = 0;
+    atomic_store(&lh_g.n_pre_init, 0);
+    if (lh_output_open() != 0) {
+        atomic_store(&lh_g.state, LH_ST_STOPPED);
+        return -1;
+    }
+    if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
+        lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
+        lh_g.cfg.sample_rate = 0;
+    }
+    lh_recorder_sampling = lh_g.cfg.sample_rate > 0;
+    return 0;
+}
+
+int
+lh_recorder_detach(void)
+{
+    int saved = lh_tls.guard; /* this thread is the program's: it records at a next attach */
+    lh_recorder_finish(LH_EXIT_DETACH, 0);
+    lh_tls.guard = 1;
+    int rc = lh_ticker_stop();
+    lh_snapshot_reap(1);
+    lh_output_close();
+    lh_tls.guard = saved;
+    return rc;
 }

@@ -173,6 +173,14 @@ lh_script_check_end(void)
 }
 
 void
+lh_script_freed(const void *p)
+{
+    if (reader_lang == LH_LANG_PERL) {
+        lh_perl_freed(p);
+    }
+}
+
+void
 lh_script_after_fork(void)
 {
     atomic_flag_clear(&sft.lock);
@@ -273,6 +281,33 @@ sf_intern(lh_sframe_t *f)
     return v;
 }
 
+/* The calling thread's last script stack: in a loop the same statement allocates again
+ * and again, and comparing the captured keys with the last ones is cheaper than interning
+ * every frame and the pair again. Only short stacks are kept (initial-exec TLS is scarce). */
+#define LAST_MAX 16
+typedef struct last_stack {
+    uint32_t native_id, epoch, gen, id;
+    uint32_t n;
+    uintptr_t keys[2 * LAST_MAX];
+} last_stack_t;
+static __thread last_stack_t last_tls __attribute__((tls_model("initial-exec")));
+
+static int
+same_as_last(const last_stack_t *l, const lh_sframe_t *fr, int n, uint32_t native_id,
+             uint32_t epoch, uint32_t gen)
+{
+    if (!l->id || l->n != (uint32_t)n || l->native_id != native_id || l->epoch != epoch ||
+        l->gen != gen) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (l->keys[2 * i] != fr[i].key || l->keys[2 * i + 1] != fr[i].key2) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 void
 lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
 {
@@ -287,6 +322,14 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
     if (n <= 0) {
         return;
     }
+    uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+    last_stack_t *last = &last_tls;
+    if (same_as_last(last, fr, n, native_id, epoch, gen)) {
+        ss->id = last->id; /* emitted in this file already: its first use wrote it */
+        ss->native_id = native_id;
+        ss->epoch = epoch;
+        return;
+    }
     uint64_t key[LH_SCRIPT_MAX + 1];
     key[0] = (uint64_t)native_id | COMBINED_TAG;
     for (int i = 0; i < n; i++) {
@@ -297,7 +340,6 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
         ss->ids[i] = id;
         key[i + 1] = id;
     }
-    uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
     int emit = 0;
     uint32_t id = lh_stacks_intern(&lh_g.stacks, key, (uint32_t)n + 1, epoch, gen, &emit);
     if (!id) {
@@ -308,6 +350,19 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
     ss->epoch = epoch;
     ss->emit = emit;
     ss->n = (uint32_t)n;
+    if (n <= LAST_MAX) {
+        last->id = id;
+        last->native_id = native_id;
+        last->epoch = epoch;
+        last->gen = gen;
+        last->n = (uint32_t)n;
+        for (int i = 0; i < n; i++) {
+            last->keys[2 * i] = fr[i].key;
+            last->keys[2 * i + 1] = fr[i].key2;
+        }
+    } else {
+        last->id = 0;
+    }
 }
 
 static int

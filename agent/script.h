@@ -71,6 +71,9 @@ void lh_perl_describe(lh_sframe_t *f, char *buf, size_t cap);
  * exit status it will return; 0 otherwise (and always 0 for an interpreter embedded in
  * another program, whose teardown is not the program's exit). */
 int lh_perl_ended(int *status);
+/* freed: AS-safe; p is being freed: when it is the interpreter itself (an embedding program
+ * calling perl_free and going on), the reader stops reading it for good. */
+void lh_perl_freed(const void *p);
 
 int lh_python_detect(lh_interp_info_t *info) __attribute__((weak));
 int lh_python_capture(lh_sframe_t *out, int max) __attribute__((weak));
@@ -98,6 +101,9 @@ extern int lh_script_on;
  * recorded. Cheap: one flag test, and two loads in the reader. Not AS-safe when it fires
  * (it flushes), so only from recorder.c's event paths with the guard released. */
 void lh_script_check_end(void);
+
+/* Called for every recorded free while a reader is active (before the real free). AS-safe. */
+void lh_script_freed(const void *p);
 
 /* The script part of one stack, between lh_script_stack and lh_script_emit. */
 typedef struct lh_script_stack {

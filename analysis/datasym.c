@@ -377,3 +377,41 @@ lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     ds->vt_n++;
     return cls;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * Symbols by name (an interpreter's globals: PL_curinterp, _PyRuntime)
+ * ------------------------------------------------------------------------------------- */
+
+int
+lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *name, uint64_t epoch,
+                uint64_t *addr)
+{
+    size_t plen = strlen(module_prefix);
+    for (size_t mi = 0; mi < ds->mods->n; mi++) {
+        const lh_module_t *md = &ds->mods->mods[mi];
+        if (md->epoch_loaded > epoch || md->epoch_unloaded <= epoch) {
+            continue;
+        }
+        const char *path = module_path(ds, (long)mi);
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        if (strncmp(base, module_prefix, plen) != 0) {
+            continue;
+        }
+        dmod_t *m = module_open(ds, (long)mi);
+        if (!m || !m->mod) {
+            continue;
+        }
+        int n = dwfl_module_getsymtab(m->mod);
+        for (int i = 1; i < n; i++) {
+            GElf_Sym sym;
+            GElf_Addr a;
+            const char *s = dwfl_module_getsym_info(m->mod, i, &sym, &a, NULL, NULL, NULL);
+            if (s && sym.st_shndx != SHN_UNDEF && strcmp(s, name) == 0) {
+                *addr = a;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}

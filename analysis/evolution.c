@@ -80,8 +80,50 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
     return 0;
 }
 
+/* 1 when a rule of supp matches stack id (supp may be NULL), 0, or LH_ENOMEM. */
+static int
+suppressed(lh_collect_t *c, const lh_supp_t *supp, uint32_t id, lh_err_t *err)
+{
+    const lh_site_t *site;
+    if (!supp || !supp->n) {
+        return 0;
+    }
+    int rc = lh_collect_site(c, id, &site, err);
+    return rc < 0 ? rc : lh_supp_match(supp, site->frames, site->n_frames) >= 0;
+}
+
+/* The growth of every stack over the marks, else the snapshots taken while running (an
+ * array of lh_collect_n_stacks() entries, or NULL on LH_ENOMEM); *n_points and *kind say
+ * which (n_points < 2: no growth). */
+static lh_cgrowth_t *
+growth_of_stacks(const lh_collect_t *c, int *n_points, int *kind, lh_err_t *err)
+{
+    size_t ns = lh_collect_n_stacks(c);
+    lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
+    *n_points = 0;
+    *kind = 0;
+    if (!g) {
+        lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
+        return NULL;
+    }
+    for (int k = 0; k < 2; k++) {
+        int n = lh_collect_growth(c, k, g, err);
+        if (n < 0) {
+            free(g);
+            return NULL;
+        }
+        if (n >= 2) {
+            *n_points = n;
+            *kind = k;
+            break;
+        }
+    }
+    return g;
+}
+
 int
-lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, lh_err_t *err)
+lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
+                   const lh_supp_t *supp, lh_err_t *err)
 {
     size_t ns = lh_collect_n_stacks(c);
     uint64_t start = lh_collect_start_ns(c);
@@ -113,6 +155,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, 
                               "lh_snapshot, or leakhound run --snapshot-every): use --x time");
         }
         snapshots = n_m == 0;
+        e->x_snapshots = snapshots;
         e->n = n_m ? n_m : n_s;
         if (marks_values(c, snapshots, max, NULL, e->n, NULL, 0, e) < 0) {
             free(max);
@@ -132,7 +175,14 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, 
     }
     size_t nr = 0;
     for (uint32_t id = 0; id < ns; id++) {
-        if (max[id]) {
+        int sup = max[id] ? suppressed(c, supp, id, err) : 0;
+        if (sup < 0) {
+            free(max);
+            free(ranks);
+            lh_evolution_fini(e);
+            return sup;
+        }
+        if (max[id] && !sup) {
             ranks[nr++] = (rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
         }
     }
@@ -150,21 +200,35 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks, 
     if (!vals) {
         goto fail;
     }
+    int n_gp, g_kind;
+    lh_cgrowth_t *gr = growth_of_stacks(c, &n_gp, &g_kind, err);
+    if (!gr) {
+        free(vals);
+        free(max);
+        free(ranks);
+        free(ids);
+        lh_evolution_fini(e);
+        return LH_ENOMEM;
+    }
     for (size_t k = 0; k < e->n_series; k++) {
         lh_evo_series_t *s = &e->series[k];
         s->stack_id = ids[k] = ranks[k].id;
         s->max = ranks[k].max;
+        s->trend = n_gp >= 2 ? gr[s->stack_id].trend.kind : LH_TREND_NONE;
         if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes))) {
             free(vals);
+            free(gr);
             goto fail;
         }
         vals[k] = s->bytes;
         int rc = lh_collect_site(c, s->stack_id, &s->site, err);
         if (rc < 0) {
             free(vals);
+            free(gr);
             goto fail;
         }
     }
+    free(gr);
     if (x_marks) {
         if (marks_values(c, snapshots, NULL, vals, e->n, ids, e->n_series, e) < 0) {
             free(vals);
@@ -272,31 +336,24 @@ cmp_grow(const void *a, const void *b)
 }
 
 int
-lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err)
+lh_growth_rank(lh_growth_rank_t *r, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
 {
     size_t ns = lh_collect_n_stacks(c);
-    lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
     memset(r, 0, sizeof *r);
+    lh_cgrowth_t *g = growth_of_stacks(c, &r->n_points, &r->over_snapshots, err);
     if (!g || !(r->v = malloc((ns ? ns : 1) * sizeof *r->v))) {
         free(g);
         return lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
     }
-    for (int kind = 0; kind < 2; kind++) {
-        int k = lh_collect_growth(c, kind, g, err);
-        if (k < 0) {
+    for (uint32_t id = 0; r->n_points >= 2 && id < ns; id++) {
+        int sup = g[id].growing ? suppressed(c, supp, id, err) : 0;
+        if (sup < 0) {
             free(g);
             lh_growth_rank_fini(r);
-            return k;
+            return sup;
         }
-        if (k >= 2) {
-            r->n_points = k;
-            r->over_snapshots = kind;
-            for (uint32_t id = 0; id < ns; id++) {
-                if (g[id].growing) {
-                    r->v[r->n++] = (lh_grow_site_t){id, g[id]};
-                }
-            }
-            break;
+        if (g[id].growing && !sup) {
+            r->v[r->n++] = (lh_grow_site_t){id, g[id]};
         }
     }
     free(g);

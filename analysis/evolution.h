@@ -13,12 +13,16 @@
 
 #include "collect.h"
 #include "err.h"
+#include "growth.h"
+#include "suppress.h"
 
 typedef struct lh_evo_series {
     uint32_t stack_id;
     const lh_site_t *site;  /* owned by the collector */
     uint64_t *bytes;        /* per x */
     uint64_t max;
+    lh_trend_t trend;       /* its class in the growth model (growth.h), over the marks, else
+                               the snapshots taken while running; NONE with fewer than 2 */
 } lh_evo_series_t;
 
 typedef struct lh_evo_line {
@@ -29,6 +33,7 @@ typedef struct lh_evo_line {
 
 typedef struct lh_evolution {
     int x_marks;            /* x is the mark number (1-based), else seconds since start */
+    int x_snapshots;        /* x_marks, and the points are snapshots (no marks) */
     size_t n;               /* points on the x axis */
     double *x;
     uint64_t *total;        /* live heap at each x */
@@ -45,9 +50,10 @@ typedef struct lh_evolution {
 
 /* Builds the model with the top `top` sites (at most 12). x_marks: one point per mark (or
  * per snapshot when there are no marks); returns LH_EINVAL when the trace has neither.
- * Returns 0, LH_EINVAL or LH_ENOMEM. */
+ * Stacks a rule of supp matches (supp may be NULL) are never drawn on their own: they are
+ * in "other sites". Returns 0, LH_EINVAL or LH_ENOMEM. */
 int lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
-                       lh_err_t *err);
+                       const lh_supp_t *supp, lh_err_t *err);
 void lh_evolution_fini(lh_evolution_t *e);
 
 /* The growth ranking: the stacks that grow over the marks (over the snapshots taken while
@@ -65,7 +71,8 @@ typedef struct lh_growth_rank {
     int over_snapshots;
 } lh_growth_rank_t;
 
-int lh_growth_rank(lh_growth_rank_t *r, const lh_collect_t *c, lh_err_t *err);
+/* Stacks a rule of supp matches (supp may be NULL) are left out. */
+int lh_growth_rank(lh_growth_rank_t *r, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err);
 void lh_growth_rank_fini(lh_growth_rank_t *r);
 
 #endif /* LH_EVOLUTION_H */

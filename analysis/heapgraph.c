@@ -549,7 +549,8 @@ static int
 read_contents(lh_heapgraph_t *hg, lh_err_t *err)
 {
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
-    lh_snapfile_opts_t so = {keep_word, hg, 0};
+    /* The pages of mode full stay: the language heap decoders read them (objheap.h). */
+    lh_snapfile_opts_t so = {keep_word, hg, 1};
     if (s->mode == LH_CONTENTS_NONE || !s->file) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
                  "snapshot %zu '%s' has no contents; run with --snapshot-contents pointers "

@@ -3,6 +3,7 @@
  * leaksplit.c: the LEAK SUMMARY of `leakhound report`, from the exit snapshot's graph.
  */
 #include "leaksplit.h"
+#include "objheap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "format.h"
 #include "heapgraph.h"
+#include "report.h"
 
 void
 lh_leak_split_init(lh_leak_split_t *ls)
@@ -53,6 +55,14 @@ lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t
         rc = lh_err_set(err, LH_EFORMAT, "no leak summary: %s", hg->no_graph_why);
         goto done;
     }
+    /* A perl (python) heap: the blocks its objects are made of are not leaks of their own
+     * (objheap.h); a heap that does not decode leaves the classes as they are. */
+    lh_objheap_t *oh = NULL;
+    lh_err_t e2 = {{0}};
+    if (lh_objheap_open(hg, &oh, &e2) == 0) {
+        lh_objheap_claim(oh);
+        lh_objheap_free(oh);
+    }
     size_t n = 1;
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         if (hg->blocks[b].stack_id >= n) {
@@ -92,4 +102,35 @@ lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id)
         }
     }
     return NULL;
+}
+
+int
+lh_leak_split_suppress(lh_leak_split_t *ls, const lh_supp_t *supp, const lh_trace_t *t,
+                       lh_symbolizer_t *sym, lh_err_t *err)
+{
+    for (size_t id = 0; ls->present && supp && supp->n && id < ls->n_stacks; id++) {
+        lh_class_counts_t *c = &ls->by_stack[id];
+        uint64_t any = 0;
+        for (int k = 0; k < LH_CLASS_COUNT; k++) {
+            any |= c->blocks[k];
+        }
+        if (!any) {
+            continue;
+        }
+        lh_site_t site = {0};
+        site.stack_id = (uint32_t)id;
+        int rc = lh_site_symbolize(&site, t, sym, err);
+        if (rc < 0) {
+            return rc;
+        }
+        if (lh_supp_match(supp, site.frames, site.n_frames) >= 0) {
+            for (int k = 0; k < LH_CLASS_COUNT; k++) {
+                ls->total.blocks[k] -= c->blocks[k];
+                ls->total.bytes[k] -= c->bytes[k];
+            }
+            memset(c, 0, sizeof *c);
+        }
+        lh_site_fini(&site);
+    }
+    return 0;
 }

@@ -210,6 +210,16 @@ typedef struct lh_objheap {
 int lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err);
 void lh_objheap_free(lh_objheap_t *oh);
 
+/* The native view of a language heap: the malloc blocks that make up the objects (an
+ * SV's string buffer, a hash's buckets, SV and body arenas, the interpreter struct) are not
+ * leaks of their own. Reclassifies them in oh->hg (g.cls, class_blocks, class_bytes): a
+ * block owned by a reachable object, interpreter storage (LH_OBJOWN_ARENA), and every
+ * block those reach through the block graph (interior pointers too: op slabs, pad names,
+ * regex programs, an XS struct) unless it belongs to an unreachable object, become "still
+ * reachable"; the blocks of unreachable objects keep their class. Returns the number of
+ * blocks reclassified (0 also when out of memory). Idempotent. */
+uint32_t lh_objheap_claim(lh_objheap_t *oh);
+
 /* The object at or containing addr (its head: [addr, addr + head size) is not tracked, so
  * only the exact start), or LH_NODE_NONE. */
 uint32_t lh_objheap_find(const lh_objheap_t *oh, uint64_t addr);
@@ -265,6 +275,13 @@ int lh_objheap_add_root(lh_objheap_t *oh, int kind, const char *name, uint64_t d
  * interpreter storage (LH_OBJOWN_ARENA: SV arenas, body arenas, the interpreter struct).
  * Unknown addresses (not in a live block) are ignored: bodies may live in arenas. */
 int lh_objheap_own(lh_objheap_t *oh, int64_t obj, uint64_t addr);
+
+/* The builder without a decoder (tests, and decoders run by hand): lh_objheap_begin makes
+ * an empty heap of language lang over hg for the calls above (release with
+ * lh_objheap_free); lh_objheap_end resolves it as lh_objheap_open does at its end (nodes by
+ * address, edges, names, roots, ownership, the refgraph). Returns 0 or LH_ENOMEM. */
+int lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err);
+int lh_objheap_end(lh_objheap_t *oh, lh_err_t *err);
 
 /* Decoder entry points, called by lh_objheap_open in turn. Each returns 1 when it found its
  * interpreter (and filled oh, or set oh->note), 0 when the snapshot has none, or LH_E*. */

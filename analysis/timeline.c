@@ -903,31 +903,54 @@ nomem:
     return oom(err);
 }
 
+/* The growth model's class of every site (an array of tl->n_sites entries), or NULL: fewer
+ * than 2 points (*rc 0) or no memory (*rc LH_ENOMEM). */
+static uint8_t *
+trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
+{
+    lh_growth_opts_t o = {kind, 1};
+    lh_growth_t g;
+    *rc = lh_timeline_growth(tl, &o, &g, err);
+    if (*rc < 0) {
+        /* fewer than 2 points, or no series: no trend to tell, not an error of the caller */
+        *rc = *rc == LH_ENOMEM ? *rc : 0;
+        return NULL;
+    }
+    uint8_t *map = calloc(tl->n_sites ? tl->n_sites : 1, 1);
+    if (!map) {
+        *rc = oom(err);
+    }
+    for (size_t j = 0; map && j < g.n_sites; j++) {
+        map[g.sites[j].stack_id] = (uint8_t)g.sites[j].trend.kind;
+    }
+    lh_growth_fini(&g);
+    return map;
+}
+
 int
 lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
 {
-    lh_growth_opts_t o = {d->kind, 1};
-    lh_growth_t g;
-    int rc = lh_timeline_growth(tl, &o, &g, err);
-    if (rc < 0) {
-        /* fewer than 2 points, or no series: no trend to tell, not an error of the diff */
-        return rc == LH_ENOMEM ? rc : 0;
-    }
-    uint8_t *kind = calloc(tl->n_sites ? tl->n_sites : 1, 1);
-    if (!kind) {
-        lh_growth_fini(&g);
-        return oom(err);
-    }
-    for (size_t j = 0; j < g.n_sites; j++) {
-        kind[g.sites[j].stack_id] = (uint8_t)g.sites[j].trend.kind;
-    }
-    for (size_t i = 0; i < d->n_sites; i++) {
+    int rc;
+    uint8_t *map = trend_map(tl, d->kind, &rc, err);
+    for (size_t i = 0; map && i < d->n_sites; i++) {
         uint32_t id = d->sites[i].stack_id;
-        d->sites[i].trend = id < tl->n_sites ? (lh_trend_t)kind[id] : LH_TREND_NONE;
+        d->sites[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
     }
-    free(kind);
-    lh_growth_fini(&g);
-    return 0;
+    free(map);
+    return rc;
+}
+
+int
+lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
+{
+    int rc;
+    uint8_t *map = trend_map(tl, c->kind, &rc, err);
+    for (size_t i = 0; map && i < c->n_groups; i++) {
+        size_t id = c->groups[i].group;
+        c->groups[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+    }
+    free(map);
+    return rc;
 }
 
 void

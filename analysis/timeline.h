@@ -226,6 +226,7 @@ typedef struct lh_count_group {
     uint64_t max;              /* sum of the member sites' peaks (orders ties) */
     size_t n_sites;            /* member sites live at some point */
     uint32_t first_stack;      /* the member site with the smallest id */
+    lh_trend_t trend;          /* grouped by site: its growth class (lh_counts_trends) */
 } lh_count_group_t;
 
 typedef struct lh_counts {
@@ -248,6 +249,9 @@ int lh_timeline_site_active(const lh_timeline_t *tl, uint32_t id);
 int lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t *group_of,
                        size_t n_groups, size_t top, lh_counts_t *out, lh_err_t *err);
 void lh_counts_fini(lh_counts_t *c);
+/* For counts grouped by site (group = stack id): sets each group's trend from the growth
+ * model over the counts' kind. Returns 0 or LH_ENOMEM. */
+int lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err);
 
 /* ---------------------------------------------------------------------------------------
  * Temporary allocations (needs opts.temporary)

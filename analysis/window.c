@@ -20,6 +20,7 @@ lh_window_fini(lh_window_t *w)
 {
     lh_window_truncate(w, 0);
     free(w->v);
+    free(w->tmp);
     lh_window_init(w);
 }
 
@@ -32,6 +33,7 @@ lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
         memmove(w->v, w->v + w->pos, (w->n - w->pos) * sizeof *w->v);
         w->n -= w->pos;
         w->ready -= w->pos;
+        w->sorted -= w->pos;
         w->pos = 0;
     }
     if (w->n == w->cap) {
@@ -68,6 +70,9 @@ lh_window_truncate(lh_window_t *w, size_t n_pending)
     if (w->ready > w->n) {
         w->ready = w->n;
     }
+    if (w->sorted > w->n) {
+        w->sorted = w->n;
+    }
 }
 
 static int
@@ -86,6 +91,81 @@ cmp_pending(const void *a, const void *b)
     return 0;
 }
 
+static inline int
+before(const lh_pending_t *x, const lh_pending_t *y)
+{
+    if (x->ev.ts_ns != y->ev.ts_ns) {
+        return x->ev.ts_ns < y->ev.ts_ns;
+    }
+    if (x->seq != y->seq) {
+        return x->seq < y->seq;
+    }
+    return x->idx < y->idx;
+}
+
+#define MAX_RUNS 512
+
+/* Sorts v[0, n), whose prefix [0, sorted) is in order, by merging its sorted runs pairwise
+ * (a natural merge sort). Returns 0, or -1 when it would not pay (too many runs) or the
+ * merge buffer cannot be had: the caller sorts another way. */
+static int
+merge_runs(lh_window_t *w)
+{
+    size_t runs[MAX_RUNS + 1];
+    size_t nr = 0;
+    runs[nr++] = 0;
+    for (size_t i = w->sorted > 1 ? w->sorted : 1; i < w->n; i++) {
+        if (before(&w->v[i], &w->v[i - 1])) {
+            if (nr == MAX_RUNS) {
+                return -1;
+            }
+            runs[nr++] = i;
+        }
+    }
+    if (nr == 1) {
+        return 0;
+    }
+    if (w->tmp_cap != w->cap) { /* the same size as v: the two may swap places */
+        lh_pending_t *t = realloc(w->tmp, w->cap * sizeof *t);
+        if (!t) {
+            return -1;
+        }
+        w->tmp = t;
+        w->tmp_cap = w->cap;
+    }
+    runs[nr] = w->n;
+    lh_pending_t *src = w->v, *dst = w->tmp;
+    while (nr > 1) {
+        size_t out = 0;
+        for (size_t r = 0; r < nr; r += 2) { /* runs[nr] is the end: n */
+            size_t a = runs[r], am = runs[r + 1];
+            size_t k = a;
+            runs[out++] = a;
+            if (r + 1 == nr) { /* an odd run out: copied as is */
+                memcpy(dst + a, src + a, (am - a) * sizeof *src);
+                continue;
+            }
+            size_t b = am, bm = runs[r + 2];
+            while (a < am && b < bm) {
+                dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];
+            }
+            memcpy(dst + k, src + a, (am - a) * sizeof *src);
+            k += am - a;
+            memcpy(dst + k, src + b, (bm - b) * sizeof *src);
+        }
+        runs[out] = w->n;
+        nr = out;
+        lh_pending_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w->v) { /* the result is in the merge buffer: swap the two arrays */
+        w->tmp = w->v;
+        w->v = src;
+    }
+    return 0;
+}
+
 /* Moves the undelivered entries to the front and sorts them. */
 static void
 compact_sort(lh_window_t *w)
@@ -93,11 +173,13 @@ compact_sort(lh_window_t *w)
     if (w->pos) {
         memmove(w->v, w->v + w->pos, (w->n - w->pos) * sizeof *w->v);
         w->n -= w->pos;
+        w->sorted = w->sorted > w->pos ? w->sorted - w->pos : 0;
         w->pos = 0;
     }
-    if (w->n > 1) {
+    if (w->n > 1 && merge_runs(w) != 0) {
         lh_qsort(w->v, w->n, sizeof *w->v, cmp_pending);
     }
+    w->sorted = w->n;
 }
 
 void

@@ -185,6 +185,9 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_counts = 1;
+    if (!a.by_function && (rc = lh_counts_trends(p.tl, &c, err)) < 0) {
+        goto done;
+    }
     ids = malloc((c.n_shown ? c.n_shown : 1) * sizeof *ids);
     shown_names = malloc((c.n_shown ? c.n_shown : 1) * sizeof *shown_names);
     if (!ids || !shown_names) {

@@ -15,10 +15,6 @@
 #include "html.h"
 #include "load.h"
 
-#ifndef LH_VERSION
-#define LH_VERSION "0.0.0"
-#endif
-
 #define HTML_COLUMNS 400
 #define HTML_GROWTH_ROWS 15
 
@@ -30,7 +26,9 @@ const char lh_cmd_html_usage[] =
     "top sites with their stacks, the functions, and the growth ranking when the trace has\n"
     "marks or snapshots.\n"
     "  -o, --output OUT.html  the file to write (- for standard output)\n"
-    "  --top N           sites in the table (default 20)\n";
+    "  --top N           sites in the table (default 20)\n"
+    "  --suppressions FILE, --default-suppressions  leave suppressed stacks out of the\n"
+    "                    tables, the flame graph and the growth ranking\n";
 
 int
 lh_cmd_html(int argc, char **argv, lh_err_t *err)
@@ -62,29 +60,40 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     const lh_site_t **gsites = NULL;
     int have_rep = 0, have_f = 0, have_t = 0, have_e = 0, have_g = 0;
     char cwd[PATH_MAX], prog[256], ptitle[512], psub[512], ftitle[512];
+    lh_supp_t supp;
     co.n_columns = HTML_COLUMNS;
+    if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
+        return rc;
+    }
+    const lh_supp_t *sp = supp.n ? &supp : NULL;
+    if (sp) {
+        ro.top = 0; /* every site, filtered, then cut to --top */
+    }
     if ((rc = lh_load_run(&la, &co, &c, err)) < 0 ||
         (rc = lh_report_build(&rep, lh_collect_trace(c), lh_collect_replay(c),
                               lh_collect_symbolizer(c), &ro, err)) < 0) {
         goto done;
     }
     have_rep = 1;
-    if ((rc = lh_funcs_build(&f, c, NULL, err)) < 0) {
+    if (sp) {
+        lh_report_suppress(&rep, &supp, top);
+    }
+    if ((rc = lh_funcs_build(&f, c, sp, err)) < 0) {
         goto done;
     }
     have_f = 1;
     lh_funcs_sort(&f, 0, LH_METRIC_LEAKED);
     /* the flame graph shows what leaked, or what was live at the peak for a clean program */
     lh_tree_opts_t to = {f.total.leaked ? LH_METRIC_LEAKED : LH_METRIC_PEAK, 0, NULL};
-    if ((rc = lh_tree_build(&t, c, &f, NULL, &to, err)) < 0) {
+    if ((rc = lh_tree_build(&t, c, &f, sp, &to, err)) < 0) {
         goto done;
     }
     have_t = 1;
-    if ((rc = lh_evolution_build(&e, c, 8, 0, err)) < 0) {
+    if ((rc = lh_evolution_build(&e, c, 8, 0, sp, err)) < 0) {
         goto done;
     }
     have_e = 1;
-    if ((rc = lh_growth_rank(&g, c, err)) < 0) {
+    if ((rc = lh_growth_rank(&g, c, sp, err)) < 0) {
         goto done;
     }
     have_g = 1;
@@ -139,5 +148,6 @@ done:
         lh_report_fini(&rep);
     }
     lh_collect_free(c);
+    lh_supp_fini(&supp);
     return rc < 0 ? rc : 0;
 }

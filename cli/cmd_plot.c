@@ -24,7 +24,9 @@ const char lh_cmd_plot_usage[] =
     "  --top N           sites drawn on their own (default 8, at most 12)\n"
     "  --x time|marks    x axis: seconds since start (default), or mark number (live bytes\n"
     "                    at each mark; at each snapshot when there are no marks)\n"
-    "  --width PIXELS    image width (default 1000)\n";
+    "  --width PIXELS    image width (default 1000)\n"
+    "  --suppressions FILE, --default-suppressions  never draw suppressed stacks on their\n"
+    "                    own (they are in \"other sites\")\n";
 
 int
 lh_cmd_plot(int argc, char **argv, lh_err_t *err)
@@ -49,11 +51,15 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
     lh_evolution_t e;
+    lh_supp_t supp;
     int have_e = 0;
+    if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
+        return rc;
+    }
     char cwd[PATH_MAX], head[512], sub[512];
     co.n_columns = PLOT_COLUMNS;
     if ((rc = lh_load_run(&la, &co, &c, err)) < 0 ||
-        (rc = lh_evolution_build(&e, c, top, x_marks, err)) < 0) {
+        (rc = lh_evolution_build(&e, c, top, x_marks, &supp, err)) < 0) {
         goto done;
     }
     have_e = 1;
@@ -75,5 +81,6 @@ done:
         lh_evolution_fini(&e);
     }
     lh_collect_free(c);
+    lh_supp_fini(&supp);
     return rc < 0 ? rc : 0;
 }

@@ -10,10 +10,6 @@
 #include "format.h"
 #include "symbolize.h"
 
-#ifndef LH_VERSION
-#define LH_VERSION "0.0.0"
-#endif
-
 typedef struct command {
     const char *name;
     int (*fn)(int argc, char **argv, lh_err_t *err);
@@ -23,6 +19,7 @@ typedef struct command {
 
 static const command_t commands[] = {
     {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
+    {"attach", lh_cmd_attach, lh_cmd_attach_usage, "record a running process from now on"},
     {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
     {"leaks", lh_cmd_leaks, lh_cmd_leaks_usage, "what piles up while it runs, per interval"},
     {"counts", lh_cmd_counts, lh_cmd_counts_usage, "live blocks per site at each mark"},
@@ -53,8 +50,7 @@ usage(FILE *out)
 
 /* `--native` applies to every view of a trace (interpreter frames shown in stacks with Perl
  * or Python frames, scriptstack.h), so it is taken here once, wherever it stands before a
- * `--`, instead of in each command's options. `run` passes its arguments to the program
- * untouched. Returns the new argc. */
+ * `--`, instead of in each command's options. Returns the new argc. */
 static int
 take_native(int argc, char **argv)
 {
@@ -118,7 +114,9 @@ main(int argc, char **argv)
                 name[0] == '-' ? "option" : "command", name);
         return 2;
     }
-    if (strcmp(cmd->name, "run") != 0) {
+    /* run passes its arguments to the program; shell has a --native of its own (the block
+     * view of a language heap), per command inside it. */
+    if (strcmp(cmd->name, "run") != 0 && strcmp(cmd->name, "shell") != 0) {
         argc = take_native(argc, argv);
     }
     int rc = cmd->fn(argc - 1, argv + 1, &err);

@@ -125,8 +125,10 @@ summary(FILE *out, const lh_html_page_t *p)
     } else {
         snprintf(a, sizeof a, "status %" PRIu64, e->status);
         card(out, 0, "Exit", a,
-             e->kind == LH_EXIT_NORMAL ? "clean exit" : e->kind == LH_EXIT_UNDERSCORE ? "_exit()"
-                                                                                      : "exec");
+             e->kind == LH_EXIT_NORMAL       ? "clean exit"
+             : e->kind == LH_EXIT_UNDERSCORE ? "_exit()"
+             : e->kind == LH_EXIT_DETACH     ? "detached"
+                                             : "exec");
     }
     fputs("</div></section>\n", out);
 }
@@ -255,8 +257,9 @@ growth(FILE *out, const lh_html_page_t *p)
               out);
         return;
     }
-    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; slope by least "
-                 "squares, per %s.</p>\n",
+    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; the sites that "
+                 "grow (an upward trend with 95%% confidence, still growing at the end: "
+                 "docs/GROWTH.md), by least-squares slope per %s.</p>\n",
             g->n_points, g->over_snapshots ? "snapshots" : "marks",
             g->over_snapshots ? "snapshot" : "mark");
     if (!p->n_growth_sites) {

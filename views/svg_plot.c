@@ -210,7 +210,7 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
                 px(&g, x), px(&g, x), g.y1, g.y1 + 5, px(&g, x), g.y1 + 19, buf);
     }
     fprintf(out, "<text class=\"s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-            (g.x0 + g.x1) / 2, g.y1 + 38, e->x_marks ? "mark" : "time since start");
+            (g.x0 + g.x1) / 2, g.y1 + 38, e->x_snapshots ? "snapshot" : e->x_marks ? "mark" : "time since start");
     /* stacked areas, the biggest site at the bottom, "other" on top */
     lo = calloc(e->n ? e->n : 1, sizeof *lo);
     hi = calloc(e->n ? e->n : 1, sizeof *hi);
@@ -288,7 +288,10 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
             char h[32];
             lh_plot_site_name(name, sizeof name, e->series[k].site);
             lh_text_human_bytes(h, sizeof h, e->series[k].max);
-            snprintf(buf, sizeof buf, "%s (max %s)", name, h);
+            snprintf(buf, sizeof buf, "%s (max %s%s%s)", name, h,
+                     e->series[k].trend != LH_TREND_NONE ? ", " : "",
+                     e->series[k].trend != LH_TREND_NONE ? lh_trend_name(e->series[k].trend)
+                                                         : "");
         } else if (k == e->n_series) {
             snprintf(buf, sizeof buf, "other sites");
         } else {

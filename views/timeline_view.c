@@ -508,7 +508,8 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
                 lh_json_string(out, names[i], strlen(names[i]));
                 fprintf(out, ", \"sites\": %zu, ", gr->n_sites);
             } else {
-                fprintf(out, "\"stack_id\": %zu, ", gr->group);
+                fprintf(out, "\"stack_id\": %zu, \"trend\": \"%s\", ", gr->group,
+                        lh_trend_name(gr->trend));
             }
             fprintf(out, "\"final_blocks\": %" PRIu64 ", \"final_bytes\": %" PRIu64, gr->final,
                     gr->final_bytes);
@@ -553,7 +554,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
                 fputs(" in ", out);
                 lh_text_clean(out, s->frames[s->location].function);
             }
-            fputc('\n', out);
+            fprintf(out, ": %s\n", lh_trend_name(c->groups[i].trend));
         }
     }
     size_t idx_buf[64];

@@ -28,7 +28,7 @@
  *             "allocations"}, "sites": [{"stack_id", "temporary_blocks", "temporary_bytes",
  *             "allocations", "mean_lifetime_ns", "location", "frames"}]}
  * counts:    {"summary": {..., "by": "site"|"function", "boundaries", "points", "groups"},
- *             "bounds": [...], "groups": [{"stack_id" | "function", "final_blocks",
+ *             "bounds": [...], "groups": [{"stack_id", "trend" | "function", "final_blocks",
  *             "final_bytes", "counts": [...], "deltas": [...], "location", "frames"}]}
  * log:       {"summary": {..., "matched", "shown"}, "events": [{"time_s", "tid", "event",
  *             "address", "old_address", "size", "site", "freed_size", "freed_site",

@@ -14,7 +14,7 @@
 
 const char *const lh_shell_command_names[] = {
     "summary", "snapshots", "use", "largest", "show", "elems", "identify", "count", "roots",
-    "unreachable", "diff", "help", "quit", "exit", NULL};
+    "unreachable", "diff", "native", "help", "quit", "exit", NULL};
 
 /* ---------------------------------------------------------------------------------------
  * Helpers shared by the commands (shell_int.h)
@@ -30,6 +30,7 @@ int
 sh_rows_reset(lh_shell_t *sh)
 {
     sh->n_rows = 0;
+    sh->rows_obj = 0;
     return 0;
 }
 
@@ -67,7 +68,13 @@ sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node, ui
     if (rc < 0) {
         return lh_err_set(err, rc, "%s: %s", cmd, e2.msg);
     }
-    if (*node != LH_NODE_NONE) {
+    if (*node != LH_NODE_NONE && sh->rows_obj) {
+        /* a row of an object listing: the block holding the object */
+        *addr = *node < sh->oh->n_objs ? sh->oh->objs[*node].addr
+                : *node < sh->oh->n_objs + sh->oh->n_ext
+                    ? sh->hg->blocks[sh->oh->ext[*node - sh->oh->n_objs]].addr : 0;
+        *node = LH_NODE_NONE;
+    } else if (*node != LH_NODE_NONE) {
         if (*node < sh->hg->n_blocks) {
             *addr = sh->hg->blocks[*node].addr;
         }
@@ -169,6 +176,7 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sep[0] == ';') {
         fputc('\n', sh->out);
     }
+    sh_obj_summary(sh, sh->out);
     return 0;
 }
 
@@ -226,6 +234,9 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     lh_heapgraph_free(sh->hg);
     sh->hg = hg;
     sh_rows_reset(sh);
+    if ((rc = sh_obj_open(sh, err)) < 0) {
+        return rc;
+    }
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
     fprintf(sh->out, "using snapshot %zu '%s': %u live blocks%s\n", hg->cur + 1, s->label,
             hg->n_blocks, hg->has_graph ? "" : " (no contents: graph commands unavailable)");
@@ -293,6 +304,9 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     if (retained && sh_need_graph(sh, "largest --retained", err) < 0) {
         return LH_EINVAL;
+    }
+    if (sh_obj_mode(sh)) {
+        return sh_obj_largest(sh, n, retained, err);
     }
     uint32_t *top = malloc(n * sizeof *top);
     if (!top) {
@@ -396,6 +410,9 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     char b1[32], name[512];
     if (argc != 2) {
         return lh_err_set(err, LH_EINVAL, "show: which block? show ADDR");
+    }
+    if (sh_obj_mode(sh)) {
+        return sh_obj_show(sh, argv[1], err);
     }
     if (sh_node_arg(sh, "show", argv[1], &b, &addr, err) < 0) {
         return LH_EINVAL;
@@ -667,6 +684,9 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (parse_by("count", argc, argv, 7, &by, err) < 0) {
         return LH_EINVAL;
     }
+    if (sh_obj_mode(sh) && by != BY_FUNCTION) {
+        return sh_obj_count(sh, by == BY_SITE, err);
+    }
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         const char *key;
         uint64_t id = block_key(sh, b, by, &key);
@@ -734,6 +754,9 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_need_graph(sh, "roots", err) < 0) {
         return LH_EINVAL;
     }
+    if (sh_obj_mode(sh)) {
+        return sh_obj_roots(sh, n, err);
+    }
     uint32_t *v = malloc(((size_t)hg->n_roots + 1) * sizeof *v);
     if (!v) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -745,18 +768,33 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     lh_qsort(v, hg->n_roots, sizeof *v, cmp_root);
     fprintf(sh->out, "   @  %10s %8s  %s\n", "retained", "pointers", "root");
     sh_rows_reset(sh);
-    for (uint32_t i = 0; i < hg->n_roots && i < n; i++) {
+    uint64_t shown = 0, others = 0;
+    uint32_t n_shown = 0;
+    for (uint32_t i = 0; i < hg->n_roots; i++) {
+        if (i >= n) {
+            others += hg->g.retained[v[i]];
+            continue;
+        }
         sh_row_add(sh, v[i]);
+        shown += hg->g.retained[v[i]];
+        n_shown++;
         fprintf(sh->out, "%4u  %10s %8" PRIu64 "  %s\n", i + 1,
                 sh_bytes(b1, sizeof b1, hg->g.retained[v[i]]),
                 hg->g.off[v[i] + 1] - hg->g.off[v[i]],
                 lh_heapgraph_node_name(hg, v[i], name, sizeof name));
     }
-    fprintf(sh->out, "%u roots retain %s of %s live\n", hg->n_roots,
-            sh_bytes(b1, sizeof b1, hg->g.retained[hg->g.super] -
-                                        hg->class_bytes[LH_CLASS_DEFINITE] -
-                                        hg->class_bytes[LH_CLASS_INDIRECT]),
-            sh_bytes(name, sizeof name, hg->live_bytes));
+    /* A block reachable from two roots is retained by neither alone (dominators): the rows
+     * add up to the total only with that shared part, so the line says what it is. */
+    uint64_t reach = hg->g.retained[hg->g.super] - hg->class_bytes[LH_CLASS_DEFINITE] -
+                     hg->class_bytes[LH_CLASS_INDIRECT];
+    uint64_t shared = reach > shown + others ? reach - shown - others : 0;
+    char b2[32], b3[32], b4[32];
+    fprintf(sh->out, "%u roots reach %s of %s live: the %u above retain %s on their own, the "
+                     "other %u %s, and %s is reachable from more than one root\n",
+            hg->n_roots, sh_bytes(b1, sizeof b1, reach),
+            sh_bytes(name, sizeof name, hg->live_bytes), n_shown, sh_bytes(b2, sizeof b2, shown),
+            hg->n_roots - n_shown, sh_bytes(b3, sizeof b3, others),
+            sh_bytes(b4, sizeof b4, shared));
     free(v);
     return 0;
 }
@@ -771,6 +809,9 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (parse_by("unreachable", argc, argv, 1 << BY_SITE, &by, err) < 0 ||
         sh_need_graph(sh, "unreachable", err) < 0) {
         return LH_EINVAL;
+    }
+    if (sh_obj_mode(sh)) {
+        return sh_obj_unreachable(sh, err);
     }
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         int c = hg->g.cls[b];
@@ -839,6 +880,22 @@ cmd_quit(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     return 0;
 }
 
+static int
+cmd_native(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+{
+    if (argc != 2 || (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)) {
+        return lh_err_set(err, LH_EINVAL, "native: native on|off");
+    }
+    sh->native = strcmp(argv[1], "on") == 0;
+    sh_rows_reset(sh);
+    if (!sh->oh || sh->oh->n_objs == 0) {
+        fprintf(sh->out, "this snapshot has no decoded perl/python objects: block view\n");
+    } else {
+        fprintf(sh->out, "%s view\n", sh->native ? "block" : "object");
+    }
+    return 0;
+}
+
 static const command_t commands[] = {
     {"summary", cmd_summary, "summary", "the snapshot, its live set and the leak summary"},
     {"snapshots", cmd_snapshots, "snapshots", "the trace's snapshots (* marks the one in use)"},
@@ -858,6 +915,9 @@ static const command_t commands[] = {
      "lost blocks by site: definitely (direct) and indirectly lost"},
     {"diff", sh_cmd_diff, "diff LABEL1 LABEL2 [--by site|function]",
      "the groups whose live blocks grew from one snapshot to the other"},
+    {"native", cmd_native, "native on|off",
+     "perl/python snapshots: malloc blocks (on) or the language's objects (off, the\n"
+     "                 default); --native on one command does the same for it"},
     {"help", cmd_help, "help [CMD]", "this list, or one command's help"},
     {"quit", cmd_quit, "quit", "leave the shell (also: exit, end of input)"},
     {"exit", cmd_quit, NULL, NULL},
@@ -904,7 +964,25 @@ lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!c) {
         return lh_err_set(err, LH_EINVAL, "unknown command '%s' (try help)", argv[0]);
     }
-    return c->fn(sh, argc, argv, err);
+    /* `--native` anywhere: this one command in the block view. */
+    char *av[LH_SHELL_MAX_WORDS + 1];
+    int ac = 0, native = sh->native, once = 0;
+    for (int i = 0; i < argc && ac < LH_SHELL_MAX_WORDS; i++) {
+        if (i > 0 && strcmp(argv[i], "--native") == 0) {
+            once = 1;
+        } else {
+            av[ac++] = argv[i];
+        }
+    }
+    av[ac] = NULL;
+    if (once) {
+        sh->native = 1;
+    }
+    int rc = c->fn(sh, ac, av, err);
+    if (once) {
+        sh->native = native;
+    }
+    return rc;
 }
 
 int
@@ -948,12 +1026,14 @@ lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int 
     if (!(sh->trace_path = strdup(trace_path))) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    return lh_heapgraph_open(trace_path, &o, &sh->hg, err);
+    int rc = lh_heapgraph_open(trace_path, &o, &sh->hg, err);
+    return rc < 0 ? rc : sh_obj_open(sh, err);
 }
 
 void
 lh_shell_fini(lh_shell_t *sh)
 {
+    lh_objheap_free(sh->oh);
     lh_heapgraph_free(sh->hg);
     free(sh->trace_path);
     free(sh->rows);

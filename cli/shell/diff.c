@@ -93,10 +93,11 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
     lh_heapgraph_t *hg = sh->hg;
     const char *la = NULL, *lb = NULL;
-    int by_function = 0;
+    int by_function = 0, by_given = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--by") == 0 && i + 1 < argc) {
             i++;
+            by_given = 1;
             if (strcmp(argv[i], "function") == 0) {
                 by_function = 1;
             } else if (strcmp(argv[i], "site") != 0) {
@@ -121,6 +122,9 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (ia < 0 || ib < 0) {
         return lh_err_set(err, LH_EINVAL, "diff: no snapshot '%s' (see snapshots)",
                           ia < 0 ? la : lb);
+    }
+    if (sh_obj_mode(sh) && !by_given) {
+        return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;

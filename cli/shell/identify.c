@@ -264,6 +264,8 @@ print_paths(lh_shell_t *sh, search_t *s, unsigned long max_hops)
             }
             size_t shown = d < tail_from ? d : head + 2 + (d - tail_from);
             if (d == 0) {
+                /* @N: the sources, numbered as shown (shell.h: the rows of the last listing) */
+                fprintf(sh->out, "@%d ", sh_row_add(sh, p->nodes[0]));
                 print_source(sh, p->nodes[0]);
             } else {
                 indent(sh, s, i, d, shown);
@@ -307,6 +309,9 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!a) {
         return lh_err_set(err, LH_EINVAL, "identify: which block? identify ADDR");
     }
+    if (sh_obj_mode(sh)) {
+        return sh_obj_identify(sh, a, err); /* the path in the language's terms */
+    }
     uint32_t t;
     uint64_t addr;
     if (sh_need_graph(sh, "identify", err) < 0 || sh_node_arg(sh, "identify", a, &t, &addr,
@@ -348,11 +353,8 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
                         : s.weak ? " (interior pointers included)" : "",
                 s.n_sources > s.n_paths ? " (the first ones)" : "");
     }
-    print_paths(sh, &s, depth);
     sh_rows_reset(sh);
-    for (size_t i = 0; i < s.n_paths; i++) {
-        sh_row_add(sh, s.paths[i].nodes[0]); /* @N: the sources, in the order shown */
-    }
+    print_paths(sh, &s, depth);
     free_paths(&s);
     return 0;
 }

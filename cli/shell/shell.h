@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "heapgraph.h"
+#include "objheap.h"
 
 /* ---------------------------------------------------------------------------------------
  * Parsing (pure)
@@ -66,8 +67,11 @@ typedef struct lh_shell {
     int salvage;
     unsigned heuristics; /* LH_HEUR_* for the graph (0: the default, all) */
     lh_heapgraph_t *hg;
+    lh_objheap_t *oh;   /* the snapshot's perl/python objects, or NULL (objects.c) */
+    int native;         /* block view even when oh has objects (`native on`, --native) */
     uint32_t *rows;     /* nodes of the last listing's rows (LH_NODE_NONE: none) */
     size_t n_rows;
+    int rows_obj;       /* the rows are oh's nodes, not hg's */
     FILE *out, *errs;
     int quit;           /* `quit` was run */
     int n_failed;       /* commands that failed so far */

@@ -30,4 +30,21 @@ void sh_leak_summary(lh_shell_t *sh, FILE *out);
 int sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 int sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 
+/* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
+ * the block view was not asked for. */
+int sh_obj_mode(const lh_shell_t *sh);
+/* (Re)decodes sh->hg's objects; a heap that does not decode prints one note and leaves
+ * the block view. Returns 0 or LH_ENOMEM. */
+int sh_obj_open(lh_shell_t *sh, lh_err_t *err);
+int sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
+                    lh_err_t *err);
+int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);
+int sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err);
+int sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err);
+int sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err);
+int sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err);
+int sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err);
+int sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err);
+void sh_obj_summary(lh_shell_t *sh, FILE *out);
+
 #endif /* LH_SHELL_INT_H */

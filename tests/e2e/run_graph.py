@@ -114,9 +114,17 @@ def case_handlers(ctx):
               "(%s)" % site("emitter_on"), text)
     expect_line(ctx, "identify: hop 3", r"^      └─ \+0x[0-9a-f]+ -> 0xADDR: 48 B handler_new, "
                 r"handler_new \(%s\)  <==$" % re.escape(site("handler_new")), text)
+    # @N: the rows identify printed (its sources, numbered), not a listing the user never saw
+    expect_in(ctx, "identify numbers its sources", "@1 g_emitter (graph_handlers.c)", out)
+    out, _ = shell(ctx, trace, "count --by site; identify @1; show @1")
+    expect_in(ctx, "show @1 after identify: identify's source", "root g_emitter", out)
     out, _ = shell(ctx, trace, "roots 2; show @1")
     expect_line(ctx, "roots: g_emitter first", r"^\s+1\s+224\.0 KiB\s+1\s+g_emitter "
                 r"\(graph_handlers\.c\)$", out)
+    # the total line says what the rows do not hold: the other roots, and what is shared
+    expect_line(ctx, "roots: the total line adds up", r"^4 roots reach 224\.2 KiB of 224\.7 KiB "
+                r"live: the 2 above retain 224\.1 KiB on their own, the other 2 72 B, and 0 B "
+                r"is reachable from more than one root$", out)
     expect_in(ctx, "show root", "root g_emitter (graph_handlers.c)", out)
     out, _ = shell(ctx, trace, "largest 2 --retained; show @2")
     expect_line(ctx, "largest --retained", r"^\s+1\s+0x[0-9a-f]+\s+48 B\s+224\.0 KiB\s+reachable"

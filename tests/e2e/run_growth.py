@@ -471,6 +471,132 @@ def case_run_bad_flags(ctx):
                                        "50ms", "--snapshot-at-exit", "on"])
     E.load_report(ctx, trace)
 
+# ---------------------------------------------------------------------------------------
+# One growth model (issue 10): every view names the same growing sites, with the same
+# figures, and tells step, saturation and peak apart (progs/growth_kinds.c)
+# ---------------------------------------------------------------------------------------
+
+GK_SITES = ("gk_leak", "gk_string", "gk_step", "gk_thread", "gk_cache", "gk_peak")
+GK_CLASS = {"gk_leak": {"growing"}, "gk_string": {"growing"}, "gk_step": {"step"},
+            "gk_thread": {"step", "saturated"}, "gk_cache": {"saturated"},
+            "gk_peak": {"peak"}}
+
+
+def gk_line(name):
+    return "%s:%d" % E.marker(name)
+
+
+def gk_name_of(basename_line):
+    for n in GK_SITES + ("gk_append",):
+        if gk_line(n) == basename_line:
+            return n
+    return None
+
+
+def site_name(s):
+    fr = E.alloc_frame(s)[1] or {}
+    return gk_name_of("%s:%s" % (os.path.basename(fr.get("file") or ""), fr.get("line")))
+
+
+def case_consistency(ctx):
+    trace = record(ctx, [ctx.prog("growth_kinds"), "marks"])
+    # report --growth: the two growing sites, their slopes exactly
+    g = lh_json(ctx, ["report", trace, "--growth", "--top", "0"], "report --growth")
+    growing = {site_name(s): s for s in g.get("sites") or [] if s.get("growing")}
+    eq(ctx, sorted(growing), ["gk_leak", "gk_string"], "report --growth: the growing sites")
+    slopes = {n: s.get("growth_bytes_per_mark") for n, s in growing.items()}
+    eq(ctx, slopes, {"gk_leak": 48.0, "gk_string": 32.0}, "report --growth: bytes per mark")
+    eq(ctx, {n: s.get("trend") for n, s in growing.items()},
+       {"gk_leak": "growing", "gk_string": "growing"}, "report --growth: trend")
+    eq(ctx, (g["summary"].get("points"), g["summary"].get("end_before_teardown")),
+       (200, False), "report --growth: points, end")
+    # counts: every one of our sites, classified
+    c = lh_json(ctx, ["counts", trace, "--top", "0"], "counts")
+    got = {site_name(gr): gr.get("trend") for gr in c.get("groups") or [] if site_name(gr)}
+    for n in GK_SITES:
+        ctx.check(got.get(n) in GK_CLASS[n], "counts: class of %s" % n, GK_CLASS[n], got.get(n))
+    # leaks: the sites it lists carry the same classes
+    lk = lh_json(ctx, ["leaks", trace, "--top", "0"], "leaks")
+    got = {site_name(s): s.get("trend") for s in lk.get("sites") or [] if site_name(s)}
+    ctx.check(got.get("gk_leak") == "growing" and got.get("gk_string") == "growing"
+              and all(got[n] in GK_CLASS[n] for n in got),
+              "leaks: classes of the sites it lists", "gk_leak, gk_string growing; " +
+              ", ".join("%s %s" % (n, "|".join(sorted(GK_CLASS[n]))) for n in GK_SITES), got)
+    eq(ctx, lk["summary"].get("to_before_teardown"), False, "leaks: no teardown with marks")
+    # SQLite: sites.trend and growth_bytes_per_mark, the same figures
+    db = os.path.join(ctx.workdir, "gk.db")
+    res = E.run(ctx, [ctx.lh, "export", trace, "--sqlite", db, "--quiet"])
+    sqlite3 = shutil.which("sqlite3")
+    if res.returncode == 0 and sqlite3:
+        q = E.run(ctx, [sqlite3, "-separator", "|", db, "SELECT file, line, trend, "
+                        "growth_bytes_per_mark FROM sites WHERE trend IS NOT NULL"])
+        rows = {}
+        for line in q.stdout.splitlines():
+            f, ln, trend, gr = line.split("|")
+            n = gk_name_of("%s:%s" % (os.path.basename(f), ln))
+            if n:
+                rows[n] = (trend, float(gr))
+        for n in GK_SITES:
+            ctx.check(n in rows and rows[n][0] in GK_CLASS[n], "sqlite: trend of %s" % n,
+                      GK_CLASS[n], rows.get(n))
+        eq(ctx, {n: v[1] for n, v in rows.items() if v[0] == "growing"}, slopes,
+           "sqlite: growth_bytes_per_mark of the growing sites")
+    else:
+        ctx.fail("export --sqlite (and sqlite3)", "exit 0", res.stderr[-300:])
+    # html: the growth table lists exactly the growing sites, with the same slopes
+    page = os.path.join(ctx.workdir, "gk.html")
+    res = E.run(ctx, [ctx.lh, "html", trace, "-o", page, "--quiet"])
+    if ctx.check(res.returncode == 0, "html", "exit 0", res.stderr[-300:]):
+        with open(page) as f:
+            text = f.read()
+        table = text[text.index('id="growth-table"'):]
+        table = table[:table.index("</table>")]
+        rows = re.findall(r'<tr><td class="n">([^<]*)</td>.*?(growth_kinds\.c:\d+)', table)
+        eq(ctx, sorted((gk_name_of(loc), sl) for sl, loc in rows),
+           [("gk_leak", "+48 B/mark"), ("gk_string", "+32 B/mark")], "html: growth table")
+    # plot: the legend says which sites grow
+    svg = os.path.join(ctx.workdir, "gk.svg")
+    res = E.run(ctx, [ctx.lh, "plot", trace, "-o", svg, "--x", "marks", "--top", "8",
+                      "--quiet"])
+    if ctx.check(res.returncode == 0, "plot", "exit 0", res.stderr[-300:]):
+        with open(svg) as f:
+            legend = re.findall(r"(growth_kinds\.c:\d+) \(max [^,)]*, (\w+)\)", f.read())
+        got = {gk_name_of(loc): cls for loc, cls in legend}
+        eq(ctx, sorted(n for n, cls in got.items() if cls == "growing"),
+           ["gk_leak", "gk_string"], "plot legend: the growing sites")
+        for n in GK_SITES:
+            ctx.check(got.get(n) in GK_CLASS[n], "plot legend: class of %s" % n, GK_CLASS[n],
+                      got.get(n))
+    # report at exit: the appended string is one object at the line that created it
+    rep = E.load_report(ctx, trace)
+    if rep:
+        E.expect_site(ctx, rep, "gk_string", 1, 16 + 200 * 32, grown_by=["gk_append"])
+        E.expect_no_leak(ctx, rep, "gk_append")
+        E.expect_site(ctx, rep, "gk_leak", 200, 200 * 48)
+
+
+def case_teardown(ctx):
+    trace = record(ctx, [ctx.prog("growth_kinds"), "teardown"])
+    lk = lh_json(ctx, ["leaks", trace], "leaks")
+    summ = lk["summary"]
+    eq(ctx, (summ.get("to_before_teardown"), summ.get("to")), (True, 9),
+       "leaks: the default end is snapshot #10, before the 3 teardown snapshots")
+    top = top_is(ctx, lk, "gk_leak", "leaks (periodic snapshots during teardown)")
+    if top:
+        eq(ctx, (top.get("leaked_blocks"), top.get("leaked_bytes"), top.get("trend")),
+           (80, 80 * 48, "growing"), "leaks: the leak in intervals #2..#9 (one skipped)")
+    g = lh_json(ctx, ["report", trace, "--growth"], "report --growth")
+    eq(ctx, (g["summary"].get("points"), g["summary"].get("all_points"),
+             g["summary"].get("end_before_teardown")), (10, 13, True), "report --growth: end")
+    top = top_is(ctx, g, "gk_leak", "report --growth (teardown)")
+    if top:
+        eq(ctx, (top.get("trend"), top.get("growth_bytes_per_mark")), ("growing", 480.0),
+           "report --growth: the leak grows 480 B per snapshot")
+    res = E.run(ctx, [ctx.lh, "leaks", trace])
+    ctx.check("the last before teardown" in res.stdout, "leaks text: says which end it chose",
+              "'the last before teardown'", res.stdout[:800])
+
+
 
 CASES = {
     "freed_list": case_freed_list,
@@ -488,6 +614,8 @@ CASES = {
     "bad_labels": case_bad_labels,
     "no_marks": case_no_marks,
     "run_bad_flags": case_run_bad_flags,
+    "consistency": case_consistency,
+    "teardown": case_teardown,
 }
 
 

@@ -260,6 +260,24 @@ def case_thread_tls(ctx):
               "[tls of thread TID 'roots_tls']", out[:1500])
 
 
+def case_exit_return(ctx):
+    """main returns after a function left 8192 copies of a pointer in its dead frame: at
+    exit, scanned from where main returned (not from the exit handler's frames that run
+    over that stack), the block is definitely lost, and main's own local too."""
+    trace = record(ctx, "roots_exit")
+    expect_class(ctx, trace, "exit", "dead_block", "definitely lost")
+    expect_class(ctx, trace, "exit", "main_block", "definitely lost")
+
+
+def case_exit_call(ctx):
+    """The same program calling exit(0) from a function below main: the dead frame's block
+    is definitely lost, main's local (a live frame above the exit call) reachable."""
+    trace = record(ctx, "roots_exit", ["exit"])
+    expect_class(ctx, trace, "exit", "dead_block", "definitely lost")
+    expect_class(ctx, trace, "exit", "main_block", "reachable",
+                 "[stack of thread %d 'roots_exit' (took the snapshot)]" % pids(ctx, trace))
+
+
 # Blocks found by size: libstdc++'s operator new has no frame pointer, so the fp unwinder
 # does not see make_string's frame.
 HEUR = [("heur_stdstring", "stdstring", 125), ("heur_length64", "length64", 208),
@@ -344,6 +362,8 @@ CASES = {
     "specific2": case_specific2,
     "dlopen_tls": case_dlopen_tls,
     "thread_tls": case_thread_tls,
+    "exit_return": case_exit_return,
+    "exit_call": case_exit_call,
     "heuristics_default": case_heuristics_default,
     "heuristics_none": case_heuristics_none,
     "heuristics_list": case_heuristics_list,

@@ -396,6 +396,11 @@ def case_suppress_report(ctx):
     ctx.eq("suppressed bytes", 1050, rep["summary"]["suppressed_bytes"])
     ctx.eq("suppressed sites", 2, rep["summary"]["suppressed_sites"])
     ctx.eq("sites left", 4, len(rep["sites"]))
+    # the LEAK SUMMARY (exit snapshot) counts what the site list shows, as the summary does
+    ls = rep.get("leak_summary") or {}
+    ctx.eq("leak_summary without the suppressed: bytes, blocks", (457, 8),
+           (sum(v.get("bytes", 0) for v in ls.values()),
+            sum(v.get("blocks", 0) for v in ls.values())))
     p = ctx.run([ctx.lh, "report", trace, "--suppressions", supp, "--top", "2"])
     ctx.check("suppressed:    1.0 KiB (1050 bytes)" in p.stdout, "text line", "suppressed: ...",
               p.stdout)

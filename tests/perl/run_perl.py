@@ -67,6 +67,14 @@ def marker(prog, name):
     raise Failure("no marker @%s in %s" % (name, path))
 
 
+def marker_path(path, name):
+    with open(path) as f:
+        for no, text in enumerate(f, 1):
+            if re.search(r"[#*] @%s\b" % re.escape(name), text):
+                return path, no
+    raise Failure("no marker @%s in %s" % (name, path))
+
+
 def lh_run(ctx, prog, args=(), extra=(), env=None, name="trace.lht", perl_args=()):
     trace = os.path.join(ctx.workdir, name)
     argv = [ctx.lh, "run", "-o", trace] + list(extra) + \
@@ -402,11 +410,38 @@ def case_forks(ctx):
               "%s in %s" % (sorted(x or "" for x in files_seen), others))
 
 
+def case_embed(ctx):
+    """perl embedded in a C program: one line saying so, Perl frames recorded, and recording
+    goes on after perl_destruct and perl_free (no crash reading a freed interpreter)."""
+    prog = os.path.join(os.path.dirname(ctx.lib), "embed")
+    trace = os.path.join(ctx.workdir, "embed.lht")
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--", prog])
+    lines = [l for l in res.stderr.splitlines() if l.startswith("<lh>:")]
+    ctx.check(res.returncode == 0, "exit status", 0, "%d: %s" % (res.returncode,
+                                                             res.stderr[-500:]))
+    ctx.check(len(lines) == 1 and "perl 5." in lines[0] and "embedded in embed" in lines[0],
+              "the agent's line", "one '<lh>: perl 5.x embedded in embed: ...' line", lines)
+    sites = all_sites(ctx, trace)
+    # perl_destruct frees the Perl data (an embedded perl destroys everything), so the
+    # Perl sub is seen among the allocations: a value and a key per call, and arenas.
+    by = lh_text(ctx, ["report", trace, "--by", "function", "--metric", "allocated"])
+    m = re.search(r"^\s*\S+ \S+\s+[\d.]+%\s+\S+ \S+\s+[\d.]+%\s+(\d+)\s+main::store \(-e\)$",
+                  by, re.M)
+    ctx.check(m and 600 <= int(m.group(1)) < 700, "the Perl sub's allocations",
+              "a main::store (-e) row with 600 (two per call) + arenas allocations", by[:900])
+    after = marker_path(os.path.join(HERE, "embed", "embed.c"), "c_after")
+    c_site = [s for s in sites if s["leaked_blocks"] == 64 and s["leaked_bytes"] == 64 * 777]
+    ctx.check(len(c_site) == 1 and c_site[0]["location"].get("line") == after[1] and
+              not any(f.get("language") for f in c_site[0]["frames"]),
+              "C allocations after perl_free", "64 x 777 bytes at embed.c:%d, native frames"
+              % after[1], [fmt_frames(s) for s in c_site])
+
+
 CASES = {
     "cache": case_cache, "native": case_native, "concat": case_concat,
     "closure": case_closure, "mark_sub": case_mark_sub, "module": case_module,
     "frees": case_frees, "xs": case_xs, "views": case_views, "realperl": case_realperl,
-    "badversion": case_badversion, "forks": case_forks,
+    "badversion": case_badversion, "forks": case_forks, "embed": case_embed,
 }
 
 

@@ -1,0 +1,994 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * objheap.c: the language object heap (objheap.h): the builder the decoders fill, the
+ * resolution of addresses into nodes at the end, and the queries the shell uses.
+ */
+#include "objheap.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Builder state
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct bobj {
+    uint64_t addr, size;
+    uint32_t kind, cls, flags;
+} bobj_t;
+
+typedef struct bedge {
+    uint64_t dst_addr, label;
+    uint32_t src;
+    uint8_t kind, flags;
+} bedge_t;
+
+typedef struct bname {
+    uint32_t obj, name;
+    uint8_t kind;
+} bname_t;
+
+typedef struct broot {
+    uint64_t dst_addr;
+    uint32_t name;
+    uint8_t kind;
+} broot_t;
+
+typedef struct bown {
+    uint64_t addr;
+    int64_t obj;
+} bown_t;
+
+typedef struct builder {
+    bobj_t *objs;
+    size_t n_objs, cap_objs;
+    bedge_t *edges;
+    size_t n_edges, cap_edges;
+    bname_t *names;
+    size_t n_names, cap_names;
+    broot_t *roots;
+    size_t n_roots, cap_roots;
+    bown_t *owns;
+    size_t n_owns, cap_owns;
+    uint32_t *str_hash; /* open addressing: string index + 1, 0 empty */
+    size_t str_mask;
+    size_t cap_strs;
+} builder_t;
+
+static int
+grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap) {
+        return 0;
+    }
+    size_t c = *cap ? *cap * 2 : 256;
+    void *p = realloc(*v, c * elem);
+    if (!p) {
+        return LH_ENOMEM;
+    }
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static uint64_t
+str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The index of s in oh->strs, interning it. Returns 0 for NULL or "", UINT32_MAX when out of
+ * memory. */
+static uint32_t
+intern(lh_objheap_t *oh, const char *s)
+{
+    builder_t *b = oh->build_;
+    if (!s || !*s) {
+        return 0;
+    }
+    if ((size_t)oh->n_strs * 2 >= b->str_mask) {
+        size_t nm = b->str_mask ? b->str_mask * 2 + 1 : 1023;
+        uint32_t *t = calloc(nm + 1, sizeof *t);
+        if (!t) {
+            return UINT32_MAX;
+        }
+        for (uint32_t i = 1; i < oh->n_strs; i++) {
+            size_t h = str_hash(oh->strs[i]) & nm;
+            while (t[h]) {
+                h = (h + 1) & nm;
+            }
+            t[h] = i + 1;
+        }
+        free(b->str_hash);
+        b->str_hash = t;
+        b->str_mask = nm;
+    }
+    size_t h = str_hash(s) & b->str_mask;
+    while (b->str_hash[h]) {
+        uint32_t i = b->str_hash[h] - 1;
+        if (strcmp(oh->strs[i], s) == 0) {
+            return i;
+        }
+        h = (h + 1) & b->str_mask;
+    }
+    char *copy = strdup(s);
+    if (!copy || grow((void **)&oh->strs, &b->cap_strs, oh->n_strs, sizeof *oh->strs) < 0) {
+        free(copy);
+        return UINT32_MAX;
+    }
+    oh->strs[oh->n_strs] = copy;
+    b->str_hash[h] = oh->n_strs + 1;
+    return oh->n_strs++;
+}
+
+static void
+builder_free(builder_t *b)
+{
+    if (!b) {
+        return;
+    }
+    free(b->objs);
+    free(b->edges);
+    free(b->names);
+    free(b->roots);
+    free(b->owns);
+    free(b->str_hash);
+    free(b);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Builder calls (objheap.h: decoders)
+ * ------------------------------------------------------------------------------------- */
+
+int64_t
+lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char *kind,
+               const char *cls, uint32_t flags)
+{
+    builder_t *b = oh->build_;
+    uint32_t k = intern(oh, kind), c = intern(oh, cls);
+    if (k == UINT32_MAX || c == UINT32_MAX ||
+        grow((void **)&b->objs, &b->cap_objs, b->n_objs, sizeof *b->objs) < 0 ||
+        b->n_objs >= LH_REFGRAPH_MAX_NODES / 2) {
+        return LH_ENOMEM;
+    }
+    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, flags};
+    return (int64_t)b->n_objs++;
+}
+
+int
+lh_objheap_add_edge(lh_objheap_t *oh, int64_t src, uint64_t dst_addr, int kind, int flags,
+                    const char *label_str, uint64_t label_idx)
+{
+    builder_t *b = oh->build_;
+    if (src < 0 || (size_t)src >= b->n_objs || dst_addr == 0) {
+        return src < 0 || (size_t)src >= b->n_objs ? LH_EINVAL : 0;
+    }
+    uint64_t label = label_idx;
+    if (kind != LH_OBJEDGE_ELEM) {
+        uint32_t s = intern(oh, label_str);
+        if (s == UINT32_MAX) {
+            return LH_ENOMEM;
+        }
+        label = s;
+    }
+    if (grow((void **)&b->edges, &b->cap_edges, b->n_edges, sizeof *b->edges) < 0) {
+        return LH_ENOMEM;
+    }
+    b->edges[b->n_edges++] = (bedge_t){dst_addr, label, (uint32_t)src, (uint8_t)kind,
+                                       (uint8_t)flags};
+    return 0;
+}
+
+int
+lh_objheap_add_name(lh_objheap_t *oh, int64_t obj, int kind, const char *name)
+{
+    builder_t *b = oh->build_;
+    if (obj < 0 || (size_t)obj >= b->n_objs) {
+        return LH_EINVAL;
+    }
+    uint32_t s = intern(oh, name);
+    if (s == UINT32_MAX || grow((void **)&b->names, &b->cap_names, b->n_names,
+                                sizeof *b->names) < 0) {
+        return LH_ENOMEM;
+    }
+    b->names[b->n_names++] = (bname_t){(uint32_t)obj, s, (uint8_t)kind};
+    return 0;
+}
+
+int
+lh_objheap_add_root(lh_objheap_t *oh, int kind, const char *name, uint64_t dst_addr)
+{
+    builder_t *b = oh->build_;
+    uint32_t s = intern(oh, name);
+    if (s == UINT32_MAX || grow((void **)&b->roots, &b->cap_roots, b->n_roots,
+                                sizeof *b->roots) < 0) {
+        return LH_ENOMEM;
+    }
+    b->roots[b->n_roots++] = (broot_t){dst_addr, s, (uint8_t)kind};
+    return 0;
+}
+
+int
+lh_objheap_own(lh_objheap_t *oh, int64_t obj, uint64_t addr)
+{
+    builder_t *b = oh->build_;
+    if (obj >= (int64_t)b->n_objs || addr == 0) {
+        return obj >= (int64_t)b->n_objs ? LH_EINVAL : 0;
+    }
+    if (grow((void **)&b->owns, &b->cap_owns, b->n_owns, sizeof *b->owns) < 0) {
+        return LH_ENOMEM;
+    }
+    b->owns[b->n_owns++] = (bown_t){addr, obj};
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Reading the snapshot
+ * ------------------------------------------------------------------------------------- */
+
+int
+lh_objheap_read(const lh_objheap_t *oh, uint64_t addr, void *dst, size_t len)
+{
+    const lh_snapfile_t *sf = &oh->hg->sf;
+    uint8_t *out = dst;
+    while (len > 0) {
+        size_t lo = 0, hi = sf->n_pages;
+        while (lo < hi) { /* the first page starting after addr */
+            size_t mid = lo + (hi - lo) / 2;
+            if (sf->pages[mid].addr <= addr) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo == 0) {
+            return -1;
+        }
+        const lh_page_t *pg = &sf->pages[lo - 1];
+        if (addr - pg->addr >= pg->len) {
+            return -1;
+        }
+        size_t n = pg->len - (size_t)(addr - pg->addr);
+        n = n < len ? n : len;
+        memcpy(out, pg->bytes + (addr - pg->addr), n);
+        out += n;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int
+lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix, const char *name,
+                  uint64_t *addr)
+{
+    return lh_datasym_find(oh->hg->ds, module_prefix, name, oh->hg->epoch, addr);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The end of the build: nodes by address, edges resolved, the refgraph
+ * ------------------------------------------------------------------------------------- */
+
+static const bobj_t *sort_objs_base;
+
+static int
+cmp_obj_idx(const void *a, const void *b)
+{
+    uint64_t x = sort_objs_base[*(const uint32_t *)a].addr;
+    uint64_t y = sort_objs_base[*(const uint32_t *)b].addr;
+    return x < y ? -1 : x > y;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+    const lh_objname_t *x = a, *y = b;
+    if (x->node != y->node) {
+        return x->node < y->node ? -1 : 1;
+    }
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int
+cmp_broot(const void *a, const void *b)
+{
+    const broot_t *x = a, *y = b;
+    if (x->kind != y->kind) {
+        return x->kind < y->kind ? -1 : 1;
+    }
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Where an address lands: an object, an ext node (added on demand), or nothing. */
+typedef struct resolver {
+    lh_objheap_t *oh;
+    uint32_t *ext_of_block; /* hg->n_blocks: ext node index + 1, 0: none */
+    size_t cap_ext;
+} resolver_t;
+
+static uint32_t
+ext_node(resolver_t *r, uint32_t blk)
+{
+    lh_objheap_t *oh = r->oh;
+    if (r->ext_of_block[blk]) {
+        return oh->n_objs + r->ext_of_block[blk] - 1;
+    }
+    if (grow((void **)&oh->ext, &r->cap_ext, oh->n_ext, sizeof *oh->ext) < 0) {
+        return LH_NODE_NONE - 1;
+    }
+    oh->ext[oh->n_ext++] = blk;
+    r->ext_of_block[blk] = oh->n_ext;
+    return oh->n_objs + oh->n_ext - 1;
+}
+
+/* The node at addr: the object starting there, the owner of the block containing it, or
+ * an ext node for an unowned live block. LH_NODE_NONE: nothing (or interpreter storage);
+ * LH_NODE_NONE - 1: out of memory. */
+static uint32_t
+resolve(resolver_t *r, uint64_t addr, int *is_native)
+{
+    lh_objheap_t *oh = r->oh;
+    uint32_t o = lh_objheap_find(oh, addr);
+    *is_native = 0;
+    if (o != LH_NODE_NONE) {
+        return o;
+    }
+    uint32_t blk = lh_heapgraph_block_at(oh->hg, addr);
+    if (blk == LH_NODE_NONE || oh->blk_owner[blk] == LH_OBJOWN_ARENA) {
+        return LH_NODE_NONE;
+    }
+    if (oh->blk_owner[blk] != LH_OBJOWN_NONE) {
+        return oh->blk_owner[blk];
+    }
+    *is_native = 1;
+    return ext_node(r, blk);
+}
+
+static int
+finish(lh_objheap_t *oh, lh_err_t *err)
+{
+    builder_t *b = oh->build_;
+    lh_heapgraph_t *hg = oh->hg;
+    uint32_t *perm = NULL, *remap = NULL, *esrc = NULL, *edst = NULL;
+    resolver_t r = {oh, NULL, 0};
+    lh_objedge_t *tmp = NULL;
+    uint32_t *tsrc = NULL;
+    int rc = LH_ENOMEM;
+    size_t n = b->n_objs;
+
+    /* Objects by address. */
+    if (!(perm = malloc((n ? n : 1) * sizeof *perm)) ||
+        !(remap = malloc((n ? n : 1) * sizeof *remap)) ||
+        !(oh->objs = calloc(n ? n : 1, sizeof *oh->objs))) {
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        perm[i] = (uint32_t)i;
+    }
+    sort_objs_base = b->objs;
+    lh_qsort(perm, n, sizeof *perm, cmp_obj_idx);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bobj_t *o = &b->objs[perm[i]];
+        if (k > 0 && oh->objs[k - 1].addr == o->addr) {
+            remap[perm[i]] = (uint32_t)(k - 1); /* the same SV seen twice: keep one */
+            continue;
+        }
+        remap[perm[i]] = (uint32_t)k;
+        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, o->flags, 0, 0};
+    }
+    oh->n_objs = (uint32_t)k;
+
+    /* Ownership of native blocks: objects first, then arenas. */
+    if (!(oh->blk_owner = malloc((hg->n_blocks ? hg->n_blocks : 1) * sizeof *oh->blk_owner)) ||
+        !(oh->own_off = calloc((size_t)oh->n_objs + 1, sizeof *oh->own_off))) {
+        goto fail;
+    }
+    for (uint32_t i = 0; i < hg->n_blocks; i++) {
+        oh->blk_owner[i] = LH_OBJOWN_NONE;
+    }
+    uint32_t last = LH_NODE_NONE; /* consecutive owns mostly share an arena */
+    for (size_t i = 0; i < b->n_owns; i++) {
+        uint64_t a = b->owns[i].addr;
+        uint32_t blk;
+        if (last != LH_NODE_NONE && a >= hg->blocks[last].addr &&
+            a - hg->blocks[last].addr < hg->blocks[last].size) {
+            blk = last;
+        } else if ((blk = lh_heapgraph_block_at(hg, a)) != LH_NODE_NONE) {
+            last = blk;
+        }
+        if (blk == LH_NODE_NONE || oh->blk_owner[blk] != LH_OBJOWN_NONE) {
+            continue;
+        }
+        if (b->owns[i].obj < 0) {
+            oh->blk_owner[blk] = LH_OBJOWN_ARENA;
+        } else {
+            uint32_t o = remap[b->owns[i].obj];
+            oh->blk_owner[blk] = o;
+            oh->own_off[o + 1]++;
+            oh->objs[o].size_bytes += hg->blocks[blk].size;
+        }
+    }
+    for (uint32_t i = 0; i < oh->n_objs; i++) {
+        oh->own_off[i + 1] += oh->own_off[i];
+    }
+    if (!(oh->own_blk = malloc((oh->own_off[oh->n_objs] ? oh->own_off[oh->n_objs] : 1) *
+                               sizeof *oh->own_blk))) {
+        goto fail;
+    }
+    {
+        uint64_t *fill = calloc((size_t)oh->n_objs + 1, sizeof *fill);
+        if (!fill) {
+            goto fail;
+        }
+        for (uint32_t blk = 0; blk < hg->n_blocks; blk++) { /* by address within an object */
+            uint32_t o = oh->blk_owner[blk];
+            if (o < oh->n_objs) {
+                oh->own_blk[oh->own_off[o] + fill[o]++] = blk;
+            }
+        }
+        free(fill);
+    }
+    /* The line that created an object: its earliest owned block's allocation. */
+    for (uint32_t o = 0; o < oh->n_objs; o++) {
+        uint64_t best = UINT64_MAX;
+        for (uint64_t j = oh->own_off[o]; j < oh->own_off[o + 1]; j++) {
+            const lh_hblock_t *blk = &hg->blocks[oh->own_blk[j]];
+            if (blk->ts_ns < best) {
+                best = blk->ts_ns;
+                oh->objs[o].stack_id = blk->stack_id;
+            }
+        }
+    }
+
+    /* Edges: resolve targets (creating ext nodes), then the ext nodes' native edges. */
+    if (!(r.ext_of_block = calloc(hg->n_blocks ? hg->n_blocks : 1, sizeof *r.ext_of_block)) ||
+        !(tmp = malloc((b->n_edges ? b->n_edges : 1) * sizeof *tmp)) ||
+        !(tsrc = malloc((b->n_edges ? b->n_edges : 1) * sizeof *tsrc))) {
+        goto fail;
+    }
+    size_t ne = 0, cap_e = b->n_edges ? b->n_edges : 1;
+    for (size_t i = 0; i < b->n_edges; i++) {
+        const bedge_t *e = &b->edges[i];
+        int native;
+        uint32_t d = resolve(&r, e->dst_addr, &native);
+        if (d == LH_NODE_NONE - 1) {
+            goto fail;
+        }
+        if (d == LH_NODE_NONE) {
+            continue;
+        }
+        tsrc[ne] = remap[e->src];
+        tmp[ne++] = (lh_objedge_t){d, native ? LH_OBJEDGE_NATIVE : e->kind, e->flags, 0,
+                                   e->label};
+    }
+    if (hg->has_graph) {
+        /* Native blocks only reached through objects hang under them: follow the block
+         * graph from each ext node to other unowned blocks (the list grows as we go). */
+        for (uint32_t x = 0; x < oh->n_ext; x++) {
+            uint32_t blk = oh->ext[x];
+            for (uint64_t j = hg->g.off[blk]; j < hg->g.off[blk + 1]; j++) {
+                uint32_t t = LH_EDGE_NODE(hg->g.dst[j]);
+                if (t >= hg->n_blocks || oh->blk_owner[t] != LH_OBJOWN_NONE) {
+                    continue;
+                }
+                uint32_t d = ext_node(&r, t);
+                if (d == LH_NODE_NONE - 1) {
+                    goto fail;
+                }
+                if (ne == cap_e) {
+                    size_t c = cap_e * 2;
+                    lh_objedge_t *t2 = realloc(tmp, c * sizeof *tmp);
+                    if (!t2) {
+                        goto fail;
+                    }
+                    tmp = t2;
+                    uint32_t *s2 = realloc(tsrc, c * sizeof *tsrc);
+                    if (!s2) {
+                        goto fail;
+                    }
+                    tsrc = s2;
+                    cap_e = c;
+                }
+                tsrc[ne] = oh->n_objs + x;
+                tmp[ne++] = (lh_objedge_t){d, LH_OBJEDGE_NATIVE, 0, 0, 0};
+            }
+        }
+    }
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    if (!(oh->eoff = calloc((size_t)nn + 1, sizeof *oh->eoff)) ||
+        !(oh->edges = malloc((ne ? ne : 1) * sizeof *oh->edges)) ||
+        !(oh->node_size = malloc((nn ? nn : 1) * sizeof *oh->node_size))) {
+        goto fail;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        oh->eoff[tsrc[i] + 1]++;
+    }
+    for (uint32_t v = 0; v < nn; v++) {
+        oh->eoff[v + 1] += oh->eoff[v];
+    }
+    {
+        uint64_t *fill = calloc((size_t)nn + 1, sizeof *fill);
+        if (!fill) {
+            goto fail;
+        }
+        for (size_t i = 0; i < ne; i++) { /* stable: the decoder's order within a holder */
+            oh->edges[oh->eoff[tsrc[i]] + fill[tsrc[i]]++] = tmp[i];
+        }
+        free(fill);
+    }
+    oh->n_edges = ne;
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        oh->node_size[v] = oh->objs[v].size_bytes;
+    }
+    for (uint32_t x = 0; x < oh->n_ext; x++) {
+        oh->node_size[oh->n_objs + x] = hg->blocks[oh->ext[x]].size;
+    }
+
+    /* Names. */
+    if (!(oh->names = malloc((b->n_names ? b->n_names : 1) * sizeof *oh->names))) {
+        goto fail;
+    }
+    for (size_t i = 0; i < b->n_names; i++) {
+        oh->names[i] = (lh_objname_t){remap[b->names[i].obj], b->names[i].kind,
+                                      b->names[i].name};
+    }
+    oh->n_names = b->n_names;
+    lh_qsort(oh->names, oh->n_names, sizeof *oh->names, cmp_name);
+    for (size_t i = oh->n_names; i-- > 0;) {
+        oh->objs[oh->names[i].node].name = oh->names[i].name; /* the first one wins */
+    }
+
+    /* Roots: one node per (kind, name). */
+    lh_qsort(b->roots, b->n_roots, sizeof *b->roots, cmp_broot);
+    if (!(oh->roots = malloc((b->n_roots ? b->n_roots : 1) * sizeof *oh->roots)) ||
+        !(oh->root_dst = malloc((b->n_roots ? b->n_roots : 1) * sizeof *oh->root_dst))) {
+        goto fail;
+    }
+    uint64_t nrd = 0;
+    for (size_t i = 0; i < b->n_roots; i++) {
+        const broot_t *br = &b->roots[i];
+        uint32_t d = lh_objheap_find(oh, br->dst_addr); /* roots hold objects */
+        if (oh->n_roots == 0 || oh->roots[oh->n_roots - 1].kind != br->kind ||
+            oh->roots[oh->n_roots - 1].name != br->name) {
+            oh->roots[oh->n_roots++] = (lh_objroot_t){br->kind, br->name, nrd, 0};
+        }
+        if (d != LH_NODE_NONE && d < oh->n_objs) {
+            oh->root_dst[nrd++] = d;
+            oh->roots[oh->n_roots - 1].n++;
+        }
+    }
+    /* The refgraph: strong edges only. */
+    uint64_t n_strong = 0;
+    for (size_t i = 0; i < ne; i++) {
+        n_strong += !(oh->edges[i].flags & LH_OBJEDGE_WEAK);
+    }
+    n_strong += nrd;
+    if (!(esrc = malloc((n_strong ? n_strong : 1) * sizeof *esrc)) ||
+        !(edst = malloc((n_strong ? n_strong : 1) * sizeof *edst))) {
+        goto fail;
+    }
+    uint64_t m = 0;
+    for (uint32_t v = 0; v < nn; v++) {
+        for (uint64_t j = oh->eoff[v]; j < oh->eoff[v + 1]; j++) {
+            if (!(oh->edges[j].flags & LH_OBJEDGE_WEAK)) {
+                esrc[m] = v;
+                edst[m++] = oh->edges[j].dst;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < oh->n_roots; i++) {
+        for (uint64_t j = 0; j < oh->roots[i].n; j++) {
+            esrc[m] = nn + i;
+            edst[m++] = oh->root_dst[oh->roots[i].first + j];
+        }
+    }
+    if ((rc = lh_refgraph_build(&oh->g, nn, oh->n_roots, oh->node_size, 1, esrc, edst, m,
+                                err)) < 0 ||
+        (rc = lh_refgraph_classify(&oh->g, err)) < 0 ||
+        (rc = lh_refgraph_dominators(&oh->g, err)) < 0) {
+        goto out;
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        if (oh->g.cls[v] != LH_CLASS_REACHABLE) {
+            oh->n_unreachable++;
+            oh->unreachable_bytes += oh->objs[v].size_bytes;
+        }
+    }
+    rc = 0;
+    goto out;
+fail:
+    rc = lh_err_set(err, LH_ENOMEM, "out of memory decoding the %s heap",
+                    oh->lang == LH_OBJLANG_PERL ? "perl" : "python");
+out:
+    free(perm);
+    free(remap);
+    free(esrc);
+    free(edst);
+    free(tmp);
+    free(tsrc);
+    free(r.ext_of_block);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Open, free
+ * ------------------------------------------------------------------------------------- */
+
+int
+lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err)
+{
+    lh_objheap_t *oh = calloc(1, sizeof *oh);
+    *out = NULL;
+    if (!oh || !(oh->build_ = calloc(1, sizeof(builder_t))) ||
+        !(oh->strs = malloc(16 * sizeof *oh->strs)) || !(oh->strs[0] = strdup(""))) {
+        if (oh && oh->strs) {
+            oh->strs[0] = NULL;
+        }
+        lh_objheap_free(oh);
+        return lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
+    }
+    ((builder_t *)oh->build_)->cap_strs = 16;
+    oh->n_strs = 1;
+    oh->hg = hg;
+    oh->lang = (uint8_t)lang;
+    *out = oh;
+    return 0;
+}
+
+int
+lh_objheap_end(lh_objheap_t *oh, lh_err_t *err)
+{
+    int rc = finish(oh, err);
+    builder_free(oh->build_);
+    oh->build_ = NULL;
+    return rc;
+}
+
+int
+lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
+{
+    lh_objheap_t *oh = NULL;
+    int rc = lh_objheap_begin(hg, LH_OBJLANG_NONE, &oh, err);
+    *out = NULL;
+    if (rc < 0) {
+        return rc;
+    }
+    /* One decoder per language; the python one (i13heap, issue 13) joins here. */
+    if ((rc = lh_objheap_perl_decode(oh, err)) < 0 || (rc = lh_objheap_end(oh, err)) < 0) {
+        if (rc == LH_ENOMEM && !err->msg[0]) {
+            lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
+        }
+        lh_objheap_free(oh);
+        return rc;
+    }
+    *out = oh;
+    return 0;
+}
+
+void
+lh_objheap_free(lh_objheap_t *oh)
+{
+    if (!oh) {
+        return;
+    }
+    builder_free(oh->build_);
+    lh_refgraph_fini(&oh->g);
+    free(oh->objs);
+    free(oh->ext);
+    free(oh->node_size);
+    free(oh->eoff);
+    free(oh->edges);
+    free(oh->roots);
+    free(oh->root_dst);
+    free(oh->names);
+    free(oh->own_off);
+    free(oh->own_blk);
+    free(oh->blk_owner);
+    for (uint32_t i = 0; oh->strs && i < oh->n_strs; i++) {
+        free(oh->strs[i]);
+    }
+    free(oh->strs);
+    free(oh);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Queries
+ * ------------------------------------------------------------------------------------- */
+
+static void
+reclassify(lh_heapgraph_t *hg, uint32_t b)
+{
+    int c = hg->g.cls[b];
+    hg->class_blocks[c]--;
+    hg->class_bytes[c] -= hg->blocks[b].size;
+    hg->g.cls[b] = LH_CLASS_REACHABLE;
+    hg->class_blocks[LH_CLASS_REACHABLE]++;
+    hg->class_bytes[LH_CLASS_REACHABLE] += hg->blocks[b].size;
+}
+
+uint32_t
+lh_objheap_claim(lh_objheap_t *oh)
+{
+    lh_heapgraph_t *hg = oh->hg;
+    uint32_t n = 0;
+    if (!hg->has_graph || oh->n_objs == 0) {
+        return 0;
+    }
+    /* The blocks of live Perl data (and what they point to, interior pointers included:
+     * op slabs, pad names, regex programs), breadth first; an unreachable object's blocks
+     * are left alone, and so is what only they reach. */
+    uint32_t *queue = malloc((size_t)(hg->n_blocks ? hg->n_blocks : 1) * sizeof *queue);
+    uint8_t *seen = calloc(hg->n_blocks ? hg->n_blocks : 1, 1);
+    size_t qh = 0, qt = 0;
+    if (!queue || !seen) {
+        free(queue);
+        free(seen);
+        return 0;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        uint32_t o = oh->blk_owner[b];
+        if (o == LH_OBJOWN_ARENA || (o < oh->n_objs && oh->g.cls[o] == LH_CLASS_REACHABLE)) {
+            seen[b] = 1;
+            queue[qt++] = b;
+        }
+    }
+    for (uint32_t x = 0; x < oh->n_ext; x++) {
+        uint32_t b = oh->ext[x];
+        if (!seen[b] && oh->g.cls[oh->n_objs + x] == LH_CLASS_REACHABLE) {
+            seen[b] = 1;
+            queue[qt++] = b;
+        }
+    }
+    while (qh < qt) {
+        uint32_t b = queue[qh++];
+        if (hg->g.cls[b] != LH_CLASS_REACHABLE) {
+            reclassify(hg, b);
+            n++;
+        }
+        for (uint64_t j = hg->g.off[b]; j < hg->g.off[b + 1]; j++) {
+            uint32_t t = LH_EDGE_NODE(hg->g.dst[j]);
+            if (t < hg->n_blocks && !seen[t] &&
+                (oh->blk_owner[t] == LH_OBJOWN_NONE || oh->blk_owner[t] == LH_OBJOWN_ARENA ||
+                 oh->g.cls[oh->blk_owner[t]] == LH_CLASS_REACHABLE)) {
+                seen[t] = 1;
+                queue[qt++] = t;
+            }
+        }
+    }
+    free(queue);
+    free(seen);
+    return n;
+}
+
+uint32_t
+lh_objheap_find(const lh_objheap_t *oh, uint64_t addr)
+{
+    size_t lo = 0, hi = oh->n_objs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (oh->objs[mid].addr < addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < oh->n_objs && oh->objs[lo].addr == addr ? (uint32_t)lo : LH_NODE_NONE;
+}
+
+const char *
+lh_objheap_type(const lh_objheap_t *oh, uint32_t node)
+{
+    if (node < oh->n_objs) {
+        const lh_obj_t *o = &oh->objs[node];
+        return oh->strs[o->cls ? o->cls : o->kind];
+    }
+    if (node - oh->n_objs < oh->n_ext) {
+        return lh_heapgraph_type(oh->hg, oh->ext[node - oh->n_objs]);
+    }
+    return "root";
+}
+
+const char *
+lh_objheap_node_name(const lh_objheap_t *oh, uint32_t node, char *buf, size_t len)
+{
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    if (node < oh->n_objs) {
+        const lh_obj_t *o = &oh->objs[node];
+        if (o->name) {
+            snprintf(buf, len, "%s (%s 0x%" PRIx64 ")", oh->strs[o->name],
+                     lh_objheap_type(oh, node), o->addr);
+        } else {
+            snprintf(buf, len, "%s 0x%" PRIx64, lh_objheap_type(oh, node), o->addr);
+        }
+    } else if (node < nn) {
+        snprintf(buf, len, "native 0x%" PRIx64 " (%s)", oh->hg->blocks[oh->ext[node -
+                 oh->n_objs]].addr, lh_objheap_type(oh, node));
+    } else if (node - nn < oh->n_roots) {
+        snprintf(buf, len, "%s", oh->strs[oh->roots[node - nn].name]);
+    } else {
+        snprintf(buf, len, "[all roots]");
+    }
+    return buf;
+}
+
+/* A key for display: printable as is, else with \x escapes; long keys shortened. */
+static void
+quote_key(char *buf, size_t len, const char *key, char q)
+{
+    size_t k = 0, n = strlen(key);
+    if (len < 8) {
+        buf[0] = '\0';
+        return;
+    }
+    buf[k++] = q;
+    for (size_t i = 0; i < n && k + 8 < len; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (i == 40 && n > 48) {
+            memcpy(buf + k, "...", 3);
+            k += 3;
+            break;
+        }
+        if (c == (unsigned char)q || c == '\\') {
+            buf[k++] = '\\';
+            buf[k++] = (char)c;
+        } else if (c < 0x20 || c == 0x7f) {
+            k += (size_t)snprintf(buf + k, len - k, "\\x%02x", c);
+        } else {
+            buf[k++] = (char)c;
+        }
+    }
+    buf[k++] = q;
+    buf[k] = '\0';
+}
+
+const char *
+lh_objheap_edge_label(const lh_objheap_t *oh, const lh_objedge_t *e, char *buf, size_t len)
+{
+    const char *s = e->kind == LH_OBJEDGE_ELEM || e->label >= oh->n_strs ? ""
+                                                                        : oh->strs[e->label];
+    int py = oh->lang == LH_OBJLANG_PYTHON;
+    char q[200];
+    switch (e->kind) {
+    case LH_OBJEDGE_ELEM:
+        snprintf(buf, len, "[%" PRIu64 "]", e->label);
+        break;
+    case LH_OBJEDGE_KEY:
+        quote_key(q, sizeof q, s, py ? '\'' : '"');
+        snprintf(buf, len, py ? "[%s]" : "{%s}", q);
+        break;
+    case LH_OBJEDGE_REF:
+        snprintf(buf, len, "->");
+        break;
+    case LH_OBJEDGE_PAD:
+        snprintf(buf, len, "my %s", s);
+        break;
+    case LH_OBJEDGE_GLOB:
+        snprintf(buf, len, "{%s}", s);
+        break;
+    case LH_OBJEDGE_CAPTURE:
+        snprintf(buf, len, "closure %s", s);
+        break;
+    case LH_OBJEDGE_MAGIC:
+        snprintf(buf, len, "magic '%s'", s);
+        break;
+    case LH_OBJEDGE_ATTR:
+        snprintf(buf, len, ".%s", s);
+        break;
+    case LH_OBJEDGE_NATIVE:
+        snprintf(buf, len, "native");
+        break;
+    default:
+        snprintf(buf, len, "%s", s[0] ? s : "internal");
+        break;
+    }
+    if (e->flags & LH_OBJEDGE_WEAK) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, " (weak)");
+    }
+    return buf;
+}
+
+size_t
+lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first)
+{
+    size_t lo = 0, hi = oh->n_names;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (oh->names[mid].node < v) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *first = lo;
+    size_t n = 0;
+    while (lo + n < oh->n_names && oh->names[lo + n].node == v) {
+        n++;
+    }
+    return n;
+}
+
+/* The strong labelled edge holder -> v (the first one), or NULL. */
+static const lh_objedge_t *
+edge_to(const lh_objheap_t *oh, uint32_t holder, uint32_t v)
+{
+    for (uint64_t j = oh->eoff[holder]; j < oh->eoff[holder + 1]; j++) {
+        if (oh->edges[j].dst == v && !(oh->edges[j].flags & LH_OBJEDGE_WEAK)) {
+            return &oh->edges[j];
+        }
+    }
+    return NULL;
+}
+
+int
+lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
+                const lh_objedge_t **path, size_t max)
+{
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    const lh_refgraph_t *g = &oh->g;
+    *start = v;
+    if (v >= nn || (v < oh->n_objs && oh->objs[v].name)) {
+        return 0;
+    }
+    /* Backwards breadth-first search to the nearest named object or root. */
+    uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
+    uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
+    if (!prev || !queue) {
+        free(prev);
+        free(queue);
+        return LH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        prev[i] = LH_NODE_NONE;
+    }
+    size_t qh = 0, qt = 0;
+    uint32_t found = LH_NODE_NONE;
+    prev[v] = v;
+    queue[qt++] = v;
+    while (qh < qt && found == LH_NODE_NONE) {
+        uint32_t u = queue[qh++];
+        for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
+            uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
+            if (h == g->super || prev[h] != LH_NODE_NONE) {
+                continue;
+            }
+            prev[h] = u;
+            if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
+                found = h;
+                break;
+            }
+            queue[qt++] = h;
+        }
+    }
+    int n = -1;
+    if (found != LH_NODE_NONE) {
+        *start = found;
+        n = 0;
+        uint32_t u = found >= nn ? prev[found] : found;
+        if (found >= nn) {
+            /* the root's edge has no label: the path starts at the root's target */
+            *start = found;
+        }
+        while (u != v) {
+            uint32_t next = prev[u];
+            if ((size_t)n < max) {
+                path[n] = edge_to(oh, u, next);
+            }
+            n++;
+            u = next;
+        }
+        if ((size_t)n > max) {
+            n = (int)max;
+        }
+    }
+    free(prev);
+    free(queue);
+    return n;
+}

@@ -1,0 +1,763 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * objects.c: the shell's commands on a language object heap (objheap.h): when the
+ * snapshot is of a perl (or python) process whose heap was decoded, count, largest,
+ * identify, roots, unreachable, diff and show speak the language: SVs with their types,
+ * classes and names instead of malloc blocks. `--native` on any of them, or `native on`,
+ * gives the block view back. Issue 12 (perl), issue 13 (python).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell_int.h"
+
+#define PATH_MAX_HOPS 64
+
+static const char *
+lang_name(const lh_objheap_t *oh)
+{
+    return oh->lang == LH_OBJLANG_PYTHON ? "python" : "perl";
+}
+
+int
+sh_obj_mode(const lh_shell_t *sh)
+{
+    return sh->oh && sh->oh->n_objs > 0 && !sh->native;
+}
+
+int
+sh_obj_open(lh_shell_t *sh, lh_err_t *err)
+{
+    lh_objheap_free(sh->oh);
+    sh->oh = NULL;
+    if (!sh->hg->has_graph) {
+        return 0;
+    }
+    int rc = lh_objheap_open(sh->hg, &sh->oh, err);
+    if (rc < 0 && rc != LH_ENOMEM) {
+        /* A heap that does not decode leaves the native view; say why once. */
+        fprintf(sh->errs, "note: %s\n", err->msg);
+        return 0;
+    }
+    if (rc == 0) {
+        lh_objheap_claim(sh->oh); /* SV arenas and buffers are no "possibly lost" blocks */
+    }
+    return rc;
+}
+
+/* "SCALAR(PV)" / "MyApp::Session" and, when named, its name; else what holds it. */
+static const char *
+obj_desc(lh_shell_t *sh, uint32_t v, char *buf, size_t len);
+static uint64_t
+node_size(const lh_objheap_t *oh, uint32_t v);
+
+/* The path of v from its nearest name or root, in the language's terms:
+ *   %MyApp::SESSION_CACHE{"5f3a"} -> HASH -> {rendered} -> SCALAR(PV)
+ * Returns 0, -1 when nothing reaches v, LH_ENOMEM. */
+static int
+render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
+{
+    const lh_objheap_t *oh = sh->oh;
+    const lh_objedge_t *path[PATH_MAX_HOPS];
+    uint32_t start;
+    char lab[300];
+    int n = lh_objheap_path(oh, v, &start, path, PATH_MAX_HOPS);
+    if (n < 0) {
+        return n == -1 ? -1 : n;
+    }
+    size_t k = 0;
+    uint32_t nn = oh->n_objs + oh->n_ext;
+#define PUT(...)                                                                             \
+    do {                                                                                     \
+        if (k < len) {                                                                       \
+            int w_ = snprintf(buf + k, len - k, __VA_ARGS__);                                \
+            k += w_ > 0 ? (size_t)w_ : 0;                                                    \
+        }                                                                                    \
+    } while (0)
+    uint32_t cur = start;
+    if (start >= nn) {
+        PUT("[%s] -> ", oh->strs[oh->roots[start - nn].name]);
+        /* the hop root -> first object has no label: name the first object */
+        cur = n > 0 && path[0] ? LH_NODE_NONE : v;
+        if (n > 0) {
+            /* find the root's target: the holder of path[0] */
+            for (uint32_t u = 0; u < nn; u++) {
+                if (path[0] >= oh->edges + oh->eoff[u] && path[0] < oh->edges + oh->eoff[u + 1]) {
+                    cur = u;
+                    break;
+                }
+            }
+        }
+        PUT("%s", cur < nn ? lh_objheap_type(oh, cur) : "?");
+    } else {
+        const lh_obj_t *o = start < oh->n_objs ? &oh->objs[start] : NULL;
+        if (o && o->name) {
+            PUT("%s", oh->strs[o->name]);
+        } else {
+            PUT("%s", lh_objheap_type(oh, start));
+        }
+    }
+    int attach = start < oh->n_objs && oh->objs[start].name &&
+                 strchr("$@%&*", oh->strs[oh->objs[start].name][0]) != NULL;
+    int last_ref = 0;
+    for (int i = 0; i < n; i++) {
+        const lh_objedge_t *e = path[i];
+        if (!e) {
+            PUT(" -> ?");
+            continue;
+        }
+        if (e->kind == LH_OBJEDGE_REF) {
+            PUT(" -> %s", lh_objheap_type(oh, e->dst));
+            last_ref = 1;
+        } else if (e->kind == LH_OBJEDGE_NATIVE) {
+            /* A malloc block hanging under the object (an XS module's struct). */
+            char sz[32];
+            PUT(" -> native block (%s, allocated in %s)",
+                sh_bytes(sz, sizeof sz, node_size(oh, e->dst)), lh_objheap_type(oh, e->dst));
+            last_ref = 1;
+        } else {
+            lh_objheap_edge_label(oh, e, lab, sizeof lab);
+            int direct = i == 0 && attach &&
+                         (e->kind == LH_OBJEDGE_KEY || e->kind == LH_OBJEDGE_ELEM);
+            PUT("%s%s", direct ? "" : " -> ", lab);
+            last_ref = 0;
+        }
+    }
+    if (n > 0 && !last_ref) {
+        PUT(" -> %s", lh_objheap_type(oh, v));
+    }
+#undef PUT
+    if (k >= len && len > 4) {
+        memcpy(buf + len - 4, "...", 4);
+    }
+    return 0;
+}
+
+static const char *
+obj_desc(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
+{
+    const lh_objheap_t *oh = sh->oh;
+    if (v < oh->n_objs && oh->objs[v].name) {
+        snprintf(buf, len, "%s", oh->strs[oh->objs[v].name]);
+        return buf;
+    }
+    int rc = render_path(sh, v, buf, len);
+    if (rc == -1) {
+        snprintf(buf, len, "(unreachable)");
+    } else if (rc < 0) {
+        snprintf(buf, len, "?");
+    }
+    return buf;
+}
+
+static uint64_t
+node_size(const lh_objheap_t *oh, uint32_t v)
+{
+    return v < oh->n_objs + oh->n_ext ? oh->node_size[v] : 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * count --by type|site
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct ogroup {
+    const char *key;
+    uint32_t stack_id;
+    uint64_t n, bytes;
+    uint32_t example;
+} ogroup_t;
+
+typedef struct ogrouping {
+    ogroup_t *v;
+    size_t n, cap;
+    uint64_t *hk;
+    uint32_t *hi;
+    size_t mask;
+} ogrouping_t;
+
+static uint64_t
+key_hash(const char *key, uint32_t stack_id)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ stack_id;
+    for (const char *p = key; *p; p++) {
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    }
+    return h ? h : 1;
+}
+
+static ogroup_t *
+ogroup_get(ogrouping_t *gr, const char *key, uint32_t stack_id)
+{
+    if ((gr->n + 1) * 2 > gr->mask + 1) {
+        size_t cap = gr->mask ? (gr->mask + 1) * 2 : 256;
+        uint64_t *k = calloc(cap, sizeof *k);
+        uint32_t *x = calloc(cap, sizeof *x);
+        if (!k || !x) {
+            free(k);
+            free(x);
+            return NULL;
+        }
+        for (size_t i = 0; gr->hk && i <= gr->mask; i++) {
+            if (gr->hk[i]) {
+                size_t j = (size_t)gr->hk[i] & (cap - 1);
+                while (k[j]) {
+                    j = (j + 1) & (cap - 1);
+                }
+                k[j] = gr->hk[i];
+                x[j] = gr->hi[i];
+            }
+        }
+        free(gr->hk);
+        free(gr->hi);
+        gr->hk = k;
+        gr->hi = x;
+        gr->mask = cap - 1;
+    }
+    uint64_t h = key_hash(key, stack_id);
+    size_t j = (size_t)h & gr->mask;
+    for (; gr->hk[j]; j = (j + 1) & gr->mask) {
+        ogroup_t *g = &gr->v[gr->hi[j]];
+        if (gr->hk[j] == h && g->stack_id == stack_id && strcmp(g->key, key) == 0) {
+            return g;
+        }
+    }
+    if (gr->n == gr->cap) {
+        size_t cap = gr->cap ? gr->cap * 2 : 64;
+        ogroup_t *v = realloc(gr->v, cap * sizeof *v);
+        if (!v) {
+            return NULL;
+        }
+        gr->v = v;
+        gr->cap = cap;
+    }
+    gr->hk[j] = h;
+    gr->hi[j] = (uint32_t)gr->n;
+    ogroup_t *g = &gr->v[gr->n++];
+    *g = (ogroup_t){key, stack_id, 0, 0, LH_NODE_NONE};
+    return g;
+}
+
+static void
+ogrouping_fini(ogrouping_t *gr)
+{
+    free(gr->v);
+    free(gr->hk);
+    free(gr->hi);
+}
+
+static int
+cmp_ogroup(const void *a, const void *b)
+{
+    const ogroup_t *x = a, *y = b;
+    if (x->n != y->n) {
+        return x->n > y->n ? -1 : 1;
+    }
+    if (x->bytes != y->bytes) {
+        return x->bytes > y->bytes ? -1 : 1;
+    }
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id);
+}
+
+/* Groups objects (filter: unreachable only) by type, site or both. */
+static int
+group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, ogrouping_t *gr)
+{
+    const lh_objheap_t *oh = sh->oh;
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        if (unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) {
+            continue;
+        }
+        const char *key = by_type ? lh_objheap_type(oh, v) : "";
+        uint32_t sid = by_site ? oh->objs[v].stack_id : 0;
+        ogroup_t *g = ogroup_get(gr, key, sid);
+        if (!g) {
+            return LH_ENOMEM;
+        }
+        g->n++;
+        g->bytes += oh->objs[v].size_bytes;
+        if (g->example == LH_NODE_NONE || (unreachable && oh->g.cls[v] == LH_CLASS_DEFINITE &&
+                                            oh->g.cls[g->example] != LH_CLASS_DEFINITE)) {
+            g->example = v;
+        }
+    }
+    lh_qsort(gr->v, gr->n, sizeof *gr->v, cmp_ogroup);
+    return 0;
+}
+
+int
+sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    ogrouping_t gr = {0};
+    char b1[32], site[512];
+    if (group_objects(sh, !by_site, by_site, 0, &gr) < 0) {
+        ogrouping_fini(&gr);
+        return lh_err_set(err, LH_ENOMEM, "count: out of memory");
+    }
+    fprintf(sh->out, "   @  %10s %10s  %s\n", "count", "bytes", by_site ? "site" : "type");
+    sh_rows_reset(sh);
+    sh->rows_obj = 1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < gr.n; i++) {
+        sh_row_add(sh, gr.v[i].example);
+        total += gr.v[i].bytes;
+        fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  %s\n", i + 1, gr.v[i].n,
+                sh_bytes(b1, sizeof b1, gr.v[i].bytes),
+                by_site ? lh_heapgraph_site_str(sh->hg, gr.v[i].stack_id, site, sizeof site)
+                        : gr.v[i].key);
+    }
+    fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs, lang_name(oh),
+            sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");
+    ogrouping_fini(&gr);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * largest, roots
+ * ------------------------------------------------------------------------------------- */
+
+static const uint64_t *top_key;
+
+static int
+cmp_top(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (top_key[x] != top_key[y]) {
+        return top_key[x] > top_key[y] ? -1 : 1;
+    }
+    return x < y ? -1 : x > y;
+}
+
+/* The n first of cand[0..nc) by key (descending), in place. */
+static size_t
+top_n(uint32_t *cand, size_t nc, const uint64_t *key, size_t n)
+{
+    size_t k = 0;
+    top_key = key;
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t v = cand[i];
+        if (k == n && cmp_top(&v, &cand[k - 1]) >= 0) {
+            continue;
+        }
+        size_t j = k < n ? k++ : n - 1;
+        while (j > 0 && cmp_top(&v, &cand[j - 1]) < 0) {
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = v;
+    }
+    return k;
+}
+
+int
+sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    uint32_t *cand = malloc(((size_t)oh->n_objs + 1) * sizeof *cand);
+    char b1[32], b2[32], desc[1024], site[512];
+    if (!cand) {
+        return lh_err_set(err, LH_ENOMEM, "largest: out of memory");
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        cand[v] = v;
+    }
+    size_t k = top_n(cand, oh->n_objs, retained ? oh->g.retained : oh->node_size, n);
+    fprintf(sh->out, "   @  %-16s %10s %10s  %-40s %s\n", "type", "size", "retained", "what",
+            "created at");
+    sh_rows_reset(sh);
+    sh->rows_obj = 1;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t v = cand[i];
+        sh_row_add(sh, v);
+        fprintf(sh->out, "%4zu  %-16s %10s %10s  %-40s %s\n", i + 1, lh_objheap_type(oh, v),
+                sh_bytes(b1, sizeof b1, oh->objs[v].size_bytes),
+                sh_bytes(b2, sizeof b2, oh->g.retained[v]), obj_desc(sh, v, desc, sizeof desc),
+                oh->objs[v].stack_id ? lh_heapgraph_site_str(sh->hg, oh->objs[v].stack_id,
+                                                             site, sizeof site)
+                                     : "-");
+    }
+    free(cand);
+    return 0;
+}
+
+int
+sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    uint32_t *cand = malloc((oh->n_names + 1) * sizeof *cand);
+    char b1[32], b2[32];
+    size_t nc = 0;
+    if (!cand) {
+        return lh_err_set(err, LH_ENOMEM, "roots: out of memory");
+    }
+    /* Package variables and lexicals (not globs, stashes or subs: they hold code). */
+    for (size_t i = 0; i < oh->n_names; i++) {
+        const lh_objname_t *nm = &oh->names[i];
+        const char *s = oh->strs[nm->name];
+        size_t l = strlen(s);
+        if ((i > 0 && oh->names[i - 1].node == nm->node) || oh->strs[oh->objs[nm->node].name] != s ||
+            s[0] == '*' || s[0] == '&' || (l > 2 && s[l - 1] == ':' && s[l - 2] == ':')) {
+            continue;
+        }
+        cand[nc++] = nm->node;
+    }
+    size_t k = top_n(cand, nc, oh->g.retained, n);
+    fprintf(sh->out, "   @  %10s %10s  %s\n", "retained", "size", "variable");
+    sh_rows_reset(sh);
+    sh->rows_obj = 1;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t v = cand[i];
+        sh_row_add(sh, v);
+        fprintf(sh->out, "%4zu  %10s %10s  %s (%s)\n", i + 1,
+                sh_bytes(b1, sizeof b1, oh->g.retained[v]),
+                sh_bytes(b2, sizeof b2, oh->objs[v].size_bytes), oh->strs[oh->objs[v].name],
+                lh_objheap_type(oh, v));
+    }
+    fprintf(sh->out, "%zu named variables; %u %s objects, %s reachable\n", nc, oh->n_objs,
+            lang_name(oh),
+            sh_bytes(b1, sizeof b1, oh->g.retained[oh->g.super] - oh->unreachable_bytes));
+    free(cand);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * identify, show
+ * ------------------------------------------------------------------------------------- */
+
+/* The node an address names: an object's head, an owned buffer's object, an ext node. */
+int
+sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
+                lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    uint64_t addr;
+    lh_err_t e2;
+    int rc = lh_shell_parse_addr(arg, sh->rows, sh->n_rows, &addr, node, &e2);
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s: %s", cmd, e2.msg);
+    }
+    if (*node != LH_NODE_NONE) {
+        if (!sh->rows_obj) {
+            uint32_t b = *node;
+            if (b >= sh->hg->n_blocks) {
+                return lh_err_set(err, LH_EINVAL, "%s: row %s is not a block or an object",
+                                  cmd, arg);
+            }
+            addr = sh->hg->blocks[b].addr;
+        } else {
+            return 0;
+        }
+    }
+    if ((*node = lh_objheap_find(oh, addr)) != LH_NODE_NONE) {
+        return 0;
+    }
+    uint32_t b = lh_heapgraph_block_at(sh->hg, addr);
+    if (b != LH_NODE_NONE && oh->blk_owner[b] < oh->n_objs) {
+        *node = oh->blk_owner[b];
+        return 0;
+    }
+    for (uint32_t x = 0; b != LH_NODE_NONE && x < oh->n_ext; x++) {
+        if (oh->ext[x] == b) {
+            *node = oh->n_objs + x;
+            return 0;
+        }
+    }
+    return lh_err_set(err, LH_EINVAL, "%s: 0x%" PRIx64 " is not a %s object of snapshot %zu "
+                      "(--native: the block view)", cmd, addr, lang_name(oh), sh->hg->cur + 1);
+}
+
+static void
+obj_line(lh_shell_t *sh, uint32_t v, FILE *out)
+{
+    const lh_objheap_t *oh = sh->oh;
+    char b1[32], b2[32], site[512], nm[512];
+    fprintf(out, "%s, %s, retained %s", lh_objheap_node_name(oh, v, nm, sizeof nm),
+            sh_bytes(b1, sizeof b1, node_size(oh, v)),
+            sh_bytes(b2, sizeof b2, oh->g.retained[v]));
+    if (v < oh->n_objs && oh->objs[v].stack_id) {
+        fprintf(out, ", created at %s",
+                lh_heapgraph_site_str(sh->hg, oh->objs[v].stack_id, site, sizeof site));
+    }
+    fputc('\n', out);
+}
+
+int
+sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    uint32_t v;
+    char buf[4096];
+    if (sh_obj_node_arg(sh, "identify", arg, &v, err) < 0) {
+        return LH_EINVAL;
+    }
+    obj_line(sh, v, sh->out);
+    int rc = render_path(sh, v, buf, sizeof buf);
+    if (rc == LH_ENOMEM) {
+        return lh_err_set(err, LH_ENOMEM, "identify: out of memory");
+    }
+    if (rc == -1) {
+        fprintf(sh->out, "  unreachable: no root reaches it (a reference cycle nothing "
+                "refers to any more); the cycle is held by:\n");
+        uint32_t d = v;
+        while (d < oh->g.n_nodes && oh->g.idom[d] != oh->g.super && oh->g.idom[d] != d) {
+            d = oh->g.idom[d];
+        }
+        fprintf(sh->out, "  ");
+        obj_line(sh, d, sh->out);
+        return 0;
+    }
+    fprintf(sh->out, "  %s\n", buf);
+    return 0;
+}
+
+int
+sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    uint32_t v;
+    char lab[300], nm[512];
+    if (sh_obj_node_arg(sh, "show", arg, &v, err) < 0) {
+        return LH_EINVAL;
+    }
+    obj_line(sh, v, sh->out);
+    size_t first, nn = lh_objheap_names(oh, v, &first);
+    for (size_t i = 0; i < nn; i++) {
+        fprintf(sh->out, "  name: %s\n", oh->strs[oh->names[first + i].name]);
+    }
+    if (v < oh->n_objs) {
+        for (uint64_t j = oh->own_off[v]; j < oh->own_off[v + 1]; j++) {
+            const lh_hblock_t *b = &sh->hg->blocks[oh->own_blk[j]];
+            char b1[32];
+            fprintf(sh->out, "  owns block 0x%" PRIx64 " (%s)\n", b->addr,
+                    sh_bytes(b1, sizeof b1, b->size));
+        }
+    }
+    sh_rows_reset(sh);
+    sh->rows_obj = 1;
+    uint64_t ne = oh->eoff[v + 1] - oh->eoff[v];
+    uint64_t shown = 0;
+    for (uint64_t j = oh->eoff[v]; j < oh->eoff[v + 1] && shown < 50; j++, shown++) {
+        const lh_objedge_t *e = &oh->edges[j];
+        int row = sh_row_add(sh, e->dst);
+        fprintf(sh->out, "%4d  %-24s %s\n", row, lh_objheap_edge_label(oh, e, lab, sizeof lab),
+                lh_objheap_node_name(oh, e->dst, nm, sizeof nm));
+    }
+    if (ne > shown) {
+        fprintf(sh->out, "  ... %" PRIu64 " more references\n", ne - shown);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * unreachable, summary
+ * ------------------------------------------------------------------------------------- */
+
+int
+sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
+{
+    const lh_objheap_t *oh = sh->oh;
+    ogrouping_t gr = {0};
+    char b1[32], site[512];
+    if (group_objects(sh, 1, 1, 1, &gr) < 0) {
+        ogrouping_fini(&gr);
+        return lh_err_set(err, LH_ENOMEM, "unreachable: out of memory");
+    }
+    fprintf(sh->out, "unreachable %s objects (reference cycles nothing refers to): %" PRIu64
+            " objects, %s\n", lang_name(oh), oh->n_unreachable,
+            sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
+    if (gr.n) {
+        fprintf(sh->out, "   @  %10s %10s  %-24s %s\n", "count", "bytes", "type", "created at");
+    }
+    sh_rows_reset(sh);
+    sh->rows_obj = 1;
+    for (size_t i = 0; i < gr.n; i++) {
+        sh_row_add(sh, gr.v[i].example);
+        fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  %-24s %s\n", i + 1, gr.v[i].n,
+                sh_bytes(b1, sizeof b1, gr.v[i].bytes), gr.v[i].key,
+                gr.v[i].stack_id ? lh_heapgraph_site_str(sh->hg, gr.v[i].stack_id, site,
+                                                         sizeof site)
+                                 : "-");
+    }
+    ogrouping_fini(&gr);
+    return 0;
+}
+
+void
+sh_obj_summary(lh_shell_t *sh, FILE *out)
+{
+    const lh_objheap_t *oh = sh->oh;
+    char b1[32], b2[32];
+    if (!oh || oh->lang == LH_OBJLANG_NONE) {
+        return;
+    }
+    if (oh->note[0]) {
+        fprintf(out, "%s heap: %s\n", lang_name(oh), oh->note);
+        return;
+    }
+    uint64_t bytes = 0;
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        bytes += oh->objs[v].size_bytes;
+    }
+    fprintf(out, "%s %s heap: %u objects, %s; %u native blocks hang under them; "
+            "unreachable: %" PRIu64 " objects, %s%s\n", lang_name(oh), oh->version, oh->n_objs,
+            sh_bytes(b1, sizeof b1, bytes), oh->n_ext, oh->n_unreachable,
+            sh_bytes(b2, sizeof b2, oh->unreachable_bytes),
+            sh->native ? " (native view: `native off` for the objects)" : "");
+}
+
+/* ---------------------------------------------------------------------------------------
+ * diff: objects by type between two snapshots
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct tcount {
+    char *key;
+    uint64_t n, bytes;
+} tcount_t;
+
+static int
+cmp_tcount(const void *a, const void *b)
+{
+    return strcmp(((const tcount_t *)a)->key, ((const tcount_t *)b)->key);
+}
+
+/* Object counts by type of snapshot index idx: sorted by key. */
+static int
+type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *err)
+{
+    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
+    lh_heapgraph_t *hg = NULL;
+    lh_objheap_t *oh = NULL;
+    ogrouping_t gr = {0};
+    int rc;
+    *out = NULL;
+    *n_out = 0;
+    if (idx == (long)sh->hg->cur) {
+        hg = sh->hg;
+        oh = sh->oh;
+    } else if ((rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err)) < 0 ||
+               (rc = lh_objheap_open(hg, &oh, err)) < 0) {
+        lh_heapgraph_free(hg);
+        return rc;
+    }
+    rc = LH_ENOMEM;
+    if (oh->n_objs == 0) {
+        rc = lh_err_set(err, LH_EINVAL, "diff: snapshot %ld has no %s objects%s%s", idx + 1,
+                        lang_name(sh->oh), oh->note[0] ? ": " : "", oh->note);
+        goto done;
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        ogroup_t *g = ogroup_get(&gr, lh_objheap_type(oh, v), 0);
+        if (!g) {
+            goto done;
+        }
+        g->n++;
+        g->bytes += oh->objs[v].size_bytes;
+    }
+    if (!(*out = calloc(gr.n ? gr.n : 1, sizeof **out))) {
+        goto done;
+    }
+    for (size_t i = 0; i < gr.n; i++) {
+        if (!((*out)[i].key = strdup(gr.v[i].key))) {
+            *n_out = i;
+            goto done;
+        }
+        (*out)[i].n = gr.v[i].n;
+        (*out)[i].bytes = gr.v[i].bytes;
+    }
+    *n_out = gr.n;
+    lh_qsort(*out, *n_out, sizeof **out, cmp_tcount);
+    rc = 0;
+done:
+    if (rc == LH_ENOMEM) {
+        lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+    }
+    ogrouping_fini(&gr);
+    if (hg != sh->hg) {
+        lh_objheap_free(oh);
+        lh_heapgraph_free(hg);
+    }
+    return rc;
+}
+
+typedef struct tgrowth {
+    const char *key;
+    int64_t dn, dbytes;
+    uint64_t na, nb;
+} tgrowth_t;
+
+static int
+cmp_tgrowth(const void *a, const void *b)
+{
+    const tgrowth_t *x = a, *y = b;
+    if (x->dn != y->dn) {
+        return x->dn > y->dn ? -1 : 1;
+    }
+    if (x->dbytes != y->dbytes) {
+        return x->dbytes > y->dbytes ? -1 : 1;
+    }
+    return strcmp(x->key, y->key);
+}
+
+int
+sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
+{
+    tcount_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0, ng = 0;
+    tgrowth_t *g = NULL;
+    int rc;
+    if ((rc = type_counts(sh, ia, &a, &na, err)) < 0 ||
+        (rc = type_counts(sh, ib, &b, &nb, err)) < 0) {
+        goto done;
+    }
+    if (!(g = calloc(na + nb + 1, sizeof *g))) {
+        rc = lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+        goto done;
+    }
+    for (size_t i = 0, j = 0; i < na || j < nb;) {
+        int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].key, b[j].key);
+        tgrowth_t *x = &g[ng++];
+        if (c < 0) {
+            *x = (tgrowth_t){a[i].key, -(int64_t)a[i].n, -(int64_t)a[i].bytes, a[i].n, 0};
+            i++;
+        } else if (c > 0) {
+            *x = (tgrowth_t){b[j].key, (int64_t)b[j].n, (int64_t)b[j].bytes, 0, b[j].n};
+            j++;
+        } else {
+            *x = (tgrowth_t){a[i].key, (int64_t)b[j].n - (int64_t)a[i].n,
+                             (int64_t)b[j].bytes - (int64_t)a[i].bytes, a[i].n, b[j].n};
+            i++;
+            j++;
+        }
+    }
+    lh_qsort(g, ng, sizeof *g, cmp_tgrowth);
+    fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s', %s objects by type:\n", ia + 1,
+            sh->hg->snaps[ia].label, ib + 1, sh->hg->snaps[ib].label, lang_name(sh->oh));
+    fprintf(sh->out, "   %10s %10s  %17s  %s\n", "+count", "+bytes", "count", "type");
+    size_t shown = 0;
+    sh_rows_reset(sh);
+    for (size_t i = 0; i < ng; i++) {
+        if (g[i].dn <= 0 && g[i].dbytes <= 0) {
+            continue;
+        }
+        fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %7" PRIu64 " -> %-7" PRIu64 "  %s\n",
+                g[i].dn, g[i].dbytes, g[i].na, g[i].nb, g[i].key);
+        shown++;
+    }
+    if (!shown) {
+        fputs("   nothing grew\n", sh->out);
+    }
+    rc = 0;
+done:
+    for (size_t i = 0; i < na; i++) {
+        free(a[i].key);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        free(b[i].key);
+    }
+    free(a);
+    free(b);
+    free(g);
+    return rc;
+}
