@@ -612,16 +612,17 @@ elf_hash(const char *s)
     return h;
 }
 
+/* Elf64 rather than ElfW: the layouts table describes LP64 builds only (x86-64, aarch64). */
 typedef struct dynsyms {
     uintptr_t base;
-    const ElfW(Sym) *sym;
+    const Elf64_Sym *sym;
     const char *str;
     const uint32_t *gnu;
     const uint32_t *sysv;
 } dynsyms_t;
 
 static uintptr_t
-dyn_addr(uintptr_t base, ElfW(Addr) v)
+dyn_addr(uintptr_t base, uint64_t v)
 {
     /* glibc relocates these in place where .dynamic is writable; the vDSO's are not. */
     return v < base ? base + v : v;
@@ -630,10 +631,10 @@ dyn_addr(uintptr_t base, ElfW(Addr) v)
 static uintptr_t
 dyn_lookup(const dynsyms_t *d, const char *name)
 {
-    const ElfW(Sym) *hit = NULL;
+    const Elf64_Sym *hit = NULL;
     if (d->gnu) {
         uint32_t nb = d->gnu[0], symoff = d->gnu[1], bloom = d->gnu[2];
-        const uint32_t *buckets = d->gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+        const uint32_t *buckets = d->gnu + 4 + bloom * (sizeof(uint64_t) / 4);
         const uint32_t *chain = buckets + nb;
         uint32_t h = gnu_hash(name);
         uint32_t i = nb ? buckets[h % nb] : 0;
@@ -683,7 +684,7 @@ find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (; dyn->d_tag != DT_NULL; dyn++) {
         uintptr_t v = dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
         switch (dyn->d_tag) {
-        case DT_SYMTAB: d.sym = (const ElfW(Sym) *)v; break;
+        case DT_SYMTAB: d.sym = (const Elf64_Sym *)v; break;
         case DT_STRTAB: d.str = (const char *)v; break;
         case DT_GNU_HASH: d.gnu = (const uint32_t *)v; break;
         case DT_HASH: d.sysv = (const uint32_t *)v; break;
