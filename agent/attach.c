@@ -228,7 +228,7 @@ static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t self_base;
 
 static uintptr_t
-dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+dyn_ptr(const struct dl_phdr_info *info, Elf64_Addr v)
 {
     /* ld.so relocates the pointers in .dynamic in place for most modules, not all (e.g. the
      * vDSO): a value below the load address is still an offset. */
@@ -270,7 +270,7 @@ relro_range(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {
     *lo = *hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const Elf64_Phdr *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_GNU_RELRO) {
             *lo = info->dlpi_addr + ph->p_vaddr;
             *hi = *lo + ph->p_memsz;
@@ -291,8 +291,8 @@ skip_module(const struct dl_phdr_info *info)
 }
 
 static void
-patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) *rel, size_t n,
-             const ElfW(Sym) *symtab, const char *strtab, uintptr_t relro_lo,
+patch_relocs(const struct dl_phdr_info *info, const Elf64_Rela *rel, size_t n,
+             const Elf64_Sym *symtab, const char *strtab, uintptr_t relro_lo,
              uintptr_t relro_hi)
 {
     for (size_t i = 0; i < n; i++) {
@@ -325,36 +325,36 @@ patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (skip_module(info)) {
         return 0;
     }
-    const ElfW(Dyn) *dyn = NULL;
+    const Elf64_Dyn *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+            dyn = (const Elf64_Dyn *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
         }
     }
     if (!dyn) {
         return 0;
     }
-    const ElfW(Sym) *symtab = NULL;
+    const Elf64_Sym *symtab = NULL;
     const char *strtab = NULL;
-    const ElfW(Rela) *rela = NULL, *jmprel = NULL;
+    const Elf64_Rela *rela = NULL, *jmprel = NULL;
     size_t relasz = 0, pltrelsz = 0;
     int pltrel_is_rela = 1;
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
         case DT_SYMTAB:
-            symtab = (const ElfW(Sym) *)dyn_ptr(info, dyn->d_un.d_ptr);
+            symtab = (const Elf64_Sym *)dyn_ptr(info, dyn->d_un.d_ptr);
             break;
         case DT_STRTAB:
             strtab = (const char *)dyn_ptr(info, dyn->d_un.d_ptr);
             break;
         case DT_RELA:
-            rela = (const ElfW(Rela) *)dyn_ptr(info, dyn->d_un.d_ptr);
+            rela = (const Elf64_Rela *)dyn_ptr(info, dyn->d_un.d_ptr);
             break;
         case DT_RELASZ:
             relasz = dyn->d_un.d_val;
             break;
         case DT_JMPREL:
-            jmprel = (const ElfW(Rela) *)dyn_ptr(info, dyn->d_un.d_ptr);
+            jmprel = (const Elf64_Rela *)dyn_ptr(info, dyn->d_un.d_ptr);
             break;
         case DT_PLTRELSZ:
             pltrelsz = dyn->d_un.d_val;

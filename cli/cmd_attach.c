@@ -330,7 +330,7 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
         goto out;
     }
     printf("recorded process %d (%s) for %.1f s into %s\n", (int)t.pid, t.comm, secs, path);
-    printf("paused by gdb %.0f ms to attach, %.0f ms to detach; `leakhound report %s`\n",
+    printf("stopped by gdb about %.0f ms to attach, %.0f ms to detach; `leakhound report %s`\n",
            (double)pause_start / 1e6, (double)pause_stop / 1e6, path);
     if (frc == -1) {
         fprintf(stderr, "leakhound: the agent's thread in process %d did not stop within 2 s; "

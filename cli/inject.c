@@ -186,7 +186,26 @@ lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
     int status = 0;
     int done = 0;
     uint64_t deadline = t0 + 120ull * 1000000000u;
+    uint64_t stop_first = 0, stop_last = 0;
+    char stat_path[64];
+    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)pid);
     while (!done) {
+        /* The pause the process sees: from the first to the last time it is seen in a
+         * tracing stop ('t'), sampled every 5 ms (the inferior calls run it in between). */
+        char st[512];
+        int sfd = open(stat_path, O_RDONLY | O_CLOEXEC);
+        if (sfd >= 0) {
+            ssize_t m = read(sfd, st, sizeof st - 1);
+            close(sfd);
+            st[m > 0 ? m : 0] = '\0';
+            const char *rp = strrchr(st, ')');
+            if (rp && rp[1] == ' ' && rp[2] == 't') {
+                stop_last = now_ns();
+                if (!stop_first) {
+                    stop_first = stop_last;
+                }
+            }
+        }
         ssize_t k = read(pfd[0], out + n_out, sizeof out - 1 - n_out);
         if (k > 0) {
             n_out += (size_t)k;
@@ -213,7 +232,7 @@ lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
     }
-    *pause_ns = now_ns() - t0;
+    *pause_ns = stop_first ? stop_last - stop_first + 5000000u : 0;
     out[n_out] = '\0';
     char *r;
     if ((r = find_line(out, "LH_EXEC "))) {

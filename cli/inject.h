@@ -18,8 +18,8 @@
 
 /* Loads lib into pid (dlopen RTLD_NOW, once: a loaded library is found again) and calls
  * lh_attach_start(vars) there; with start == 0, calls lh_attach_stop() of the loaded lib
- * instead. *rc gets the function's return value; *pause_ns how long gdb held the process
- * (from the start of gdb to its exit: an upper bound). Returns 0, or a negative LH_E*
+ * instead. *rc gets the function's return value; *pause_ns how long the process was held
+ * by gdb (first to last time it was seen in a tracing stop, sampled every 5 ms, + 5 ms). Returns 0, or a negative LH_E*
  * code with one line in err (gdb missing, ptrace refused, no thread fit to call on, the
  * library could not be loaded: dlerror's text). */
 int lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
