@@ -226,7 +226,14 @@ load(lh_config_t *cfg)
         char num[24];
         num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
         if (!mp || !*mp) {
-            setenv("LEAKHOUND_MAIN_PID", num, 1); /* constructor: nothing is recorded yet */
+            /* putenv of our own static string, not setenv: setenv keeps its strings in a
+             * tsearch tree rooted in libc, and a root node malloc'd here, before recording
+             * starts, is no block of the trace: the nodes the program's own setenv calls
+             * add to that tree would look lost (issue 11: git). */
+            static char main_pid_env[48] = "LEAKHOUND_MAIN_PID=";
+            size_t k = strlen(main_pid_env);
+            lh_sys_strlcpy(main_pid_env + k, num, sizeof main_pid_env - k);
+            putenv(main_pid_env); /* constructor: nothing is recorded yet */
         } else if (strcmp(mp, num) != 0) {
             cfg->is_descendant = 1;
         }
