@@ -136,6 +136,7 @@ typedef struct lh_agent {
     pid_t pid;
     pid_t ppid;
     pid_t parent_pid; /* nonzero in a fork child */
+    int is_attached;  /* started by `leakhound attach` (attach.c), not at program start */
     atomic_uint gen;  /* trace-file generation: 1, bumped in each fork child */
     char exe[LH_PATH_MAX];
     char progname[256];

@@ -17,10 +17,20 @@
 #include "format.h"
 #include "sys.h"
 
+/* Where the settings come from: the environment (LD_PRELOAD) or the variables the attach
+ * command passed (lh_config_parse). */
+static const char *
+env_get(const char *name)
+{
+    return getenv(name);
+}
+
+static const char *(*get)(const char *name) = env_get;
+
 static long
 env_long(const char *name, long def, long lo, long hi)
 {
-    const char *s = getenv(name);
+    const char *s = get(name);
     if (!s || !*s) {
         return def;
     }
@@ -107,6 +117,8 @@ parse_size(const char *s)
     return *s ? 0 : v;
 }
 
+static void load(lh_config_t *cfg);
+
 int
 lh_config_load(lh_config_t *cfg)
 {
@@ -115,7 +127,51 @@ lh_config_load(lh_config_t *cfg)
                    "");
         return -1;
     }
-    const char *out = getenv("LEAKHOUND_OUTPUT");
+    get = env_get;
+    load(cfg);
+    return 0;
+}
+
+/* The attach command's variables, one NAME=VALUE per line, copied here (no allocation). */
+static char vars_buf[8192];
+
+static const char *
+vars_get(const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = vars_buf; *p; p += strlen(p) + 1) {
+        if (strncmp(p, name, n) == 0 && p[n] == '=') {
+            return p + n + 1;
+        }
+    }
+    return NULL;
+}
+
+int
+lh_config_parse(lh_config_t *cfg, const char *vars)
+{
+    size_t n = strlen(vars);
+    if (n + 2 > sizeof vars_buf) {
+        lh_sys_log("attach settings too long; not tracing", "", "");
+        return -1;
+    }
+    memcpy(vars_buf, vars, n);
+    vars_buf[n] = vars_buf[n + 1] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (vars_buf[i] == '\n') {
+            vars_buf[i] = '\0';
+        }
+    }
+    get = vars_get;
+    load(cfg);
+    get = env_get;
+    return 0;
+}
+
+static void
+load(lh_config_t *cfg)
+{
+    const char *out = get("LEAKHOUND_OUTPUT");
     lh_sys_strlcpy(cfg->output, out && *out ? out : "leakhound.%e.%p.lht", sizeof cfg->output);
     cfg->depth = (int)env_long("LEAKHOUND_DEPTH", 64, 1, LH_MAX_DEPTH);
     cfg->flush_ms = (int)env_long("LEAKHOUND_FLUSH_MS", 100, 1, 60000);
@@ -124,13 +180,13 @@ lh_config_load(lh_config_t *cfg)
     cfg->snapshot_every_ms = (int)env_long("LEAKHOUND_SNAPSHOT_EVERY_MS", 0, 0, 86400000);
     cfg->snapshot_growth = (uint64_t)env_long("LEAKHOUND_SNAPSHOT_ON_GROWTH", 0, 0, 1L << 50);
     cfg->snapshot_at_exit = (int)env_long("LEAKHOUND_SNAPSHOT_AT_EXIT", 1, 0, 1);
-    cfg->snapshot_signal = parse_signal(getenv("LEAKHOUND_SNAPSHOT_SIGNAL"));
-    const char *sr = getenv("LEAKHOUND_SAMPLE_RATE");
+    cfg->snapshot_signal = parse_signal(get("LEAKHOUND_SNAPSHOT_SIGNAL"));
+    const char *sr = get("LEAKHOUND_SAMPLE_RATE");
     cfg->sample_rate = parse_size(sr);
     if (sr && *sr && strcmp(sr, "0") != 0 && !cfg->sample_rate) {
         lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
     }
-    const char *sc = getenv("LEAKHOUND_SNAPSHOT_CONTENTS");
+    const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
     cfg->snapshot_contents_set = sc && *sc;
     if (sc && strcmp(sc, "none") == 0) {
@@ -140,35 +196,44 @@ lh_config_load(lh_config_t *cfg)
     } else if (sc && *sc && strcmp(sc, "pointers") != 0) {
         lh_sys_log("unknown LEAKHOUND_SNAPSHOT_CONTENTS '", sc, "', using pointers");
     }
-    const char *clk = getenv("LEAKHOUND_CLOCK");
+    const char *clk = get("LEAKHOUND_CLOCK");
     cfg->clock = -1;
     if (clk && strcmp(clk, "monotonic") == 0) {
         cfg->clock = 0;
     } else if (clk && strcmp(clk, "counter") == 0) {
         cfg->clock = 1;
     }
-    const char *ix = getenv("LEAKHOUND_INDEX");
+    const char *ix = get("LEAKHOUND_INDEX");
     lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
     /* Every getenv before the setenv calls below: bash replaces getenv and setenv with its
      * own, and its getenv no longer sees the process environment once setenv ran. */
-    const char *uw = getenv("LEAKHOUND_UNWIND");
-    const char *uv = getenv("LEAKHOUND_UNWIND_VERIFY");
-    const char *fe = getenv("LEAKHOUND_FOLLOW_EXEC");
+    const char *uw = get("LEAKHOUND_UNWIND");
+    const char *uv = get("LEAKHOUND_UNWIND_VERIFY");
+    const char *fe = get("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = LH_FOLLOW_MAIN;
     if (fe && (strcmp(fe, "0") == 0 || strcmp(fe, "none") == 0)) {
         cfg->follow_exec = LH_FOLLOW_NONE;
     } else if (fe && *fe && strcmp(fe, "main") != 0) {
         cfg->follow_exec = LH_FOLLOW_ALL;
     }
-    if (cfg->follow_exec == LH_FOLLOW_MAIN) {
+    /* Not for an attach (settings from lh_config_parse): its process execs nothing of
+     * ours, and its environment is not ours to change. */
+    if (cfg->follow_exec == LH_FOLLOW_MAIN && get == env_get) {
         /* The first traced process of the line names itself; what it starts (fork+exec,
          * posix_spawn) inherits the name and knows it is not on the line. An exec keeps the
          * pid, so the real program behind a wrapper matches. */
-        const char *mp = getenv("LEAKHOUND_MAIN_PID");
+        const char *mp = get("LEAKHOUND_MAIN_PID");
         char num[24];
         num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
         if (!mp || !*mp) {
-            setenv("LEAKHOUND_MAIN_PID", num, 1); /* constructor: nothing is recorded yet */
+            /* putenv of our own static string, not setenv: setenv keeps its strings in a
+             * tsearch tree rooted in libc, and a root node malloc'd here, before recording
+             * starts, is no block of the trace: the nodes the program's own setenv calls
+             * add to that tree would look lost (issue 11: git). */
+            static char main_pid_env[48] = "LEAKHOUND_MAIN_PID=";
+            size_t k = strlen(main_pid_env);
+            lh_sys_strlcpy(main_pid_env + k, num, sizeof main_pid_env - k);
+            putenv(main_pid_env); /* constructor: nothing is recorded yet */
         } else if (strcmp(mp, num) != 0) {
             cfg->is_descendant = 1;
         }
@@ -189,7 +254,6 @@ lh_config_load(lh_config_t *cfg)
     /* Every stack the table walks is also unwound by libunwind and compared (tests and
      * bench: the mismatch count goes into the END record). */
     cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;
-    return 0;
 }
 
 void

@@ -107,6 +107,11 @@ build_info(uint8_t *buf, size_t cap)
     lh_enc_varint(&e, lh_g.cfg.sample_rate);
     lh_enc_rec_end(&e, r);
 
+    if (lh_g.is_attached) {
+        r = lh_enc_rec_begin(&e, LH_REC_INFO_ATTACH);
+        lh_enc_varint(&e, 1);
+        lh_enc_rec_end(&e, r);
+    }
     if (lh_g.parent_pid) {
         r = lh_enc_rec_begin(&e, LH_REC_INFO_PARENT);
         lh_enc_varint(&e, (uint64_t)lh_g.parent_pid);
@@ -304,10 +309,28 @@ lh_output_init(void (*opened)(void))
     ZSTD_customMem mem = {lh_sys_zalloc, lh_sys_zfree, NULL};
     lh_g.cctx = ZSTD_createCCtx_advanced(mem);
     on_open = opened;
+    return lh_output_open();
+}
+
+int
+lh_output_open(void)
+{
     pthread_mutex_lock(&lh_g.wlock);
     int rc = open_output_locked();
     pthread_mutex_unlock(&lh_g.wlock);
     return rc;
+}
+
+void
+lh_output_close(void)
+{
+    pthread_mutex_lock(&lh_g.wlock);
+    if (lh_g.fd >= 0) {
+        close(lh_g.fd);
+    }
+    lh_g.fd = -1;
+    lh_g.open_failed = 1; /* a straggling frame must not start a new file */
+    pthread_mutex_unlock(&lh_g.wlock);
 }
 
 void

@@ -28,7 +28,13 @@ void lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records,
 void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
                                  uint64_t ts_base);
 
-/* Fork child: a fresh writer lock, no file (the child opens its own on first use). */
+/* Opens the file now if it is not open (lh_output_init did once; a new attach does again
+ * after lh_output_after_fork). Returns 0 or -1 (said why). Takes the writer lock. */
+int lh_output_open(void);
+/* Closes the file for good (detach): later frames are dropped, no new file is opened. */
+void lh_output_close(void);
+
+/* Fork child (and a new attach): a fresh writer lock, no file (the child opens its own on first use). */
 void lh_output_after_fork(void);
 
 #endif /* LH_OUTPUT_H */

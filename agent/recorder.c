@@ -238,6 +238,8 @@ lh_recorder_exec(const char *path)
     errno = saved;
 }
 
+static int end_kind = -1, end_status; /* of the END written by lh_recorder_finish */
+
 void
 lh_recorder_finish(int kind, int status)
 {
@@ -265,7 +267,20 @@ lh_recorder_finish(int kind, int status)
         lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }
     write_end(kind, status);
+    end_kind = kind;
+    end_status = status;
     /* The guard stays set: what this thread frees from now on is not recorded. */
+}
+
+void
+lh_recorder_exit_status(int status)
+{
+    /* The END written when a script ended (lh_script_check_end: before its interpreter's
+     * teardown) may carry a status the interpreter did not keep in memory (python). */
+    if (end_kind == LH_EXIT_NORMAL && end_status != status && lh_recorder_own_process()) {
+        end_status = status;
+        write_end(LH_EXIT_NORMAL, status); /* readers keep the last END */
+    }
 }
 
 /* -------------------------------------------------------------------------------------
@@ -370,4 +385,48 @@ lh_recorder_begin(void)
     atomic_store(&lh_g.state, LH_ST_RECORDING);
     lh_maps_scan(1);
     lh_ticker_start();
+}
+
+/* -------------------------------------------------------------------------------------
+ * Again in the same process (a second attach), and the end of an attach
+ * ----------------------------------------------------------------------------------- */
+int
+lh_recorder_restart(void)
+{
+    /* Memory, stacks and modules stay from the first start; like a fork child, the new
+     * trace gets fresh buffers and counters, and stacks and modules are written again. */
+    lh_output_after_fork();
+    lh_slots_after_fork();
+    lh_ticker_after_fork();
+    atomic_fetch_add(&lh_g.gen, 1);
+    lh_stacks_after_fork(&lh_g.stacks);
+    lh_script_after_fork();
+    lh_maps_after_fork();
+    lh_sys_clock_init(lh_g.cfg.clock);
+    read_identity();
+    lh_g.parent_pid = 0;
+    atomic_store(&lh_g.n_pre_init, 0);
+    if (lh_output_open() != 0) {
+        atomic_store(&lh_g.state, LH_ST_STOPPED);
+        return -1;
+    }
+    if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
+        lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
+        lh_g.cfg.sample_rate = 0;
+    }
+    lh_recorder_sampling = lh_g.cfg.sample_rate > 0;
+    return 0;
+}
+
+int
+lh_recorder_detach(void)
+{
+    int saved = lh_tls.guard; /* this thread is the program's: it records at a next attach */
+    lh_recorder_finish(LH_EXIT_DETACH, 0);
+    lh_tls.guard = 1;
+    int rc = lh_ticker_stop();
+    lh_snapshot_reap(1);
+    lh_output_close();
+    lh_tls.guard = saved;
+    return rc;
 }

@@ -23,8 +23,18 @@
 int lh_recorder_init(void);
 /* Starts recording: fork handlers, state RECORDING, modules, ticker. Guard held. */
 void lh_recorder_begin(void);
+/* A second start in the same process (after lh_recorder_detach): reuses the memory of the
+ * first, opens a new trace. lh_g.cfg must be filled. Returns 0 or -1 (said why). */
+int lh_recorder_restart(void);
+/* Ends an attach: like lh_recorder_finish (END says detached), then stops the ticker and
+ * closes the file; the process runs on. Returns 0, or -1 if the ticker did not stop. */
+int lh_recorder_detach(void);
 /* Stops recording for good: flushes, final RSS and snapshot, END record. Bounded. */
 void lh_recorder_finish(int exit_kind, int status);
+/* At the process's exit, after lh_recorder_finish: when the trace already ended (a script's
+ * end, before its interpreter's teardown) with another status, writes END again with this
+ * one (readers keep the last END). */
+void lh_recorder_exit_status(int status);
 /* The process is about to exec path: flush and write END (superseded if exec fails). */
 void lh_recorder_exec(const char *path);
 /* A module may be loaded or unloaded: record the module map now (no agent lock held). */

@@ -66,7 +66,12 @@ lh_sample_init(uint64_t rate_bytes)
     if (!rate) {
         return 0;
     }
-    set = lh_sys_map(SET_CAP * sizeof *set);
+    if (set) { /* a new attach: reuse the set, forget the last attach's blocks */
+        memset(set, 0, SET_CAP * sizeof *set);
+        memset((void *)lh_sample_filter, 0, sizeof lh_sample_filter);
+    } else {
+        set = lh_sys_map(SET_CAP * sizeof *set);
+    }
     return set ? 0 : -1;
 }
 

@@ -66,6 +66,8 @@ static int tried_perl, tried_python;
  * Detection
  * ----------------------------------------------------------------------------------- */
 
+static int reserve_table(void);
+
 static void
 found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc, ended_fn ended)
 {
@@ -73,7 +75,8 @@ found(const lh_interp_info_t *info, capture_fn cap, describe_fn desc, ended_fn e
         return;
     }
     interps[n_interps++] = *info;
-    if (info->status == LH_INTERP_RECORDED && !reader_capture && sft.slots) {
+    if (info->status == LH_INTERP_RECORDED && !reader_capture &&
+        (sft.slots || reserve_table() == 0)) {
         reader_capture = cap;
         reader_describe = desc;
         reader_ended = ended;
@@ -104,20 +107,29 @@ detect_all(void)
     }
 }
 
-void
-lh_script_init(void)
+/* The frame table, reserved (address space only, touched as it fills) when a readable
+ * interpreter is found: programs without one pay nothing. */
+static int
+reserve_table(void)
 {
     size_t n_slots = (size_t)SF_MAX_ENTRIES * 2;
-    sft.slots = lh_sys_map(n_slots * sizeof(uint32_t));
+    _Atomic uint32_t *slots = lh_sys_map(n_slots * sizeof(uint32_t));
     sft.entries = lh_sys_map((size_t)SF_MAX_ENTRIES * sizeof(sf_entry_t));
     sft.arena = lh_sys_map(SF_ARENA_BYTES);
-    if (!sft.slots || !sft.entries || !sft.arena) {
+    if (!slots || !sft.entries || !sft.arena) {
         lh_sys_log("cannot reserve memory for script frames; recording native frames only",
                    "", "");
-        sft.slots = NULL;
+        return -1;
     }
     sft.slot_mask = (uint32_t)n_slots - 1;
     atomic_flag_clear(&sft.lock);
+    sft.slots = slots;
+    return 0;
+}
+
+void
+lh_script_init(void)
+{
     detect_all();
 }
 
@@ -281,31 +293,25 @@ sf_intern(lh_sframe_t *f)
     return v;
 }
 
-/* The calling thread's last script stack: in a loop the same statement allocates again
- * and again, and comparing the captured keys with the last ones is cheaper than interning
- * every frame and the pair again. Only short stacks are kept (initial-exec TLS is scarce). */
-#define LAST_MAX 16
+/* The calling thread's last script stack. In a loop the same statement allocates again and
+ * again: comparing the captured keys with the last ones is cheaper than interning every
+ * frame and the pair again. And when only the inner frames changed (the next statement,
+ * another sub called from the same place), the outer frames that match the last stack's
+ * keep their ids without a lookup. Stacks up to LAST_MAX frames are kept (initial-exec TLS
+ * is scarce: 32 frames are 800 bytes per thread). */
+#define LAST_MAX 32
 typedef struct last_stack {
-    uint32_t native_id, epoch, gen, id;
+    uint32_t native_id, epoch, gen, id; /* id 0: nothing kept */
     uint32_t n;
     uintptr_t keys[2 * LAST_MAX];
+    uint32_t ids[LAST_MAX];
 } last_stack_t;
 static __thread last_stack_t last_tls __attribute__((tls_model("initial-exec")));
 
 static int
-same_as_last(const last_stack_t *l, const lh_sframe_t *fr, int n, uint32_t native_id,
-             uint32_t epoch, uint32_t gen)
+same_frame(const last_stack_t *l, int i, const lh_sframe_t *f)
 {
-    if (!l->id || l->n != (uint32_t)n || l->native_id != native_id || l->epoch != epoch ||
-        l->gen != gen) {
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {
-        if (l->keys[2 * i] != fr[i].key || l->keys[2 * i + 1] != fr[i].key2) {
-            return 0;
-        }
-    }
-    return 1;
+    return l->keys[2 * i] == f->key && l->keys[2 * i + 1] == f->key2;
 }
 
 void
@@ -324,17 +330,27 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
     }
     uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
     last_stack_t *last = &last_tls;
-    if (same_as_last(last, fr, n, native_id, epoch, gen)) {
-        ss->id = last->id; /* emitted in this file already: its first use wrote it */
-        ss->native_id = native_id;
-        ss->epoch = epoch;
-        return;
+    /* Frames shared with the last stack, counted from the outermost. */
+    int shared = 0;
+    if (last->id && last->gen == gen) {
+        int ln = (int)last->n;
+        while (shared < n && shared < ln && same_frame(last, ln - 1 - shared, &fr[n - 1 - shared])) {
+            shared++;
+        }
+        if (shared == n && ln == n && last->native_id == native_id && last->epoch == epoch) {
+            ss->id = last->id; /* written to this file already, by its first use */
+            ss->native_id = native_id;
+            ss->epoch = epoch;
+            return;
+        }
     }
     uint64_t key[LH_SCRIPT_MAX + 1];
     key[0] = (uint64_t)native_id | COMBINED_TAG;
     for (int i = 0; i < n; i++) {
-        uint32_t id = sf_intern(&fr[i]);
-        if (!id) {
+        uint32_t id;
+        if (i >= n - shared) {
+            id = last->ids[last->n - (uint32_t)(n - i)]; /* same frame as last time */
+        } else if (!(id = sf_intern(&fr[i]))) {
             return; /* table full: native frames only */
         }
         ss->ids[i] = id;
@@ -359,6 +375,7 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
         for (int i = 0; i < n; i++) {
             last->keys[2 * i] = fr[i].key;
             last->keys[2 * i + 1] = fr[i].key2;
+            last->ids[i] = ss->ids[i];
         }
     } else {
         last->id = 0;

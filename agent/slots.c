@@ -463,6 +463,14 @@ lh_slots_drain(void)
     drain_queue();
 }
 
+void
+lh_slots_wake(void)
+{
+    if (wake_ok) {
+        sem_post(&wake);
+    }
+}
+
 int
 lh_slots_wait(uint64_t deadline_ns)
 {

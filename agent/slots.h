@@ -41,7 +41,10 @@ void lh_slots_drain(void);
  * monotonic clock passes (returns 0). */
 int lh_slots_wait(uint64_t deadline_ns);
 
-/* Fork child: no thread but this one, empty slots and queue, counters at zero. */
+/* Wakes the ticker's lh_slots_wait now. AS-safe. */
+void lh_slots_wake(void);
+
+/* Fork child (and a new attach): no thread but this one, empty slots and queue, counters at zero. */
 void lh_slots_after_fork(void);
 
 #endif /* LH_SLOTS_H */

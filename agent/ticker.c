@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ticker.h"
@@ -40,6 +41,7 @@ write_sync(uint64_t t)
 }
 
 static uint64_t last_sync_frames;
+static atomic_int ticker_alive; /* between lh_ticker_start and ticker_main's return */
 static atomic_int snapshot_requested;
 static unsigned snapshot_signal_count;
 
@@ -206,6 +208,7 @@ ticker_main(void *arg)
         tick();
         next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
     }
+    atomic_store(&ticker_alive, 0);
     return NULL;
 }
 
@@ -230,10 +233,14 @@ lh_ticker_start(void)
         pthread_attr_setstacksize(&attr, 256 * 1024);
     }
     atomic_store(&lh_g.ticker_stop, 0);
+    atomic_store(&ticker_alive, 1);
     int saved_guard = lh_tls.guard;
     lh_tls.guard = 1; /* our pthread_create: the agent's thread is not the program's */
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
     lh_tls.guard = saved_guard;
+    if (!lh_g.ticker_running) {
+        atomic_store(&ticker_alive, 0);
+    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -243,4 +250,21 @@ lh_ticker_after_fork(void)
 {
     last_sync_frames = 0;
     lh_g.ticker_running = 0;
+}
+
+int
+lh_ticker_stop(void)
+{
+    atomic_store(&lh_g.ticker_stop, 1);
+    lh_slots_wake();
+    /* Bounded: a ticker stuck in a write to a full disk must not hang the detach. */
+    for (int i = 0; i < 2000 && atomic_load(&ticker_alive); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&ticker_alive)) {
+        return -1;
+    }
+    lh_g.ticker_running = 0;
+    return 0;
 }

@@ -10,6 +10,10 @@
  * lh_g.ticker_running; lh_g.ticker_stop ends it at its next wake-up. Not AS-safe. */
 void lh_ticker_start(void);
 
+/* Stops the ticker and waits (at most 2 s) until its thread is gone. Returns 0, or -1 when
+ * it is still running. Not AS-safe; guard held. */
+int lh_ticker_stop(void);
+
 /* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
 void lh_request_snapshot(void);
 

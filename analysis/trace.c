@@ -15,6 +15,7 @@
 
 #include "dec.h"
 #include "enc.h"
+#include "prefetch.h"
 #include "window.h"
 
 /* Without SYNC records (an agent without a ticker), the window would hold the whole trace;
@@ -41,6 +42,7 @@ struct lh_trace {
     char **snap_files;   /* contents file names of SNAPSHOT events (lh_event_t.file) */
     size_t n_snap_files;
     lh_window_t window;
+    lh_prefetch_t *pf;   /* frames read ahead and decompressed by workers (or NULL) */
     uint8_t *comp, *raw; /* payload buffers, reused across frames */
     size_t comp_cap, raw_cap;
     char *last_label;    /* label of the event delivered last, freed on the next call */
@@ -677,6 +679,50 @@ truncated(lh_trace_t *t, uint64_t frame_off, lh_err_t *err)
 
 /* Reads, checks and decodes one frame into the window. Returns 1, 0 at the end of the
  * file, or a negative code. */
+/* The next frame from the prefetcher, with the same errors as reading it here. */
+static int
+take_frame(lh_trace_t *t, lh_frame_hdr_t *h, const uint8_t **payload, uint64_t *off,
+           lh_err_t *err)
+{
+    lh_pf_frame_t fr;
+    lh_prefetch_next(t->pf, &fr);
+    *off = fr.off;
+    if (fr.status != LH_PF_EOF) {
+        t->stats.file_bytes = fr.end_off;
+    }
+    switch (fr.status) {
+    case LH_PF_FRAME:
+        *h = fr.h;
+        *payload = fr.payload;
+        return 1;
+    case LH_PF_EOF:
+        return 0;
+    case LH_PF_TRUNC:
+        if (fr.err_no) {
+            return lh_err_set(err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s",
+                              t->path, t->stats.file_bytes, strerror(fr.err_no));
+        }
+        return truncated(t, fr.off, err);
+    case LH_PF_HEADER:
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64 ": %s; %" PRIu64
+                          " events before it",
+                          t->path, t->stats.n_frames, fr.off, fr.why, t->n_decoded);
+    case LH_PF_CRC:
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": payload checksum mismatch; %" PRIu64 " events before it",
+                          t->path, t->stats.n_frames, fr.off, t->n_decoded);
+    case LH_PF_ZSTD:
+        return lh_err_set(err, LH_EFORMAT,
+                          "%s: frame %" PRIu64 " at offset %" PRIu64
+                          ": cannot decompress (%s); %" PRIu64 " events before it",
+                          t->path, t->stats.n_frames, fr.off, fr.why, t->n_decoded);
+    default:
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+    }
+}
+
 static int
 read_frame(lh_trace_t *t, lh_err_t *err)
 {
@@ -685,11 +731,18 @@ read_frame(lh_trace_t *t, lh_err_t *err)
     const char *why = NULL;
     uint64_t off = t->stats.file_bytes;
     size_t keep = lh_window_pending(&t->window);
-    size_t got = read_some(t, hb, sizeof hb);
-    const uint8_t *payload;
+    const uint8_t *payload = NULL;
     frame_state_t st = {0};
     int rc;
 
+    if (t->pf) {
+        rc = take_frame(t, &h, &payload, &off, err);
+        if (rc <= 0) {
+            return rc;
+        }
+        goto decode;
+    }
+    size_t got = read_some(t, hb, sizeof hb);
     if (got == 0 && !ferror(t->f)) {
         return 0;
     }
@@ -738,6 +791,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         }
         payload = t->raw;
     }
+decode:
     if (h.seq != t->stats.n_frames && !t->warned_seq) {
         t->warned_seq = 1;
         lh_warn(&t->warnings,
@@ -852,6 +906,11 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     if (rc < 0) {
         goto fail;
     }
+    int n_workers = lh_prefetch_threads();
+    if (n_workers > 0) {
+        /* No workers (no memory, no threads): the frames are read here, as before. */
+        (void)lh_prefetch_start(&t->pf, t->f, t->stats.file_bytes, n_workers);
+    }
     *out = t;
     return 0;
 fail:
@@ -865,6 +924,7 @@ lh_trace_close(lh_trace_t *t)
     if (!t) {
         return;
     }
+    lh_prefetch_stop(t->pf); /* before the file it reads is closed */
     if (t->f) {
         fclose(t->f);
     }

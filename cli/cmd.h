@@ -20,6 +20,11 @@
 int lh_cmd_run(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_run_usage[];
 
+/* leakhound attach -p PID [-o FILE] [--duration D] [--depth N] [--unwind K]
+ * [--sample-rate SIZE] [--snapshot-every D]: record a running process from now on. */
+int lh_cmd_attach(int argc, char **argv, lh_err_t *err);
+extern const char lh_cmd_attach_usage[];
+
 /* leakhound report FILE [--top N] [--format text|json] [--salvage] */
 int lh_cmd_report(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_report_usage[];

@@ -60,44 +60,22 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
                           "FILE -o OUT.svg");
     }
     to.metric = (lh_metric_t)metric;
-    lh_collect_t *c = NULL;
-    lh_supp_t supp;
-    lh_funcs_t f;
-    lh_tree_t t;
-    int have_f = 0, have_t = 0;
+    lh_load_funcs_t lf;
     char cwd[PATH_MAX], head[512];
-    if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
+    if ((rc = lh_load_funcs(&la, &to, &lf, err)) < 0) {
         return rc;
     }
-    const lh_supp_t *sp = supp.n ? &supp : NULL;
-    if ((rc = lh_load_run(&la, NULL, &c, err)) < 0 || (rc = lh_funcs_build(&f, c, sp, err)) < 0) {
-        goto done;
-    }
-    have_f = 1;
-    if ((rc = lh_tree_build(&t, c, &f, sp, &to, err)) < 0) {
-        goto done;
-    }
-    have_t = 1;
-    title(head, sizeof head, c, to.metric);
+    title(head, sizeof head, lf.c, to.metric);
     lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
     FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
     if (!out) {
         rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
-        goto done;
+    } else {
+        rc = lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err);
+        if (out != stdout && fclose(out) != 0 && rc >= 0) {
+            rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
+        }
     }
-    rc = lh_view_flamegraph(out, &t, &f, &fo, err);
-    if (out != stdout && fclose(out) != 0 && rc >= 0) {
-        rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
-    }
-    lh_load_sym_warnings(c);
-done:
-    if (have_t) {
-        lh_tree_fini(&t);
-    }
-    if (have_f) {
-        lh_funcs_fini(&f);
-    }
-    lh_supp_fini(&supp);
-    lh_collect_free(c);
+    lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;
 }

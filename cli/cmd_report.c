@@ -107,36 +107,11 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     return 0;
 }
 
+/* The exit snapshot's graph, if any (issue 5): noted as the pass streams. */
 static void
-print_warnings(const lh_warnings_t *w)
+note_split(void *ctx, const lh_event_t *ev)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        fprintf(stderr, "leakhound: warning: %s\n", w->msgs[i]);
-    }
-}
-
-/* Reads the whole trace into the heap model, and RSS samples into rss. */
-static int
-replay_all(lh_trace_t *t, lh_replay_t *r, lh_rss_cmp_t *rss, lh_leak_split_t *split,
-           lh_err_t *err)
-{
-    lh_event_t ev;
-    int rc;
-    while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
-            return rc;
-        }
-        lh_leak_split_note(split, &ev); /* the exit snapshot's graph, if any (issue 5) */
-        if (ev.type == LH_REC_RSS) {
-            lh_rss_cmp_event(rss, &ev, lh_replay_totals(r)->heap_bytes);
-        }
-    }
-    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        return lh_err_set(err, rc, "%s (--salvage reports the events before it)", msg);
-    }
-    return rc;
+    lh_leak_split_note(ctx, ev);
 }
 
 /* report --growth and report --temporary: one pass through a timeline. */
@@ -169,6 +144,30 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         goto done;
     }
     have = 1;
+    /* suppressed sites are left out, as from every listing */
+    size_t k = 0;
+    for (size_t i = 0; i < n_all; i++) {
+        uint32_t id = a->growth ? g.sites[i].stack_id : tmp.sites[i].stack_id;
+        if ((rc = lh_pass_suppressed(&p, id, err)) < 0) {
+            goto done;
+        }
+        if (rc && a->growth) {
+            g.n_growing -= g.sites[i].growing;
+            g.n_trend[g.sites[i].trend.kind]--;
+            g.n_active--;
+            free(g.sites[i].blocks);
+            free(g.sites[i].bytes);
+        } else if (rc) {
+            tmp.n_temp -= tmp.sites[i].n_temp;
+            tmp.temp_bytes -= tmp.sites[i].temp_bytes;
+        } else if (a->growth) {
+            g.sites[k++] = g.sites[i];
+        } else {
+            tmp.sites[k++] = tmp.sites[i];
+        }
+    }
+    n_all = k;
+    *(a->growth ? &g.n_sites : &tmp.n_sites) = k;
     n_shown = a->top && a->top < n_all ? a->top : n_all;
     if (!(ids = malloc((n_shown ? n_shown : 1) * sizeof *ids))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -201,16 +200,11 @@ int
 lh_cmd_report(int argc, char **argv, lh_err_t *err)
 {
     report_args_t a = {0};
-    lh_trace_opts_t topts = {0};
-    lh_trace_t *t = NULL;
-    lh_replay_t *r = NULL;
-    lh_symbolizer_t *sym = NULL;
+    lh_pass_t p;
     lh_report_t rep = {0};
     lh_report_opts_t ropts = {0};
-    lh_sym_opts_t sopts = {0};
-    lh_rss_cmp_t rss = {0};
     lh_leak_split_t split;
-    int have_rep = 0;
+    int have_rep = 0, have_pass = 0;
     lh_leak_split_init(&split);
     for (int i = 1; i < argc; i++) { /* --by function: cmd_report_by.c */
         if (strcmp(argv[i], "--by") == 0 || strncmp(argv[i], "--by=", 5) == 0) {
@@ -224,34 +218,19 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
-    topts.salvage = a.load.salvage;
-    if ((rc = lh_trace_open(a.load.path, &topts, &t, err)) < 0) {
+    if ((rc = lh_pass_run_hook(&p, &a.load, NULL, NULL, note_split, &split, err)) < 0) {
         goto done;
     }
-    if ((rc = lh_replay_new(&r, err)) < 0 || (rc = replay_all(t, r, &rss, &split, err)) < 0) {
-        goto done;
-    }
-    sopts.exe_path = lh_trace_info(t)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(t), &sopts, &sym, err)) < 0) {
-        goto done;
-    }
-    ropts.top = a.top;
-    lh_supp_t supp;
-    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
-        goto done;
-    }
-    if (supp.n) { /* keep every site, filter, then cut to --top */
-        ropts.top = 0;
-    }
-    if ((rc = lh_report_build(&rep, t, r, sym, &ropts, err)) < 0) {
-        lh_supp_fini(&supp);
+    have_pass = 1;
+    ropts.top = p.supp.n ? 0 : a.top; /* with suppressions: every site, filtered, then cut */
+    if ((rc = lh_report_build(&rep, p.t, p.r, p.sym, &ropts, err)) < 0) {
         goto done;
     }
     have_rep = 1;
-    if (supp.n) {
-        lh_report_suppress(&rep, &supp, a.top);
+    if (p.supp.n) {
+        lh_report_suppress(&rep, &p.supp, a.top);
     }
-    rep.rss = &rss;
+    rep.rss = lh_timeline_rss(p.tl);
     /* A trace on standard input has no directory: its snapshots' contents files cannot be
      * found, so there is no reference graph to read. */
     if (!a.no_graph && !a.load.stdin_path[0] && split.snap_index >= 0) { /* issue 5: the LEAK SUMMARY split */
@@ -264,18 +243,14 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         }
     }
     /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
-    rc = rep.split ? lh_leak_split_suppress(&split, &supp, t, sym, err) : 0;
-    lh_supp_fini(&supp);
-    if (rc < 0) {
+    if (rep.split && (rc = lh_leak_split_suppress(&split, &p.supp, p.t, p.sym, err)) < 0) {
         goto done;
     }
-    print_warnings(lh_trace_warnings(t));
-    print_warnings(lh_sym_warnings(sym));
+    lh_pass_warnings(&p);
     if (a.load.json) {
         rc = lh_view_json(stdout, &rep, err);
     } else {
-        char cwd[PATH_MAX];
-        lh_text_opts_t vopts = {getcwd(cwd, sizeof cwd)};
+        lh_text_opts_t vopts = {p.cwd[0] ? p.cwd : NULL};
         rc = lh_view_text(stdout, &rep, &vopts, err);
     }
 done:
@@ -283,8 +258,8 @@ done:
         lh_report_fini(&rep);
     }
     lh_leak_split_fini(&split);
-    lh_sym_free(sym);
-    lh_replay_free(r);
-    lh_trace_close(t);
+    if (have_pass) {
+        lh_pass_close(&p);
+    }
     return rc < 0 ? rc : 0;
 }

@@ -45,35 +45,16 @@ int
 lh_cmd_report_by(int argc, char **argv, lh_err_t *err)
 {
     by_args_t a = {0};
-    lh_collect_t *c = NULL;
-    lh_supp_t supp;
-    lh_funcs_t f;
-    int have_supp = 0, have_f = 0;
+    lh_load_funcs_t lf;
     char cwd[PATH_MAX];
     int rc = parse_args(argc, argv, &a, err);
-    if (rc != 0) {
+    if (rc != 0 || (rc = lh_load_funcs(&a.load, NULL, &lf, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
-        return rc;
-    }
-    have_supp = 1;
-    if ((rc = lh_load_run(&a.load, NULL, &c, err)) < 0 ||
-        (rc = lh_funcs_build(&f, c, supp.n ? &supp : NULL, err)) < 0) {
-        goto done;
-    }
-    have_f = 1;
-    lh_funcs_sort(&f, a.inclusive, a.metric);
+    lh_funcs_sort(&lf.f, a.inclusive, a.metric);
     lh_funcs_view_t v = {a.load.path, getcwd(cwd, sizeof cwd), a.metric, a.inclusive, a.top};
-    rc = a.load.json ? lh_view_funcs_json(stdout, &f, &v, err) : lh_view_funcs_text(stdout, &f, &v, err);
-    lh_load_sym_warnings(c);
-done:
-    if (have_f) {
-        lh_funcs_fini(&f);
-    }
-    if (have_supp) {
-        lh_supp_fini(&supp);
-    }
-    lh_collect_free(c);
+    rc = a.load.json ? lh_view_funcs_json(stdout, &lf.f, &v, err)
+                     : lh_view_funcs_text(stdout, &lf.f, &v, err);
+    lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;
 }

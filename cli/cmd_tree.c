@@ -74,42 +74,16 @@ int
 lh_cmd_tree(int argc, char **argv, lh_err_t *err)
 {
     tree_args_t a = {0};
-    lh_collect_t *c = NULL;
-    lh_supp_t supp;
-    lh_funcs_t f;
-    lh_tree_t t;
-    int have_f = 0, have_t = 0;
+    lh_load_funcs_t lf;
     char cwd[PATH_MAX];
     int rc = parse_args(argc, argv, &a, err);
-    if (rc != 0) {
+    if (rc != 0 || (rc = lh_load_funcs(&a.load, &a.topts, &lf, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
-        return rc;
-    }
-    const lh_supp_t *sp = supp.n ? &supp : NULL;
-    if ((rc = lh_load_run(&a.load, NULL, &c, err)) < 0 ||
-        (rc = lh_funcs_build(&f, c, sp, err)) < 0) {
-        goto done;
-    }
-    have_f = 1;
-    if ((rc = lh_tree_build(&t, c, &f, sp, &a.topts, err)) < 0) {
-        goto done;
-    }
-    have_t = 1;
     lh_tree_view_t v = {a.load.path, getcwd(cwd, sizeof cwd), a.topts.focus, a.min_percent,
                         a.depth};
-    rc = a.load.json ? lh_view_tree_json(stdout, &t, &f, &v, err)
-                : lh_view_tree_text(stdout, &t, &f, &v, err);
-    lh_load_sym_warnings(c);
-done:
-    if (have_t) {
-        lh_tree_fini(&t);
-    }
-    if (have_f) {
-        lh_funcs_fini(&f);
-    }
-    lh_supp_fini(&supp);
-    lh_collect_free(c);
+    rc = a.load.json ? lh_view_tree_json(stdout, &lf.t, &lf.f, &v, err)
+                     : lh_view_tree_text(stdout, &lf.t, &lf.f, &v, err);
+    lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;
 }

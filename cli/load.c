@@ -92,3 +92,41 @@ lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len)
              lh_text_human_bytes(a, sizeof a, t->alloc_bytes), (unsigned long long)t->n_allocs,
              (double)(lh_collect_end_ns(c) - start) / 1e9);
 }
+
+int
+lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load_funcs_t *lf,
+              lh_err_t *err)
+{
+    int rc;
+    memset(lf, 0, sizeof *lf);
+    if ((rc = lh_load_suppressions(a, &lf->supp, err)) < 0) {
+        return rc;
+    }
+    const lh_supp_t *sp = lf->supp.n ? &lf->supp : NULL;
+    if ((rc = lh_load_run(a, NULL, &lf->c, err)) < 0 ||
+        (rc = lh_funcs_build(&lf->f, lf->c, sp, err)) < 0) {
+        lh_supp_fini(&lf->supp);
+        lh_collect_free(lf->c);
+        return rc;
+    }
+    if (tree_opts && (rc = lh_tree_build(&lf->t, lf->c, &lf->f, sp, tree_opts, err)) < 0) {
+        lh_funcs_fini(&lf->f);
+        lh_supp_fini(&lf->supp);
+        lh_collect_free(lf->c);
+        return rc;
+    }
+    lf->has_tree = tree_opts != NULL;
+    return 0;
+}
+
+void
+lh_load_funcs_fini(lh_load_funcs_t *lf)
+{
+    lh_load_sym_warnings(lf->c);
+    if (lf->has_tree) {
+        lh_tree_fini(&lf->t);
+    }
+    lh_funcs_fini(&lf->f);
+    lh_supp_fini(&lf->supp);
+    lh_collect_free(lf->c);
+}

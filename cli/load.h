@@ -6,7 +6,9 @@
 #ifndef LH_CLI_LOAD_H
 #define LH_CLI_LOAD_H
 
+#include "calltree.h"
 #include "collect.h"
+#include "funcs.h"
 #include "err.h"
 #include "opts.h"
 #include "suppress.h"
@@ -25,5 +27,21 @@ void lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len);
 
 /* Loads the suppressions a asks for into s (initialised here). Returns 0 or an error. */
 int lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err);
+
+/* What report --by, tree and flamegraph start from: the suppressions, the pass, the
+ * per-function figures and (for a tree) the call tree. */
+typedef struct lh_load_funcs {
+    lh_supp_t supp;
+    lh_collect_t *c;
+    lh_funcs_t f;
+    lh_tree_t t;
+    int has_tree;
+} lh_load_funcs_t;
+
+/* Builds them; tree_opts NULL: no tree. Returns 0 or an error (everything released). */
+int lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load_funcs_t *lf,
+                  lh_err_t *err);
+/* Prints the symbolizer's warnings and releases everything. */
+void lh_load_funcs_fini(lh_load_funcs_t *lf);
 
 #endif /* LH_CLI_LOAD_H */

@@ -19,6 +19,7 @@ typedef struct command {
 
 static const command_t commands[] = {
     {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
+    {"attach", lh_cmd_attach, lh_cmd_attach_usage, "record a running process from now on"},
     {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
     {"leaks", lh_cmd_leaks, lh_cmd_leaks_usage, "what piles up while it runs, per interval"},
     {"counts", lh_cmd_counts, lh_cmd_counts_usage, "live blocks per site at each mark"},

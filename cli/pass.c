@@ -17,6 +17,14 @@ int
 lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
             lh_history_t *hist, lh_err_t *err)
 {
+    return lh_pass_run_hook(p, a, tlo, hist, NULL, NULL, err);
+}
+
+int
+lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
+                 lh_history_t *hist, void (*on_event)(void *ctx, const lh_event_t *ev),
+                 void *ctx, lh_err_t *err)
+{
     lh_trace_opts_t topts = {a->salvage};
     lh_sym_opts_t sopts = {0};
     lh_progress_t bar;
@@ -45,6 +53,9 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
         if (rc < 0) {
             lh_progress_done(&bar);
             goto fail;
+        }
+        if (on_event) {
+            on_event(ctx, &ev);
         }
         if ((++n_ev & 0xffff) == 0) {
             lh_progress_update(&bar, lh_trace_stats(p->t)->file_bytes, file_size);

@@ -38,6 +38,10 @@ typedef struct lh_pass {
  * failure the pass is closed. */
 int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
                 lh_history_t *hist, lh_err_t *err);
+/* The same, calling on_event(ctx, ev) after each event was applied (may be NULL). */
+int lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
+                     lh_history_t *hist, void (*on_event)(void *ctx, const lh_event_t *ev),
+                     void *ctx, lh_err_t *err);
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */

@@ -95,6 +95,9 @@ enum lh_rec_type {
                                     varint max depth, varint pointer size, string arch,
                                     varint sample_rate_bytes (0 = every allocation) */
     LH_REC_INFO_PARENT = 0x06,   /* varint parent pid: this trace was started by fork() */
+    LH_REC_INFO_ATTACH = 0x07,   /* varint how (1 = `leakhound attach`): recording started in
+                                    a running process; blocks allocated before are unknown,
+                                    frees of them are unmatched frees */
 
     /* Frame records. */
     LH_REC_THREAD = 0x10,        /* ts, varint tid, string name */
@@ -186,6 +189,7 @@ enum lh_exit_kind {
     LH_EXIT_NORMAL = 0, /* exit() or return from main: destructors ran */
     LH_EXIT_UNDERSCORE = 1, /* _exit() / _Exit() */
     LH_EXIT_EXEC = 2,   /* execve() replaced the image (followed or not) */
+    LH_EXIT_DETACH = 3, /* `leakhound attach` detached: the process runs on */
 };
 
 enum lh_snap_trigger {

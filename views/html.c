@@ -125,8 +125,10 @@ summary(FILE *out, const lh_html_page_t *p)
     } else {
         snprintf(a, sizeof a, "status %" PRIu64, e->status);
         card(out, 0, "Exit", a,
-             e->kind == LH_EXIT_NORMAL ? "clean exit" : e->kind == LH_EXIT_UNDERSCORE ? "_exit()"
-                                                                                      : "exec");
+             e->kind == LH_EXIT_NORMAL       ? "clean exit"
+             : e->kind == LH_EXIT_UNDERSCORE ? "_exit()"
+             : e->kind == LH_EXIT_DETACH     ? "detached"
+                                             : "exec");
     }
     fputs("</div></section>\n", out);
 }

@@ -117,6 +117,8 @@ exit_kind(const lh_trace_end_t *e)
         return "_exit";
     case LH_EXIT_EXEC:
         return "exec";
+    case LH_EXIT_DETACH:
+        return "detach";
     default:
         return "unknown";
     }

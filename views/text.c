@@ -102,6 +102,11 @@ print_exit(FILE *out, const lh_report_t *rep)
     case LH_EXIT_EXEC:
         fputs("exec: the process replaced itself with another program\n", out);
         break;
+    case LH_EXIT_DETACH:
+        fputs("detached: leakhound attach ended, the process runs on (live blocks are those "
+              "still live at the detach)\n",
+              out);
+        break;
     default:
         fprintf(out, "exit of unknown kind %" PRIu64 " (status %" PRIu64 ")\n", e->kind,
                 e->status);

@@ -49,6 +49,8 @@ sh_obj_open(lh_shell_t *sh, lh_err_t *err)
 /* "SCALAR(PV)" / "MyApp::Session" and, when named, its name; else what holds it. */
 static const char *
 obj_desc(lh_shell_t *sh, uint32_t v, char *buf, size_t len);
+static uint64_t
+node_size(const lh_objheap_t *oh, uint32_t v);
 
 /* The path of v from its nearest name or root, in the language's terms:
  *   %MyApp::SESSION_CACHE{"5f3a"} -> HASH -> {rendered} -> SCALAR(PV)
@@ -107,6 +109,12 @@ render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
         }
         if (e->kind == LH_OBJEDGE_REF) {
             PUT(" -> %s", lh_objheap_type(oh, e->dst));
+            last_ref = 1;
+        } else if (e->kind == LH_OBJEDGE_NATIVE) {
+            /* A malloc block hanging under the object (an XS module's struct). */
+            char sz[32];
+            PUT(" -> native block (%s, allocated in %s)",
+                sh_bytes(sz, sizeof sz, node_size(oh, e->dst)), lh_objheap_type(oh, e->dst));
             last_ref = 1;
         } else {
             lh_objheap_edge_label(oh, e, lab, sizeof lab);

@@ -209,6 +209,48 @@ def case_native(ctx):
     expect_line(ctx, "native off: objects", r"^\s+@\s+count\s+bytes\s+type$", out)
 
 
+def case_xs_struct(ctx):
+    """Native blocks that Perl data points to hang under their SV: Digest::MD5's C
+    context under each object, in `show`, `identify` and the retained size."""
+    t = record(ctx, "xs_struct.pl")
+    rows = count_rows(shell(ctx, t, "count --by type"))
+    ctx.check(rows.get("Digest::MD5") == 100, "count: the objects", 100,
+              rows.get("Digest::MD5"))
+    out = shell(ctx, t, "roots 1; show @1; show @1; show @1")
+    expect_line(ctx, "roots: @main::CTX", r"^\s*1\s+.*\s@main::CTX \(ARRAY\)$", out)
+    obj = out[out.rfind("Digest::MD5 0x"):]
+    m = re.search(r"^Digest::MD5 0x[0-9a-f]+, (\d+) B, retained (\d+) B", obj, re.M)
+    nat = row_with(obj, "native 0x")
+    ctx.check(m is not None and nat is not None, "show: the object and its C struct",
+              "a 'native' row", obj[:800])
+    out = shell(ctx, t, "roots 1; show @1; show @1; show @1; identify @%d" % (nat or 1))
+    m2 = re.search(r"^native 0x[0-9a-f]+ \(.*\), (\d+) B, retained \d+ B$", out, re.M)
+    expect_line(ctx, "identify: the struct through its object",
+                r"^  @main::CTX\[\d+\] -> Digest::MD5 -> native block \(\d+ B, allocated "
+                r"in main\)$", out)
+    if m and m2:
+        ctx.check(int(m.group(2)) >= int(m.group(1)) + int(m2.group(1)),
+                  "the object retains its C struct", ">= %d" % (int(m.group(1)) +
+                                                               int(m2.group(1))),
+                  int(m.group(2)))
+
+
+def case_diff(ctx):
+    """`diff` between two snapshots groups the objects by class: 150 more sessions and
+    users, each (a cycle per request)."""
+    t = record(ctx, "grows.pl")
+    out = shell(ctx, t, "diff signal-1 signal-3")
+    expect_line(ctx, "diff: the header", r"^from snapshot 1 'signal-1' to 3 'signal-3', "
+                r"perl objects by type:$", out)
+    expect_line(ctx, "diff: 150 more sessions",
+                r"^\s+150\s+\d+\s+100 -> 250\s+Grow::Session$", out)
+    expect_line(ctx, "diff: 150 more users", r"^\s+150\s+\d+\s+100 -> 250\s+Grow::User$",
+                out)
+    out = shell(ctx, t, "unreachable")
+    expect_line(ctx, "unreachable at signal-1: the first 100 requests' sessions",
+                r"^\s*\d+\s+100\s+\S+ \S+\s+Grow::Session\s+Grow::Session::new", out)
+
+
 def case_exit_native(ctx):
     """The native view of a perl heap at exit: the SV arena holding the biggest SV is no
     "possibly lost" block (the blocks the objects are made of are classified by them), in
@@ -288,6 +330,8 @@ CASES = {
     "no_full": case_no_full,
     "native": case_native,
     "exit_native": case_exit_native,
+    "xs_struct": case_xs_struct,
+    "diff": case_diff,
     "oracle": case_oracle,
 }
 

@@ -123,7 +123,7 @@ def expect_class(ctx, trace, snapshot, name, cls, root=None, extra=()):
               "%s in snapshot %s: class" % (name, snapshot), cls, out[:1500])
     if root:
         lines = out.splitlines()
-        first = lines[2] if len(lines) > 2 else ""
+        first = re.sub(r"^@\d+ ", "", lines[2]) if len(lines) > 2 else ""  # "@N ": its row
         ctx.check(first.startswith(root), "%s in snapshot %s: the root" % (name, snapshot),
                   root + "...", out[:1500])
 
@@ -255,7 +255,7 @@ def case_thread_tls(ctx):
     out = identify(ctx, trace, "tls", "wtls_block")
     expect_class(ctx, trace, "tls", "wtls_block", "reachable")
     pid = pids(ctx, trace)
-    ctx.check(re.search(r"^\[tls of thread (?!%d )\d+ 'roots_tls'\]$" % pid, out, re.M)
+    ctx.check(re.search(r"^(@\d+ )?\[tls of thread (?!%d )\d+ 'roots_tls'\]$" % pid, out, re.M)
               is not None, "wtls_block: a root in the worker's TLS",
               "[tls of thread TID 'roots_tls']", out[:1500])
 

@@ -437,11 +437,51 @@ def case_embed(ctx):
               % after[1], [fmt_frames(s) for s in c_site])
 
 
+def case_alternate(ctx):
+    """Sibling subs allocating alternately under the same callers: each site has its own
+    Perl stack, exactly (the agent reuses the frames shared with the previous stack)."""
+    n = 500
+    trace, _ = lh_run(ctx, "alternate.pl", [n])
+    sites = all_sites(ctx, trace)
+    m = {k: marker("alternate.pl", k) for k in ("a", "b", "call_a", "call_b", "call_middle",
+                                                  "loop")}
+    for sub, line, call, size in (("main::inner_a", "a", "call_a", 102),
+                                  ("main::inner_b", "b", "call_b", 302)):
+        got = [s for s in sites_at(sites, sub, m[line]) if s["leaked_blocks"] == n]
+        want = [(sub, m[line][1]), ("main::middle", m[call][1]),
+                ("main::outer", m["call_middle"][1]), ("main", m["loop"][1])]
+        ok = len(got) == 1 and got[0]["leaked_bytes"] == n * size and \
+            [(f.get("function"), f.get("line")) for f in got[0]["frames"]] == want
+        ctx.check(ok, "the %s site" % sub, "%d blocks of %d bytes, stack %s" % (n, size, want),
+                  [(s["leaked_blocks"], s["leaked_bytes"], fmt_frames(s)) for s in
+                   sites_at(sites, sub, m[line])])
+
+
+def case_objects(ctx):
+    """Exit = when the main program ends, before global destruction (which destroys these
+    objects): the exit report holds them, and the exit status is the program's."""
+    n = 500
+    trace = os.path.join(ctx.workdir, "objects.lht")
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--", "perl", os.path.join(PROGS, "objects.pl"),
+                    str(n)])
+    ctx.check(res.returncode == 3, "exit status", 3, res.returncode)
+    new = marker("objects.pl", "new")
+    at = sites_at(all_sites(ctx, trace), "Foo::new", new)
+    ctx.check(sorted(s["leaked_blocks"] for s in at if s["leaked_blocks"] == n) == [n, n],
+              "objects live at exit", "two sites at Foo::new with %d blocks each (the data "
+              "strings, the hash buckets)" % n, [(s["leaked_blocks"], s["leaked_bytes"])
+                                                  for s in at])
+    text = lh_text(ctx, ["report", trace, "--top", "1"])
+    ctx.check(re.search(r"exit:\s+clean exit \(status 3\)", text), "exit line",
+              "clean exit (status 3)", [l for l in text.splitlines() if "exit" in l])
+
+
 CASES = {
     "cache": case_cache, "native": case_native, "concat": case_concat,
     "closure": case_closure, "mark_sub": case_mark_sub, "module": case_module,
     "frees": case_frees, "xs": case_xs, "views": case_views, "realperl": case_realperl,
     "badversion": case_badversion, "forks": case_forks, "embed": case_embed,
+    "alternate": case_alternate, "objects": case_objects,
 }
 
 

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""Valgrind as an oracle (issue 11): programs no one here wrote, unchanged, each run once
+under `leakhound run` and once under `valgrind --leak-check=summary` on the same binary
+with the same arguments; leakhound's four classes at exit (the exit snapshot, `leakhound
+shell TRACE exit -c summary`) must equal Valgrind's LEAK SUMMARY within 1% of the bytes of
+each class.
+
+Valgrind runs with --run-libc-freeres=no --run-cxx-freeres=no: by default it frees glibc's
+and libstdc++'s own memory after the program's exit handlers, where leakhound's exit
+snapshot (taken in an exit handler) still sees it live.
+
+Documented difference, checked as such: perl. leakhound takes a perl process's exit
+snapshot before perl's global destruction (issue 12: the program's objects are still
+there to be explained); Valgrind checks after perl_destruct has run, on a different live
+set. The perl case checks leakhound's own answer there (nothing lost: the interpreter
+still holds everything) and prints Valgrind's for the record.
+
+Usage: run_oracle.py --build DIR --program sqlite3|git|python3|perl [--keep] [-v]
+Exit status: 0 pass, 1 fail, 77 valgrind or the program is not installed (skipped).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 500
+CLASSES = ("definitely lost", "indirectly lost", "possibly lost", "still reachable")
+
+
+def workload(name, workdir):
+    """(argv, extra environment, stdin path) of each program."""
+    if name == "sqlite3":
+        sql = os.path.join(workdir, "three.sql")
+        with open(sql, "w") as f:
+            f.write("create table t(a integer primary key, b text);\n"
+                    "insert into t(b) values ('x'), ('y'), ('z');\n"
+                    "select count(*), group_concat(b) from t;\n")
+        return ["/usr/bin/sqlite3", os.path.join(workdir, "db")], {}, sql
+    if name == "git":
+        return ["/usr/bin/git", "-C", os.path.join(workdir, "repo"), "log", "--oneline"], {}, None
+    if name == "python3":
+        return (["/usr/bin/python3", "-S", "-c",
+                 "d = {i: [i] for i in range(1000)}; print(len(d))"],
+                {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"}, None)
+    if name == "perl":
+        return (["/usr/bin/perl", "-e",
+                 'my %h; $h{$_} = [$_] for 1..1000; print scalar(keys %h), "\\n"'], {}, None)
+    raise SystemExit("run_oracle: unknown program %r" % name)
+
+
+def prepare(name, workdir, env):
+    if name == "git":
+        repo = os.path.join(workdir, "repo")
+        for argv in (["git", "init", "-q", repo],
+                     ["git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "one"],
+                     ["git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "two"]):
+            subprocess.run(argv, env=env, check=True, timeout=60, capture_output=True)
+
+
+def run(argv, env, stdin_path, cwd, verbose):
+    if verbose:
+        print("$ " + " ".join(argv))
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        p = subprocess.run(argv, cwd=cwd, env=env, stdin=stdin, capture_output=True,
+                           timeout=TIMEOUT)
+    finally:
+        if stdin_path:
+            stdin.close()
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    if verbose:
+        print("  -> %d\n%s\n%s" % (p.returncode, out[-1500:], err[-3000:]))
+    return p.returncode, out, err
+
+
+def leakhound_classes(build, argv, env, stdin_path, workdir, verbose):
+    lh = os.path.join(build, "bin", "leakhound")
+    trace = os.path.join(workdir, "trace.lht")
+    rc, out, err = run([lh, "run", "-o", trace, "--"] + argv, env, stdin_path, workdir, verbose)
+    if rc != 0:
+        raise SystemExit("leakhound run failed (%d): %s" % (rc, err[-800:]))
+    rc, out, err = run([lh, "shell", trace, "exit", "-c", "summary"], env, None, workdir,
+                       verbose)
+    got = {}
+    for cls in CLASSES:
+        m = re.search(r"%s: (\d+) bytes in (\d+) blocks" % cls, out)
+        if not m:
+            raise SystemExit("no '%s' in leakhound's summary:\n%s%s" % (cls, out, err))
+        got[cls] = (int(m.group(1)), int(m.group(2)))
+    return got
+
+
+def valgrind_classes(argv, env, stdin_path, workdir, verbose):
+    rc, out, err = run(["valgrind", "--leak-check=summary", "--run-libc-freeres=no",
+                        "--run-cxx-freeres=no"] + argv, env, stdin_path, workdir, verbose)
+    got = {}
+    for cls in CLASSES:
+        m = re.search(r"%s: ([\d,]+) bytes in ([\d,]+) blocks" % cls, err)
+        if m:
+            got[cls] = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
+        elif "All heap blocks were freed" in err:
+            got[cls] = (0, 0)
+        else:
+            raise SystemExit("no '%s' in Valgrind's LEAK SUMMARY:\n%s" % (cls, err[-2000:]))
+    return got
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--program", required=True,
+                    choices=["sqlite3", "git", "python3", "perl"])
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    if not shutil.which("valgrind"):
+        print("skip oracle.%s: valgrind is not installed" % args.program)
+        return 77
+    base = os.path.join(build, "tests", "real", "work")
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="oracle.%s." % args.program, dir=base)
+    argv, extra, stdin_path = workload(args.program, workdir)
+    if not os.path.exists(argv[0]):
+        print("skip oracle.%s: %s is not installed" % (args.program, argv[0]))
+        return 77
+    env = dict(os.environ)
+    env.update(extra)
+    env.update({"HOME": workdir, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "o",
+                "GIT_AUTHOR_EMAIL": "o@example.com", "GIT_COMMITTER_NAME": "o",
+                "GIT_COMMITTER_EMAIL": "o@example.com", "LC_ALL": "C"})
+    env.pop("LD_PRELOAD", None)
+    prepare(args.program, workdir, env)
+    lh = leakhound_classes(build, argv, env, stdin_path, workdir, args.verbose)
+    vg = valgrind_classes(argv, env, stdin_path, workdir, args.verbose)
+    failures = []
+    for cls in CLASSES:
+        print("  %-16s leakhound %9d bytes in %6d blocks   valgrind %9d bytes in %6d blocks"
+              % ((cls,) + lh[cls] + vg[cls]))
+    if args.program == "perl":
+        for cls in CLASSES[:3]:
+            if lh[cls][0] != 0:
+                failures.append("perl, before global destruction: %s: expected 0 bytes, "
+                                "got %d" % (cls, lh[cls][0]))
+    else:
+        for cls in CLASSES:
+            a, b = lh[cls][0], vg[cls][0]
+            if abs(a - b) * 100 > max(a, b):
+                failures.append("%s: leakhound %d bytes, valgrind %d bytes (more than 1%% "
+                                "apart)" % (cls, a, b))
+    if failures:
+        print("FAIL oracle.%s (files kept in %s)" % (args.program, workdir))
+        for f in failures:
+            print("  - " + f)
+        return 1
+    print("ok   oracle.%s" % args.program)
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
