@@ -35,6 +35,7 @@ static uintptr_t py_code_type, py_unicode_type;
 static lh_interp_info_t py_info;
 static int py_found; /* detection answered: py_info holds the answer */
 static _Atomic int py_ready; /* capture may run */
+static int py_is_program;     /* the executable is a python, not a program embedding one */
 
 /* Per thread: the PyThreadState found last time (checked again before each use). */
 static __thread uintptr_t tls_tstate __attribute__((tls_model("initial-exec")));
@@ -539,6 +540,27 @@ lh_python_capture(lh_sframe_t *out, int max)
     return n;
 }
 
+/* "At exit" for a Python program is when its main module is over: Py_FinalizeEx sets
+ * _PyRuntime._finalizing once the atexit callbacks ran, then frees modules and objects. The
+ * exit status is not in memory then (Py_RunMain keeps it in a local), so *status is 0 here
+ * and the recorder writes the real one at the process's exit (lh_recorder_exit_status).
+ * An interpreter embedded in another program (its executable is not a python) ends when
+ * that program does: 0. */
+int
+lh_python_ended(int *status)
+{
+    if (!py_is_program || !atomic_load_explicit(&py_ready, memory_order_acquire)) {
+        return 0;
+    }
+    uintptr_t fin;
+    memcpy(&fin, (const void *)(py_runtime + (uintptr_t)off->rt_finalizing), sizeof fin);
+    if (!fin) {
+        return 0;
+    }
+    *status = 0;
+    return 1;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Detection                                                                                  */
 
@@ -590,16 +612,17 @@ elf_hash(const char *s)
     return h;
 }
 
+/* Elf64 rather than ElfW: the layouts table describes LP64 builds only (x86-64, aarch64). */
 typedef struct dynsyms {
     uintptr_t base;
-    const ElfW(Sym) *sym;
+    const Elf64_Sym *sym;
     const char *str;
     const uint32_t *gnu;
     const uint32_t *sysv;
 } dynsyms_t;
 
 static uintptr_t
-dyn_addr(uintptr_t base, ElfW(Addr) v)
+dyn_addr(uintptr_t base, uint64_t v)
 {
     /* glibc relocates these in place where .dynamic is writable; the vDSO's are not. */
     return v < base ? base + v : v;
@@ -608,10 +631,10 @@ dyn_addr(uintptr_t base, ElfW(Addr) v)
 static uintptr_t
 dyn_lookup(const dynsyms_t *d, const char *name)
 {
-    const ElfW(Sym) *hit = NULL;
+    const Elf64_Sym *hit = NULL;
     if (d->gnu) {
         uint32_t nb = d->gnu[0], symoff = d->gnu[1], bloom = d->gnu[2];
-        const uint32_t *buckets = d->gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+        const uint32_t *buckets = d->gnu + 4 + bloom * (sizeof(uint64_t) / 4);
         const uint32_t *chain = buckets + nb;
         uint32_t h = gnu_hash(name);
         uint32_t i = nb ? buckets[h % nb] : 0;
@@ -661,7 +684,7 @@ find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (; dyn->d_tag != DT_NULL; dyn++) {
         uintptr_t v = dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
         switch (dyn->d_tag) {
-        case DT_SYMTAB: d.sym = (const ElfW(Sym) *)v; break;
+        case DT_SYMTAB: d.sym = (const Elf64_Sym *)v; break;
         case DT_STRTAB: d.str = (const char *)v; break;
         case DT_GNU_HASH: d.gnu = (const uint32_t *)v; break;
         case DT_HASH: d.sysv = (const uint32_t *)v; break;
@@ -750,7 +773,7 @@ check_debug_offsets(const lh_pyoff_t *t, uintptr_t rt, const char **why)
         int idx;
         int val;
     } chk[] = {
-        {5, t->rt_interp_head},    {8, t->is_next},      {9, t->is_tstate_head},
+        {4, t->rt_finalizing},     {5, t->rt_interp_head},    {8, t->is_next},      {9, t->is_tstate_head},
         {21, t->ts_next},          {22, t->ts_interp},   {23, t->ts_frame},
         {24, t->ts_thread_id},     {29, t->fr_back},     {30, t->fr_code},
         {31, t->fr_instr},         {33, t->fr_owner},    {35, t->co_filename},
@@ -838,9 +861,14 @@ lh_python_detect(lh_interp_info_t *info)
     if (!dl_iterate_phdr(find_cb, &ctx)) {
         return 0;
     }
+    static char exe[4096];
+    ssize_t xn = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[xn > 0 ? xn : 0] = 0;
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    py_is_program = strncmp(base, "python", 6) == 0;
     if (!ctx.module[0]) {
-        ssize_t n = readlink("/proc/self/exe", ctx.module, sizeof ctx.module - 1);
-        ctx.module[n > 0 ? n : 0] = 0;
+        lh_sys_strlcpy(ctx.module, exe, sizeof ctx.module);
     }
     py_found = 1;
     py_info.lang = LH_LANG_PYTHON;
@@ -911,6 +939,12 @@ lh_python_detect(lh_interp_info_t *info)
         o += lh_sys_strlcpy(head + o, py_info.version, sizeof head - o);
         lh_sys_strlcpy(head + o, ": ", sizeof head - o);
         say(head, why, ": recording native frames only");
+        goto out;
+    }
+    const char *want = getenv("LEAKHOUND_PYTHON_FRAMES");
+    if (want && strcmp(want, "0") == 0) {
+        say("python ", py_info.version,
+            ": Python frames turned off (LEAKHOUND_PYTHON_FRAMES=0): native frames only");
         goto out;
     }
     if (maps_init() < 0) {

@@ -238,6 +238,8 @@ lh_recorder_exec(const char *path)
     errno = saved;
 }
 
+static int end_kind = -1, end_status; /* of the END written by lh_recorder_finish */
+
 void
 lh_recorder_finish(int kind, int status)
 {
@@ -265,7 +267,20 @@ lh_recorder_finish(int kind, int status)
         lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }
     write_end(kind, status);
+    end_kind = kind;
+    end_status = status;
     /* The guard stays set: what this thread frees from now on is not recorded. */
+}
+
+void
+lh_recorder_exit_status(int status)
+{
+    /* The END written when a script ended (lh_script_check_end: before its interpreter's
+     * teardown) may carry a status the interpreter did not keep in memory (python). */
+    if (end_kind == LH_EXIT_NORMAL && end_status != status && lh_recorder_own_process()) {
+        end_status = status;
+        write_end(LH_EXIT_NORMAL, status); /* readers keep the last END */
+    }
 }
 
 /* -------------------------------------------------------------------------------------

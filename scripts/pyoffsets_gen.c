@@ -53,6 +53,11 @@ main(void)
 {
     printf("    {.minor = %d,", PY_MINOR_VERSION);
     printf(" .rt_interp_head = %zu,", offsetof(_PyRuntimeState, interpreters.head));
+#if PY_VERSION_HEX < 0x03090000
+    printf(" .rt_finalizing = %zu,", offsetof(_PyRuntimeState, finalizing));
+#else
+    printf(" .rt_finalizing = %zu,", offsetof(_PyRuntimeState, _finalizing));
+#endif
     printf(" .is_next = %zu,", offsetof(PyInterpreterState, next));
 #if PY_VERSION_HEX >= 0x030B0000
     printf(" .is_tstate_head = %zu,", offsetof(PyInterpreterState, threads.head));

@@ -699,8 +699,11 @@ def case_unwind_verify(ctx):
     ctx.check(allocs >= want, "allocations recorded", ">= %d" % want, allocs)
     ctx.check(differed == 0, "stacks that differ from libunwind's", 0, differed)
     ctx.check(walks > 1000, "stacks walked by the table", "> 1000", walks)
-    ctx.check(fallbacks >= 50, "stacks left to libunwind (one per signal at least)", ">= 50",
-              fallbacks)
+    # Exactly the 50 signal handlers' stacks go to libunwind (signal frames); any other
+    # fallback means the table stopped expressing a frame it should (as when the agent's
+    # entry points were realigned and their frames became DW_CFA expressions).
+    ctx.check(50 <= fallbacks <= 60, "stacks left to libunwind (the 50 signals, a few more at "
+              "most)", "50..60", fallbacks)
     # Every stack the table gave or the stack cache recognised was checked: all but the
     # ones libunwind made (and the few allocations of the C library before main).
     ctx.check(checked >= allocs - fallbacks - 50, "stacks checked", ">= %d"

@@ -89,7 +89,196 @@ def case_old_version(build, _py):
     return 0
 
 
-CASES = {"frames": case_frames, "old_version": case_old_version}
+# ----------------------------------------------------------------------------------------
+# Programs under `leakhound run`, sites read from `report --format json`.
+
+def site_line(prog, tag):
+    """The line of the '# SITE:tag' comment in progs/prog."""
+    with open(os.path.join(PROGS, prog)) as f:
+        for n, text in enumerate(f, 1):
+            if "# SITE:" + tag in text:
+                return n
+    raise KeyError(tag)
+
+
+def lh(build, *args, cwd=None, env=None):
+    return subprocess.run([os.path.join(build, "bin", "leakhound")] + list(args), cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+def traced(build, py, prog, work, extra=()):
+    """Runs progs/prog under leakhound; returns (report json, run stderr) or raises."""
+    import json
+    trace = os.path.join(work, prog + ".lht")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, *extra, "--", py, os.path.join(PROGS, prog), cwd=work,
+           env=env)
+    if r.returncode != 0:
+        raise RuntimeError("run %s: exit %d: %s" % (prog, r.returncode, r.stderr[-1500:]))
+    rep = lh(build, "report", trace, "--format", "json", "--top", "0")
+    if rep.returncode != 0:
+        raise RuntimeError("report %s: %s" % (trace, rep.stderr[-1500:]))
+    return json.loads(rep.stdout), r.stderr, trace
+
+
+def at_line(rep, prog, line):
+    """Live blocks, live bytes and sites at progs/prog:line (the site = the Python line)."""
+    blocks = nbytes = 0
+    sites = []
+    for s in rep["sites"]:
+        loc = s["location"]
+        if (loc.get("language") == "python" and loc.get("line") == line and
+                os.path.basename(loc.get("file") or "") == prog):
+            blocks += s["leaked_blocks"]
+            nbytes += s["leaked_bytes"]
+            sites.append(s)
+    return blocks, nbytes, sites
+
+
+def expect_live(rep, prog, tag, blocks, nbytes=None, bytes_at_least=None):
+    line = site_line(prog, tag)
+    got_b, got_n, _ = at_line(rep, prog, line)
+    ok = got_b == blocks and (nbytes is None or got_n == nbytes) and \
+        (bytes_at_least is None or got_n >= bytes_at_least)
+    what = "%s:%d live at exit: %d blocks, %d bytes" % (prog, line, got_b, got_n)
+    want = "%d blocks%s%s" % (blocks, ", %d bytes" % nbytes if nbytes is not None else "",
+                              ", >= %d bytes" % bytes_at_least if bytes_at_least else "")
+    return ok, what, want
+
+
+def with_work(fn):
+    def run_case(build, py):
+        import tempfile
+        import shutil
+        work = tempfile.mkdtemp(prefix="lh-python-")
+        try:
+            return fn(build, py, work)
+        except RuntimeError as e:
+            return fail(str(e))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    run_case.__doc__ = fn.__doc__
+    return run_case
+
+
+def report_checks(checks):
+    bad = [(what, want) for ok, what, want in checks if not ok]
+    for what, want in bad:
+        print("FAIL: %s (expected %s)" % (what, want))
+    if not bad:
+        for _, what, _ in checks:
+            print("ok: " + what)
+    return 1 if bad else 0
+
+
+@with_work
+def case_closures(build, py, work):
+    """A module-level list of 500 closures, each keeping a bytearray(4000): at the line
+    that made them, 1000 live blocks (object + buffer), >= 500 x 4001 bytes."""
+    rep, _, _ = traced(build, py, "closures.py", work)
+    return report_checks([expect_live(rep, "closures.py", "buffer", 1000,
+                                      bytes_at_least=500 * 4001)])
+
+
+@with_work
+def case_cache(build, py, work):
+    """A dict cache without eviction, 700 keys: at the line that fills it, the 700 strings
+    and the dict's current table: 701 live blocks."""
+    rep, _, _ = traced(build, py, "cache.py", work)
+    return report_checks([expect_live(rep, "cache.py", "value", 701,
+                                      bytes_at_least=700 * 3000)])
+
+
+@with_work
+def case_classattr(build, py, work):
+    """300 Connection objects kept by the class attribute Connection.pool: at the line of
+    their payload, 300 blocks of bytes(3000) (3033 bytes each: 300 x 3033)."""
+    rep, _, _ = traced(build, py, "classattr.py", work)
+    return report_checks([expect_live(rep, "classattr.py", "payload", 300, 300 * 3033)])
+
+
+@with_work
+def case_cycles(build, py, work):
+    """A loop whose only garbage is reference cycles the collector frees: nothing at its
+    line is live at exit, while the module's own lines are (frames were recorded)."""
+    rep, _, _ = traced(build, py, "cycles.py", work)
+    any_line = sum(s["leaked_blocks"] for s in rep["sites"]
+                   if os.path.basename(s["location"].get("file") or "") == "cycles.py")
+    return report_checks([expect_live(rep, "cycles.py", "blob", 0, 0),
+                          (any_line > 0, "cycles.py has live blocks at other lines: %d"
+                           % any_line, "> 0")])
+
+
+@with_work
+def case_cext(build, py, work):
+    """A C extension allocating: sqlite3.connect's memory is allocated by libsqlite3 called
+    from _sqlite3; the site is the Python line, and its stack shows the extension's C
+    frames under that line, without the interpreter's own frames."""
+    try:
+        subprocess.run([py, "-c", "import sqlite3"], check=True, capture_output=True)
+    except subprocess.CalledProcessError:
+        print("skip: this python has no _sqlite3")
+        return 77
+    rep, _, _ = traced(build, py, "cext.py", work)
+    line = site_line("cext.py", "connect")
+    blocks, _, sites = at_line(rep, "cext.py", line)
+    checks = [(blocks > 0, "cext.py:%d live blocks: %d" % (line, blocks), "> 0")]
+    shapes = []
+    for s in sites:
+        fr = s["frames"]
+        mods = [os.path.basename(f.get("module") or "") for f in fr]
+        funcs = [f.get("function") or "" for f in fr]
+        py_at = [i for i, f in enumerate(fr) if f.get("language") == "python"]
+        if not py_at:
+            continue
+        first_py = py_at[0]
+        native = mods[:first_py]
+        shapes.append((any(m.startswith("libsqlite3") for m in native),
+                       any(m.startswith("_sqlite3") for m in native),
+                       "_PyEval_EvalFrameDefault" in funcs))
+    good = [x for x in shapes if x[0] and x[1] and not x[2]]
+    checks.append((bool(good) and all(not x[2] for x in shapes),
+                   "sites at cext.py:%d with libsqlite3 and _sqlite3 frames above the Python "
+                   "line, no interpreter frame: %d of %d" % (line, len(good), len(shapes)),
+                   "at least one, and no interpreter frame in any"))
+    return report_checks(checks)
+
+
+@with_work
+def case_mark_function(build, py, work):
+    """run --mark-function pyapp.handle: 25 calls (through the module, a table filled at
+    import, a method) are 25 marks; each call leaves 3 bytearrays (6 blocks) at its line,
+    so the live count there grows by exactly 6 from one mark to the next, plus the one item
+    array of the list they are appended to (allocated by the first call, reallocated
+    in place of itself at the same line)."""
+    import json
+    rep, _, trace = traced(build, py, "marks.py", work, extra=["--mark-function",
+                                                              "pyapp.handle"])
+    r = lh(build, "counts", trace, "--format", "json", "--use", "marks", "--top", "0")
+    if r.returncode != 0:
+        return fail("counts: " + r.stderr[-800:])
+    c = json.loads(r.stdout)
+    labels = [b["label"] for b in c["bounds"]]
+    line = site_line("pyapp.py", "handle")
+    per_mark = [0] * len(labels)
+    for g in c["groups"]:
+        loc = g["location"]
+        if os.path.basename(loc.get("file") or "") == "pyapp.py" and loc.get("line") == line:
+            for i, n in enumerate(g["counts"]):
+                per_mark[i] += n
+    checks = [(labels == ["pyapp.handle"] * 25, "marks: %d labelled %s" % (len(labels),
+               sorted(set(labels))), "25 labelled pyapp.handle"),
+              (per_mark == [0] + [6 * i + 1 for i in range(1, 25)],
+               "live blocks at pyapp.py:%d per mark: %s" % (line, per_mark),
+               "0, 7, 13, ... 145"),
+              expect_live(rep, "pyapp.py", "handle", 151)]
+    return report_checks(checks)
+
+
+CASES = {"frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+         "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
+         "cext": case_cext, "mark_function": case_mark_function}
 
 
 def main():
