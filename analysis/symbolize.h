@@ -48,6 +48,8 @@ typedef struct lh_sym_opts {
  * frames. A process-wide setting because the option applies to every command and view
  * alike (cli/main.c sets it once, before any command runs). Not thread-safe. */
 void lh_sym_set_native(int native);
+/* The process-wide `--native` setting. */
+int lh_sym_get_native(void);
 
 /* Creates a symbolizer over mods, which must outlive it. opts may be NULL. Returns 0, or
  * LH_ENOMEM. */

@@ -13,6 +13,7 @@
 
 #include <zstd.h>
 
+#include "sitecanon.h"
 #include "dec.h"
 #include "enc.h"
 #include "prefetch.h"
@@ -53,6 +54,7 @@ struct lh_trace {
     size_t n_interps;
     int seen_event;
     int failed;          /* sticky error of lh_trace_next */
+    lh_sitecanon_t *canon; /* one site per displayed stack (sitecanon.h), made on first use */
     char failed_msg[sizeof(((lh_err_t *)0)->msg)];
 };
 
@@ -948,6 +950,7 @@ lh_trace_close(lh_trace_t *t)
     free(t->comp);
     free(t->raw);
     free(t->last_label);
+    lh_sitecanon_free(t->canon);
     free(t);
 }
 
@@ -974,6 +977,17 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
             }
             if (ev->half != LH_HALF_ALLOC) {
                 t->stats.n_events++;
+            }
+            if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id) {
+                int rc = 0;
+                if (!t->canon) {
+                    rc = lh_sitecanon_new(&t->modules, t->info.exe, &t->canon, err);
+                }
+                if (rc < 0 ||
+                    (rc = lh_sitecanon_map(t->canon, &t->stacks, ev->stack_id, &ev->stack_id,
+                                           err)) < 0) {
+                    return rc;
+                }
             }
             return 1;
         }

@@ -1,0 +1,237 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * sitecanon.c: canonical site ids of stacks with script frames (sitecanon.h).
+ */
+#include "sitecanon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize.h"
+
+typedef struct entry {
+    char *key; /* NULL: empty slot */
+    size_t key_len;
+    uint64_t hash;
+    uint32_t id;
+} entry_t;
+
+struct lh_sitecanon {
+    lh_symbolizer_t *sym;
+    uint32_t *canon; /* per stack id: 0 not mapped yet, else the canonical id */
+    size_t n_canon;
+    entry_t *tab;    /* open addressing, power-of-two size */
+    size_t cap, n;
+    char *buf;       /* key being built */
+    size_t buf_len, buf_cap;
+};
+
+int
+lh_sitecanon_new(const lh_modules_t *mods, const char *exe_path, lh_sitecanon_t **out,
+                 lh_err_t *err)
+{
+    lh_sym_opts_t so = {0};
+    lh_sitecanon_t *c = calloc(1, sizeof *c);
+    int rc;
+    *out = NULL;
+    if (!c) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    so.exe_path = exe_path;
+    if ((rc = lh_sym_new(mods, &so, &c->sym, err)) < 0) {
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void
+lh_sitecanon_free(lh_sitecanon_t *c)
+{
+    if (!c) {
+        return;
+    }
+    for (size_t i = 0; i < c->cap; i++) {
+        free(c->tab[i].key);
+    }
+    free(c->tab);
+    free(c->canon);
+    free(c->buf);
+    lh_sym_free(c->sym);
+    free(c);
+}
+
+static int
+put(lh_sitecanon_t *c, const void *p, size_t n)
+{
+    if (c->buf_len + n > c->buf_cap) {
+        size_t cap = c->buf_cap ? c->buf_cap : 256;
+        while (cap < c->buf_len + n) {
+            cap *= 2;
+        }
+        char *b = realloc(c->buf, cap);
+        if (!b) {
+            return -1;
+        }
+        c->buf = b;
+        c->buf_cap = cap;
+    }
+    memcpy(c->buf + c->buf_len, p, n);
+    c->buf_len += n;
+    return 0;
+}
+
+static int
+put_str(lh_sitecanon_t *c, const char *s)
+{
+    /* A NUL ends each string, so "ab"+"c" and "a"+"bc" differ; \1 marks a missing one. */
+    return s ? put(c, s, strlen(s) + 1) : put(c, "\1", 2);
+}
+
+static int
+put_num(lh_sitecanon_t *c, uint64_t v)
+{
+    return put(c, &v, sizeof v);
+}
+
+/* The key of what a frame shows: function, file:line, module, whether inlined; the offset
+ * only when no source line names the frame (then the address is what is shown). */
+static int
+put_frame(lh_sitecanon_t *c, const lh_frame_t *f)
+{
+    if (put_num(c, (uint64_t)f->lang) < 0 || put_num(c, (uint64_t)f->inlined) < 0 ||
+        put_str(c, f->function) < 0 || put_str(c, f->file) < 0 || put_num(c, f->line) < 0 ||
+        put_str(c, f->module) < 0) {
+        return -1;
+    }
+    if (!f->function || !f->file) {
+        return put_num(c, f->offset);
+    }
+    return 0;
+}
+
+static uint64_t
+hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int
+grow_tab(lh_sitecanon_t *c)
+{
+    size_t cap = c->cap ? 2 * c->cap : 64;
+    entry_t *t = calloc(cap, sizeof *t);
+    if (!t) {
+        return -1;
+    }
+    for (size_t i = 0; i < c->cap; i++) {
+        if (c->tab[i].key) {
+            size_t j = c->tab[i].hash & (cap - 1);
+            while (t[j].key) {
+                j = (j + 1) & (cap - 1);
+            }
+            t[j] = c->tab[i];
+        }
+    }
+    free(c->tab);
+    c->tab = t;
+    c->cap = cap;
+    return 0;
+}
+
+/* The id already holding the key in c->buf, or id after adding it. */
+static int
+intern(lh_sitecanon_t *c, uint32_t id, uint32_t *out)
+{
+    uint64_t h = hash_bytes(c->buf, c->buf_len);
+    if (2 * (c->n + 1) > c->cap && grow_tab(c) < 0) {
+        return -1;
+    }
+    size_t j = h & (c->cap - 1);
+    for (; c->tab[j].key; j = (j + 1) & (c->cap - 1)) {
+        entry_t *e = &c->tab[j];
+        if (e->hash == h && e->key_len == c->buf_len && !memcmp(e->key, c->buf, c->buf_len)) {
+            *out = e->id;
+            return 0;
+        }
+    }
+    char *k = malloc(c->buf_len ? c->buf_len : 1);
+    if (!k) {
+        return -1;
+    }
+    memcpy(k, c->buf, c->buf_len);
+    c->tab[j].key = k;
+    c->tab[j].key_len = c->buf_len;
+    c->tab[j].hash = h;
+    c->tab[j].id = id;
+    c->n++;
+    *out = id;
+    return 0;
+}
+
+static int
+script_known(const lh_stack_t *st)
+{
+    for (uint32_t i = 0; i < st->n_script; i++) {
+        if (!st->sframes || !lh_sframes_get(st->sframes, st->script[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
+lh_sitecanon_map(lh_sitecanon_t *c, const lh_stacks_t *stacks, uint32_t id, uint32_t *out,
+                 lh_err_t *err)
+{
+    const lh_stack_t *st = lh_stacks_get(stacks, id);
+    lh_frame_t *frames = NULL;
+    size_t n = 0;
+    int rc;
+    *out = id;
+    if (!st || !st->n_script || lh_sym_get_native()) {
+        return 0;
+    }
+    if (id < c->n_canon && c->canon[id]) {
+        *out = c->canon[id];
+        return 0;
+    }
+    if (id >= c->n_canon) {
+        size_t cap = c->n_canon ? c->n_canon : 256;
+        while (cap <= id) {
+            cap *= 2;
+        }
+        uint32_t *v = realloc(c->canon, cap * sizeof *v);
+        if (!v) {
+            return lh_err_set(err, LH_ENOMEM, "out of memory mapping sites");
+        }
+        memset(v + c->n_canon, 0, (cap - c->n_canon) * sizeof *v);
+        c->canon = v;
+        c->n_canon = cap;
+    }
+    /* A script frame not recorded yet would show as "?": keep such a stack its own site
+     * rather than merge it with another "?" (the format emits SFRAMEs before use). */
+    if (script_known(st)) {
+        if ((rc = lh_sym_stack(c->sym, st, &frames, &n, err)) < 0) {
+            return rc;
+        }
+        c->buf_len = 0;
+        rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            rc = put_frame(c, &frames[i]);
+        }
+        free(frames);
+        if (rc < 0 || intern(c, id, out) < 0) {
+            *out = id;
+            return lh_err_set(err, LH_ENOMEM, "out of memory mapping sites");
+        }
+    }
+    c->canon[id] = *out;
+    return 0;
+}
