@@ -370,6 +370,65 @@ def case_realperl(ctx):
     funcs = {f.get("function") for s in sites for f in s["frames"]}
     ctx.check(any((x or "").startswith("JSON::PP::") for x in funcs), "JSON::PP subs",
               "some JSON::PP::* frame", sorted(x for x in funcs if x)[:20])
+    dup = same_display([s for s in sites if any(f.get("language") for f in s["frames"])])
+    ctx.check(not dup, "no two sites with Perl frames and the same displayed stack", "none",
+              dup[:5])
+
+
+def same_display(sites):
+    """Groups of sites whose displayed stacks are the same (there must be none)."""
+    seen = {}
+    for s in sites:
+        key = tuple((f.get("function"), f.get("file"), f.get("line"), f.get("module"),
+                     f.get("inlined"), f.get("language"),
+                     None if f.get("function") and f.get("file") else f.get("offset"))
+                    for f in s["frames"])
+        seen.setdefault(key, []).append(s["stack_id"])
+    return [v for v in seen.values() if len(v) > 1]
+
+
+def case_paths(ctx):
+    """One Perl line allocating through several paths in perl's C code (hash entry, bodies,
+    strings) is one site in report, leaks and report --growth, with the figures the
+    --native sites at that line add up to."""
+    n = 300
+    trace, _ = lh_run(ctx, "paths.pl", [n], extra=["--mark-sub", "MyApp::handle"])
+    store = marker("paths.pl", "store")
+    # (view, arguments, its sites' key, bytes field, blocks field, the --native oracle).
+    # report --growth lists growing sites only, so its oracle is counts (every site's live
+    # bytes and blocks at the last mark, which is what --growth's last_* are).
+    counts = ["counts", trace, "--top", "0"]
+    views = (("report", ["report", trace, "--top", "0"], "sites", "leaked_bytes",
+              "leaked_blocks", None),
+             ("leaks", ["leaks", trace, "--top", "0"], "sites", "leaked_bytes",
+              "leaked_blocks", None),
+             ("counts", counts, "groups", "final_bytes", "final_blocks", None),
+             ("report --growth", ["report", "--growth", trace, "--top", "0"], "sites",
+              "last_bytes", "last_blocks", (counts, "groups", "final_bytes", "final_blocks")))
+    for what, args, key, fb, fk, oracle in views:
+        merged = sites_at(lh_json(ctx, args)[key], "MyApp::handle", store)
+        oargs, okey, ob, ok = oracle or (args, key, fb, fk)
+        native = sites_at(lh_json(ctx, oargs + ["--native"])[okey], "MyApp::handle", store)
+        want = (sum(s[ob] for s in native), sum(s[ok] for s in native))
+        ctx.check(len(native) >= 3, what + " --native: sites at the store line",
+                  "3 or more (the paths through perl)", len(native))
+        ctx.check(len(merged) == 1, what + ": sites at the store line", 1,
+                  ["%s: %s" % (s["stack_id"], fmt_frames(s)) for s in merged])
+        if merged:
+            got = (merged[0][fb], merged[0][fk])
+            ctx.check(got == want and want[1] >= n, what + ": the site's %s, %s" % (fb, fk),
+                      "the sums over the --native sites %s" % (want,), got)
+    every = all_sites(ctx, trace)
+    dup = same_display([s for s in every if any(f.get("language") for f in s["frames"])])
+    ctx.check(not dup, "report: no two sites with Perl frames and the same displayed stack",
+              "none", dup[:5])
+    top = lh_json(ctx, ["report", trace, "--top", "1"])["sites"][0]
+    log = lh_text(ctx, ["log", trace, "--site", str(top["stack_id"])])
+    m = re.search(r"events:\s+(\d+) matched", log)
+    ctx.check(m and int(m.group(1)) == top["allocations"] + top["frees"],
+              "log --site %d: events matched" % top["stack_id"],
+              "%d allocations + %d frees" % (top["allocations"], top["frees"]),
+              m.group(0) if m else log[:300])
 
 
 def case_badversion(ctx):
@@ -477,7 +536,7 @@ def case_objects(ctx):
 
 
 CASES = {
-    "cache": case_cache, "native": case_native, "concat": case_concat,
+    "cache": case_cache, "paths": case_paths, "native": case_native, "concat": case_concat,
     "closure": case_closure, "mark_sub": case_mark_sub, "module": case_module,
     "frees": case_frees, "xs": case_xs, "views": case_views, "realperl": case_realperl,
     "badversion": case_badversion, "forks": case_forks, "embed": case_embed,
