@@ -123,6 +123,20 @@ def sites_at(sites, func, where):
     return [s for s in sites if s.get("location") and frame_at(s["location"], func, where)]
 
 
+def one_site_at(ctx, trace, func, where):
+    """The one site at func, where (a line is one site: sitecanon.h), checked to hold what
+    the --native sites at that line (one per path through the interpreter) add up to.
+    Returns (that site or None, the --native sites)."""
+    merged = sites_at(all_sites(ctx, trace), func, where)
+    native = sites_at(all_sites(ctx, trace, ["--native"]), func, where)
+    want = (sum(s["leaked_blocks"] for s in native), sum(s["leaked_bytes"] for s in native))
+    ok = len(merged) == 1 and (merged[0]["leaked_blocks"], merged[0]["leaked_bytes"]) == want
+    ctx.check(ok, "one site at %s:%d" % (os.path.basename(where[0]), where[1]),
+              "1 site of %d blocks, %d bytes (the sum of the --native sites)" % want,
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in merged])
+    return (merged[0] if len(merged) == 1 else None), native
+
+
 # ---------------------------------------------------------------------------------------
 # Cases
 # ---------------------------------------------------------------------------------------
@@ -139,9 +153,15 @@ def case_cache(ctx):
                      "top site", "MyApp::remember at cache.pl:%d" % store[1],
                      fmt_frames(top) if top else "(no sites)"):
         return
-    ctx.check(top["leaked_blocks"] == n and top["leaked_bytes"] == n * 202,
-              "top site's leak", "%d blocks, %d bytes (200 characters + NUL + COW count)"
-              % (n, n * 202), "%d blocks, %d bytes" % (top["leaked_blocks"], top["leaked_bytes"]))
+    merged, native = one_site_at(ctx, trace, "MyApp::remember", store)
+    ctx.check(merged is not None and merged["stack_id"] == top["stack_id"],
+              "the top site is the store line's one site", top["stack_id"],
+              merged and merged["stack_id"])
+    # With --native, the paths through perl are sites of their own: the values, the keys.
+    strings = [s for s in native if s["leaked_blocks"] == n and s["leaked_bytes"] == n * 202]
+    ctx.check(len(strings) == 1, "--native: the values' site",
+              "%d blocks, %d bytes (200 characters + NUL + COW count)" % (n, n * 202),
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in native])
     fr = top["frames"]
     ctx.check(len(fr) == 3 and frame_at(fr[1], "MyApp::handle_request", call) and
               frame_at(fr[2], "main", loop) and all(f.get("language") == "perl" for f in fr),
@@ -152,12 +172,10 @@ def case_cache(ctx):
               any((f.get("function") or "").startswith(("Perl_", "pp_")) for f in s["frames"])]
     ctx.check(not hidden, "interpreter frames hidden in stacks with Perl frames", "none",
               "; ".join(fmt_frames(s) for s in hidden[:3]))
-    # The hash keys: a second site at the same line, one block per entry.
-    keys = [s for s in sites_at(every, "MyApp::remember", store) if s["leaked_blocks"] == n]
-    ctx.check(len(keys) == 2, "sites at the store line with one block per entry", 2,
-              [(s["leaked_blocks"], s["leaked_bytes"]) for s in sites_at(every,
-                                                                         "MyApp::remember",
-                                                                         store)])
+    # The hash keys: a second --native site at the same line, one block per entry.
+    keys = [s for s in native if s["leaked_blocks"] == n]
+    ctx.check(len(keys) == 2, "--native sites at the store line with one block per entry", 2,
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in native])
 
 
 def case_native(ctx):
@@ -189,10 +207,15 @@ def case_concat(ctx):
     length = sum(len("request %d handled by worker 7 in 0.003 s\n" % i) for i in range(1, n + 1))
     ctx.check(frame_at(top["location"], "main::audit", append), "top site",
               "main::audit at concat.pl:%d" % append[1], fmt_frames(top))
-    ctx.check(top["leaked_blocks"] == 1 and length < top["leaked_bytes"] < 2 * length,
-              "the log string", "1 block of more than %d bytes (the string) and less than "
-              "twice that" % length, "%d blocks, %d bytes" % (top["leaked_blocks"],
-                                                               top["leaked_bytes"]))
+    merged, native = one_site_at(ctx, trace, "main::audit", append)
+    ctx.check(merged is not None and merged["stack_id"] == top["stack_id"],
+              "the top site is the append line's one site", top["stack_id"],
+              merged and merged["stack_id"])
+    log = [s for s in native if s["leaked_blocks"] == 1 and
+           length < s["leaked_bytes"] < 2 * length]
+    ctx.check(len(log) == 1, "--native: the log string", "1 block of more than %d bytes (the "
+              "string) and less than twice that" % length,
+              [(s["leaked_blocks"], s["leaked_bytes"]) for s in native])
 
 
 def case_closure(ctx):
@@ -200,15 +223,15 @@ def case_closure(ctx):
     n = 1000
     trace, _ = lh_run(ctx, "closure.pl", [n])
     push, call = marker("closure.pl", "push"), marker("closure.pl", "call")
-    at = sites_at(all_sites(ctx, trace), "main::__ANON__", push)
+    merged, at = one_site_at(ctx, trace, "main::__ANON__", push)
     per_entry = [s for s in at if s["leaked_blocks"] == n]
-    ctx.check(len(per_entry) == 3, "sites at the push line with one block per element",
+    ctx.check(len(per_entry) == 3, "--native sites at the push line with one block per element",
               "3 (hash buckets, the string, its key)",
               [(s["leaked_blocks"], s["leaked_bytes"]) for s in at])
-    ctx.check(all(len(s["frames"]) == 2 and frame_at(s["frames"][1], "main", call)
-                  for s in per_entry), "their stacks",
+    ctx.check(merged is not None and len(merged["frames"]) == 2 and
+              frame_at(merged["frames"][1], "main", call), "its stack",
               "main::__ANON__ <- main (closure.pl:%d)" % call[1],
-              "; ".join(fmt_frames(s) for s in per_entry))
+              merged and fmt_frames(merged))
 
 
 def counts_by_function(ctx, trace):
@@ -250,9 +273,9 @@ def case_module(ctx):
     ctx.check([b["label"] for b in snaps][:2] == ["after-warmup", "late"], "LeakHound::snapshot",
               "snapshots after-warmup, late", [b["label"] for b in snaps])
     keep = marker("module.pl", "keep")
-    at = sites_at(all_sites(ctx, trace), "main", keep)
-    ctx.check(any(s["leaked_blocks"] == n for s in at), "the kept strings", "%d blocks at "
-              "module.pl:%d" % (n, keep[1]), [(s["leaked_blocks"]) for s in at])
+    _, at = one_site_at(ctx, trace, "main", keep)
+    ctx.check(any(s["leaked_blocks"] == n for s in at), "--native: the kept strings",
+              "%d blocks at module.pl:%d" % (n, keep[1]), [(s["leaked_blocks"]) for s in at])
     # Without the agent: loads, does nothing, says inactive.
     res = run(ctx, ["perl", os.path.join(PROGS, "module.pl"), "3"],
               env={"PERL5LIB": ctx.perl5})
@@ -506,14 +529,15 @@ def case_alternate(ctx):
                                                   "loop")}
     for sub, line, call, size in (("main::inner_a", "a", "call_a", 102),
                                   ("main::inner_b", "b", "call_b", 302)):
-        got = [s for s in sites_at(sites, sub, m[line]) if s["leaked_blocks"] == n]
+        merged, native = one_site_at(ctx, trace, sub, m[line])
+        got = [s for s in native if s["leaked_blocks"] == n]
         want = [(sub, m[line][1]), ("main::middle", m[call][1]),
                 ("main::outer", m["call_middle"][1]), ("main", m["loop"][1])]
-        ok = len(got) == 1 and got[0]["leaked_bytes"] == n * size and \
-            [(f.get("function"), f.get("line")) for f in got[0]["frames"]] == want
-        ctx.check(ok, "the %s site" % sub, "%d blocks of %d bytes, stack %s" % (n, size, want),
-                  [(s["leaked_blocks"], s["leaked_bytes"], fmt_frames(s)) for s in
-                   sites_at(sites, sub, m[line])])
+        ok = len(got) == 1 and got[0]["leaked_bytes"] == n * size and merged is not None and \
+            [(f.get("function"), f.get("line")) for f in merged["frames"]] == want
+        ctx.check(ok, "the %s site" % sub, "a --native site of %d blocks of %d bytes; stack %s"
+                  % (n, size, want), [(s["leaked_blocks"], s["leaked_bytes"], fmt_frames(s))
+                                      for s in sites_at(sites, sub, m[line])])
 
 
 def case_objects(ctx):
@@ -525,9 +549,10 @@ def case_objects(ctx):
                     str(n)])
     ctx.check(res.returncode == 3, "exit status", 3, res.returncode)
     new = marker("objects.pl", "new")
-    at = sites_at(all_sites(ctx, trace), "Foo::new", new)
+    _, at = one_site_at(ctx, trace, "Foo::new", new)
     ctx.check(sorted(s["leaked_blocks"] for s in at if s["leaked_blocks"] == n) == [n, n],
-              "objects live at exit", "two sites at Foo::new with %d blocks each (the data "
+              "objects live at exit", "two --native sites at Foo::new with %d blocks each (the "
+              "data "
               "strings, the hash buckets)" % n, [(s["leaked_blocks"], s["leaked_bytes"])
                                                   for s in at])
     text = lh_text(ctx, ["report", trace, "--top", "1"])
