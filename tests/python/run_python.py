@@ -276,9 +276,43 @@ def case_mark_function(build, py, work):
     return report_checks(checks)
 
 
+@with_work
+def case_paths(build, py, work):
+    """One line allocating through several paths in CPython (dict, keys table, strings,
+    list, its items): one site at that line, holding what the --native sites at that line
+    (one per path) add up to; and no two sites with Python frames show the same stack."""
+    import json
+    rep, _, trace = traced(build, py, "paths.py", work)
+    nat = lh(build, "report", trace, "--format", "json", "--top", "0", "--native")
+    if nat.returncode != 0:
+        raise RuntimeError("report --native %s: %s" % (trace, nat.stderr[-1500:]))
+    line = site_line("paths.py", "store")
+    blocks, nbytes, sites = at_line(rep, "paths.py", line)
+    n_blocks, n_bytes, n_sites = at_line(json.loads(nat.stdout), "paths.py", line)
+    seen = {}
+    for s in rep["sites"]:
+        if any(f.get("language") for f in s["frames"]):
+            key = json.dumps([[f.get(k) for k in ("function", "file", "line", "module",
+                                                   "inlined", "language")] +
+                              [None if f.get("function") and f.get("file") else f.get("offset")]
+                              for f in s["frames"]])
+            seen.setdefault(key, []).append(s["stack_id"])
+    dup = [v for v in seen.values() if len(v) > 1]
+    return report_checks([
+        (len(n_sites) >= 3, "--native: %d sites at paths.py:%d" % (len(n_sites), line),
+         ">= 3 (the paths through CPython)"),
+        (len(sites) == 1, "%d site at paths.py:%d" % (len(sites), line), "1"),
+        ((blocks, nbytes) == (n_blocks, n_bytes) and blocks >= 400,
+         "its %d blocks, %d bytes" % (blocks, nbytes),
+         "the --native sites' sum: %d blocks, %d bytes" % (n_blocks, n_bytes)),
+        (not dup, "sites with Python frames and the same displayed stack: %s" % dup[:3],
+         "none")])
+
+
 CASES = {"frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
-         "cext": case_cext, "mark_function": case_mark_function}
+         "cext": case_cext, "mark_function": case_mark_function,
+         "paths": case_paths}
 
 
 def main():
