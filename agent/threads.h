@@ -27,6 +27,7 @@ enum lh_troot_kind {
     LH_TROOT_DEAD = 2,     /* below the capturing thread's stack pointer: not scanned */
     LH_TROOT_TLS = 3,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
     LH_TROOT_SPECIFIC = 4, /* pthread_setspecific slots: "[specific:TID]" */
+    LH_TROOT_AGENT = 5,    /* the agent's own memory (snapshot.c): never scanned */
 };
 
 typedef struct lh_troot {
