@@ -143,17 +143,25 @@ unfield(uint32_t r, int bits, int shift)
     return v * 8;
 }
 
+/* Bit 16: the CFA is the word at (SP or FP) + cfa_off, not that address itself (GCC's
+ * stack realignment, "DRAP": force_align_arg_pointer, -mstackrealign, over-aligned locals).
+ * Bit 17: the caller's FP is saved at FP + fp_off (the current FP), not CFA + fp_off. */
+#define R_DEREF (1u << 16)
+#define R_FP_AT_FP (1u << 17)
+
 static uint32_t
-pack(int kind, int64_t cfa_off, int64_t ra_off, int fp_saved, int64_t fp_off)
+pack(int kind, int64_t cfa_off, int64_t ra_off, int fp_saved, int64_t fp_off, int deref,
+     int fp_at_fp)
 {
     if (kind == LH_UTAB_FALLBACK || kind == LH_UTAB_END) {
         return (uint32_t)kind;
     }
-    if (!fits(cfa_off, 16) || !fits(ra_off, 6) || (fp_saved && !fits(fp_off, 7))) {
+    if (!fits(cfa_off, 14) || !fits(ra_off, 6) || (fp_saved && !fits(fp_off, 7))) {
         return LH_UTAB_FALLBACK;
     }
     return (uint32_t)kind | (fp_saved ? 4u : 0u) | (fp_saved ? field(fp_off, 7, 3) : 0) |
-           field(ra_off, 6, 10) | field(cfa_off, 16, 16);
+           field(ra_off, 6, 10) | (deref ? R_DEREF : 0) |
+           (fp_saved && fp_at_fp ? R_FP_AT_FP : 0) | field(cfa_off, 14, 18);
 }
 
 static void
@@ -163,7 +171,9 @@ unpack(uint32_t r, lh_utab_rule_t *out)
     out->fp_saved = (r >> 2) & 1;
     out->fp_off = out->fp_saved ? unfield(r, 7, 3) : 0;
     out->ra_off = unfield(r, 6, 10);
-    out->cfa_off = unfield(r, 16, 16);
+    out->cfa_off = unfield(r, 14, 18);
+    out->cfa_deref = (r & R_DEREF) != 0;
+    out->fp_at_fp = (r & R_FP_AT_FP) != 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -268,7 +278,7 @@ rd_encoded(cur_t *c, uint8_t enc, uintptr_t datarel)
 /* ---------------------------------------------------------------------------------------
  * The call-frame program, tracking SP, FP and RA only.
  * ------------------------------------------------------------------------------------- */
-enum { R_SAME = 0, R_OFFSET = 1, R_UNDEF = 2, R_OTHER = 3 };
+enum { R_SAME = 0, R_OFFSET = 1, R_UNDEF = 2, R_OTHER = 3, R_AT_FP = 4 /* at FP + off */ };
 
 typedef struct reg_rule {
     uint8_t how;
@@ -278,7 +288,8 @@ typedef struct reg_rule {
 typedef struct cfa_state {
     uint64_t cfa_reg;
     int64_t cfa_off;
-    int cfa_expr;
+    int cfa_expr;  /* an expression this tracker cannot express */
+    int cfa_deref; /* CFA = *(cfa_reg + cfa_off) */
     reg_rule_t fp, ra, sp;
 } cfa_state_t;
 
@@ -334,7 +345,8 @@ state_rule(const cfa_state_t *s, const cie_t *cie)
     if (s->ra.how == R_UNDEF) {
         return LH_UTAB_END;
     }
-    if (s->ra.how != R_OFFSET || (s->fp.how != R_SAME && s->fp.how != R_OFFSET)) {
+    if (s->ra.how != R_OFFSET ||
+        (s->fp.how != R_SAME && s->fp.how != R_OFFSET && s->fp.how != R_AT_FP)) {
         return LH_UTAB_FALLBACK;
     }
     int kind;
@@ -345,7 +357,8 @@ state_rule(const cfa_state_t *s, const cie_t *cie)
     } else {
         return LH_UTAB_FALLBACK;
     }
-    return pack(kind, s->cfa_off, s->ra.off, s->fp.how == R_OFFSET, s->fp.off);
+    return pack(kind, s->cfa_off, s->ra.off, s->fp.how != R_SAME, s->fp.off, s->cfa_deref,
+                s->fp.how == R_AT_FP);
 }
 
 static reg_rule_t *
@@ -461,6 +474,7 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
                 s->cfa_reg = rd_uleb(&c);
                 s->cfa_off = (int64_t)rd_uleb(&c);
                 s->cfa_expr = 0;
+                s->cfa_deref = 0;
                 break;
             case 0x0d: s->cfa_reg = rd_uleb(&c); break;
             case 0x0e: s->cfa_off = (int64_t)rd_uleb(&c); break;
@@ -469,8 +483,20 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
                 if (len > (uint64_t)(c.end - c.p)) {
                     return -1;
                 }
+                /* GCC's realigned frames: DW_OP_breg<SP|FP> k; DW_OP_deref. */
+                cur_t e = {c.p, c.p + len, 0};
+                uint8_t op0 = e.p < e.end ? *e.p++ : 0;
+                int64_t k = rd_sleb(&e);
+                if ((op0 == 0x70 + REG_FP || op0 == 0x70 + REG_SP) && !e.bad &&
+                    e.end - e.p == 1 && *e.p == 0x06) {
+                    s->cfa_reg = (uint64_t)(op0 - 0x70);
+                    s->cfa_off = k;
+                    s->cfa_deref = 1;
+                    s->cfa_expr = 0;
+                } else {
+                    s->cfa_expr = 1;
+                }
                 c.p += len;
-                s->cfa_expr = 1;
                 break;
             }
             case 0x10:   /* expression */
@@ -480,8 +506,17 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
                 if (len > (uint64_t)(c.end - c.p)) {
                     return -1;
                 }
+                /* The FP saved at FP + k (realigned frames): DW_OP_breg<FP> k alone. */
+                cur_t e = {c.p, c.p + len, 0};
+                uint8_t op0 = e.p < e.end ? *e.p++ : 0;
+                int64_t k = rd_sleb(&e);
+                if (op == 0x10 && reg == REG_FP && op0 == 0x70 + REG_FP && !e.bad &&
+                    e.p == e.end) {
+                    set_rule(s, reg, R_AT_FP, k);
+                } else {
+                    set_rule(s, reg, R_OTHER, 0);
+                }
                 c.p += len;
-                set_rule(s, reg, R_OTHER, 0);
                 break;
             }
             case 0x11: /* offset_extended_sf */
@@ -492,6 +527,7 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
                 s->cfa_reg = rd_uleb(&c);
                 s->cfa_off = rd_sleb(&c) * cie->data_align;
                 s->cfa_expr = 0;
+                s->cfa_deref = 0;
                 break;
             case 0x13: s->cfa_off = rd_sleb(&c) * cie->data_align; break;
             case 0x14: /* val_offset: the register's value is CFA + n, not saved there */
@@ -1004,15 +1040,22 @@ lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
             if (kind == LH_UTAB_FALLBACK || ((int32_t)(full << 16) >> 26) != -1) {
                 return -1; /* return address elsewhere than CFA - 8: not on x86-64 */
             }
-            r = (full & 0x3ff) | (full >> 16) << 10;
+            r = (full & 0x3ff) | (full >> 16) << 10; /* ra_off (bits 10-15) dropped */
             if (ip < RC_MAX_IP) {
                 atomic_store_explicit(ce, (uint64_t)(ip >> CACHE_BITS) << 26 | r,
                                       memory_order_relaxed);
             }
         }
-        /* Signed fields by arithmetic shifts: cfa_off/8 in bits 10-25, fp_off/8 in 3-9. */
+        /* The 26-bit form: kind 0-1, fp_saved 2, fp_off/8 3-9, deref 10, fp_at_fp 11,
+         * cfa_off/8 12-25; signed fields by arithmetic shifts. */
         uintptr_t cfa = ((r & 3) == LH_UTAB_CFA_SP ? sp : fp) +
-                        (uintptr_t)(intptr_t)(((int32_t)(r << 6) >> 16) * 8);
+                        (uintptr_t)(intptr_t)(((int32_t)(r << 6) >> 18) * 8);
+        if (r & (R_DEREF >> 6)) { /* a realigned frame: the CFA was saved on the stack */
+            if (cfa - sp > stack_hi - 8 - sp || (cfa & 7)) {
+                return -1;
+            }
+            cfa = *(const uintptr_t *)cfa;
+        }
         uintptr_t ra_at = cfa - 8;
         /* sp <= ra_at <= stack_hi - 8 (so the walk moves up the stack and stays on it,
          * as sp >= lo), aligned: one unsigned comparison for the range. */
@@ -1020,7 +1063,8 @@ lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
             return -1;
         }
         if (r & 4) {
-            uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)(((int32_t)(r << 22) >> 25) * 8);
+            uintptr_t fp_at = ((r & (R_FP_AT_FP >> 6)) ? fp : cfa) +
+                              (uintptr_t)(intptr_t)(((int32_t)(r << 22) >> 25) * 8);
             if (fp_at < lo || fp_at > stack_hi - 8 || (fp_at & 7)) {
                 return -1;
             }

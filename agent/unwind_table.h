@@ -37,8 +37,10 @@ typedef struct lh_utab_rule {
     int kind;       /* LH_UTAB_* */
     int cfa_off;    /* CFA = (SP or FP) + cfa_off */
     int ra_off;     /* return address at CFA + ra_off */
-    int fp_saved;   /* caller's FP at CFA + fp_off; else unchanged */
+    int fp_saved;   /* caller's FP at CFA + fp_off (FP + fp_off: fp_at_fp); else unchanged */
     int fp_off;
+    int cfa_deref;  /* the CFA is the word at (SP or FP) + cfa_off (realigned frames) */
+    int fp_at_fp;
 } lh_utab_rule_t;
 
 /* Counters since start (relaxed atomics): stacks walked by the table, stacks handed to

@@ -82,6 +82,8 @@ def marker(name):
     if not _marker_cache:
         pat = re.compile(r"(?:/\*|//)\s*(?:LEAK|SITE):\s*([A-Za-z0-9_]+)")
         for fn in sorted(os.listdir(PROG_SRC)):
+            if not os.path.isfile(os.path.join(PROG_SRC, fn)):
+                continue  # a directory of a case's own files (progs/pyheap)
             with open(os.path.join(PROG_SRC, fn), encoding="utf-8") as f:
                 for n, text in enumerate(f, 1):
                     m = pat.search(text)
@@ -699,8 +701,11 @@ def case_unwind_verify(ctx):
     ctx.check(allocs >= want, "allocations recorded", ">= %d" % want, allocs)
     ctx.check(differed == 0, "stacks that differ from libunwind's", 0, differed)
     ctx.check(walks > 1000, "stacks walked by the table", "> 1000", walks)
-    ctx.check(fallbacks >= 50, "stacks left to libunwind (one per signal at least)", ">= 50",
-              fallbacks)
+    # Exactly the 50 signal handlers' stacks go to libunwind (signal frames); any other
+    # fallback means the table stopped expressing a frame it should (as when the agent's
+    # entry points were realigned and their frames became DW_CFA expressions).
+    ctx.check(50 <= fallbacks <= 60, "stacks left to libunwind (the 50 signals, a few more at "
+              "most)", "50..60", fallbacks)
     # Every stack the table gave or the stack cache recognised was checked: all but the
     # ones libunwind made (and the few allocations of the C library before main).
     ctx.check(checked >= allocs - fallbacks - 50, "stacks checked", ">= %d"

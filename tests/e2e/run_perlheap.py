@@ -235,6 +235,22 @@ def case_xs_struct(ctx):
                   int(m.group(2)))
 
 
+def case_diff(ctx):
+    """`diff` between two snapshots groups the objects by class: 150 more sessions and
+    users, each (a cycle per request)."""
+    t = record(ctx, "grows.pl")
+    out = shell(ctx, t, "diff signal-1 signal-3")
+    expect_line(ctx, "diff: the header", r"^from snapshot 1 'signal-1' to 3 'signal-3', "
+                r"perl objects by type:$", out)
+    expect_line(ctx, "diff: 150 more sessions",
+                r"^\s+150\s+\d+\s+100 -> 250\s+Grow::Session$", out)
+    expect_line(ctx, "diff: 150 more users", r"^\s+150\s+\d+\s+100 -> 250\s+Grow::User$",
+                out)
+    out = shell(ctx, t, "unreachable")
+    expect_line(ctx, "unreachable at signal-1: the first 100 requests' sessions",
+                r"^\s*\d+\s+100\s+\S+ \S+\s+Grow::Session\s+Grow::Session::new", out)
+
+
 def case_exit_native(ctx):
     """The native view of a perl heap at exit: the SV arena holding the biggest SV is no
     "possibly lost" block (the blocks the objects are made of are classified by them), in
@@ -315,6 +331,7 @@ CASES = {
     "native": case_native,
     "exit_native": case_exit_native,
     "xs_struct": case_xs_struct,
+    "diff": case_diff,
     "oracle": case_oracle,
 }
 

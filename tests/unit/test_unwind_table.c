@@ -89,7 +89,35 @@ __asm__(".text\n"
         "nop\n"
         "ret\n"
         ".cfi_endproc\n"
-        ".size utab_asm_sig, .-utab_asm_sig\n");
+        ".size utab_asm_sig, .-utab_asm_sig\n"
+        /* a realigned frame as GCC makes it (force_align_arg_pointer): CFA kept in r10,
+         * then saved at FP - 8; the caller's FP saved at FP + 0 */
+        ".globl utab_asm_drap\n"
+        ".type utab_asm_drap, @function\n"
+        "utab_asm_drap:\n"
+        ".cfi_startproc\n"
+        "lea 0x8(%rsp), %r10\n"
+        ".cfi_def_cfa %r10, 0\n"
+        "and $-16, %rsp\n"
+        "pushq -0x8(%r10)\n"
+        "push %rbp\n"
+        ".cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n" /* expression rbp: DW_OP_breg6 0 */
+        "mov %rsp, %rbp\n"
+        "push %r10\n"
+        ".cfi_escape 0x0f, 0x03, 0x76, 0x78, 0x06\n" /* def_cfa_expression: breg6 -8; deref */
+        ".globl utab_asm_drap_body\n"
+        "utab_asm_drap_body:\n"
+        "nop\n"
+        "pop %r10\n"
+        ".cfi_def_cfa %r10, 0\n"
+        "pop %rbp\n"
+        "lea -0x8(%r10), %rsp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size utab_asm_drap, .-utab_asm_drap\n");
+void utab_asm_drap(void);
+void utab_asm_drap_body(void);
 void utab_asm_std(void);
 void utab_asm_odd(void);
 void utab_asm_sig(void);
@@ -105,6 +133,8 @@ expect_rule(uintptr_t pc, int kind, int cfa_off, int fp_saved, int fp_off)
         assert_int_equal(r.ra_off, -8);
         assert_int_equal(r.fp_saved, fp_saved);
         assert_int_equal(r.fp_off, fp_off);
+        assert_int_equal(r.cfa_deref, 0);
+        assert_int_equal(r.fp_at_fp, 0);
     }
 }
 
@@ -125,6 +155,17 @@ test_rules(void **state)
     expect_rule(g + 2, LH_UTAB_CFA_SP, 16, 0, 0);
     expect_rule(g + 3, LH_UTAB_END, 0, 0, 0);
     expect_rule((uintptr_t)&utab_asm_sig, LH_UTAB_FALLBACK, 0, 0, 0);
+    /* Realigned: CFA in r10 (another register) first, then the word at FP - 8. */
+    expect_rule((uintptr_t)&utab_asm_drap + 5, LH_UTAB_FALLBACK, 0, 0, 0);
+    lh_utab_rule_t d;
+    assert_int_equal(lh_utab_lookup((uintptr_t)&utab_asm_drap_body, &d), 0);
+    assert_int_equal(d.kind, LH_UTAB_CFA_FP);
+    assert_int_equal(d.cfa_deref, 1);
+    assert_int_equal(d.cfa_off, -8);
+    assert_int_equal(d.ra_off, -8);
+    assert_int_equal(d.fp_saved, 1);
+    assert_int_equal(d.fp_at_fp, 1);
+    assert_int_equal(d.fp_off, 0);
     lh_utab_rule_t r;
     assert_int_equal(lh_utab_lookup(0x1000, &r), -1); /* no module there */
 }
