@@ -326,7 +326,29 @@ def case_stdlib(build, py, work):
          % (n_frames, json_sites), "both > 0")])
 
 
-CASES = {"stdlib": case_stdlib, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+def case_debug_build(build, _py):
+    """A debug build of CPython (Debian python3.11-dbg: Py_DEBUG): one line naming it,
+    native frames only, the program's own output unchanged."""
+    py = "/usr/bin/python3.11-dbg"
+    if not os.access(py, os.X_OK):
+        print("skip: %s is not installed (Debian python3.11-dbg)" % py)
+        return 77
+    probe = os.path.join(build, "lib", "liblh_pyprobe.so")
+    env = dict(os.environ, LD_PRELOAD=probe, LEAKHOUND_PYMALLOC="keep")
+    r = subprocess.run([py, "-c", "import os; os.getppid(); print('done')"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    ver = subprocess.run([py, "-c", "import platform; print(platform.python_version())"],
+                         capture_output=True, text=True).stdout.strip()
+    want = ["py: native %s python %s is a debug build (Py_DEBUG): recording native frames "
+            "only" % (ver, ver), "--"]
+    if r.returncode != 0 or r.stdout != "done\n" or r.stderr.splitlines() != want:
+        return fail("exit %d, stdout %r, stderr %r (expected %r)" % (r.returncode, r.stdout,
+                                                                     r.stderr, want))
+    print("ok: " + want[0])
+    return 0
+
+
+CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function}
 
@@ -345,7 +367,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case != "old_version":
+    if a.case not in ("old_version", "debug_build"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)
