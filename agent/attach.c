@@ -18,10 +18,13 @@
  * restored, and code that took the address of malloc while attached keeps calling a hook,
  * which from then on forwards straight to libc. A second attach reuses it (and its memory).
  *
- * Known limits (docs/attach.md): modules that libc loads by itself (NSS, iconv, through
- * __libc_dlopen_mode) are patched only at the next dlopen; a bare-name dlopen resolves
- * against this library's RUNPATH (none) instead of the caller's; allocations made by a
- * module's constructor while dlopen runs are not recorded.
+ * Modules that libc loads by itself (NSS, iconv, through __libc_dlopen_mode, not dlopen)
+ * are patched when the recorder's module scan first sees them (maps.c's listener: at the
+ * next new stack or tick, within 100 ms); their allocations before that are not seen.
+ *
+ * Known limits (docs/attach.md): a bare-name dlopen resolves against this library's
+ * RUNPATH (none) instead of the caller's; allocations made by a module's constructor while
+ * dlopen runs are not recorded.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -38,6 +41,7 @@
 #include "agent.h"
 #include "config.h"
 #include "format.h"
+#include "maps.h"
 #include "recorder.h"
 #include "sys.h"
 
@@ -386,7 +390,11 @@ static int
 locked_patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     pthread_mutex_lock(&patch_lock);
-    patch_cb(info, size, arg);
+    /* Checked under the lock: a detach that cleared it restores after us, or we see it.
+     * (dl_iterate_phdr walks one at a time: the loader's lock is held for a whole walk.) */
+    if (atomic_load(&attached)) {
+        patch_cb(info, size, arg);
+    }
     pthread_mutex_unlock(&patch_lock);
     return 0;
 }
@@ -534,6 +542,7 @@ lh_attach_start(const char *vars)
             goto out;
         }
         on_exit(at_exit, NULL);
+        lh_maps_set_listener(patch_all);
         started_once = 1;
     } else {
         if (lh_config_parse(&lh_g.cfg, vars) != 0 || lh_recorder_restart() != 0) {

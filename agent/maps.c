@@ -38,6 +38,7 @@ typedef struct known {
 } known_t;
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*_Atomic on_added)(void); /* lh_maps_set_listener */
 static known_t *known;
 static atomic_uint n_known;
 static uint8_t *rec_arena;
@@ -239,6 +240,7 @@ lh_maps_scan(int force)
         known[i].seen = 0;
     }
     dl_iterate_phdr(scan_cb, &c);
+    int added = c.adds != last_adds;
     last_adds = c.adds;
     last_subs = c.subs;
     n = atomic_load(&n_known);
@@ -264,6 +266,16 @@ lh_maps_scan(int force)
     }
     flush_scratch(&c);
     pthread_mutex_unlock(&scan_lock);
+    void (*fn)(void) = atomic_load(&on_added);
+    if (added && fn) {
+        fn(); /* no agent lock held, as lh_maps_set_listener promises */
+    }
+}
+
+void
+lh_maps_set_listener(void (*fn)(void))
+{
+    atomic_store(&on_added, fn);
 }
 
 void

@@ -16,6 +16,10 @@ uint64_t lh_maps_loads(void);
 /* Repeats every known module into a new file: the output's opener (writer lock held, no
  * loader calls). */
 void lh_maps_emit_all_locked(void);
+/* fn runs after a scan that found modules loaded since the last one, in the scanning
+ * thread (a hook with the guard held, or the ticker), with no agent lock held. The attach
+ * front-end patches modules that libc loaded by itself (NSS, iconv) this way. */
+void lh_maps_set_listener(void (*fn)(void));
 /* Fork child: modules are written again into the child's own file. */
 void lh_maps_after_fork(void);
 

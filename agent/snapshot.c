@@ -264,10 +264,9 @@ read_maps(void)
                 r->is_target = r->kind == LH_REGION_HEAP;
             }
         }
-        if (r->kind && lh_sys_is_agent_memory(r->lo, r->hi)) {
-            r->kind = 0; /* the agent's own buffers and tables */
-            r->is_target = 0;
-        }
+        /* The agent's own buffers and tables are cut out in the child (collect_troots):
+         * the kernel merges adjacent anonymous mappings, so one line of the maps may hold
+         * both the agent's memory and the program's (jemalloc's extents, mmap'd chunks). */
         if (r->file && strcmp(name, lh_g.self_path) == 0) {
             r->kind = 0; /* the agent's own data and bss */
             r->is_target = 0;
@@ -517,8 +516,15 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
         n_troots += lh_threads_roots(&s, sp, troots + n_troots, MAX_TROOTS - n_troots,
                                      child_readable);
     }
+    uintptr_t alo, ahi;
+    for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
+        /* mmap maps whole pages: the rest of the last page is the agent's too */
+        troots[n_troots++] = (lh_troot_t){alo & ~(uintptr_t)4095, (ahi + 4095) & ~(uintptr_t)4095,
+                                          LH_TROOT_AGENT, 0, 0};
+    }
     const region_t *r = region_of(job->sp);
-    if (!have_capture && r && r->kind && n_troots + 2 <= MAX_TROOTS) {
+    if (!have_capture && r && r->kind && !lh_sys_is_agent_memory(job->sp, job->sp + 1) &&
+        n_troots + 2 <= MAX_TROOTS) {
         troots[n_troots++] = (lh_troot_t){r->lo, job->sp, LH_TROOT_DEAD, 1, (uint32_t)job->tid};
         troots[n_troots++] = (lh_troot_t){job->sp, r->hi, LH_TROOT_STACK, 1, (uint32_t)job->tid};
         *cap_lo = r->lo;
@@ -548,10 +554,13 @@ emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_
     region_t rr = *base;
     char sname[64];
     const char *name = maps_buf + base->name_off;
-    rr.lo = lo;
-    rr.hi = hi;
-    if (t && t->kind == LH_TROOT_DEAD) {
-        return; /* stack the program's returned functions left: not scanned */
+    rr.lo = (lo + 7) & ~(uintptr_t)7; /* whole words only: never read past the piece */
+    rr.hi = hi & ~(uintptr_t)7;
+    if (rr.lo >= rr.hi) {
+        return;
+    }
+    if (t && (t->kind == LH_TROOT_DEAD || t->kind == LH_TROOT_AGENT)) {
+        return; /* stack the program's returned functions left, or the agent's memory */
     }
     if (t && t->kind == LH_TROOT_STACK) {
         rr.kind = LH_REGION_STACK;

@@ -231,6 +231,17 @@ lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
+int
+lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi)
+{
+    if (i < 0 || i >= map_reg_n) {
+        return 0;
+    }
+    *lo = map_reg[i].lo;
+    *hi = map_reg[i].hi;
+    return 1;
+}
+
 static size_t
 append(char *buf, size_t at, size_t cap, const char *s)
 {

@@ -16,7 +16,7 @@
 
 typedef struct bobj {
     uint64_t addr, size;
-    uint32_t kind, cls, flags;
+    uint32_t kind, cls, flags, detail;
 } bobj_t;
 
 typedef struct bedge {
@@ -157,8 +157,23 @@ lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char 
         b->n_objs >= LH_REFGRAPH_MAX_NODES / 2) {
         return LH_ENOMEM;
     }
-    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, flags};
+    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, flags, 0};
     return (int64_t)b->n_objs++;
+}
+
+int
+lh_objheap_set_detail(lh_objheap_t *oh, int64_t obj, const char *detail)
+{
+    builder_t *b = oh->build_;
+    if (obj < 0 || (size_t)obj >= b->n_objs) {
+        return LH_EINVAL;
+    }
+    uint32_t s = intern(oh, detail);
+    if (s == UINT32_MAX) {
+        return LH_ENOMEM;
+    }
+    b->objs[obj].detail = s;
+    return 0;
 }
 
 int
@@ -381,7 +396,8 @@ finish(lh_objheap_t *oh, lh_err_t *err)
             continue;
         }
         remap[perm[i]] = (uint32_t)k;
-        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, o->flags, 0, 0};
+        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, o->flags, 0,
+                                   o->detail};
     }
     oh->n_objs = (uint32_t)k;
 
@@ -660,8 +676,11 @@ lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
     if (rc < 0) {
         return rc;
     }
-    /* One decoder per language; the python one (i13heap, issue 13) joins here. */
-    if ((rc = lh_objheap_perl_decode(oh, err)) < 0 || (rc = lh_objheap_end(oh, err)) < 0) {
+    /* One decoder per language: each returns 0 when its interpreter is not there. */
+    if ((rc = lh_objheap_perl_decode(oh, err)) == 0) {
+        rc = lh_objheap_python_decode(oh, err);
+    }
+    if (rc < 0 || (rc = lh_objheap_end(oh, err)) < 0) {
         if (rc == LH_ENOMEM && !err->msg[0]) {
             lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
         }

@@ -136,7 +136,8 @@ typedef struct lh_obj {
     uint32_t flags;      /* LH_OBJ_* */
     uint32_t stack_id;   /* allocation stack of its first owned block (0: none): the line
                             that created it when the trace records script frames */
-    uint32_t pad_;
+    uint32_t detail;     /* strs index: what the object is, shown where a path passes it
+                            ("function on_error (app.py:11)"); 0: none */
 } lh_obj_t;
 #define LH_OBJ_ANON 0x01u /* perl: an anonymous sub / hash / array made by [] {} sub {} */
 
@@ -269,6 +270,9 @@ int lh_objheap_add_edge(lh_objheap_t *oh, int64_t src, uint64_t dst_addr, int ki
                         const char *label_str, uint64_t label_idx);
 /* A name for an object (builder index). */
 int lh_objheap_add_name(lh_objheap_t *oh, int64_t obj, int kind, const char *name);
+/* What object obj (builder index) is, for paths: a Python function's name and line
+ * ("function on_error (app.py:11)"). Copied. Returns 0, LH_EINVAL, LH_ENOMEM. */
+int lh_objheap_set_detail(lh_objheap_t *oh, int64_t obj, const char *detail);
 /* A root holding the object at dst_addr (roots with the same kind and name are merged). */
 int lh_objheap_add_root(lh_objheap_t *oh, int kind, const char *name, uint64_t dst_addr);
 /* Object obj (builder index) owns the native block containing addr (its buffer); obj -1:

@@ -724,7 +724,18 @@ items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
             break;
         }
         if (v) {
-            snprintf(lab, sizeof lab, "[%lld]", (long long)i);
+            /* "[i]" without printf: a million list items are common */
+            char num[24];
+            size_t k = sizeof num;
+            uint64_t x = (uint64_t)i;
+            do {
+                num[--k] = (char)('0' + x % 10);
+                x /= 10;
+            } while (x);
+            lab[0] = '[';
+            memcpy(lab + 1, num + k, sizeof num - k);
+            lab[1 + sizeof num - k] = ']';
+            lab[2 + sizeof num - k] = '\0';
             ref(d, src, v, lab, 1);
         }
     }
@@ -762,7 +773,7 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
         } else if (o->managed_kind == 2) {
             uint64_t w = rd(d, obj - 24, NULL);
             if (w & 1) {
-                values = w - 1;
+                values = w + 1; /* stored as (char *)values - 1 (_PyDictOrValues_SetValues) */
             } else {
                 dict = w;
             }
@@ -996,7 +1007,9 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     if (t.flags & (uint64_t)o->tpf_heaptype) {
         size += instance_refs(d, i, a, &t);
     } else if (!known && (t.flags & (uint64_t)o->tpf_have_gc)) {
-        scan_refs(d, i, a, t.basicsize + n * t.itemsize);
+        /* the fixed part only: the items of an unknown var-sized object (a generator's
+         * frame, its value stack) hold stale words past their live top */
+        scan_refs(d, i, a, t.basicsize);
     }
     d->ph->objs[i].size = size;
 }
@@ -1086,6 +1099,14 @@ root_add(dec_t *d, int kind, const char *name, uint64_t addr)
     if (obj == NONE32) {
         return;
     }
+    if (kind == LH_PYROOT_GLOBAL || kind == LH_PYROOT_CLASSATTR || kind == LH_PYROOT_LOCAL) {
+        /* None, True, False, ... are every variable's: naming them after one is wrong */
+        const char *tn = d->ph->types[d->tinfo[d->ph->objs[obj].type].name].name;
+        if (strcmp(tn, "NoneType") == 0 || strcmp(tn, "bool") == 0 ||
+            strcmp(tn, "ellipsis") == 0 || strcmp(tn, "NotImplementedType") == 0) {
+            return;
+        }
+    }
     lh_pyheap_t *ph = d->ph;
     if (ph->n_roots == d->cap_roots) {
         uint32_t cap = d->cap_roots ? d->cap_roots * 2 : 256;
@@ -1097,12 +1118,14 @@ root_add(dec_t *d, int kind, const char *name, uint64_t addr)
         ph->roots = r;
         d->cap_roots = cap;
     }
-    char *c = strdup(name);
-    if (!c) {
+    lh_pyroot_t *r = &ph->roots[ph->n_roots];
+    r->kind = (uint8_t)kind;
+    r->obj = obj;
+    if (!(r->name = strdup(name))) {
         d->oom = 1;
         return;
     }
-    ph->roots[ph->n_roots++] = (lh_pyroot_t){(uint8_t)kind, c, obj};
+    ph->n_roots++;
 }
 
 static int
@@ -1120,6 +1143,18 @@ module_roots(dec_t *d, uint64_t modules, amap_t *ns_dicts)
     dictview_t v;
     if (dict_view(d, modules, &v) != 0) {
         return;
+    }
+    /* First the modules themselves, by their sys.modules name: the name a module object
+     * is known by before any "importer.alias" global that also holds it. */
+    for (uint64_t i = 0; i < v.n; i++) {
+        char mname[STR_MAX + 8];
+        uint64_t k = entry_key(d, &v, i);
+        uint64_t mod = entry_value(d, &v, i);
+        uint32_t mo = obj_get(d, mod);
+        if (k && mo != NONE32 && read_str(d, k, mname, sizeof mname) >= 0 &&
+            d->tinfo[d->ph->objs[mo].type].kind == K_MODULE) {
+            root_add(d, LH_PYROOT_GLOBAL, mname, mod);
+        }
     }
     for (uint64_t i = 0; i < v.n; i++) {
         char mname[STR_MAX + 8];
@@ -1267,11 +1302,18 @@ thread_roots(dec_t *d, uint64_t interp)
     }
 }
 
-/* Words of the modules' writable data holding objects: C globals and statics. */
+/* Words of the modules' writable data holding objects: C globals and statics. The
+ * interpreter's own state (_PyRuntime: 3.12+ keeps the main interpreter in it) is not a C
+ * static of anyone's: its objects have their own roots. Symbols are looked up once per
+ * variable (a variable's extent is cached) and once per 4 KiB page without one. */
 static void
-cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts)
+cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts, uint64_t rt,
+              const int64_t *gcrefs)
 {
     amap_t seen = {0}; /* (name, object) pairs already made roots */
+    char sym[256] = "";
+    uint64_t s_lo = 0, s_hi = 0;     /* the cached symbol's extent */
+    uint64_t miss_page = UINT64_MAX; /* a page where the last lookup found no symbol */
     for (size_t r = 0; r < sf->n_regions; r++) {
         const lh_region_t *rg = &sf->regions[r];
         if (rg->kind != 2 /* LH_REGION_DATA */) {
@@ -1279,6 +1321,12 @@ cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts)
         }
         const char *base = strrchr(rg->name, '/');
         base = base ? base + 1 : rg->name;
+        if (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) {
+            /* The interpreter's own statics: static types, caches and free lists whose
+             * stale entries point at memory reused by live objects. What only they hold
+             * is found by the reference counts ("referenced from C"). */
+            continue;
+        }
         for (uint64_t a = rg->start; a < rg->start + rg->len; a += 8) {
             int ok;
             uint64_t v = rd(d, a, &ok);
@@ -1293,9 +1341,30 @@ cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts)
             if (i == NONE32) {
                 continue; /* only objects already found: a stray word is no object */
             }
+            if ((d->ph->objs[i].flags & LH_PYOBJ_GC) && gcrefs[i] <= 0) {
+                continue; /* its count is explained without this word: stale or borrowed */
+            }
+            if (!(a >= s_lo && a < s_hi) && (a & ~(uint64_t)4095) != miss_page) {
+                uint64_t st = 0, sz = 0;
+                const char *n = opts->data_symbol ? opts->data_symbol(opts->ctx, a, &st, &sz)
+                                                  : NULL;
+                if (n && sz && a >= st && a - st < sz) {
+                    snprintf(sym, sizeof sym, "%s", n);
+                    s_lo = st;
+                    s_hi = st + sz;
+                } else {
+                    sym[0] = '\0';
+                    s_lo = s_hi = 0;
+                    miss_page = a & ~(uint64_t)4095;
+                }
+            }
+            int in_sym = a >= s_lo && a < s_hi;
+            if ((in_sym && s_lo == rt) || (in_sym && strcmp(sym, "_PyRuntime") == 0)) {
+                a = s_hi - 8; /* the interpreter's state */
+                continue;
+            }
             char name[512];
-            const char *sym = opts && opts->data_symbol ? opts->data_symbol(opts->ctx, a) : NULL;
-            snprintf(name, sizeof name, "C static %s (%s)", sym ? sym : "?", base);
+            snprintf(name, sizeof name, "C static %s (%s)", in_sym ? sym : "?", base);
             uint64_t key = shash(name) ^ (v * 0x9e3779b97f4a7c15ULL);
             if (amap_get(&seen, key) != NONE32) {
                 continue;
@@ -1364,7 +1433,7 @@ flood(const csr_t *c, uint8_t *seen, uint32_t *stack, uint32_t n)
 }
 
 static int
-collector_rule(dec_t *d)
+collector_rule(dec_t *d, const lh_pyheap_opts_t *opts, uint64_t rt)
 {
     lh_pyheap_t *ph = d->ph;
     uint32_t n = ph->n_objs;
@@ -1387,6 +1456,9 @@ collector_rule(dec_t *d)
             gcrefs[x->dst]--;
         }
     }
+    if (opts && opts->sf) {
+        cstatic_roots(d, opts->sf, opts, rt, gcrefs);
+    }
     /* Alive: the named roots and every tracked object whose count is not explained by the
      * references found, and what they reach. */
     uint32_t sp = 0;
@@ -1398,6 +1470,20 @@ collector_rule(dec_t *d)
         }
     }
     flood(&c, seen, stack, sp);
+    /* Static objects (a builtin type, None, the small ints of 3.12+) live in a module's
+     * data: the collector never frees them. One root per such object not reached yet. */
+    for (uint32_t i = 0; opts && opts->sf && i < n; i++) {
+        const lh_region_t *rg = seen[i] ? NULL : lh_snapfile_region(opts->sf, ph->objs[i].addr);
+        if (rg && rg->kind == 2 /* LH_REGION_DATA */) {
+            const char *base = strrchr(rg->name, '/');
+            char name[STR_MAX + 64];
+            snprintf(name, sizeof name, "static object of %s", base ? base + 1 : rg->name);
+            root_add(d, LH_PYROOT_CSTATIC, name, ph->objs[i].addr);
+            seen[i] = 1;
+            stack[0] = i;
+            flood(&c, seen, stack, 1);
+        }
+    }
     /* What only C holds: one root per object not reached from a root yet (what it reaches
      * is then reached). */
     for (uint32_t i = 0; i < n; i++) {
@@ -1415,6 +1501,31 @@ collector_rule(dec_t *d)
             }
         }
     }
+    /* Garbage: the tracked objects nothing alive reaches, and what only they reach. An
+     * untracked object (a code object, a str) that no garbage reaches either is held by
+     * something the decoder does not read (a C structure): alive, referenced from C. */
+    uint8_t *gar = malloc(n ? n : 1);
+    if (!gar) {
+        goto done;
+    }
+    memcpy(gar, seen, n);
+    sp = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!seen[i] && (ph->objs[i].flags & LH_PYOBJ_GC)) {
+            gar[i] = 1;
+            stack[sp++] = i;
+        }
+    }
+    flood(&c, gar, stack, sp);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!gar[i]) {
+            root_add(d, LH_PYROOT_CREF, "referenced from C", ph->objs[i].addr);
+            seen[i] = 1;
+            stack[0] = i;
+            flood(&c, seen, stack, 1);
+        }
+    }
+    free(gar);
     for (uint32_t i = 0; i < n; i++) {
         if (!seen[i]) {
             ph->objs[i].flags |= LH_PYOBJ_GARBAGE;
@@ -1523,11 +1634,17 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     *out = NULL;
     long mi = -1;
     uint64_t rt = lh_procimage_symbol(pi, py_modules, "_PyRuntime", &mi);
-    if (!rt) {
-        return lh_err_set(err, LH_ENOENT, "no CPython in this process (no _PyRuntime symbol)");
-    }
     int major = 0, minor = 0;
     char abi = 0;
+    if (!rt) {
+        /* CPython before 3.7 has no _PyRuntime: say which one it is when it is there */
+        if (lh_procimage_symbol(pi, py_modules, "Py_Initialize", &mi) &&
+            find_version(pi, mi, &major, &minor, &abi) == 0) {
+            return lh_err_set(err, LH_EVERSION, "python %d.%d is not known to this "
+                              "leakhound: native view only", major, minor);
+        }
+        return lh_err_set(err, LH_ENOENT, "no CPython in this process (no _PyRuntime symbol)");
+    }
     if (find_version(pi, mi, &major, &minor, &abi) != 0) {
         return lh_err_set(err, LH_EVERSION, "the CPython in %s has no version this leakhound "
                           "can read: native view only", lh_procimage_module_path(pi, mi));
@@ -1605,11 +1722,8 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
         uint32_t i = d.work[w];
         decode(&d, i, amap_get(&ns_dicts, ph->objs[i].addr) != NONE32);
     }
-    if (opts && opts->sf && !d.oom) {
-        cstatic_roots(&d, opts->sf, opts);
-    }
     int rc = 0;
-    if (d.oom || collector_rule(&d) != 0 || d.oom || finish(&d) != 0) {
+    if (d.oom || collector_rule(&d, opts, rt) != 0 || d.oom || finish(&d) != 0) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory decoding the python heap");
     }
     amap_fini(&ns_dicts);

@@ -122,9 +122,9 @@ typedef struct lh_pyheap {
  * unknown version or a debug or free-threaded build; LH_EFORMAT when the interpreter state
  * cannot be read; LH_ENOMEM. */
 typedef struct lh_pyheap_opts {
-    /* Names the C variable holding a word of a module's data ("state", "cache"), or NULL;
-     * used for C-static roots. */
-    const char *(*data_symbol)(void *ctx, uint64_t addr);
+    /* Names the C variable holding a word of a module's data ("state", "cache") and its
+     * extent [*start, *start + *size), or returns NULL; used for C-static roots. */
+    const char *(*data_symbol)(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size);
     void *ctx;
     const lh_snapfile_t *sf; /* the regions: which words are module data */
 } lh_pyheap_opts_t;

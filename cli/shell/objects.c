@@ -122,10 +122,16 @@ render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
                          (e->kind == LH_OBJEDGE_KEY || e->kind == LH_OBJEDGE_ELEM);
             PUT("%s%s", direct ? "" : " -> ", lab);
             last_ref = 0;
+            /* an object that says what it is (a Python function and its line) is shown
+             * where the path passes it */
+            if (i + 1 < n && e->dst < oh->n_objs && oh->objs[e->dst].detail) {
+                PUT(" -> %s", oh->strs[oh->objs[e->dst].detail]);
+            }
         }
     }
     if (n > 0 && !last_ref) {
-        PUT(" -> %s", lh_objheap_type(oh, v));
+        PUT(" -> %s", v < oh->n_objs && oh->objs[v].detail ? oh->strs[oh->objs[v].detail]
+                                                             : lh_objheap_type(oh, v));
     }
 #undef PUT
     if (k >= len && len > 4) {
@@ -498,8 +504,10 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
         return lh_err_set(err, LH_ENOMEM, "identify: out of memory");
     }
     if (rc == -1) {
-        fprintf(sh->out, "  unreachable: no root reaches it (a reference cycle nothing "
-                "refers to any more); the cycle is held by:\n");
+        fprintf(sh->out, "  unreachable: no root reaches it (%s); the cycle is held by:\n",
+                oh->lang == LH_OBJLANG_PYTHON
+                    ? "a reference cycle the collector has not freed yet: garbage, not a leak"
+                    : "a reference cycle nothing refers to any more");
         uint32_t d = v;
         while (d < oh->g.n_nodes && oh->g.idom[d] != oh->g.super && oh->g.idom[d] != d) {
             d = oh->g.idom[d];
@@ -564,9 +572,14 @@ sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
         ogrouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "unreachable: out of memory");
     }
-    fprintf(sh->out, "unreachable %s objects (reference cycles nothing refers to): %" PRIu64
-            " objects, %s\n", lang_name(oh), oh->n_unreachable,
-            sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
+    /* Python's collector frees such cycles at its next run: garbage, not a leak (the
+     * decoder applies the collector's own rule, pyheap.h). */
+    fprintf(sh->out, "unreachable %s objects (%s): %" PRIu64 " objects, %s\n",
+            lang_name(oh),
+            oh->lang == LH_OBJLANG_PYTHON
+                ? "reference cycles the collector has not freed yet: garbage, not leaks"
+                : "reference cycles nothing refers to",
+            oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
     if (gr.n) {
         fprintf(sh->out, "   @  %10s %10s  %-24s %s\n", "count", "bytes", "type", "created at");
     }

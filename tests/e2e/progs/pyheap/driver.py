@@ -1,0 +1,43 @@
+# leakhound - SPDX-License-Identifier: MIT
+"""Runs one heap case of run_pyheap.py under the agent: imports the case module (so its
+globals are named `<case>.<name>`), takes the snapshots the case asks for through the
+agent's lh_snapshot (ctypes), and prints what the test needs to know as `key value` lines
+(object addresses are id()s: a PyObject's address in CPython).
+
+Before each snapshot it runs the collector (unless the case wants pending garbage), then
+counts the objects the collector tracks by type name, as gc.get_objects() sees them, and
+writes them to <out>.<label>.counts ("name count" lines): the oracle of the 1% check,
+taken in the same process just before the snapshot. (No json: its encoder's closures are
+reference cycles, garbage the snapshot would see.)
+
+Usage: python driver.py CASE OUT_PREFIX [CASE_DIR]"""
+import ctypes
+import gc
+import importlib
+import sys
+
+_snap = ctypes.CDLL(None).lh_snapshot
+_snap.argtypes = [ctypes.c_char_p]
+
+
+def snapshot(label, collect=True):
+    if collect:
+        gc.collect()
+    counts = {}
+    for o in gc.get_objects():
+        n = type(o).__name__
+        counts[n] = counts.get(n, 0) + 1
+    o = None
+    text = "".join("%s %d\n" % kv for kv in counts.items())
+    with open("%s.%s.counts" % (sys.argv[2], label), "w") as f:
+        f.write(text)
+    _snap(label.encode())
+
+
+def say(key, value):
+    print(key, value, flush=True)
+
+
+sys.path.insert(0, sys.argv[3] if len(sys.argv) > 3 else ".")
+case = importlib.import_module(sys.argv[1])
+case.main(snapshot, say)
