@@ -233,9 +233,12 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
     lh_pyheap_opts_t po = {data_symbol, hg, &hg->sf};
     rc = lh_pyheap_decode(pi, &po, &ph, &e2);
     if (rc == LH_ENOENT) {
-        oh->lang = LH_OBJLANG_NONE; /* a python module but no interpreter in it */
+        /* a python module whose symbols cannot be read: its file changed since the run
+         * (another build id), or it is no interpreter (a python3 wrapper of some kind) */
+        snprintf(oh->note, sizeof oh->note, "python: no _PyRuntime symbol in the python "
+                 "module of this trace (its file changed since the run?): native view only");
         lh_procimage_free(pi);
-        return 0;
+        return 1;
     }
     if (rc == LH_ENOMEM) {
         lh_procimage_free(pi);
