@@ -210,6 +210,7 @@ lh_recorder_exec(const char *path)
     }
     int saved = errno;
     lh_tls.guard = 1;
+    lh_serve_snapshot_requests(); /* a snapshot signal just before the exec: not lost */
     lh_flush_all(1);
     if (lh_g.fd >= 0 || lh_events_total() > 0) {
         uint8_t buf[LH_PATH_MAX + 32];
@@ -249,6 +250,13 @@ lh_recorder_finish(int kind, int status)
          * held by this very thread. Stop without flushing rather than deadlock. */
         atomic_store(&lh_g.state, LH_ST_STOPPED);
         return;
+    }
+    if (lh_recorder_own_process() && atomic_load(&lh_g.state) == LH_ST_RECORDING) {
+        /* A snapshot signal the ticker had no time to serve (the program raised it and
+         * exited at once) is taken now, while recording, before the exit snapshot. */
+        lh_tls.guard = 1;
+        lh_serve_snapshot_requests();
+        lh_tls.guard = 0;
     }
     if (!lh_recorder_own_process() ||
         !atomic_compare_exchange_strong(&lh_g.state, &expect, LH_ST_STOPPED)) {

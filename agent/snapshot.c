@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -850,6 +851,21 @@ default_contents(void)
     }
 }
 
+/* A program thread never waits for another capture to start (it gets the record alone),
+ * but a signal or exit snapshot does, bounded: at exit, the ticker may be starting the
+ * capture of a signal the program raised just before it exited, and both are wanted whole. */
+static int
+lock_take(int trigger)
+{
+    if (trigger != LH_SNAP_SIGNAL && trigger != LH_SNAP_EXIT) {
+        return pthread_mutex_trylock(&take_lock);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    return pthread_mutex_timedlock(&take_lock, &until);
+}
+
 void
 lh_snapshot_take(const char *label, int trigger, int in_slot)
 {
@@ -864,7 +880,7 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         return;
     }
     if (contents_mode == LH_CONTENTS_NONE || lh_g.fd < 0 ||
-        pthread_mutex_trylock(&take_lock) != 0) {
+        lock_take(trigger) != 0) {
         /* No contents (or another capture is starting right now): the record alone. */
         write_record(label, trigger, "", 0, 0, in_slot);
         return;

@@ -9,6 +9,9 @@
  * as it starts, also one that never allocates; a thread that has exited is marked so in
  * its slot and is no root (glibc keeps its stack for reuse).
  *
+ * Other threads' registers are not read (docs/FORMAT.md says why): their whole stacks are
+ * scanned instead.
+ *
  * The TLS layout comes from what glibc publishes for debuggers (libthread_db reads the
  * same): the static TLS size (_dl_get_tls_static_info), the descriptor's size and the
  * offsets of its DTV pointer and specific-data array (_thread_db_*). Where any is missing

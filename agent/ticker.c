@@ -42,13 +42,30 @@ write_sync(uint64_t t)
 
 static uint64_t last_sync_frames;
 static atomic_int ticker_alive; /* between lh_ticker_start and ticker_main's return */
-static atomic_int snapshot_requested;
-static unsigned snapshot_signal_count;
+/* Snapshot signals received and not yet served: one snapshot per handler run (the kernel
+ * already merges a signal sent again while it is still pending). */
+static atomic_uint snapshot_requested;
+static atomic_uint snapshot_signal_count;
 
 void
 lh_request_snapshot(void)
 {
-    atomic_store(&snapshot_requested, 1);
+    atomic_fetch_add(&snapshot_requested, 1);
+    /* Wake the ticker now rather than at its next tick: sem_post is AS-safe. */
+    lh_slots_wake();
+}
+
+void
+lh_serve_snapshot_requests(void)
+{
+    char label[64];
+    char num[21];
+    for (unsigned n = atomic_exchange(&snapshot_requested, 0); n > 0; n--) {
+        num[lh_sys_fmt_u64(num, atomic_fetch_add(&snapshot_signal_count, 1) + 1)] = '\0';
+        lh_sys_strlcpy(label, "signal-", sizeof label);
+        lh_sys_strlcpy(label + 7, num, sizeof label - 7);
+        lh_snapshot_take(label, LH_SNAP_SIGNAL, 0);
+    }
 }
 
 /* Parses "Key:   1234 kB" lines of smaps_rollup. */
@@ -121,12 +138,7 @@ serve_snapshots(uint64_t now)
     static int growth_init;
     char label[64];
     char num[21];
-    if (atomic_exchange(&snapshot_requested, 0)) {
-        num[lh_sys_fmt_u64(num, ++snapshot_signal_count)] = '\0';
-        lh_sys_strlcpy(label, "signal-", sizeof label);
-        lh_sys_strlcpy(label + 7, num, sizeof label - 7);
-        lh_snapshot_take(label, LH_SNAP_SIGNAL, 0);
-    }
+    lh_serve_snapshot_requests();
     if (lh_g.cfg.snapshot_every_ms) {
         if (!last_period_ns) {
             last_period_ns = now;
@@ -195,6 +207,9 @@ ticker_main(void *arg)
         }
         if (woken) {
             lh_slots_drain();
+            if (atomic_load(&snapshot_requested)) {
+                lh_serve_snapshot_requests(); /* the signal woke us: serve it now */
+            }
             if (lh_sys_now_ns() < next) {
                 continue;
             }

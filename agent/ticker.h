@@ -14,8 +14,14 @@ void lh_ticker_start(void);
  * it is still running. Not AS-safe; guard held. */
 int lh_ticker_stop(void);
 
-/* Signal-side request for a snapshot: sets a flag the ticker serves. AS-safe. */
+/* Signal-side request for a snapshot: counts it and wakes the ticker, which takes it at
+ * once (not at its next tick). AS-safe: an atomic add and a sem_post. */
 void lh_request_snapshot(void);
+
+/* Takes one "signal-N" snapshot per request not yet served. Called by the ticker when woken,
+ * and by the exit path before the exit snapshot, so that a request made just before the
+ * program ended is not lost. Not AS-safe; guard held. */
+void lh_serve_snapshot_requests(void);
 
 /* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. Not AS-safe. */
 void lh_write_rss(int full);

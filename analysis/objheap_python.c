@@ -125,7 +125,23 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
                 c = cls;
             }
         }
-        int64_t k = lh_objheap_add(oh, ob->addr, ob->size, t->name, c, 0);
+        /* objheap adds the sizes of the native blocks an object owns to its size (a Perl
+         * SV's body and buffers are blocks of their own): pass what those blocks do not
+         * cover (all of it under pymalloc, where objects are not malloc blocks) */
+        uint64_t head = ob->flags & LH_PYOBJ_GC ? ob->addr - (uint64_t)ph->off->gc_head_size
+                                                : ob->addr;
+        uint64_t owned[3] = {head, ob->buf[0], ob->buf[1]};
+        uint32_t blk[3];
+        uint64_t covered = 0;
+        for (int j = 0; j < 3; j++) {
+            blk[j] = owned[j] ? lh_heapgraph_block_at(oh->hg, owned[j]) : LH_NODE_NONE;
+            if (blk[j] != LH_NODE_NONE && (j == 0 || blk[j] != blk[0]) &&
+                (j < 2 || blk[j] != blk[1])) {
+                covered += oh->hg->blocks[blk[j]].size;
+            }
+        }
+        int64_t k = lh_objheap_add(oh, ob->addr, ob->size > covered ? ob->size - covered : 0,
+                                   t->name, c, 0);
         if (k < 0) {
             free(is_type);
             return (int)k;
@@ -140,8 +156,6 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
         }
         /* its own block starts at its GC header (and, for instances with a managed dict,
          * two words before that: the block contains the header either way) */
-        uint64_t head = ob->flags & LH_PYOBJ_GC ? ob->addr - (uint64_t)ph->off->gc_head_size
-                                                : ob->addr;
         if ((rc = lh_objheap_own(oh, k, head)) < 0 ||
             (ob->buf[0] && (rc = lh_objheap_own(oh, k, ob->buf[0])) < 0) ||
             (ob->buf[1] && (rc = lh_objheap_own(oh, k, ob->buf[1])) < 0)) {
@@ -219,9 +233,12 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
     lh_pyheap_opts_t po = {data_symbol, hg, &hg->sf};
     rc = lh_pyheap_decode(pi, &po, &ph, &e2);
     if (rc == LH_ENOENT) {
-        oh->lang = LH_OBJLANG_NONE; /* a python module but no interpreter in it */
+        /* a python module whose symbols cannot be read: its file changed since the run
+         * (another build id), or it is no interpreter (a python3 wrapper of some kind) */
+        snprintf(oh->note, sizeof oh->note, "python: no _PyRuntime symbol in the python "
+                 "module of this trace (its file changed since the run?): native view only");
         lh_procimage_free(pi);
-        return 0;
+        return 1;
     }
     if (rc == LH_ENOMEM) {
         lh_procimage_free(pi);

@@ -28,6 +28,7 @@ typedef struct pmod {
 
 struct lh_procimage {
     const lh_snapfile_t *sf;
+    size_t last_page; /* the page of the last read: most reads are near the one before */
     const lh_modules_t *mods;
     uint64_t epoch;
     const char *exe_path;
@@ -139,16 +140,23 @@ fail:
 /* Bytes from the snapshot's pages: how many of len could be read at addr (contiguous
  * pages only). */
 static size_t
-read_pages(const lh_snapfile_t *sf, uint64_t addr, uint8_t *buf, size_t len)
+read_pages(lh_procimage_t *pi, uint64_t addr, uint8_t *buf, size_t len)
 {
+    const lh_snapfile_t *sf = pi->sf;
     size_t lo = 0, hi = sf->n_pages;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sf->pages[mid].addr + sf->pages[mid].len <= addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+    const lh_page_t *lp = pi->last_page < sf->n_pages ? &sf->pages[pi->last_page] : NULL;
+    if (lp && addr >= lp->addr && addr - lp->addr < lp->len) {
+        lo = pi->last_page;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (sf->pages[mid].addr + sf->pages[mid].len <= addr) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        pi->last_page = lo;
     }
     size_t done = 0;
     for (size_t i = lo; i < sf->n_pages && done < len; i++) {
@@ -192,7 +200,7 @@ lh_procimage_read(lh_procimage_t *pi, uint64_t addr, void *buf, size_t len)
     if (addr + len < addr) {
         return -1;
     }
-    size_t n = read_pages(pi->sf, addr, buf, len);
+    size_t n = read_pages(pi, addr, buf, len);
     if (n == len) {
         return 0;
     }

@@ -724,7 +724,18 @@ items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
             break;
         }
         if (v) {
-            snprintf(lab, sizeof lab, "[%lld]", (long long)i);
+            /* "[i]" without printf: a million list items are common */
+            char num[24];
+            size_t k = sizeof num;
+            uint64_t x = (uint64_t)i;
+            do {
+                num[--k] = (char)('0' + x % 10);
+                x /= 10;
+            } while (x);
+            lab[0] = '[';
+            memcpy(lab + 1, num + k, sizeof num - k);
+            lab[1 + sizeof num - k] = ']';
+            lab[2 + sizeof num - k] = '\0';
             ref(d, src, v, lab, 1);
         }
     }

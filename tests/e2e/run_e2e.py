@@ -82,6 +82,8 @@ def marker(name):
     if not _marker_cache:
         pat = re.compile(r"(?:/\*|//)\s*(?:LEAK|SITE):\s*([A-Za-z0-9_]+)")
         for fn in sorted(os.listdir(PROG_SRC)):
+            if not os.path.isfile(os.path.join(PROG_SRC, fn)):
+                continue  # a directory of a case's own files (progs/pyheap)
             with open(os.path.join(PROG_SRC, fn), encoding="utf-8") as f:
                 for n, text in enumerate(f, 1):
                     m = pat.search(text)

@@ -278,6 +278,76 @@ def case_snap_signal(ctx, usr1=False):
     E.expect_no_leak(ctx, rep, "phase_small")
 
 
+def shell_snapshots(ctx, trace):
+    """The rows of the shell's `snapshots`: (label, trigger, live blocks, bytes, contents)."""
+    res = E.run(ctx, [ctx.lh, "shell", trace, "exit", "-c", "snapshots"])
+    if res.returncode != 0:
+        raise Failure("`leakhound shell %s -c snapshots` failed: exit %d, %s"
+                      % (trace, res.returncode, res.stderr.strip()[-800:]))
+    rows = []
+    for ln in res.stdout.splitlines()[1:]:
+        f = ln.lstrip("* ").split()
+        if len(f) == 9:
+            rows.append((f[1], f[2], int(f[5]), f[6] + " " + f[7], f[8]))
+    return rows
+
+
+def case_snap_signal_exit(ctx, how="exit"):
+    """raise(SIGUSR2) then exit (or _exit) at once: the signal snapshot is in the trace,
+    before the exit snapshot, with its contents file and the program's 7 kept blocks live."""
+    trace = record(ctx, [ctx.prog("signal_exit"), str(int(signal.SIGUSR2)), how],
+                   name="sigexit.lht")
+    base = trace[:-len(".lht")]
+    ctx.check(os.path.isfile(base + ".snap1.lhs") and os.path.getsize(base + ".snap1.lhs") > 0,
+              "%s: the signal snapshot's contents file" % how, base + ".snap1.lhs",
+              sorted(os.listdir(ctx.workdir)))
+    # The program's only blocks are its 7 kept ones of 123 bytes, live at both snapshots.
+    eq(ctx, shell_snapshots(ctx, trace),
+       [("signal-1", "signal", 7, "861 B", "pointers"), ("exit", "exit", 7, "861 B", "pointers")],
+       "%s: the shell's snapshots (label, trigger, live blocks and bytes, contents)" % how)
+
+
+def case_snap_signal_n(ctx, n=5):
+    """n SIGUSR2 sent from outside to a running program: n snapshots signal-1..n (each
+    signal is sent once the previous snapshot's contents file exists, so that the kernel
+    does not merge two pending signals into one). The time from kill() to the contents
+    file is printed, not asserted."""
+    import subprocess
+    trace = os.path.join(ctx.workdir, "sign.lht")
+    argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("signal_exit"),
+            str(int(signal.SIGUSR2)), "wait"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, cwd=ctx.workdir)
+    try:
+        line = p.stdout.readline().decode().split()
+        if len(line) != 2 or line[0] != "ready":
+            raise Failure("signal_exit did not say 'ready PID': %r" % line)
+        pid = int(line[1])
+        base = trace[:-len(".lht")]
+        took = []
+        for k in range(1, n + 1):
+            t0 = time.monotonic()
+            os.kill(pid, signal.SIGUSR2)
+            path = "%s.snap%d.lhs" % (base, k)
+            while not os.path.exists(path):
+                if time.monotonic() - t0 > 120:
+                    raise Failure("snapshot %d: no %s 120 s after the signal" % (k, path))
+                time.sleep(0.001)
+            took.append((time.monotonic() - t0) * 1000)
+        print("kill() to contents file, ms: %s" % " ".join("%.1f" % t for t in took))
+        os.kill(pid, signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    eq(ctx, p.returncode, 0, "exit status of leakhound run (stderr: %s)" % err.decode()[-400:])
+    eq(ctx, [r[:3] for r in shell_snapshots(ctx, trace)],
+       # 7 kept blocks and stdout's buffer (the program said "ready" on it)
+       [("signal-%d" % k, "signal", 8) for k in range(1, n + 1)] + [("exit", "exit", 8)],
+       "snapshots of %d signals (label, trigger, live blocks)" % n)
+
+
 def case_snap_period(ctx):
     # The first period snapshot comes 200-300 ms after the agent starts: start at 800 ms.
     trace = record(ctx, [ctx.prog("phases"), "sleep", "4", "800", "800"],
@@ -604,6 +674,9 @@ CASES = {
     "slow_leak": case_slow_leak,
     "snap_signal": case_snap_signal,
     "snap_signal_usr1": lambda ctx: case_snap_signal(ctx, usr1=True),
+    "snap_signal_exit": case_snap_signal_exit,
+    "snap_signal__exit": lambda ctx: case_snap_signal_exit(ctx, how="_exit"),
+    "snap_signal_n": case_snap_signal_n,
     "snap_period": case_snap_period,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,

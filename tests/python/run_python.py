@@ -277,6 +277,75 @@ def case_mark_function(build, py, work):
 
 
 @with_work
+def case_stdlib(build, py, work):
+    """Real Python no one here wrote, unchanged: `python -m json.tool` on a 1.5 MB file.
+    Every Python frame of every site names a file that exists (or a frozen module) and a
+    line inside it; json's own code is among the sites."""
+    import json
+    big = os.path.join(work, "big.json")
+    with open(big, "w") as f:
+        json.dump([{"id": i, "name": "item%d" % i, "tags": ["a", "b", str(i)],
+                    "nested": {"x": i * 0.5, "y": [i, i + 1]}} for i in range(12000)], f)
+    trace = os.path.join(work, "jt.lht")
+    env = dict(os.environ)
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, "--", py, "-m", "json.tool", big,
+           os.path.join(work, "out.json"), cwd=work, env=env)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = lh(build, "report", trace, "--format", "json", "--top", "0")
+    if rep.returncode != 0:
+        return fail("report: " + rep.stderr[-800:])
+    lines_of = {}
+    bad = []
+    n_frames = 0
+    json_sites = 0
+    for s in json.loads(rep.stdout)["sites"]:
+        for fr in s["frames"]:
+            if fr.get("language") != "python":
+                continue
+            n_frames += 1
+            path, line = fr.get("file") or "", fr.get("line") or 0
+            if path.startswith("<frozen ") or path == "<string>":
+                continue
+            if path not in lines_of:
+                try:
+                    with open(path, "rb") as f:
+                        lines_of[path] = f.read().count(b"\n") + 1
+                except OSError:
+                    lines_of[path] = 0
+            if not (1 <= line <= lines_of[path]):
+                bad.append("%s:%d" % (path, line))
+        loc = s["location"]
+        if "/json/" in (loc.get("file") or ""):
+            json_sites += 1
+    return report_checks([
+        (not bad, "python frames naming a missing file or a line outside it: %d %s"
+         % (len(bad), sorted(set(bad))[:5]), "none"),
+        (n_frames > 0 and json_sites > 0, "python frames: %d, sites in json/: %d"
+         % (n_frames, json_sites), "both > 0")])
+
+
+def case_debug_build(build, _py):
+    """A debug build of CPython (Debian python3.11-dbg: Py_DEBUG): one line naming it,
+    native frames only, the program's own output unchanged."""
+    py = "/usr/bin/python3.11-dbg"
+    if not os.access(py, os.X_OK):
+        print("skip: %s is not installed (Debian python3.11-dbg)" % py)
+        return 77
+    probe = os.path.join(build, "lib", "liblh_pyprobe.so")
+    env = dict(os.environ, LD_PRELOAD=probe, LEAKHOUND_PYMALLOC="keep")
+    r = subprocess.run([py, "-c", "import os; os.getppid(); print('done')"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    ver = subprocess.run([py, "-c", "import platform; print(platform.python_version())"],
+                         capture_output=True, text=True).stdout.strip()
+    want = ["py: native %s python %s is a debug build (Py_DEBUG): recording native frames "
+            "only" % (ver, ver), "--"]
+    if r.returncode != 0 or r.stdout != "done\n" or r.stderr.splitlines() != want:
+        return fail("exit %d, stdout %r, stderr %r (expected %r)" % (r.returncode, r.stdout,
+                                                                     r.stderr, want))
+    print("ok: " + want[0])
+    return 0
 def case_paths(build, py, work):
     """One line allocating through several paths in CPython (dict, keys table, strings,
     list, its items): one site at that line, holding what the --native sites at that line
@@ -309,7 +378,7 @@ def case_paths(build, py, work):
          "none")])
 
 
-CASES = {"frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths}
@@ -329,7 +398,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case != "old_version":
+    if a.case not in ("old_version", "debug_build"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)
