@@ -346,6 +346,9 @@ def case_debug_build(build, _py):
                                                                      r.stderr, want))
     print("ok: " + want[0])
     return 0
+
+
+@with_work
 def case_paths(build, py, work):
     """One line allocating through several paths in CPython (dict, keys table, strings,
     list, its items): one site at that line, holding what the --native sites at that line
