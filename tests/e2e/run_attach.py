@@ -14,7 +14,6 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped (no gdb, no ptrace, not x86-64/aarch64).
 """
 
-import argparse
 import os
 import platform
 import shutil
@@ -31,8 +30,7 @@ import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, load_report, m
 Failure = E.Failure
 
 
-class Skip(Exception):
-    pass
+Skip = E.Skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -459,48 +457,8 @@ CASES = {
 }
 
 
-def run_case(build, name, keep, verbose):
-    base = os.path.join(build, "tests", "e2e", "work")
-    os.makedirs(base, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix="attach." + name + ".", dir=base)
-    ctx = E.Ctx(build, "fp", workdir, verbose)
-    t0 = time.monotonic()
-    try:
-        CASES[name](ctx)
-    except Skip as e:
-        print("skip attach.%s: %s" % (name, e))
-        shutil.rmtree(workdir, ignore_errors=True)
-        return 77
-    except Failure as e:
-        ctx.failures.append(str(e))
-    dt = time.monotonic() - t0
-    if ctx.failures:
-        print("FAIL attach.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
-        for f in ctx.failures:
-            print("  - " + f)
-        return 1
-    print("ok   attach.%s (%.1f s)" % (name, dt))
-    if not keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return 0
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build")
-    ap.add_argument("--case")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.build or not args.case:
-        ap.error("--build and --case are required")
-    if args.case not in CASES:
-        ap.error("unknown case %r (see --list)" % args.case)
-    return run_case(os.path.abspath(args.build), args.case, args.keep, args.verbose)
+    return E.cases_main('attach', CASES, __doc__)
 
 
 if __name__ == "__main__":

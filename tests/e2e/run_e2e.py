@@ -42,6 +42,76 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """A case that cannot run here (a missing tool, a forbidden syscall): exit 77."""
+    pass
+
+
+SKIP = 77  # CTest's SKIP_RETURN_CODE for every runner
+
+
+def run_named_case(build, group, name, fn, keep, verbose):
+    """Runs one case of a runner in its own scratch directory under the build: 0 passed,
+    1 failed (files kept), SKIP. Prints one line "ok|FAIL|skip group.name"."""
+    base = os.path.join(build, "tests", "e2e", "work")
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix=group + "." + name + ".", dir=base)
+    ctx = Ctx(build, "fp", workdir, verbose)
+    t0 = time.monotonic()
+    try:
+        fn(ctx)
+    except Skip as e:
+        print("skip %s.%s: %s" % (group, name, e))
+        shutil.rmtree(workdir, ignore_errors=True)
+        return SKIP
+    except Failure as e:
+        ctx.failures.append(str(e))
+    dt = time.monotonic() - t0
+    if ctx.failures:
+        print("FAIL %s.%s (%.1f s; files kept in %s)" % (group, name, dt, workdir))
+        for f in ctx.failures:
+            print("  - " + f)
+        return 1
+    print("ok   %s.%s (%.1f s)" % (group, name, dt))
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def cases_main(group, cases, doc, needs=()):
+    """The command line every case runner shares: --build B (--case NAME | --all) [--keep]
+    [--list] [-v]. Exit 0 when every case run passed, 1 when one failed, SKIP when all were
+    skipped or a program in needs is not on PATH."""
+    ap = argparse.ArgumentParser(description=(doc or group).split("\n")[0])
+    ap.add_argument("--build")
+    ap.add_argument("--case")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(cases))
+        return 0
+    if not args.build or not (args.case or args.all):
+        ap.error("--build and --case (or --all) are required")
+    if args.case and args.case not in cases:
+        ap.error("unknown case %r (see --list)" % args.case)
+    for prog in needs:
+        if shutil.which(prog) is None:
+            print("skip: no %s on PATH" % prog)
+            return SKIP
+    build = os.path.abspath(args.build)
+    names = list(cases) if args.all else [args.case]
+    results = [run_named_case(build, group, n, cases[n], args.keep, args.verbose)
+               for n in names]
+    if args.all:
+        print("%d of %d passed" % (results.count(0), len(results)))
+    if 1 in results:
+        return 1
+    return SKIP if all(r == SKIP for r in results) else 0
+
+
 class Ctx:
     """One case run: the build, the unwinder, a scratch directory and the failures."""
 

@@ -13,14 +13,12 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error.
 """
 
-import argparse
 import json
 import os
 import re
 import shutil
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -692,50 +690,8 @@ CASES = {
 }
 
 
-def run_case(build, name, keep, verbose):
-    base = os.path.join(build, "tests", "e2e", "work")
-    os.makedirs(base, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix="growth." + name + ".", dir=base)
-    ctx = E.Ctx(build, "fp", workdir, verbose)
-    t0 = time.monotonic()
-    try:
-        CASES[name](ctx)
-    except Failure as e:
-        ctx.failures.append(str(e))
-    dt = time.monotonic() - t0
-    if ctx.failures:
-        print("FAIL growth.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
-        for f in ctx.failures:
-            print("  - " + f)
-        return False
-    print("ok   growth.%s (%.1f s)" % (name, dt))
-    if not keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return True
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.build or not (args.case or args.all):
-        ap.error("--build and --case (or --all) are required")
-    build = os.path.abspath(args.build)
-    if args.case and args.case not in CASES:
-        ap.error("unknown case %r (see --list)" % args.case)
-    names = list(CASES) if args.all else [args.case]
-    results = [run_case(build, n, args.keep, args.verbose) for n in names]
-    if args.all:
-        print("%d of %d passed" % (sum(results), len(results)))
-    return 0 if all(results) else 1
+    return E.cases_main('growth', CASES, __doc__)
 
 
 if __name__ == "__main__":

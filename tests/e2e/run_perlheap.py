@@ -12,25 +12,20 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped (no perl / no Devel::MAT).
 """
 
-import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run)
 
 Failure = E.Failure
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perl")
-SKIP = 77
+SKIP = E.SKIP
 
 
-class Skip(Exception):
-    pass
+Skip = E.Skip
 
 
 def site_line(prog, tag):
@@ -336,59 +331,8 @@ CASES = {
 }
 
 
-def run_case(build, name, keep, verbose):
-    base = os.path.join(build, "tests", "e2e", "work")
-    os.makedirs(base, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix="perlheap." + name + ".", dir=base)
-    ctx = E.Ctx(build, "fp", workdir, verbose)
-    t0 = time.monotonic()
-    try:
-        CASES[name](ctx)
-    except Skip as e:
-        print("skip perlheap.%s: %s" % (name, e))
-        shutil.rmtree(workdir, ignore_errors=True)
-        return None
-    except Failure as e:
-        ctx.failures.append(str(e))
-    dt = time.monotonic() - t0
-    if ctx.failures:
-        print("FAIL perlheap.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
-        for f in ctx.failures:
-            print("  - " + f)
-        return False
-    print("ok   perlheap.%s (%.1f s)" % (name, dt))
-    if not keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return True
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.build or not (args.case or args.all):
-        ap.error("--build and --case (or --all) are required")
-    if args.case and args.case not in CASES:
-        ap.error("unknown case %r (see --list)" % args.case)
-    if shutil.which("perl") is None:
-        print("skip: no perl on PATH")
-        return SKIP
-    build = os.path.abspath(args.build)
-    names = list(CASES) if args.all else [args.case]
-    results = [run_case(build, n, args.keep, args.verbose) for n in names]
-    if not args.all and results[0] is None:
-        return SKIP
-    if args.all:
-        print("%d of %d passed" % (sum(1 for r in results if r), len(results)))
-    return 0 if all(r is not False for r in results) else 1
+    return E.cases_main('perlheap', CASES, __doc__, needs=('perl',))
 
 
 if __name__ == "__main__":

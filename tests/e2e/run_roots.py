@@ -13,14 +13,10 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped (not on this architecture).
 """
 
-import argparse
 import os
 import platform
 import re
-import shutil
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, lh_run, load_report)
@@ -28,8 +24,7 @@ import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, lh_run, load_r
 Failure = E.Failure
 
 
-class Skip(Exception):
-    pass
+Skip = E.Skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -372,56 +367,8 @@ CASES = {
 }
 
 
-def run_case(build, name, keep, verbose):
-    base = os.path.join(build, "tests", "e2e", "work")
-    os.makedirs(base, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix="roots." + name + ".", dir=base)
-    ctx = E.Ctx(build, "fp", workdir, verbose)
-    t0 = time.monotonic()
-    try:
-        CASES[name](ctx)
-    except Skip as e:
-        print("skip roots.%s: %s" % (name, e))
-        shutil.rmtree(workdir, ignore_errors=True)
-        return 77
-    except Failure as e:
-        ctx.failures.append(str(e))
-    dt = time.monotonic() - t0
-    if ctx.failures:
-        print("FAIL roots.%s (%.1f s; files kept in %s)" % (name, dt, workdir))
-        for f in ctx.failures:
-            print("  - " + f)
-        return 1
-    print("ok   roots.%s (%.1f s)" % (name, dt))
-    if not keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return 0
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.build or not (args.case or args.all):
-        ap.error("--build and --case (or --all) are required")
-    if args.case and args.case not in CASES:
-        ap.error("unknown case %r (see --list)" % args.case)
-    build = os.path.abspath(args.build)
-    names = list(CASES) if args.all else [args.case]
-    results = [run_case(build, n, args.keep, args.verbose) for n in names]
-    if args.all:
-        print("%d of %d passed" % (results.count(0), len(results)))
-    if any(r == 1 for r in results):
-        return 1
-    return 77 if all(r == 77 for r in results) else 0
+    return E.cases_main('roots', CASES, __doc__)
 
 
 if __name__ == "__main__":
