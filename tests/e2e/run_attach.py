@@ -303,26 +303,44 @@ def script_case(ctx, argv, script, tag, function):
         ctx.check(last == 500 and srv.alive() and tracer(srv.pid) == 0,
                   "server answers every request, untraced after the detach",
                   "ok 500, alive", "%s, state %s" % (last, state(srv.pid)))
-        rep = E.load_report(ctx, trace)
         line = leak_line(script, tag)
-        found = []
-        for site in rep["sites"]:
-            fr = (site.get("frames") or [{}])[0]
-            if (fr.get("function") == function and fr.get("line") == line and
-                    os.path.basename(fr.get("file") or "") == os.path.basename(script)):
-                found.append(site)
-        top = "; ".join(E.fmt_site(x) for x in rep["sites"][:4])
-        # The line's own blocks are one site; the container they go into (@CACHE, the list)
-        # grows by realloc at the same line, under other native stacks.
-        ctx.check(len(found) >= 1, "a site at %s (%s:%d)" % (function, script, line),
+
+        def at_line(rep):
+            found = []
+            for site in rep["sites"]:
+                # the innermost script frame (with --native, C frames come before it)
+                fr = next((f for f in site.get("frames") or []
+                           if f.get("language") in ("perl", "python")), {})
+                if (fr.get("function") == function and fr.get("line") == line and
+                        os.path.basename(fr.get("file") or "") == os.path.basename(script)):
+                    found.append(site)
+            return found, "; ".join(E.fmt_site(x) for x in rep["sites"][:4])
+
+        # --native keeps one site per recorded stack: the line's own blocks are one site;
+        # the container they go into (@CACHE, the list) grows by realloc at the same line,
+        # under other native stacks.
+        nat = E.load_report(ctx, trace, ["--native"])
+        found, top = at_line(nat)
+        ctx.check(len(found) >= 1, "--native: a site at %s (%s:%d)" % (function, script, line),
                   ">= 1", "none; top sites: %s" % top)
         if found:
             big = max(found, key=lambda x: x.get("leaked_blocks", 0))
             ctx.check(big.get("leaked_blocks") == 300 and big.get("allocations") == 300 and
-                      big is rep["sites"][0],
-                      "%s: the top site; leaked blocks / allocations while attached" % function,
-                      "top, 300 / 300", "%s / %s; top sites: %s"
+                      big is nat["sites"][0],
+                      "%s: --native top site; leaked blocks / allocations while attached"
+                      % function, "top, 300 / 300", "%s / %s; top sites: %s"
                       % (big.get("leaked_blocks"), big.get("allocations"), top))
+        # The default view shows the script line once: one site, the top one, holding the
+        # sum of the native stacks at that line.
+        rep = E.load_report(ctx, trace)
+        merged, top = at_line(rep)
+        want = (sum(x.get("leaked_blocks", 0) for x in found),
+                sum(x.get("allocations", 0) for x in found))
+        got = (merged[0].get("leaked_blocks"), merged[0].get("allocations")) if merged else None
+        ctx.check(len(merged) == 1 and merged[0] is rep["sites"][0] and got == want,
+                  "%s: one site at the line, the top one, with the --native sums" % function,
+                  "1 site, top, %s" % (want,), "%d sites, %s; top sites: %s"
+                  % (len(merged), got, top))
     finally:
         srv.stop()
 
