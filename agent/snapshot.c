@@ -343,6 +343,27 @@ target_region(const region_t *rs, int n, uintptr_t v)
  * are 16-byte aligned): past a length (sqlite), an element count (new[]) or a string
  * header (old std::string). The analyzer's heuristics (analysis/heapgraph.h) read those
  * words, which are not pointers: keep the 3 words below each such value once. */
+/* Whether the page holding a is mapped in this (the child's) address space. A region's
+ * line in /proc/self/maps can be wider than what is mapped when the child reads it (one
+ * header read crashed a python 3.12 snapshot child on a page that was not there): ask
+ * mincore, which fails with ENOMEM on an unmapped page, and remember the pages it allowed. */
+static int
+page_mapped(uintptr_t a)
+{
+    static uintptr_t ok[256];
+    uintptr_t pg = a & ~(uintptr_t)4095;
+    uintptr_t *slot = &ok[(pg >> 12) & 255];
+    unsigned char c;
+    if (*slot == pg) {
+        return 1;
+    }
+    if (mincore((void *)pg, 4096, &c) != 0) {
+        return 0;
+    }
+    *slot = pg;
+    return 1;
+}
+
 static void
 note_header(const region_t *rs, int n, uintptr_t v)
 {
@@ -355,6 +376,10 @@ note_header(const region_t *rs, int n, uintptr_t v)
     }
     const region_t *r = target_region(rs, n, v);
     if (!r || r->kind != LH_REGION_HEAP || !r->readable) {
+        return;
+    }
+    uintptr_t first = v - 24 >= r->lo ? v - 24 : r->lo;
+    if (!page_mapped(first) || !page_mapped(v - 8)) {
         return;
     }
     *seen = v;
