@@ -328,8 +328,15 @@ def case_heuristics_report(ctx):
     expect_in(ctx, "report --heuristics none", "possibly lost: 441 bytes in 4 blocks",
               res.stdout)
     res = E.run(ctx, [ctx.lh, "report", trace])
-    expect_in(ctx, "report (default: all)", "possibly lost: 0 bytes in 0 blocks; still "
-              "reachable: 449 bytes in 5 blocks", res.stdout)
+    # Besides the program's five blocks (449 bytes), libstdc++'s emergency exception pool,
+    # allocated by its constructor before the agent's: recorded with no stack, reachable.
+    pool = re.search(r"\((\d+) bytes\) leaked in 1 block, 1 allocation \[site 0\]\n"
+                     r"\s+\(no stack recorded\)", res.stdout)
+    ctx.check(pool is not None, "report: libstdc++'s pool, from before the agent started",
+              "one block with no stack", res.stdout[-2000:])
+    if pool:
+        expect_in(ctx, "report (default: all)", "possibly lost: 0 bytes in 0 blocks; still "
+                  "reachable: %d bytes in 6 blocks" % (449 + int(pool.group(1))), res.stdout)
 
 
 def case_heuristics_badarg(ctx):
