@@ -386,7 +386,7 @@ lh_recorder_init(void)
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
     dl_iterate_phdr(self_cb, (void *)(uintptr_t)&lh_recorder_init);
-    if (lh_stacks_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
+    if (lh_stacktab_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
         lh_sys_log("cannot reserve memory for the agent; not tracing", "", "");
         goto off;
     }
@@ -441,7 +441,7 @@ lh_recorder_restart(void)
     lh_slots_after_fork();
     lh_ticker_after_fork();
     atomic_fetch_add(&lh_g.gen, 1);
-    lh_stacks_after_fork(&lh_g.stacks);
+    lh_stacktab_after_fork(&lh_g.stacks);
     lh_script_after_fork();
     lh_maps_after_fork();
     lh_sys_clock_init(lh_g.cfg.clock);

@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */
-#define PROGRESS_EVERY 65536u
 
 /* ---------------------------------------------------------------------------------------
  * Checkpoint sets: the stacks changed since the previous checkpoint, with their values.
@@ -41,7 +39,7 @@ struct lh_collect {
     lh_replay_t *r;
     lh_symbolizer_t *sym;
     lh_collect_opts_t opts;
-    uint64_t file_size;
+    int started;           /* start_ns set from the trace's info */
 
     sstate_t *st;
     size_t n_st, cap_st;
@@ -309,19 +307,23 @@ add_point(lh_collect_t *c, const lh_event_t *ev)
     return 0;
 }
 
+/* The collector's consumer of the one pass (stream.h): ev was just applied to r. */
 static int
-apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
+apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
+    lh_collect_t *c = ctx;
     const lh_live_block_t *freed;
     size_t n_freed;
-    int rc = lh_replay_event(c->r, ev, err);
-    if (rc < 0) {
-        return rc;
+    int rc;
+    if (!c->started) {
+        const lh_trace_info_t *in = lh_trace_info(t);
+        c->start_ns = in->has_clock ? in->mono_start_ns : 0;
+        c->started = 1;
     }
     if (c->opts.n_columns && ev->type != LH_REC_RSS && advance_columns(c, ev->ts_ns) < 0) {
         return oom(err);
     }
-    n_freed = lh_replay_freed(c->r, &freed);
+    n_freed = lh_replay_freed(r, &freed);
     for (size_t i = 0; i < n_freed; i++) {
         if (change(c, freed[i].stack_id, -1, -(int64_t)freed[i].size) < 0) {
             return oom(err);
@@ -331,7 +333,7 @@ apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
         if (ev->addr && (ev->type == LH_REC_ALLOC || ev->half != LH_HALF_FREE)) {
-            if (change(c, lh_replay_last_stack(c->r), 1, (int64_t)ev->size) < 0) {
+            if (change(c, lh_replay_last_stack(r), 1, (int64_t)ev->size) < 0) {
                 return oom(err);
             }
             if (c->heap_bytes > c->peak_bytes) {
@@ -359,15 +361,6 @@ apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
         return rc;
     }
     return 0;
-}
-
-static void
-progress(lh_collect_t *c)
-{
-    if (c->opts.on_progress) {
-        c->opts.on_progress(c->opts.progress_ctx, lh_trace_stats(c->t)->file_bytes,
-                            c->file_size);
-    }
 }
 
 /* After the pass: per-stack results, the last column, the times. */
@@ -431,10 +424,6 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
                lh_err_t *err)
 {
     lh_collect_t *c = calloc(1, sizeof *c);
-    lh_trace_opts_t topts = {0};
-    lh_event_t ev;
-    struct stat sb;
-    uint32_t tick = 0;
     int rc;
     *out = NULL;
     if (!c) {
@@ -444,40 +433,15 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
         c->opts = *opts;
     }
     c->cols.cur_gen = c->pts.cur_gen = 1;
-    topts.salvage = c->opts.salvage;
-    if ((rc = lh_trace_open(path, &topts, &c->t, err)) < 0 ||
-        (rc = lh_replay_new(&c->r, err)) < 0) {
-        goto fail;
-    }
-    if (stat(path, &sb) == 0) {
-        c->file_size = (uint64_t)sb.st_size;
-    }
-    {
-        const lh_trace_info_t *in = lh_trace_info(c->t);
-        c->start_ns = in->has_clock ? in->mono_start_ns : 0;
-    }
     if (ensure_stack(c, 0) < 0) {
         rc = oom(err);
         goto fail;
     }
-    while ((rc = lh_trace_next(c->t, &ev, err)) > 0) {
-        if ((rc = apply(c, &ev, err)) < 0) {
-            goto fail;
-        }
-        if (++tick == PROGRESS_EVERY) {
-            tick = 0;
-            progress(c);
-        }
-    }
-    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        rc = lh_err_set(err, rc, "%s (--salvage reads the events before it)", msg);
-    }
-    if (rc < 0 || (rc = finish(c, err)) < 0) {
+    lh_consumer_t me = {apply, c};
+    lh_stream_opts_t so = {c->opts.salvage, &me, 1, c->opts.on_progress, c->opts.progress_ctx};
+    if ((rc = lh_stream_run(path, &so, &c->t, &c->r, err)) < 0 || (rc = finish(c, err)) < 0) {
         goto fail;
     }
-    progress(c);
     *out = c;
     return 0;
 fail:

@@ -1,7 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * collect.h: one streaming pass over a trace that keeps what the pictures, the per-function
- * attribution, the call trees and the exports need, and nothing per event:
+ * collect.h: a consumer of the one pass over a trace (stream.h) that keeps what the
+ * pictures, the per-function attribution, the call trees and the exports need, and nothing per event:
  *
  *   - per stack: allocations and bytes allocated, live blocks and bytes at the end, and
  *     live blocks and bytes at the moment of the global heap peak (the first time the
@@ -33,6 +33,7 @@
 #include "growth.h"
 #include "replay.h"
 #include "report.h"
+#include "stream.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -90,9 +91,10 @@ typedef struct lh_cgrowth {
     int growing;           /* trend.kind == LH_TREND_GROWING */
 } lh_cgrowth_t;
 
-/* Opens path, streams every event and closes nothing: the trace, replay and symbolizer
- * stay available until lh_collect_free. Returns 0, or a negative LH_E* code (message in
- * err; a truncated or corrupt trace says that --salvage reads the events before it). */
+/* Runs the one pass over path (stream.h) with the collector as its consumer and closes
+ * nothing: the trace, replay and symbolizer stay available until lh_collect_free. Returns
+ * 0, or a negative LH_E* code (message in err; LH_ETRUNC, LH_EFORMAT: the trace's tail is
+ * truncated or corrupt, and opts.salvage would read the events before it). */
 int lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **out,
                    lh_err_t *err);
 void lh_collect_free(lh_collect_t *c);

@@ -13,6 +13,7 @@
 
 #include "format.h"
 #include "replay.h"
+#include "stream.h"
 
 typedef struct tag {
     uint64_t addr, ts_ns;
@@ -26,6 +27,8 @@ typedef struct pass {
     tag_t *tags;
     size_t n_tags, cap_tags, tags_at_capture;
     size_t cap_snaps;
+    uint64_t epoch;       /* of the newest module event */
+    lh_heapgraph_t *hg;
 } pass_t;
 
 /* ---------------------------------------------------------------------------------------
@@ -181,15 +184,41 @@ add_tag(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev)
     return 0;
 }
 
+/* The graph's consumer of the one pass (stream.h). */
+static int
+on_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
+         lh_err_t *err)
+{
+    pass_t *ps = ctx;
+    lh_heapgraph_t *hg = ps->hg;
+    int rc = 0;
+    (void)t;
+    if ((ev->type == LH_REC_MODULE || ev->type == LH_REC_MODULE_UNLOAD) && ev->epoch > ps->epoch) {
+        ps->epoch = ev->epoch;
+    } else if (ev->type == LH_REC_TAG && ev->addr) {
+        rc = add_tag(hg, ps, ev);
+    } else if (ev->type == LH_REC_SNAPSHOT) {
+        rc = add_snapshot(hg, ps, ev, r);
+        long idx = (long)hg->n_snaps - 1;
+        if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev->kind == LH_SNAP_EXIT))) {
+            rc = capture(hg, ps, r, ps->epoch);
+        }
+    }
+    if (rc == LH_EINVAL) {
+        return lh_err_set(err, rc, "%s: too many live blocks for the graph", hg->trace_path);
+    }
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s: out of memory reading the snapshots", hg->trace_path);
+    }
+    return 0;
+}
+
 static int
 read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {0};
+    lh_consumer_t me = {on_event, ps};
+    lh_stream_opts_t so = {opts->salvage, &me, 1, NULL, NULL};
     lh_replay_t *r = NULL;
-    lh_event_t ev;
-    uint64_t epoch = 0;
-    int rc;
-    topts.salvage = opts->salvage;
     lh_trace_close(hg->trace);
     hg->trace = NULL;
     for (size_t i = 0; i < hg->n_snaps; i++) {
@@ -199,36 +228,9 @@ read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_e
     hg->n_snaps = 0;
     ps->n_tags = 0;
     ps->captured = -1;
-    if ((rc = lh_trace_open(hg->trace_path, &topts, &hg->trace, err)) < 0 ||
-        (rc = lh_replay_new(&r, err)) < 0) {
-        goto done;
-    }
-    while ((rc = lh_trace_next(hg->trace, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
-            goto done;
-        }
-        rc = 0;
-        if ((ev.type == LH_REC_MODULE || ev.type == LH_REC_MODULE_UNLOAD) && ev.epoch > epoch) {
-            epoch = ev.epoch;
-        } else if (ev.type == LH_REC_TAG && ev.addr) {
-            rc = add_tag(hg, ps, &ev);
-        } else if (ev.type == LH_REC_SNAPSHOT) {
-            rc = add_snapshot(hg, ps, &ev, r);
-            long idx = (long)hg->n_snaps - 1;
-            if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev.kind == LH_SNAP_EXIT))) {
-                rc = capture(hg, ps, r, epoch);
-            }
-        }
-        if (rc == LH_EINVAL) {
-            rc = lh_err_set(err, rc, "%s: too many live blocks for the graph", hg->trace_path);
-            goto done;
-        }
-        if (rc < 0) {
-            rc = lh_err_set(err, rc, "%s: out of memory reading the snapshots", hg->trace_path);
-            goto done;
-        }
-    }
-done:
+    ps->epoch = 0;
+    ps->hg = hg;
+    int rc = lh_stream_run(hg->trace_path, &so, &hg->trace, &r, err);
     lh_replay_free(r);
     return rc;
 }

@@ -435,12 +435,8 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 }
 
 int
-lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    int rc = lh_replay_event(r, ev, err);
-    if (rc < 0) {
-        return rc;
-    }
     switch (ev->type) {
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
@@ -467,6 +463,19 @@ lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_er
     default:
         return 0;
     }
+}
+
+static int
+consume(void *tl, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    (void)t;
+    return lh_timeline_event(tl, r, ev, err);
+}
+
+lh_consumer_t
+lh_timeline_consumer(lh_timeline_t *tl)
+{
+    return (lh_consumer_t){consume, tl};
 }
 
 const lh_boundary_t *

@@ -4,8 +4,8 @@
  * and SNAPSHOT records), each site's live blocks and bytes at every boundary, the
  * differential leak report, short-lived ("temporary") allocations, and RSS against heap.
  *
- * A timeline sits in front of a replay: lh_timeline_event() applies each event to the
- * replay and learns, from lh_replay_freed(), which blocks each free ended. Memory is
+ * A timeline is a consumer of the one pass (stream.h): it sees each event after the
+ * replay applied it and learns, from lh_replay_freed(), which blocks each free ended. Memory is
  * bounded by the live blocks plus, per site, what the enabled analyses keep:
  *   - series (growth, counts): one entry per site and boundary at which the site's live
  *     blocks or bytes differ from the previous boundary (a site that does nothing, or churns
@@ -56,6 +56,7 @@
 #include "event.h"
 #include "growth.h"
 #include "replay.h"
+#include "stream.h"
 
 typedef struct lh_timeline lh_timeline_t;
 
@@ -103,9 +104,12 @@ int lh_rss_cmp_suspicious(const lh_rss_cmp_t *c);
 int lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *err);
 void lh_timeline_free(lh_timeline_t *tl);
 
-/* Applies ev to r (lh_replay_event) and records what the timeline needs. Feed every event
- * of the trace in order, and nothing else to r. Returns 0 or LH_ENOMEM. */
-int lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+/* Records what the timeline needs of ev, which r has just applied (lh_replay_event). Feed
+ * every event of the trace in order. Returns 0 or LH_ENOMEM. */
+int lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
+                      lh_err_t *err);
+/* The timeline as a consumer of the one pass (stream.h). */
+lh_consumer_t lh_timeline_consumer(lh_timeline_t *tl);
 
 /* Boundaries of one kind, in time order (exit snapshots included). */
 const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind,
