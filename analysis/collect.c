@@ -61,8 +61,9 @@ struct lh_collect {
 
     /* boundaries */
     ckset_t pts;
-    lh_cpoint_t *points;
+    lh_boundary_t *points;
     size_t n_points, cap_points;
+    uint64_t n_marks;
 
     lh_rss_sample_t *rss;
     size_t n_rss, cap_rss;
@@ -289,20 +290,12 @@ static int
 add_point(lh_collect_t *c, const lh_event_t *ev)
 {
     if (grow((void **)&c->points, &c->cap_points, c->n_points + 1, sizeof *c->points) < 0 ||
-        ckset_close(&c->pts, c->st) < 0) {
+        ckset_close(&c->pts, c->st) < 0 ||
+        lh_boundary_init(&c->points[c->n_points], ev, c->n_points, c->n_marks, c->heap_bytes,
+                         c->heap_blocks) < 0) {
         return -1;
     }
-    lh_cpoint_t *p = &c->points[c->n_points];
-    memset(p, 0, sizeof *p);
-    p->ts_ns = ev->ts_ns;
-    p->label = strndup(ev->label ? ev->label : "", ev->label ? ev->label_len : 0);
-    if (!p->label) {
-        return -1;
-    }
-    p->is_snapshot = ev->type == LH_REC_SNAPSHOT;
-    p->trigger = ev->kind;
-    p->heap_bytes = c->heap_bytes;
-    p->heap_blocks = c->heap_blocks;
+    c->n_marks += ev->type == LH_REC_MARK;
     c->n_points++;
     return 0;
 }
@@ -550,45 +543,17 @@ lh_collect_n_points(const lh_collect_t *c)
     return c->n_points;
 }
 
-const lh_cpoint_t *
+const lh_boundary_t *
 lh_collect_point(const lh_collect_t *c, size_t i)
 {
     return i < c->n_points ? &c->points[i] : NULL;
 }
 
-long
-lh_collect_find_point(const lh_collect_t *c, const char *spec)
+const lh_boundary_t *
+lh_collect_points(const lh_collect_t *c, size_t *n)
 {
-    const char *hash = strrchr(spec, '#');
-    size_t len = hash ? (size_t)(hash - spec) : strlen(spec);
-    unsigned long nth = 0;
-    if (hash) {
-        char *end;
-        nth = strtoul(hash + 1, &end, 10);
-        if (*end || !hash[1] || nth == 0) {
-            hash = NULL; /* not a number: '#' is part of the label */
-            len = strlen(spec);
-            nth = 0;
-        }
-    }
-    long found = -1;
-    unsigned long seen = 0;
-    for (size_t i = 0; i < c->n_points; i++) {
-        const char *l = c->points[i].label;
-        if (len == 0 && hash) {
-            if (++seen == nth) {
-                return (long)i;
-            }
-            continue;
-        }
-        if (strlen(l) == len && strncmp(l, spec, len) == 0) {
-            found = (long)i;
-            if (nth && ++seen == nth) {
-                return (long)i;
-            }
-        }
-    }
-    return nth ? -1 : found;
+    *n = c->n_points;
+    return c->points;
 }
 
 int
@@ -620,20 +585,13 @@ lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
     return c->pts.start[i + 1] - c->pts.start[i];
 }
 
-/* Is point p one of the growth points of a kind (marks, or snapshots but exit ones)? */
-static int
-growth_point(const lh_cpoint_t *pt, int is_snapshot)
-{
-    return pt->is_snapshot == is_snapshot && !(is_snapshot && pt->trigger == LH_SNAP_EXIT);
-}
-
 int
 lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err)
 {
     size_t ns = c->n_stacks ? c->n_stacks : 1, n_kind = 0, k = 0, j = 0;
     memset(out, 0, c->n_stacks * sizeof *out);
     for (size_t p = 0; p < c->n_points; p++) {
-        n_kind += growth_point(&c->points[p], is_snapshot);
+        n_kind += lh_bound_is_point(&c->points[p], is_snapshot);
     }
     if (n_kind < 2) {
         return (int)n_kind;
@@ -644,7 +602,7 @@ lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_
         return oom(err);
     }
     for (size_t p = 0; p < c->n_points; p++) {
-        if (growth_point(&c->points[p], is_snapshot)) {
+        if (lh_bound_is_point(&c->points[p], is_snapshot)) {
             heap[k++] = c->points[p].heap_bytes;
         }
     }
@@ -662,7 +620,7 @@ lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_
         for (size_t e = c->pts.start[p]; e < c->pts.start[p + 1]; e++) {
             cur[c->pts.e[e].stack] = c->pts.e[e].bytes;
         }
-        if (!growth_point(&c->points[p], is_snapshot)) {
+        if (!lh_bound_is_point(&c->points[p], is_snapshot)) {
             continue;
         }
         /* O(stacks) per boundary: boundaries are few (marks per iteration, snapshots).

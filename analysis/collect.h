@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boundary.h"
 #include "err.h"
 #include "event.h"
 #include "growth.h"
@@ -60,15 +61,6 @@ typedef struct lh_cstack {
     uint64_t peak_blocks; /* at the global heap peak */
     uint64_t peak_bytes;
 } lh_cstack_t;
-
-typedef struct lh_cpoint {
-    uint64_t ts_ns;
-    char *label;          /* NUL-terminated copy */
-    int is_snapshot;      /* 0: MARK */
-    int trigger;          /* snapshots: LH_SNAP_* */
-    uint64_t heap_bytes;  /* live heap at this boundary */
-    uint64_t heap_blocks;
-} lh_cpoint_t;
 
 typedef struct lh_ccolumn {
     uint64_t end_ns;      /* the column covers [end_ns - width, end_ns) */
@@ -115,10 +107,11 @@ const lh_cstack_t *lh_collect_stack(const lh_collect_t *c, uint32_t id);
 int lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err);
 
 size_t lh_collect_n_points(const lh_collect_t *c);
-const lh_cpoint_t *lh_collect_point(const lh_collect_t *c, size_t i);
-/* The boundary a spec names: "LABEL" the last one with that label, "LABEL#N" the N-th with
- * that label, "#N" the N-th of all (1-based). Returns its index, or -1. */
-long lh_collect_find_point(const lh_collect_t *c, const char *spec);
+/* Boundary i of all, both kinds in time order (global == i): lh_bound_find resolves a spec
+ * among them. NULL past the end. */
+const lh_boundary_t *lh_collect_point(const lh_collect_t *c, size_t i);
+/* All of them: *n entries. */
+const lh_boundary_t *lh_collect_points(const lh_collect_t *c, size_t *n);
 /* Live bytes and blocks of every stack at boundary i (arrays of lh_collect_n_stacks()
  * entries, overwritten). Returns 0 or LH_EINVAL (no such boundary). */
 int lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
