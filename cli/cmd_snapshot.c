@@ -288,6 +288,7 @@ typedef struct capture {
     lh_ptstop_t stop;
     lh_memcopy_t mem;
     lh_mwalk_t walk;
+    lh_mempool_t pool;
     unsigned tries;
 } capture_t;
 
@@ -297,6 +298,7 @@ capture_fini(capture_t *c)
     lh_ptstop_fini(&c->stop);
     lh_memcopy_fini(&c->mem);
     lh_mwalk_fini(&c->walk);
+    lh_mempool_fini(&c->pool);
 }
 
 static int
@@ -304,14 +306,24 @@ capture(pid_t pid, const lh_glibc_layout_t *l, capture_t *c, lh_err_t *err)
 {
     memset(c, 0, sizeof *c);
     lh_err_t why = {{0}};
+    /* The copy's memory is made resident while the process still runs (see memcopy.h),
+     * with room for some growth until it is stopped. */
+    lh_memcopy_t pre;
+    int rc = lh_memcopy_maps(&pre, pid, err);
+    if (rc < 0) {
+        return rc;
+    }
+    uint64_t want = lh_memcopy_size(&pre);
+    lh_memcopy_fini(&pre);
+    lh_mempool_init(&c->pool, (size_t)(want + want / 8 + (4u << 20)));
     for (c->tries = 1; c->tries <= MAX_TRIES; c->tries++) {
-        int rc = lh_ptstop_stop(&c->stop, pid, err);
+        rc = lh_ptstop_stop(&c->stop, pid, err);
         if (rc < 0) {
             return rc;
         }
         rc = lh_memcopy_maps(&c->mem, pid, err);
         if (rc == 0) {
-            rc = lh_memcopy_copy(&c->mem, err);
+            rc = lh_memcopy_copy(&c->mem, &c->pool, err);
         }
         lh_ptstop_release(&c->stop);
         if (rc < 0) {
@@ -517,16 +529,20 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         lh_enc_varint(e, pause);
         lh_fw_rec_end(&fw);
 
-        printf("snapshot %lu of process %d (%s): %zu live blocks, %" PRIu64 " bytes (%u "
-               "arenas, %u heaps, %" PRIu64 " mmapped chunks); paused %.3f ms (%zu threads, "
-               "%.1f MiB copied%s)\n",
-               k, (int)t.pid, t.comm, c.walk.n, c.walk.bytes, c.walk.arenas, c.walk.heaps,
+        /* chunks + tcache: what mallinfo2's uordblks + hblkhd count (it counts the chunks
+         * waiting in a tcache as in use, and whole chunks, headers included). */
+        printf("snapshot %lu of process %d (%s): %zu live blocks, %" PRIu64 " bytes (%" PRIu64
+               " in chunks, + %" PRIu64 " in %" PRIu64 " tcache chunks; %u arenas, %u heaps, "
+               "%" PRIu64 " mmapped chunks); paused %.3f ms (%zu threads, %.1f MiB copied%s)\n",
+               k, (int)t.pid, t.comm, c.walk.n, c.walk.bytes, c.walk.chunk_bytes,
+               c.walk.tcache_bytes, c.walk.n_tcache, c.walk.arenas, c.walk.heaps,
                c.walk.n_mmapped, (double)pause / 1e6, c.stop.n,
                (double)c.mem.bytes_copied / (1024.0 * 1024.0),
                c.tries > 1 ? ", after a retry: a thread was inside malloc" : "");
         if (c.walk.warning[0]) {
             printf("warning: %s\n", c.walk.warning);
         }
+        fflush(stdout); /* a caller may act on it before the next snapshot */
         lh_mwalk_fini(&prev);
         prev = c.walk;
         have_prev = 1;

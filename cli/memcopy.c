@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -84,16 +85,59 @@ lh_memcopy_read_live(pid_t pid, uint64_t addr, void *buf, size_t len)
 }
 
 int
-lh_memcopy_copy(lh_memcopy_t *m, lh_err_t *err)
+lh_mempool_init(lh_mempool_t *p, size_t len)
+{
+    memset(p, 0, sizeof *p);
+    void *b = len ? mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_NORESERVE, -1, 0)
+                  : MAP_FAILED;
+    if (b == MAP_FAILED) {
+        return -1;
+    }
+    p->base = b;
+    p->len = len;
+    return 0;
+}
+
+void
+lh_mempool_fini(lh_mempool_t *p)
+{
+    if (p->base) {
+        munmap(p->base, p->len);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+uint64_t
+lh_memcopy_size(const lh_memcopy_t *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        n += copied(&m->maps[i]) ? m->maps[i].hi - m->maps[i].lo : 0;
+    }
+    return n;
+}
+
+int
+lh_memcopy_copy(lh_memcopy_t *m, lh_mempool_t *pool, lh_err_t *err)
 {
     long page = sysconf(_SC_PAGESIZE);
+    if (pool) {
+        pool->used = 0;
+    }
     for (size_t i = 0; i < m->n; i++) {
         lh_mapping_t *mp = &m->maps[i];
         if (!copied(mp)) {
             continue;
         }
         size_t len = (size_t)(mp->hi - mp->lo);
-        mp->bytes = malloc(len);
+        if (pool && pool->base && pool->len - pool->used >= len) {
+            mp->bytes = pool->base + pool->used;
+            mp->in_pool = 1;
+            pool->used += len;
+        } else {
+            mp->bytes = malloc(len);
+        }
         if (!mp->bytes) {
             return lh_err_set(err, LH_ENOMEM, "snapshot -p: out of memory copying %zu bytes "
                               "at 0x%" PRIx64, len, mp->lo);
@@ -121,7 +165,9 @@ lh_memcopy_fini(lh_memcopy_t *m)
 {
     for (size_t i = 0; i < m->n; i++) {
         free(m->maps[i].path);
-        free(m->maps[i].bytes);
+        if (!m->maps[i].in_pool) {
+            free(m->maps[i].bytes);
+        }
     }
     free(m->maps);
     memset(m, 0, sizeof *m);

@@ -25,10 +25,24 @@ typedef struct lh_mapping {
     char perms[5];
     char *path;        /* "" anonymous, "/usr/lib/...", "[heap]", "[stack]" */
     uint8_t *bytes;    /* the copy (writable mappings), or NULL */
+    int in_pool;       /* bytes are in the pool, not malloc'd */
 } lh_mapping_t;
+
+/* Memory made resident before the process is stopped, for the copy: copying into pages
+ * that fault in during the copy made the pause about 4 times longer (measured: 540 ms
+ * instead of 144 ms for a 190 MiB heap). */
+typedef struct lh_mempool {
+    uint8_t *base;
+    size_t len, used;
+} lh_mempool_t;
+
+/* Reserves and populates len bytes (0 on success; on failure the copy uses malloc). */
+int lh_mempool_init(lh_mempool_t *p, size_t len);
+void lh_mempool_fini(lh_mempool_t *p);
 
 typedef struct lh_memcopy {
     pid_t pid;
+    lh_mempool_t *pool; /* where copies go first (may be NULL); not owned */
     lh_mapping_t *maps; /* sorted by address, as in /proc/PID/maps */
     size_t n;
     uint64_t bytes_copied, pages_unreadable;
@@ -37,8 +51,12 @@ typedef struct lh_memcopy {
 /* Reads /proc/PID/maps into m (no memory copied yet). Returns 0 or LH_EIO/LH_ENOMEM. */
 int lh_memcopy_maps(lh_memcopy_t *m, pid_t pid, lh_err_t *err);
 
-/* Copies the writable mappings (the process must be held). Returns 0 or LH_ENOMEM. */
-int lh_memcopy_copy(lh_memcopy_t *m, lh_err_t *err);
+/* Bytes lh_memcopy_copy would copy (the writable mappings). */
+uint64_t lh_memcopy_size(const lh_memcopy_t *m);
+
+/* Copies the writable mappings (the process must be held) into pool (may be NULL), then
+ * malloc'd memory. Returns 0 or LH_ENOMEM. */
+int lh_memcopy_copy(lh_memcopy_t *m, lh_mempool_t *pool, lh_err_t *err);
 
 void lh_memcopy_fini(lh_memcopy_t *m);
 

@@ -12,6 +12,7 @@
  *   lost:   37 x 424 bytes, their only pointers dropped (unreachable)
  *   big:    10 x 300000 bytes, mmapped chunks, reachable from g_big
  *   thread: 500 x 2024 bytes allocated by a second thread (its own arena), from g_thread
+ * plus 20 x 24 bytes held by a static array (separators between freed blocks).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -31,6 +32,7 @@ size_t g_n_small;
 struct node *g_list;
 void *g_big[10];
 void *g_thread[500];
+void *g_sep[20];
 static pthread_barrier_t g_done;
 
 static void *
@@ -96,7 +98,7 @@ main(void)
         memset(g_small[g_n_small], 0x11, 1000);
     }
     for (int i = 0; i < 100; i++) {
-        struct node *n = malloc(sizeof *n + 0); /* 200 bytes */
+        struct node *n = malloc(sizeof *n); /* 200 bytes */
         n->next = g_list;
         g_list = n;
     }
@@ -120,7 +122,7 @@ main(void)
     void *mid[20];
     for (int i = 0; i < 20; i++) {
         mid[i] = malloc(5000);
-        (void)malloc(16); /* keeps the freed 5000s from merging */
+        g_sep[i] = malloc(16); /* keeps the freed 5000s from merging */
     }
     for (int i = 0; i < 20; i++) {
         free(mid[i]);
