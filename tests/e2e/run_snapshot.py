@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_e2e as E  # noqa: E402
+import run_attach as A  # noqa: E402  (expect_refusal, state, untouched: shared with attach)
 
 Failure = E.Failure
 Skip = E.Skip
@@ -136,7 +137,9 @@ def live_by_size(ctx, trace, boundary=None):
 
 
 def untouched(ctx, t, what):
+    """Alive, running or sleeping, and no longer traced (every thread was detached)."""
     ctx.check(t.alive(), "%s still runs" % what, "alive", "exited %s" % t.p.poll())
+    A.untouched(ctx, t.pid, what)
 
 
 def pause_ms(ctx, out):
@@ -250,6 +253,10 @@ def case_diff(ctx):
         check_known(ctx, t, live2, "second snapshot")
         s = shell(ctx, trace, "snapshots; diff 1 2")
         ctx.log(s)
+        notes = [ln for ln in s.splitlines() if ln.startswith("note: no block has an allocation "
+                                                              "stack")]
+        ctx.check(len(notes) == 1, "diff says in one line that there are no stacks",
+                  "one note line", s)
         m = re.search(r"^\s*(\d+)\s+(\d+)\s+(\d+) -> (\d+)\s+\(no stack\)", s, re.M)
         got = tuple(int(x) for x in m.groups()) if m else s
         ctx.check(got == (250000, 250, n1, n2) and n2 - n1 == 250,
@@ -258,24 +265,6 @@ def case_diff(ctx):
         untouched(ctx, t, "snap_target")
     finally:
         t.stop()
-
-
-def expect_refusal(ctx, argv, needle, what, env=None):
-    r = E.run(ctx, argv, env=env)
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
-    ctx.check(r.returncode != 0, "%s: refused (non-zero exit)" % what, "non-zero",
-              r.returncode)
-    ctx.check(len(lines) == 1 and needle in lines[0], "%s: one line naming the reason" % what,
-              "one line with %r" % needle, r.stderr.strip())
-    ctx.check(r.stdout.strip() == "", "%s: nothing on stdout" % what, "", r.stdout.strip())
-
-
-def state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def case_badtargets(ctx):
@@ -287,15 +276,15 @@ def case_badtargets(ctx):
         pid = int(f.read()) - 1
     while os.path.exists("/proc/%d" % pid):
         pid -= 1
-    expect_refusal(ctx, [lh, "snapshot", "-p", str(pid), "-o", out], "no process",
+    A.expect_refusal(ctx, [lh, "snapshot", "-p", str(pid), "-o", out], "no process",
                    "nonexistent pid")
     z = subprocess.Popen(["true"])
     for _ in range(500):
-        if state(z.pid) == "Z":
+        if A.state(z.pid) == "Z":
             break
         time.sleep(0.01)
-    expect_refusal(ctx, [lh, "snapshot", "-p", str(z.pid), "-o", out], "zombie", "zombie")
-    ctx.check(state(z.pid) == "Z", "the zombie is still a zombie", "Z", state(z.pid))
+    A.expect_refusal(ctx, [lh, "snapshot", "-p", str(z.pid), "-o", out], "zombie", "zombie")
+    A.untouched(ctx, z.pid, "zombie", "Z")
     z.wait()
     procs = []
     try:
@@ -303,15 +292,21 @@ def case_badtargets(ctx):
                              start_new_session=True)
         procs.append(p)
         p.stdout.readline()
-        expect_refusal(ctx, [lh, "snapshot", "-p", str(p.pid), "-o", out], "static",
+        A.expect_refusal(ctx, [lh, "snapshot", "-p", str(p.pid), "-o", out], "static",
                        "static binary")
-        ctx.check(p.poll() is None and state(p.pid) in ("S", "R"), "the static binary runs on",
-                  "S or R", state(p.pid))
+        A.untouched(ctx, p.pid, "static binary")
+        p = subprocess.Popen([ctx.prog("attach_static"), "seccomp"], stdout=subprocess.PIPE,
+                             start_new_session=True)
+        procs.append(p)
+        p.stdout.readline()
+        A.expect_refusal(ctx, [lh, "snapshot", "-p", str(p.pid), "-o", out], "seccomp",
+                         "seccomp filter")
+        A.untouched(ctx, p.pid, "seccomp filter")
         jem = "/usr/lib/%s-linux-gnu/libjemalloc.so.2" % platform.machine()
         if os.path.exists(jem):
             t = Target(ctx, env=dict(os.environ, LD_PRELOAD=jem))
             try:
-                expect_refusal(ctx, [lh, "snapshot", "-p", str(t.pid), "-o", out], "jemalloc",
+                A.expect_refusal(ctx, [lh, "snapshot", "-p", str(t.pid), "-o", out], "jemalloc",
                                "jemalloc program")
                 untouched(ctx, t, "the jemalloc program")
                 t.send("grow")
@@ -328,7 +323,7 @@ def case_badtargets(ctx):
                 os.chmod(os.path.join(tmp, "leakhound"), 0o755)
                 t = Target(ctx)
                 try:
-                    expect_refusal(ctx, ["setpriv", "--reuid=65534", "--regid=65534",
+                    A.expect_refusal(ctx, ["setpriv", "--reuid=65534", "--regid=65534",
                                          "--clear-groups", os.path.join(tmp, "leakhound"),
                                          "snapshot", "-p", str(t.pid), "-o",
                                          "/tmp/never.lht"],
