@@ -4,8 +4,8 @@
  * and SNAPSHOT records), each site's live blocks and bytes at every boundary, the
  * differential leak report, short-lived ("temporary") allocations, and RSS against heap.
  *
- * A timeline sits in front of a replay: lh_timeline_event() applies each event to the
- * replay and learns, from lh_replay_freed(), which blocks each free ended. Memory is
+ * A timeline is a consumer of the one pass (stream.h): it sees each event after the replay
+ * applied it and learns, from lh_replay_freed(), which blocks each free ended. Memory is
  * bounded by the live blocks plus, per site, what the enabled analyses keep:
  *   - series (growth, counts): one entry per site and boundary at which the site's live
  *     blocks or bytes differ from the previous boundary (a site that does nothing, or churns
@@ -16,15 +16,13 @@
  *   - temporary: three counters per site.
  * Nothing is kept per event or per block and interval.
  *
- * Boundaries. Two kinds: marks (lh_mark, iteration boundaries) and snapshots (lh_snapshot,
- * signal, period, growth and exit triggers). Interval i of a kind lies between its
- * boundaries i and i + 1; a block belongs to the interval in which it was allocated (time
- * stamp t with b[i].ts <= t < b[i+1].ts). Blocks allocated before the first boundary or
+ * Boundaries (boundary.h): marks and snapshots, kept per kind. Interval i of a kind lies
+ * between its boundaries i and i + 1; a block belongs to the interval in which it was
+ * allocated (time stamp t with b[i].ts <= t < b[i+1].ts). Blocks allocated before the first boundary or
  * after the last one belong to no interval.
  *
- * Boundary specs (--from, --to): "LABEL" is the first boundary with that label for --from
- * and the last one for --to; "LABEL#N" is the N-th boundary with that label (1-based);
- * "#N" is the N-th boundary of the kind. Labels are compared exactly.
+ * Boundary specs (the range's start and end) are resolved among the boundaries of the
+ * kind, by boundary.h's one rule.
  *
  * Differential leaks (lh_timeline_diff). A block born in interval i that is still live at
  * every later boundary up to `to` leaks in interval i. Liveness is one unbroken span, so
@@ -52,29 +50,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boundary.h"
 #include "err.h"
 #include "event.h"
 #include "growth.h"
 #include "replay.h"
+#include "stream.h"
 
 typedef struct lh_timeline lh_timeline_t;
-
-typedef enum lh_bound_kind {
-    LH_BOUND_AUTO = -1,
-    LH_BOUND_MARKS = 0,
-    LH_BOUND_SNAPSHOTS = 1,
-} lh_bound_kind_t;
-
-typedef struct lh_boundary {
-    uint64_t ts_ns;
-    char *label;             /* NUL-terminated copy */
-    int is_snapshot;
-    int trigger;             /* snapshots: LH_SNAP_* */
-    size_t global;           /* index among all boundaries, both kinds, in time order */
-    uint64_t marks_before;   /* marks strictly before this boundary */
-    uint64_t heap_bytes;     /* live heap at this boundary */
-    uint64_t heap_blocks;
-} lh_boundary_t;
 
 /* What a pass records; everything off by default. */
 typedef struct lh_timeline_opts {
@@ -103,9 +86,12 @@ int lh_rss_cmp_suspicious(const lh_rss_cmp_t *c);
 int lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *err);
 void lh_timeline_free(lh_timeline_t *tl);
 
-/* Applies ev to r (lh_replay_event) and records what the timeline needs. Feed every event
- * of the trace in order, and nothing else to r. Returns 0 or LH_ENOMEM. */
-int lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+/* Records what the timeline needs of ev, which r has just applied (lh_replay_event). Feed
+ * every event of the trace in order. Returns 0 or LH_ENOMEM. */
+int lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
+                      lh_err_t *err);
+/* The timeline as a consumer of the one pass (stream.h). */
+lh_consumer_t lh_timeline_consumer(lh_timeline_t *tl);
 
 /* Boundaries of one kind, in time order (exit snapshots included). */
 const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind,
@@ -114,12 +100,6 @@ const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t
 size_t lh_timeline_n_running_snapshots(const lh_timeline_t *tl);
 const lh_rss_cmp_t *lh_timeline_rss(const lh_timeline_t *tl);
 
-/* Resolves a boundary spec (see above) among bounds[0..n). for_to picks the last match of
- * a bare label. Returns the index, or -1. */
-long lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to);
-/* Writes "request (2000), done (1), exit (1)" (distinct labels in order of first use, with
- * counts) into buf. */
-void lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len);
 
 /* ---------------------------------------------------------------------------------------
  * Differential leaks

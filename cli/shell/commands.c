@@ -236,7 +236,7 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc != 2) {
         return lh_err_set(err, LH_EINVAL, "use: which snapshot? use LABEL|N");
     }
-    long idx = lh_heapgraph_find_snapshot(sh->hg->snaps, sh->hg->n_snaps, argv[1]);
+    long idx = lh_heapgraph_find_snapshot(sh->hg->snaps, sh->hg->n_snaps, argv[1], 1);
     if (idx < 0) {
         return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
     }

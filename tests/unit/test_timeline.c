@@ -50,6 +50,7 @@ ev(fx_t *f, uint8_t type, uint64_t ts, uint64_t addr, uint64_t size, uint32_t st
     e.size = size;
     e.stack_id = stack;
     e.tid = 1;
+    assert_int_equal(lh_replay_event(f->r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f->tl, f->r, &e, &err), 0);
 }
 
@@ -75,6 +76,7 @@ label_ev(fx_t *f, uint8_t type, uint64_t ts, const char *label, uint8_t trigger)
     e.kind = trigger;
     e.label = label;
     e.label_len = strlen(label);
+    assert_int_equal(lh_replay_event(f->r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f->tl, f->r, &e, &err), 0);
 }
 
@@ -499,6 +501,7 @@ test_temporary(void **state)
     e.addr = 0x400;
     e.size = 16;
     e.stack_id = 3;
+    assert_int_equal(lh_replay_event(f.r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f.tl, f.r, &e, &err), 0);
     assert_int_equal(lh_timeline_temporary(f.tl, f.r, &t, &err), 0);
     assert_int_equal(t.n_sites, 1);
@@ -579,6 +582,7 @@ test_trace_end_to_end(void **state)
     fx_new(&f, &o);
     int rc;
     while ((rc = lh_trace_next(t, &e, &err)) > 0) {
+        assert_int_equal(lh_replay_event(f.r, &e, &err), 0);
         assert_int_equal(lh_timeline_event(f.tl, f.r, &e, &err), 0);
     }
     assert_int_equal(rc, 0);
