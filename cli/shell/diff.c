@@ -128,6 +128,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && !by_given) {
         return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
+    sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;
     size_t ng = 0;
