@@ -34,7 +34,7 @@ oom(lh_evolution_t *e, lh_err_t *err)
 
 /* Which boundaries are the x axis in marks mode: marks, else snapshots. */
 static int
-use_point(const lh_cpoint_t *p, int snapshots)
+use_point(const lh_boundary_t *p, int snapshots)
 {
     return p->is_snapshot == snapshots;
 }
@@ -51,7 +51,7 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
         return -1;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_cpoint_t *p = lh_collect_point(c, i);
+        const lh_boundary_t *p = lh_collect_point(c, i);
         const lh_cdelta_t *d;
         size_t nd = lh_collect_point_delta(c, i, &d);
         for (size_t j = 0; j < nd; j++) {
@@ -151,8 +151,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         if (!n_m && !n_s) {
             free(max);
-            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots (lh_mark, "
-                              "lh_snapshot, or leakhound run --snapshot-every): use --x time");
+            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
         }
         snapshots = n_m == 0;
         e->x_snapshots = snapshots;
@@ -274,7 +273,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         e->n_rss = nrss;
         for (size_t i = 0; i < np; i++) {
-            const lh_cpoint_t *p = lh_collect_point(c, i);
+            const lh_boundary_t *p = lh_collect_point(c, i);
             e->lines[e->n_lines++] = (lh_evo_line_t){(double)(p->ts_ns - start) / 1e9, p->label,
                                                      p->is_snapshot};
         }
@@ -282,7 +281,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         /* RSS at each mark: the last sample taken before it */
         size_t k = 0, r = 0;
         for (size_t i = 0; i < np; i++) {
-            const lh_cpoint_t *p = lh_collect_point(c, i);
+            const lh_boundary_t *p = lh_collect_point(c, i);
             if (!use_point(p, snapshots)) {
                 continue;
             }

@@ -173,6 +173,18 @@ def child(node, name):
 
 
 def case_tree(ctx):
+    # help tree says "P%" (a usage text printed as data, never through a format), and so
+    # does every other command's help: no "%%" or "%s" left in any of them.
+    p = ctx.run([ctx.lh, "help", "tree"])
+    ctx.check("under P% of the total" in p.stdout, "help tree: --min-percent P%",
+              "under P% of the total", p.stdout)
+    listing = ctx.run([ctx.lh, "help"]).stdout.partition("commands:")[2].partition("\n\n")[0]
+    names = re.findall(r"^  ([a-z]+) +\S", listing, re.M)
+    ctx.check(len(names) > 10, "help lists the commands", "> 10", names)
+    for name in [n for n in names if n not in ("help", "version")]:
+        text = ctx.run([ctx.lh, "help", name]).stdout
+        bad = re.findall(r"%[%sdu]|%l[ud]", text)
+        ctx.check(not bad, "help %s: no printf escapes" % name, "none", bad)
     trace = ctx.trace()
     t = tree_json(ctx, trace)
     root = t["root"]
