@@ -41,6 +41,17 @@ typedef struct lh_boundary {
     uint64_t heap_blocks;
 } lh_boundary_t;
 
+/* Why an analysis over boundaries refused. Its message says what, in the analysis's words
+ * (the range's "start", "end", "skip"); the CLI, which owns the flag names, turns the
+ * reason into advice about its flags. */
+typedef enum lh_bound_why {
+    LH_WHY_NONE = 0,
+    LH_WHY_NO_POINTS,        /* no marks and no snapshots taken while the program ran */
+    LH_WHY_FROM,             /* the start spec names no boundary ("start '...': ...") */
+    LH_WHY_TO,               /* the end spec names no boundary ("end '...': ...") */
+    LH_WHY_SKIP,             /* skipping leaves no interval ("skip N leaves ...") */
+} lh_bound_why_t;
+
 /* Fills b from a MARK or SNAPSHOT event (the label copied). Returns 0, or -1 without
  * memory. */
 int lh_boundary_init(lh_boundary_t *b, const lh_event_t *ev, size_t global,

@@ -151,8 +151,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         if (!n_m && !n_s) {
             free(max);
-            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots (lh_mark, "
-                              "lh_snapshot, or leakhound run --snapshot-every): use --x time");
+            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
         }
         snapshots = n_m == 0;
         e->x_snapshots = snapshots;

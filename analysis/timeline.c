@@ -459,13 +459,22 @@ kind_noun(lh_bound_kind_t k, int plural)
 }
 
 static int
-unknown_label(const lh_boundary_t *b, size_t n, lh_bound_kind_t kind, const char *opt,
-              const char *spec, lh_err_t *err)
+unknown_label(lh_diff_t *d, lh_bound_why_t why, const char *spec, lh_err_t *err)
 {
     char labels[320];
-    lh_bound_labels(b, n, labels, sizeof labels);
-    return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s", opt, spec,
-                      kind_noun(kind, 0), kind_noun(kind, 1), labels);
+    lh_bound_labels(d->bounds, d->n_bounds, labels, sizeof labels);
+    d->why = why;
+    return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s",
+                      why == LH_WHY_FROM ? "start" : "end", spec, kind_noun(d->kind, 0),
+                      kind_noun(d->kind, 1), labels);
+}
+
+static int
+no_points(lh_bound_why_t *why, lh_err_t *err)
+{
+    *why = LH_WHY_NO_POINTS;
+    return lh_err_set(err, LH_EINVAL, "the trace has no marks and no snapshots taken while "
+                      "the program ran");
 }
 
 int
@@ -490,10 +499,7 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     d->bounds = tl->b[k].v;
     d->n_bounds = tl->b[k].n;
     if (tl->n_marks == 0 && tl->n_running == 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "the trace has no marks and no snapshots taken while the program "
-                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
-                          "--snapshot-on-growth or --snapshot-signal");
+        return no_points(&d->why, err);
     }
     if (d->n_bounds < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: differential leaks need at "
@@ -501,7 +507,7 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     }
     if (tl->ts[k].idx < 0) {
         if (tl->o.diff_to) {
-            return unknown_label(d->bounds, d->n_bounds, kind, "--to", tl->o.diff_to, err);
+            return unknown_label(d, LH_WHY_TO, tl->o.diff_to, err);
         }
         return lh_err_set(err, LH_EINVAL, "no %s to end the range at", kind_noun(kind, 0));
     }
@@ -509,19 +515,20 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     if (o->from) {
         long f = lh_bound_find(d->bounds, d->n_bounds, o->from, 0);
         if (f < 0) {
-            return unknown_label(d->bounds, d->n_bounds, kind, "--from", o->from, err);
+            return unknown_label(d, LH_WHY_FROM, o->from, err);
         }
         d->from = (size_t)f;
     }
     if (d->from >= d->to) {
-        return lh_err_set(err, LH_EINVAL, "empty range: --from %s '%s' (#%zu) is not before "
-                          "--to %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
+        return lh_err_set(err, LH_EINVAL, "empty range: the start, %s '%s' (#%zu), is not "
+                          "before the end, %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
                           d->from + 1, kind_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
     }
     size_t range = d->to - d->from;
     d->skip = o->skip >= 0 ? (size_t)o->skip : (!o->from && range >= 2 ? 1 : 0);
     if (d->skip >= range) {
-        return lh_err_set(err, LH_EINVAL, "--skip %zu leaves no interval: the range has %zu",
+        d->why = LH_WHY_SKIP;
+        return lh_err_set(err, LH_EINVAL, "skip %zu leaves no interval: the range has %zu",
                           d->skip, range);
     }
     d->first = d->from + d->skip;
@@ -679,13 +686,11 @@ lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last
 }
 
 static int
-need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_err_t *err)
+need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_bound_why_t *why,
+            lh_err_t *err)
 {
     if (!tl->n_marks && !tl->n_running) {
-        return lh_err_set(err, LH_EINVAL,
-                          "the trace has no marks and no snapshots taken while the program "
-                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
-                          "--snapshot-on-growth or --snapshot-signal");
+        return no_points(why, err);
     }
     if (n < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2", n,
@@ -705,7 +710,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     g->kind = series_kind(tl, o ? o->kind : LH_BOUND_AUTO);
     int k = g->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
-    int rc = need_points(tl, g->kind, n, err);
+    int rc = need_points(tl, g->kind, n, &g->why, err);
     if (rc < 0) {
         return rc;
     }
@@ -867,7 +872,7 @@ lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t
     c->kind = series_kind(tl, kind);
     int k = c->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
-    int rc = need_points(tl, c->kind, n, err);
+    int rc = need_points(tl, c->kind, n, &c->why, err);
     if (rc < 0) {
         return rc;
     }

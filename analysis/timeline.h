@@ -63,7 +63,7 @@ typedef struct lh_timeline lh_timeline_t;
 typedef struct lh_timeline_opts {
     int series;              /* per-site live blocks/bytes at each boundary */
     int diff;                /* differential leaks */
-    const char *diff_to;     /* diff: the --to spec, NULL for the default */
+    const char *diff_to;     /* diff: the end spec (boundary.h), NULL for the default */
     int temporary;           /* count blocks freed within temp_threshold_ns */
     uint64_t temp_threshold_ns;
 } lh_timeline_opts_t;
@@ -129,6 +129,7 @@ typedef struct lh_diff {
     uint64_t total_blocks, total_bytes;
     int to_before_teardown;    /* `to` is the default moved before teardown (growth.h) */
     size_t n_last;             /* then: the index of the last boundary, exit ones left out */
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_diff_t;
 
 typedef struct lh_diff_opts {
@@ -137,16 +138,16 @@ typedef struct lh_diff_opts {
     long skip;                 /* intervals to skip; < 0: the default (1, or 0 with from) */
 } lh_diff_opts_t;
 
-/* Builds the differential report after the last event. The --to spec is the one given in
- * the timeline's options. Returns 0; LH_EINVAL with a one-line message when the trace has
- * no boundaries, a spec names no boundary (the message lists the labels), the range is
- * empty or --skip leaves no interval; LH_ENOMEM. Release with lh_diff_fini. */
+/* Builds the differential report after the last event. The end spec is the one given in
+ * the timeline's options. Returns 0; LH_EINVAL with a one-line message (and out->why) when
+ * the trace has no boundaries, a spec names no boundary (the message lists the labels), the
+ * range is empty or the skip leaves no interval; LH_ENOMEM. Release with lh_diff_fini. */
 int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                      lh_diff_t *out, lh_err_t *err);
 void lh_diff_fini(lh_diff_t *d);
 /* The end of the main work among the boundaries of a kind (growth.h: lh_trend_main_end over
  * their heap, exit snapshots left out): its index, and the index of the last one in *last.
- * For the default `to`: when it is before *last, pass "#<index + 1>" as the --to spec. */
+ * For the default `to`: when it is before *last, pass "#<index + 1>" as the end spec. */
 size_t lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last);
 /* Sets each site's trend from the growth model over the diff's kind (needs opts.series).
  * Returns 0, or LH_ENOMEM. */
@@ -179,6 +180,7 @@ typedef struct lh_growth {
     size_t n_growing;
     size_t n_trend[5];         /* active sites per lh_trend_t */
     size_t n_active;           /* sites live at some point */
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_growth_t;
 
 typedef struct lh_growth_opts {
@@ -216,6 +218,7 @@ typedef struct lh_counts {
     lh_count_group_t *groups;  /* by final count, descending; series for the first n_shown */
     size_t n_groups;
     size_t n_shown;
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_counts_t;
 
 /* Stack ids run below lh_timeline_n_sites(); active ones had live blocks at some point. */
