@@ -13,6 +13,7 @@
 
 #include "format.h"
 #include "replay.h"
+#include "boundary.h"
 #include "stream.h"
 
 typedef struct tag {
@@ -83,25 +84,34 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
     return hg->n_types++;
 }
 
-long
-lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel)
+static long
+resolve(const lh_snapinfo_t *snaps, size_t n, const char *spec, int for_to)
 {
+    lh_bound_spec_t sp;
+    lh_bound_cursor_t c = {0};
+    long found = -1;
+    lh_bound_spec_parse(spec, &sp);
+    for (size_t i = 0; i < n; i++) {
+        if (lh_bound_step(&sp, &c, snaps[i].label, for_to)) {
+            found = (long)i;
+        }
+    }
+    return found;
+}
+
+long
+lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel, int for_to)
+{
+    char nth[32];
     if (!sel || !*sel) {
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(snaps[i].label, sel) == 0) {
-            return (long)i;
-        }
+    long found = resolve(snaps, n, sel, for_to);
+    if (found < 0 && strspn(sel, "0123456789") == strlen(sel) && strlen(sel) < 20) {
+        snprintf(nth, sizeof nth, "#%s", sel); /* the shell's shorthand: N is #N */
+        found = resolve(snaps, n, nth, for_to);
     }
-    const char *p = sel[0] == '#' ? sel + 1 : sel;
-    char *end = NULL;
-    errno = 0;
-    unsigned long k = (*p >= '0' && *p <= '9') ? strtoul(p, &end, 10) : 0;
-    if (end && !*end && !errno && k >= 1 && k <= n) {
-        return (long)k - 1;
-    }
-    return -1;
+    return found;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -912,7 +922,7 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
     }
     long want = opts->index >= 0 ? opts->index
               : opts->snapshot   ? lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps,
-                                                              opts->snapshot)
+                                                              opts->snapshot, 1)
                                  : (long)hg->n_snaps - 1;
     if (want < 0 || (size_t)want >= hg->n_snaps) {
         rc = lh_err_set(err, LH_EINVAL, "%s: no snapshot '%s' (%zu snapshots: see the "

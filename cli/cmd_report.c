@@ -138,6 +138,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     }
     if (a->growth) {
         rc = lh_timeline_growth(p.tl, NULL, &g, err);
+        rc = lh_pass_advise(rc, g.why, err);
         n_all = g.n_sites;
     } else {
         rc = lh_timeline_temporary(p.tl, p.r, &tmp, err);

@@ -140,6 +140,35 @@ lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err)
     return p->supp_known[id] == 2;
 }
 
+/* The analysis's word for what went wrong, and the flag that sets it. */
+static const struct {
+    lh_bound_why_t why;
+    const char *word;
+    const char *flag;
+} flag_of[] = {
+    {LH_WHY_FROM, "start", "--from"},
+    {LH_WHY_TO, "end", "--to"},
+    {LH_WHY_SKIP, "skip", "--skip"},
+};
+
+int
+lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    if (why == LH_WHY_NO_POINTS) {
+        return lh_err_set(err, rc, "%s: call lh_mark() per iteration, or record with "
+                          "--snapshot-every, --snapshot-on-growth or --snapshot-signal", msg);
+    }
+    for (size_t i = 0; i < sizeof flag_of / sizeof *flag_of; i++) {
+        size_t n = strlen(flag_of[i].word);
+        if (flag_of[i].why == why && strncmp(msg, flag_of[i].word, n) == 0) {
+            return lh_err_set(err, rc, "%s%s", flag_of[i].flag, msg + n);
+        }
+    }
+    return rc;
+}
+
 void
 lh_pass_close(lh_pass_t *p)
 {

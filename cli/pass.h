@@ -52,5 +52,8 @@ void lh_pass_warnings(const lh_pass_t *p);
 /* The view settings for this trace. */
 void lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v);
 void lh_pass_close(lh_pass_t *p);
+/* Turns an analysis's refusal (rc, with why from its result) into advice naming this
+ * command line's flags; returns rc. */
+int lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err);
 
 #endif /* LH_CLI_PASS_H */

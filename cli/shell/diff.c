@@ -119,8 +119,8 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!lb) {
         return lh_err_set(err, LH_EINVAL, "diff: two snapshots: diff LABEL1 LABEL2");
     }
-    long ia = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, la);
-    long ib = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, lb);
+    long ia = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, la, 0);
+    long ib = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, lb, 1);
     if (ia < 0 || ib < 0) {
         return lh_err_set(err, LH_EINVAL, "diff: no snapshot '%s' (see snapshots)",
                           ia < 0 ? la : lb);
@@ -128,6 +128,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && !by_given) {
         return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
+    sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;
     size_t ng = 0;

@@ -494,9 +494,9 @@ def case_rss(ctx):
 def case_bad_labels(ctx):
     trace = record(ctx, [ctx.prog("growth_freed")])
     lh = ctx.lh
-    expect_error(ctx, [lh, "leaks", trace, "--from", "nosuch"], ["nosuch", "'request' (500)",
-                 "'done' (1)"], "leaks --from nosuch")
-    expect_error(ctx, [lh, "leaks", trace, "--to", "nosuch"], ["nosuch", "'request'"],
+    expect_error(ctx, [lh, "leaks", trace, "--from", "nosuch"],
+                 ["--from 'nosuch'", "'request' (500)", "'done' (1)"], "leaks --from nosuch")
+    expect_error(ctx, [lh, "leaks", trace, "--to", "nosuch"], ["--to 'nosuch'", "'request'"],
                  "leaks --to nosuch")
     expect_error(ctx, [lh, "leaks", trace, "--to", "request#9999"], ["request#9999"],
                  "leaks --to request#9999")
@@ -511,8 +511,8 @@ def case_bad_labels(ctx):
 def case_no_marks(ctx):
     trace = record(ctx, [ctx.prog("clean")])
     for args in (["leaks", trace], ["report", trace, "--growth"], ["counts", trace]):
-        expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots"], " ".join(args[:1] +
-                     args[2:]) + " of a trace without marks")
+        expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots", "--snapshot-every"],
+                     " ".join(args[:1] + args[2:]) + " of a trace without marks")
     expect_error(ctx, [ctx.lh, "leaks", trace, "--use", "snapshots"], ["no marks"],
                  "leaks --use snapshots of a trace without marks")
 

@@ -191,7 +191,8 @@ test_diff_intervals(void **state)
 
     o.from = "nosuch";
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
-    assert_non_null(strstr(err.msg, "--from 'nosuch'"));
+    assert_non_null(strstr(err.msg, "start 'nosuch'"));
+    assert_int_equal(d.why, LH_WHY_FROM);
     assert_non_null(strstr(err.msg, "'tick' (5)"));
     o.from = "#5";
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
@@ -199,7 +200,8 @@ test_diff_intervals(void **state)
     o.from = NULL;
     o.skip = 4;
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
-    assert_non_null(strstr(err.msg, "--skip 4 leaves no interval"));
+    assert_non_null(strstr(err.msg, "skip 4 leaves no interval"));
+    assert_int_equal(d.why, LH_WHY_SKIP);
     fx_free(&f);
 }
 
@@ -251,8 +253,9 @@ test_diff_to(void **state)
     mark(&f, 100, "a");
     mark(&f, 200, "b");
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &dopts, &d, &err), LH_EINVAL);
-    assert_string_equal(err.msg, "--to 'zzz': no such mark; the trace's marks are: 'a' (1), "
+    assert_string_equal(err.msg, "end 'zzz': no such mark; the trace's marks are: 'a' (1), "
                                  "'b' (1)");
+    assert_int_equal(d.why, LH_WHY_TO);
     fx_free(&f);
 }
 
