@@ -6,6 +6,7 @@ BUILD ?= build
 SANITIZER ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 comma := ,
@@ -36,7 +37,7 @@ demo: build ## run the bundled leaky server under leakhound and print the report
 
 check: build ## build and run every test (unit, end-to-end, real programs)
 	cd $(BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
-		ctest --output-on-failure -j $(JOBS)
+		ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 fuzz: build ## run each fuzz target for FUZZ_SECONDS (default 60) over its corpus
 	cd $(BUILD) && LH_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz --output-on-failure

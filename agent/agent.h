@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "stacks.h"
+#include "stacktab.h"
 
 #define LH_AGENT_VERSION LH_VERSION /* from CMakeLists.txt: project(VERSION) */
 
@@ -37,6 +37,50 @@
 #define LH_REALIGN
 #endif
 #define LH_ENTRY __attribute__((visibility("default"))) LH_REALIGN
+
+/* The start of a hand-written entry point that must hand its caller's stack to C (lh_snapshot,
+ * exit): saves the frame and the callee-saved registers (which may hold a program's only
+ * pointer to a block) right below the return address, and puts that stack pointer in the
+ * second argument register, so the scan sees the registers and the program's live frames
+ * and nothing the agent wrote. name is a string literal; the caller's asm continues with
+ * the call and its own epilogue (x86-64: callee-saved registers at -40(%rbp); aarch64: a
+ * 96-byte frame, x19..x28 at sp+16..). */
+#if defined(__x86_64__)
+#define LH_ASM_SAVED_REGS_ENTRY(name)                                                      \
+    ".text\n"                                                                              \
+    ".globl " name "\n"                                                                    \
+    ".type " name ", @function\n" name ":\n"                                               \
+    ".cfi_startproc\n"                                                                     \
+    "  push %rbp\n"                                                                        \
+    ".cfi_def_cfa_offset 16\n"                                                             \
+    ".cfi_offset %rbp, -16\n"                                                              \
+    "  mov %rsp, %rbp\n"                                                                   \
+    ".cfi_def_cfa_register %rbp\n"                                                         \
+    "  push %rbx\n"                                                                        \
+    "  push %r12\n"                                                                        \
+    "  push %r13\n"                                                                        \
+    "  push %r14\n"                                                                        \
+    "  push %r15\n"                                                                        \
+    "  mov %rsp, %rsi\n" /* the registers, then the return address, then the program */   \
+    "  and $-16, %rsp\n" /* any alignment the caller had */
+#elif defined(__aarch64__)
+#define LH_ASM_SAVED_REGS_ENTRY(name)                                                      \
+    ".text\n"                                                                              \
+    ".globl " name "\n"                                                                    \
+    ".type " name ", %function\n" name ":\n"                                               \
+    ".cfi_startproc\n"                                                                     \
+    "  stp x29, x30, [sp, #-96]!\n"                                                        \
+    ".cfi_def_cfa_offset 96\n"                                                             \
+    ".cfi_offset x29, -96\n"                                                               \
+    ".cfi_offset x30, -88\n"                                                               \
+    "  mov x29, sp\n"                                                                      \
+    "  stp x19, x20, [sp, #16]\n"                                                          \
+    "  stp x21, x22, [sp, #32]\n"                                                          \
+    "  stp x23, x24, [sp, #48]\n"                                                          \
+    "  stp x25, x26, [sp, #64]\n"                                                          \
+    "  stp x27, x28, [sp, #80]\n"                                                          \
+    "  mov x1, sp\n"
+#endif
 
 #define LH_MAX_DEPTH 256
 #define LH_MAX_SLOTS 4096
@@ -151,7 +195,7 @@ typedef struct lh_agent {
     atomic_ullong n_dropped;
     atomic_ullong n_pre_init;
 
-    lh_stacks_t stacks;
+    lh_stacktab_t stacks;
     atomic_uint epoch; /* bumped when a module is unloaded */
     uintptr_t self_lo, self_hi; /* the agent's own code, dropped from stacks */
     char self_path[LH_PATH_MAX]; /* the agent's file: its data is never scanned */

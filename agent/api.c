@@ -55,23 +55,7 @@ lh_api_snapshot_at(const char *label, uintptr_t sp)
 }
 
 #if defined(__x86_64__)
-__asm__(".text\n"
-        ".globl lh_snapshot\n"
-        ".type lh_snapshot, @function\n"
-        "lh_snapshot:\n"
-        ".cfi_startproc\n"
-        "  push %rbp\n"
-        ".cfi_def_cfa_offset 16\n"
-        ".cfi_offset %rbp, -16\n"
-        "  mov %rsp, %rbp\n"
-        ".cfi_def_cfa_register %rbp\n"
-        "  push %rbx\n"
-        "  push %r12\n"
-        "  push %r13\n"
-        "  push %r14\n"
-        "  push %r15\n"
-        "  mov %rsp, %rsi\n"   /* the registers, then the return address, then the program */
-        "  and $-16, %rsp\n"   /* any alignment the caller had */
+__asm__(LH_ASM_SAVED_REGS_ENTRY("lh_snapshot")
         "  call lh_api_snapshot_at\n"
         "  lea -40(%rbp), %rsp\n"
         "  pop %r15\n"
@@ -85,22 +69,7 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size lh_snapshot, .-lh_snapshot\n");
 #elif defined(__aarch64__)
-__asm__(".text\n"
-        ".globl lh_snapshot\n"
-        ".type lh_snapshot, %function\n"
-        "lh_snapshot:\n"
-        ".cfi_startproc\n"
-        "  stp x29, x30, [sp, #-96]!\n"
-        ".cfi_def_cfa_offset 96\n"
-        ".cfi_offset x29, -96\n"
-        ".cfi_offset x30, -88\n"
-        "  mov x29, sp\n"
-        "  stp x19, x20, [sp, #16]\n"
-        "  stp x21, x22, [sp, #32]\n"
-        "  stp x23, x24, [sp, #48]\n"
-        "  stp x25, x26, [sp, #64]\n"
-        "  stp x27, x28, [sp, #80]\n"
-        "  mov x1, sp\n"
+__asm__(LH_ASM_SAVED_REGS_ENTRY("lh_snapshot")
         "  bl lh_api_snapshot_at\n"
         "  ldp x19, x20, [sp, #16]\n"
         "  ldp x21, x22, [sp, #32]\n"

@@ -44,44 +44,13 @@ lh_boundary_exit(int status, uintptr_t sp)
 }
 
 #if defined(__x86_64__)
-__asm__(".text\n"
-        ".globl exit\n"
-        ".type exit, @function\n"
-        "exit:\n"
-        ".cfi_startproc\n"
-        "  push %rbp\n"
-        ".cfi_def_cfa_offset 16\n"
-        ".cfi_offset %rbp, -16\n"
-        "  mov %rsp, %rbp\n"
-        ".cfi_def_cfa_register %rbp\n"
-        "  push %rbx\n"
-        "  push %r12\n"
-        "  push %r13\n"
-        "  push %r14\n"
-        "  push %r15\n"
-        "  mov %rsp, %rsi\n" /* the registers, then the return address, then the program */
-        "  and $-16, %rsp\n"
+__asm__(LH_ASM_SAVED_REGS_ENTRY("exit")
         "  call lh_boundary_exit\n"
         "  ud2\n"
         ".cfi_endproc\n"
         ".size exit, .-exit\n");
 #elif defined(__aarch64__)
-__asm__(".text\n"
-        ".globl exit\n"
-        ".type exit, %function\n"
-        "exit:\n"
-        ".cfi_startproc\n"
-        "  stp x29, x30, [sp, #-96]!\n"
-        ".cfi_def_cfa_offset 96\n"
-        ".cfi_offset x29, -96\n"
-        ".cfi_offset x30, -88\n"
-        "  mov x29, sp\n"
-        "  stp x19, x20, [sp, #16]\n"
-        "  stp x21, x22, [sp, #32]\n"
-        "  stp x23, x24, [sp, #48]\n"
-        "  stp x25, x26, [sp, #64]\n"
-        "  stp x27, x28, [sp, #80]\n"
-        "  mov x1, sp\n"
+__asm__(LH_ASM_SAVED_REGS_ENTRY("exit")
         "  bl lh_boundary_exit\n"
         "  brk #0\n"
         ".cfi_endproc\n"

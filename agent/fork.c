@@ -49,7 +49,7 @@ fork_child(void)
     lh_ticker_after_fork();
     lh_slots_after_fork();
     atomic_fetch_add(&lh_g.gen, 1); /* stacks and modules are written again */
-    lh_stacks_after_fork(&lh_g.stacks);
+    lh_stacktab_after_fork(&lh_g.stacks);
     lh_script_after_fork();
     lh_maps_after_fork();
     lh_ticker_start();

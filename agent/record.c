@@ -237,7 +237,7 @@ ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots)
         }
         return 0;
     }
-    const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, e->id);
+    const lh_stacktab_entry_t *st = lh_stacktab_get(&lh_g.stacks, e->id);
     if (!st || st->n != e->n) {
         return 0;
     }
@@ -426,14 +426,14 @@ static uint32_t
 intern(const uint64_t *ips, int n, uint32_t epoch, int *emit)
 {
     uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-    const lh_stack_entry_t *last = lh_stacks_get(&lh_g.stacks, lh_tls.last_stack);
+    const lh_stacktab_entry_t *last = lh_stacktab_get(&lh_g.stacks, lh_tls.last_stack);
     if (last && last->n == (uint32_t)n && last->epoch == epoch &&
         atomic_load_explicit(&last->emitted_gen, memory_order_relaxed) == gen &&
         memcmp(last->ips, ips, (size_t)n * sizeof *ips) == 0) {
         *emit = 0;
         return lh_tls.last_stack;
     }
-    uint32_t id = lh_stacks_intern(&lh_g.stacks, ips, (uint32_t)n, epoch, gen, emit);
+    uint32_t id = lh_stacktab_intern(&lh_g.stacks, ips, (uint32_t)n, epoch, gen, emit);
     lh_tls.last_stack = id;
     return id;
 }
@@ -463,12 +463,12 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
         int want_slots = 0;
         uint32_t id = ucache_find(s, epoch, &want_slots);
         if (id) {
-            const lh_stack_entry_t *st = lh_stacks_get(&lh_g.stacks, id);
+            const lh_stacktab_entry_t *st = lh_stacktab_get(&lh_g.stacks, id);
             uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-            uint32_t old = atomic_load_explicit(&((lh_stack_entry_t *)st)->emitted_gen,
+            uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
                                                 memory_order_relaxed);
             if (old != gen && atomic_compare_exchange_strong(
-                                  &((lh_stack_entry_t *)st)->emitted_gen, &old, gen)) {
+                                  &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
                 emit = 1; /* first use in this trace file (after a fork) */
                 n = (int)st->n;
                 memcpy(ips, st->ips, (size_t)n * sizeof *ips);

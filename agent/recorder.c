@@ -18,6 +18,7 @@
 #include "fork.h"
 #include "maps.h"
 #include "output.h"
+#include "preinit.h"
 #include "record.h"
 #include "sample.h"
 #include "script.h"
@@ -48,11 +49,31 @@ int lh_recorder_sampling;
 /* -------------------------------------------------------------------------------------
  * What a hook records
  * ----------------------------------------------------------------------------------- */
+/* An allocation the hooks saw before recording started: noted for the replay (preinit.h),
+ * or only counted when the table is closed (a later attach's start-up). Returns 1 when
+ * done, 0 when recording started meanwhile. */
+static int
+before_recording_alloc(void *p, size_t size, int kind)
+{
+    if (!atomic_load_explicit(&lh_preinit_closed, memory_order_acquire)) {
+        return lh_preinit_alloc(p, size, kind);
+    }
+    if (atomic_load_explicit(&lh_g.state, memory_order_acquire) == LH_ST_RECORDING) {
+        return 0;
+    }
+    atomic_fetch_add_explicit(&lh_g.n_pre_init, 1, memory_order_relaxed);
+    return 1;
+}
+
 void
 lh_recorder_alloc(void *p, size_t size, int kind)
 {
     lh_rec_t r;
     int saved = errno;
+    if (__builtin_expect(!lh_recording(), 0) && before_recording_alloc(p, size, kind)) {
+        errno = saved;
+        return;
+    }
     if (lh_recorder_sampling) {
         lh_sample_mark(p);
     }
@@ -73,6 +94,11 @@ lh_recorder_free(void *p)
 {
     lh_rec_t r;
     int saved = errno;
+    if (__builtin_expect(!atomic_load_explicit(&lh_preinit_closed, memory_order_acquire), 0) &&
+        lh_preinit_free(p)) {
+        errno = saved;
+        return;
+    }
     if (lh_script_on) {
         lh_script_freed(p);
         lh_script_check_end(); /* before: a free in global destruction is not recorded */
@@ -123,6 +149,11 @@ lh_recorder_realloc(void *(*real_realloc)(void *, size_t), void *p, size_t n, in
 {
     if (!lh_recorder_should_record()) {
         return real_realloc(p, n);
+    }
+    void *q0;
+    if (__builtin_expect(!atomic_load_explicit(&lh_preinit_closed, memory_order_acquire), 0) &&
+        lh_preinit_realloc(real_realloc, p, n, kind, &q0)) {
+        return q0;
     }
     if (lh_recorder_sampling) {
         return realloc_sampled(real_realloc, p, n, kind);
@@ -355,7 +386,7 @@ lh_recorder_init(void)
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
     dl_iterate_phdr(self_cb, (void *)(uintptr_t)&lh_recorder_init);
-    if (lh_stacks_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
+    if (lh_stacktab_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
         lh_sys_log("cannot reserve memory for the agent; not tracing", "", "");
         goto off;
     }
@@ -391,6 +422,9 @@ lh_recorder_begin(void)
 {
     lh_fork_install();
     atomic_store(&lh_g.state, LH_ST_RECORDING);
+    /* The blocks of other libraries' constructors and the loader, from before this start:
+     * events before any other (a free waits for the replay of its block). */
+    lh_preinit_replay(!lh_recorder_sampling);
     lh_maps_scan(1);
     lh_ticker_start();
 }
@@ -407,7 +441,7 @@ lh_recorder_restart(void)
     lh_slots_after_fork();
     lh_ticker_after_fork();
     atomic_fetch_add(&lh_g.gen, 1);
-    lh_stacks_after_fork(&lh_g.stacks);
+    lh_stacktab_after_fork(&lh_g.stacks);
     lh_script_after_fork();
     lh_maps_after_fork();
     lh_sys_clock_init(lh_g.cfg.clock);

@@ -46,7 +46,8 @@ int lh_recorder_own_process(void);
 
 extern int lh_recorder_sampling; /* LEAKHOUND_SAMPLE_RATE > 0; set by lh_recorder_init */
 
-/* Nonzero when a hook must record; counts allocations before recording started. AS-safe. */
+/* Nonzero when a hook must record: while recording, and before it started (the block is
+ * noted for the replay, preinit.h). AS-safe. */
 static inline int
 lh_recorder_should_record(void)
 {
@@ -54,10 +55,7 @@ lh_recorder_should_record(void)
     if (__builtin_expect(st == LH_ST_RECORDING, 1)) {
         return !lh_tls.guard;
     }
-    if (st == LH_ST_RESOLVED) {
-        atomic_fetch_add_explicit(&lh_g.n_pre_init, 1, memory_order_relaxed);
-    }
-    return 0;
+    return st == LH_ST_RESOLVED && !lh_tls.guard;
 }
 
 /* An allocation the hook must record: every one, or in sampling mode the sampled ones. */

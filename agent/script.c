@@ -4,7 +4,7 @@
  * interning, combined stack ids, SFRAME/STACK/INTERP records.
  *
  * Frames are interned by (lang, key, key2) in an open-addressing table like the stack
- * table's (stacks.c): lookups are lock-free, inserts take a spinlock and copy the frame's
+ * table's (stacktab.c): lookups are lock-free, inserts take a spinlock and copy the frame's
  * strings into an agent-owned arena. A stack with script frames is interned in the agent's
  * stack table under the key [native_id | 1 << 63, sframe ids...]: a user-space return
  * address never has bit 63 set, so such keys never collide with native stacks, and the
@@ -357,7 +357,7 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
         key[i + 1] = id;
     }
     int emit = 0;
-    uint32_t id = lh_stacks_intern(&lh_g.stacks, key, (uint32_t)n + 1, epoch, gen, &emit);
+    uint32_t id = lh_stacktab_intern(&lh_g.stacks, key, (uint32_t)n + 1, epoch, gen, &emit);
     if (!id) {
         return;
     }
@@ -424,7 +424,7 @@ lh_script_emit(lh_slot_t *s, const lh_script_stack_t *ss)
                           sft.arena + x->file_off, x->file_len, x->line);
         commit(s, &e);
     }
-    const lh_stack_entry_t *nat = lh_stacks_get(&lh_g.stacks, ss->native_id);
+    const lh_stacktab_entry_t *nat = lh_stacktab_get(&lh_g.stacks, ss->native_id);
     if (!nat) {
         return;
     }

@@ -8,7 +8,7 @@
  * resolves the real functions with dlsym(RTLD_NEXT). dlsym itself may call calloc: while
  * resolving, allocations come from a static bump arena, and free/realloc recognise arena
  * pointers (heaptrack's DummyPool; jemalloc#443). Recording starts in the constructor;
- * allocations before it pass through and are counted (pre_init_allocs in the trailer).
+ * the blocks allocated before it are noted and replayed as it starts (preinit.h).
  *
  * Every hook tests the per-thread guard first: nested allocations (from libunwind, zstd,
  * pthread, a signal handler interrupting a hook) pass straight to the real function.
@@ -138,19 +138,19 @@ lh_shims_resolve(void)
  * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
  * frame to set up. */
 __attribute__((noinline)) static void *
-malloc_boot(size_t n)
-{
-    lh_shims_resolve();
-    return real.malloc ? real.malloc(n) : boot_alloc(n, 16);
-}
-
-__attribute__((noinline)) static void *
 malloc_record(void *p, size_t n)
 {
     if (p && lh_recorder_wants_alloc(n)) {
         lh_recorder_alloc(p, n, LH_AK_MALLOC);
     }
     return p;
+}
+
+__attribute__((noinline)) static void *
+malloc_boot(size_t n)
+{
+    lh_shims_resolve();
+    return real.malloc ? malloc_record(real.malloc(n), n) : boot_alloc(n, 16);
 }
 
 LH_EXPORT void *

@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */
-#define PROGRESS_EVERY 65536u
 
 /* ---------------------------------------------------------------------------------------
  * Checkpoint sets: the stacks changed since the previous checkpoint, with their values.
@@ -39,9 +37,10 @@ typedef struct sstate {
 struct lh_collect {
     lh_trace_t *t;
     lh_replay_t *r;
+    lh_timeline_t *tl;     /* the per-site series and growth, fed by the same pass */
     lh_symbolizer_t *sym;
     lh_collect_opts_t opts;
-    uint64_t file_size;
+    int started;           /* start_ns set from the trace's info */
 
     sstate_t *st;
     size_t n_st, cap_st;
@@ -63,8 +62,9 @@ struct lh_collect {
 
     /* boundaries */
     ckset_t pts;
-    lh_cpoint_t *points;
+    lh_boundary_t *points;
     size_t n_points, cap_points;
+    uint64_t n_marks;
 
     lh_rss_sample_t *rss;
     size_t n_rss, cap_rss;
@@ -291,37 +291,33 @@ static int
 add_point(lh_collect_t *c, const lh_event_t *ev)
 {
     if (grow((void **)&c->points, &c->cap_points, c->n_points + 1, sizeof *c->points) < 0 ||
-        ckset_close(&c->pts, c->st) < 0) {
+        ckset_close(&c->pts, c->st) < 0 ||
+        lh_boundary_init(&c->points[c->n_points], ev, c->n_points, c->n_marks, c->heap_bytes,
+                         c->heap_blocks) < 0) {
         return -1;
     }
-    lh_cpoint_t *p = &c->points[c->n_points];
-    memset(p, 0, sizeof *p);
-    p->ts_ns = ev->ts_ns;
-    p->label = strndup(ev->label ? ev->label : "", ev->label ? ev->label_len : 0);
-    if (!p->label) {
-        return -1;
-    }
-    p->is_snapshot = ev->type == LH_REC_SNAPSHOT;
-    p->trigger = ev->kind;
-    p->heap_bytes = c->heap_bytes;
-    p->heap_blocks = c->heap_blocks;
+    c->n_marks += ev->type == LH_REC_MARK;
     c->n_points++;
     return 0;
 }
 
+/* The collector's consumer of the one pass (stream.h): ev was just applied to r. */
 static int
-apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
+apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
+    lh_collect_t *c = ctx;
     const lh_live_block_t *freed;
     size_t n_freed;
-    int rc = lh_replay_event(c->r, ev, err);
-    if (rc < 0) {
-        return rc;
+    int rc;
+    if (!c->started) {
+        const lh_trace_info_t *in = lh_trace_info(t);
+        c->start_ns = in->has_clock ? in->mono_start_ns : 0;
+        c->started = 1;
     }
     if (c->opts.n_columns && ev->type != LH_REC_RSS && advance_columns(c, ev->ts_ns) < 0) {
         return oom(err);
     }
-    n_freed = lh_replay_freed(c->r, &freed);
+    n_freed = lh_replay_freed(r, &freed);
     for (size_t i = 0; i < n_freed; i++) {
         if (change(c, freed[i].stack_id, -1, -(int64_t)freed[i].size) < 0) {
             return oom(err);
@@ -331,7 +327,7 @@ apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
         if (ev->addr && (ev->type == LH_REC_ALLOC || ev->half != LH_HALF_FREE)) {
-            if (change(c, lh_replay_last_stack(c->r), 1, (int64_t)ev->size) < 0) {
+            if (change(c, lh_replay_last_stack(r), 1, (int64_t)ev->size) < 0) {
                 return oom(err);
             }
             if (c->heap_bytes > c->peak_bytes) {
@@ -359,15 +355,6 @@ apply(lh_collect_t *c, const lh_event_t *ev, lh_err_t *err)
         return rc;
     }
     return 0;
-}
-
-static void
-progress(lh_collect_t *c)
-{
-    if (c->opts.on_progress) {
-        c->opts.on_progress(c->opts.progress_ctx, lh_trace_stats(c->t)->file_bytes,
-                            c->file_size);
-    }
 }
 
 /* After the pass: per-stack results, the last column, the times. */
@@ -431,10 +418,6 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
                lh_err_t *err)
 {
     lh_collect_t *c = calloc(1, sizeof *c);
-    lh_trace_opts_t topts = {0};
-    lh_event_t ev;
-    struct stat sb;
-    uint32_t tick = 0;
     int rc;
     *out = NULL;
     if (!c) {
@@ -444,40 +427,19 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
         c->opts = *opts;
     }
     c->cols.cur_gen = c->pts.cur_gen = 1;
-    topts.salvage = c->opts.salvage;
-    if ((rc = lh_trace_open(path, &topts, &c->t, err)) < 0 ||
-        (rc = lh_replay_new(&c->r, err)) < 0) {
-        goto fail;
-    }
-    if (stat(path, &sb) == 0) {
-        c->file_size = (uint64_t)sb.st_size;
-    }
-    {
-        const lh_trace_info_t *in = lh_trace_info(c->t);
-        c->start_ns = in->has_clock ? in->mono_start_ns : 0;
-    }
     if (ensure_stack(c, 0) < 0) {
         rc = oom(err);
         goto fail;
     }
-    while ((rc = lh_trace_next(c->t, &ev, err)) > 0) {
-        if ((rc = apply(c, &ev, err)) < 0) {
-            goto fail;
-        }
-        if (++tick == PROGRESS_EVERY) {
-            tick = 0;
-            progress(c);
-        }
-    }
-    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        rc = lh_err_set(err, rc, "%s (--salvage reads the events before it)", msg);
-    }
-    if (rc < 0 || (rc = finish(c, err)) < 0) {
+    lh_timeline_opts_t tlo = {.series = 1};
+    if ((rc = lh_timeline_new(&tlo, &c->tl, err)) < 0) {
         goto fail;
     }
-    progress(c);
+    lh_consumer_t cs[2] = {{apply, c}, lh_timeline_consumer(c->tl)};
+    lh_stream_opts_t so = {c->opts.salvage, cs, 2, c->opts.on_progress, c->opts.progress_ctx};
+    if ((rc = lh_stream_run(path, &so, &c->t, &c->r, err)) < 0 || (rc = finish(c, err)) < 0) {
+        goto fail;
+    }
     *out = c;
     return 0;
 fail:
@@ -507,6 +469,7 @@ lh_collect_free(lh_collect_t *c)
     free(c->points);
     free(c->rss);
     lh_sym_free(c->sym);
+    lh_timeline_free(c->tl);
     lh_replay_free(c->r);
     lh_trace_close(c->t);
     free(c);
@@ -586,45 +549,17 @@ lh_collect_n_points(const lh_collect_t *c)
     return c->n_points;
 }
 
-const lh_cpoint_t *
+const lh_boundary_t *
 lh_collect_point(const lh_collect_t *c, size_t i)
 {
     return i < c->n_points ? &c->points[i] : NULL;
 }
 
-long
-lh_collect_find_point(const lh_collect_t *c, const char *spec)
+const lh_boundary_t *
+lh_collect_points(const lh_collect_t *c, size_t *n)
 {
-    const char *hash = strrchr(spec, '#');
-    size_t len = hash ? (size_t)(hash - spec) : strlen(spec);
-    unsigned long nth = 0;
-    if (hash) {
-        char *end;
-        nth = strtoul(hash + 1, &end, 10);
-        if (*end || !hash[1] || nth == 0) {
-            hash = NULL; /* not a number: '#' is part of the label */
-            len = strlen(spec);
-            nth = 0;
-        }
-    }
-    long found = -1;
-    unsigned long seen = 0;
-    for (size_t i = 0; i < c->n_points; i++) {
-        const char *l = c->points[i].label;
-        if (len == 0 && hash) {
-            if (++seen == nth) {
-                return (long)i;
-            }
-            continue;
-        }
-        if (strlen(l) == len && strncmp(l, spec, len) == 0) {
-            found = (long)i;
-            if (nth && ++seen == nth) {
-                return (long)i;
-            }
-        }
-    }
-    return nth ? -1 : found;
+    *n = c->n_points;
+    return c->points;
 }
 
 int
@@ -656,84 +591,30 @@ lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
     return c->pts.start[i + 1] - c->pts.start[i];
 }
 
-/* Is point p one of the growth points of a kind (marks, or snapshots but exit ones)? */
-static int
-growth_point(const lh_cpoint_t *pt, int is_snapshot)
-{
-    return pt->is_snapshot == is_snapshot && !(is_snapshot && pt->trigger == LH_SNAP_EXIT);
-}
-
 int
-lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err)
+lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots, lh_err_t *err)
 {
-    size_t ns = c->n_stacks ? c->n_stacks : 1, n_kind = 0, k = 0, j = 0;
+    lh_growth_opts_t o = {LH_BOUND_AUTO, 1};
+    lh_growth_t g;
     memset(out, 0, c->n_stacks * sizeof *out);
-    for (size_t p = 0; p < c->n_points; p++) {
-        n_kind += growth_point(&c->points[p], is_snapshot);
+    *over_snapshots = 0;
+    int rc = lh_timeline_growth(c->tl, &o, &g, err);
+    if (rc < 0) {
+        return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: no growth to tell */
     }
-    if (n_kind < 2) {
-        return (int)n_kind;
-    }
-    /* The series ends with the main work (growth.h), as in timeline.c. */
-    uint64_t *heap = malloc(n_kind * sizeof *heap);
-    if (!heap) {
-        return oom(err);
-    }
-    for (size_t p = 0; p < c->n_points; p++) {
-        if (growth_point(&c->points[p], is_snapshot)) {
-            heap[k++] = c->points[p].heap_bytes;
+    for (size_t i = 0; i < g.n_sites; i++) {
+        const lh_growth_site_t *s = &g.sites[i];
+        if (s->stack_id < c->n_stacks) {
+            out[s->stack_id] = (lh_cgrowth_t){s->slope_bytes, s->bytes[0],
+                                              s->bytes[g.n_points - 1],
+                                              (uint32_t)s->grew_intervals,
+                                              (uint32_t)s->intervals, s->trend, s->growing};
         }
     }
-    size_t n = lh_trend_main_end(heap, n_kind) + 1, m = lh_trend_n_samples(n);
-    free(heap);
-    uint64_t *cur = calloc(ns, sizeof *cur), *prev = calloc(ns, sizeof *prev);
-    uint64_t *samples = malloc(ns * m * sizeof *samples);
-    __int128 *num = calloc(ns, sizeof *num);
-    if (!cur || !prev || !samples || !num) {
-        free(cur), free(prev), free(samples), free(num);
-        return oom(err);
-    }
-    k = 0;
-    for (size_t p = 0; p < c->n_points && k < n; p++) {
-        for (size_t e = c->pts.start[p]; e < c->pts.start[p + 1]; e++) {
-            cur[c->pts.e[e].stack] = c->pts.e[e].bytes;
-        }
-        if (!growth_point(&c->points[p], is_snapshot)) {
-            continue;
-        }
-        /* O(stacks) per boundary: boundaries are few (marks per iteration, snapshots).
-         * The slope as timeline.c computes it: 2 sum(c_k y_k) / sum(c_k^2), c_k = 2k-(n-1). */
-        int sampled = j < m && lh_trend_sample_index(j, n) == k;
-        __int128 ck = 2 * (__int128)k - (__int128)(n - 1);
-        for (size_t s = 0; s < c->n_stacks; s++) {
-            num[s] += ck * (__int128)cur[s];
-            if (k == 0) {
-                out[s].first = cur[s];
-            } else {
-                out[s].n_intervals++;
-                out[s].n_up += cur[s] > prev[s];
-            }
-            out[s].last = cur[s];
-            prev[s] = cur[s];
-            if (sampled) {
-                samples[s * m + j] = cur[s];
-            }
-        }
-        j += sampled;
-        k++;
-    }
-    double den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double ci = 2.0 * (double)i - (double)(n - 1);
-        den += ci * ci;
-    }
-    for (size_t s = 0; s < c->n_stacks; s++) {
-        out[s].slope = den > 0 ? 2.0 * (double)num[s] / den : 0;
-        lh_trend_classify_samples(samples + s * m, m, &out[s].trend);
-        out[s].growing = out[s].trend.kind == LH_TREND_GROWING;
-    }
-    free(cur), free(prev), free(samples), free(num);
-    return (int)(n > 1000000000 ? 1000000000 : n);
+    *over_snapshots = g.kind == LH_BOUND_SNAPSHOTS;
+    rc = g.n_points > 1000000000 ? 1000000000 : (int)g.n_points;
+    lh_growth_fini(&g);
+    return rc;
 }
 
 size_t

@@ -1,7 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * collect.h: one streaming pass over a trace that keeps what the pictures, the per-function
- * attribution, the call trees and the exports need, and nothing per event:
+ * collect.h: a consumer of the one pass over a trace (stream.h) that keeps what the
+ * pictures, the per-function attribution, the call trees and the exports need, and nothing per event:
  *
  *   - per stack: allocations and bytes allocated, live blocks and bytes at the end, and
  *     live blocks and bytes at the moment of the global heap peak (the first time the
@@ -28,12 +28,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boundary.h"
 #include "err.h"
 #include "event.h"
 #include "growth.h"
 #include "replay.h"
 #include "report.h"
+#include "stream.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "trace.h"
 
 typedef struct lh_collect lh_collect_t;
@@ -60,15 +63,6 @@ typedef struct lh_cstack {
     uint64_t peak_bytes;
 } lh_cstack_t;
 
-typedef struct lh_cpoint {
-    uint64_t ts_ns;
-    char *label;          /* NUL-terminated copy */
-    int is_snapshot;      /* 0: MARK */
-    int trigger;          /* snapshots: LH_SNAP_* */
-    uint64_t heap_bytes;  /* live heap at this boundary */
-    uint64_t heap_blocks;
-} lh_cpoint_t;
-
 typedef struct lh_ccolumn {
     uint64_t end_ns;      /* the column covers [end_ns - width, end_ns) */
     uint64_t heap_bytes;  /* live heap at its end */
@@ -79,8 +73,8 @@ typedef struct lh_rss_sample {
     uint64_t rss_bytes;
 } lh_rss_sample_t;
 
-/* Growth of one stack over the boundaries of one kind (lh_collect_growth), up to the end
- * of the main work, in the one growth model (growth.h). */
+/* Growth of one stack (lh_collect_growth): the timeline's (timeline.h: lh_timeline_growth,
+ * the one growth model of growth.h), per stack id. */
 typedef struct lh_cgrowth {
     double slope;          /* least-squares live bytes per boundary */
     uint64_t first, last;  /* live bytes at the first and last boundary */
@@ -90,9 +84,10 @@ typedef struct lh_cgrowth {
     int growing;           /* trend.kind == LH_TREND_GROWING */
 } lh_cgrowth_t;
 
-/* Opens path, streams every event and closes nothing: the trace, replay and symbolizer
- * stay available until lh_collect_free. Returns 0, or a negative LH_E* code (message in
- * err; a truncated or corrupt trace says that --salvage reads the events before it). */
+/* Runs the one pass over path (stream.h) with the collector as its consumer and closes
+ * nothing: the trace, replay and symbolizer stay available until lh_collect_free. Returns
+ * 0, or a negative LH_E* code (message in err; LH_ETRUNC, LH_EFORMAT: the trace's tail is
+ * truncated or corrupt, and opts.salvage would read the events before it). */
 int lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **out,
                    lh_err_t *err);
 void lh_collect_free(lh_collect_t *c);
@@ -113,10 +108,11 @@ const lh_cstack_t *lh_collect_stack(const lh_collect_t *c, uint32_t id);
 int lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err);
 
 size_t lh_collect_n_points(const lh_collect_t *c);
-const lh_cpoint_t *lh_collect_point(const lh_collect_t *c, size_t i);
-/* The boundary a spec names: "LABEL" the last one with that label, "LABEL#N" the N-th with
- * that label, "#N" the N-th of all (1-based). Returns its index, or -1. */
-long lh_collect_find_point(const lh_collect_t *c, const char *spec);
+/* Boundary i of all, both kinds in time order (global == i): lh_bound_find resolves a spec
+ * among them. NULL past the end. */
+const lh_boundary_t *lh_collect_point(const lh_collect_t *c, size_t i);
+/* All of them: *n entries. */
+const lh_boundary_t *lh_collect_points(const lh_collect_t *c, size_t *n);
 /* Live bytes and blocks of every stack at boundary i (arrays of lh_collect_n_stacks()
  * entries, overwritten). Returns 0 or LH_EINVAL (no such boundary). */
 int lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
@@ -130,11 +126,12 @@ typedef struct lh_cdelta {
     uint64_t bytes;
 } lh_cdelta_t;
 size_t lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out);
-/* Growth of every stack over the marks (is_snapshot 0) or the snapshots other than exit
- * snapshots (1), up to the end of the main work (growth.h: lh_trend_main_end); out has
- * lh_collect_n_stacks() entries. Returns the number of boundaries used (growth needs 2 or
- * more; with fewer, out is all zero), or LH_ENOMEM. */
-int lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err);
+/* Growth of every stack, as the timeline the pass also fed measures it (over the marks,
+ * else the snapshots taken while running, up to the end of the main work); out has
+ * lh_collect_n_stacks() entries, *over_snapshots says which kind. Returns the number of
+ * boundaries used (growth needs 2 or more; with fewer, 0 and out all zero), or LH_ENOMEM. */
+int lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots,
+                      lh_err_t *err);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);
 const lh_ccolumn_t *lh_collect_column(const lh_collect_t *c, size_t i);

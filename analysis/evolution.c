@@ -34,7 +34,7 @@ oom(lh_evolution_t *e, lh_err_t *err)
 
 /* Which boundaries are the x axis in marks mode: marks, else snapshots. */
 static int
-use_point(const lh_cpoint_t *p, int snapshots)
+use_point(const lh_boundary_t *p, int snapshots)
 {
     return p->is_snapshot == snapshots;
 }
@@ -51,7 +51,7 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
         return -1;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_cpoint_t *p = lh_collect_point(c, i);
+        const lh_boundary_t *p = lh_collect_point(c, i);
         const lh_cdelta_t *d;
         size_t nd = lh_collect_point_delta(c, i, &d);
         for (size_t j = 0; j < nd; j++) {
@@ -92,31 +92,17 @@ suppressed(lh_collect_t *c, const lh_supp_t *supp, uint32_t id, lh_err_t *err)
     return rc < 0 ? rc : lh_supp_match(supp, site->frames, site->n_frames) >= 0;
 }
 
-/* The growth of every stack over the marks, else the snapshots taken while running (an
- * array of lh_collect_n_stacks() entries, or NULL on LH_ENOMEM); *n_points and *kind say
- * which (n_points < 2: no growth). */
+/* The growth of every stack (collect.h; an array of lh_collect_n_stacks() entries, or NULL
+ * on LH_ENOMEM); *n_points and *kind say over which boundaries (n_points < 2: no growth). */
 static lh_cgrowth_t *
 growth_of_stacks(const lh_collect_t *c, int *n_points, int *kind, lh_err_t *err)
 {
     size_t ns = lh_collect_n_stacks(c);
     lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
-    *n_points = 0;
-    *kind = 0;
-    if (!g) {
+    if (!g || (*n_points = lh_collect_growth(c, g, kind, err)) < 0) {
+        free(g);
         lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
         return NULL;
-    }
-    for (int k = 0; k < 2; k++) {
-        int n = lh_collect_growth(c, k, g, err);
-        if (n < 0) {
-            free(g);
-            return NULL;
-        }
-        if (n >= 2) {
-            *n_points = n;
-            *kind = k;
-            break;
-        }
     }
     return g;
 }
@@ -151,8 +137,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         if (!n_m && !n_s) {
             free(max);
-            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots (lh_mark, "
-                              "lh_snapshot, or leakhound run --snapshot-every): use --x time");
+            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
         }
         snapshots = n_m == 0;
         e->x_snapshots = snapshots;
@@ -274,7 +259,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         e->n_rss = nrss;
         for (size_t i = 0; i < np; i++) {
-            const lh_cpoint_t *p = lh_collect_point(c, i);
+            const lh_boundary_t *p = lh_collect_point(c, i);
             e->lines[e->n_lines++] = (lh_evo_line_t){(double)(p->ts_ns - start) / 1e9, p->label,
                                                      p->is_snapshot};
         }
@@ -282,7 +267,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         /* RSS at each mark: the last sample taken before it */
         size_t k = 0, r = 0;
         for (size_t i = 0; i < np; i++) {
-            const lh_cpoint_t *p = lh_collect_point(c, i);
+            const lh_boundary_t *p = lh_collect_point(c, i);
             if (!use_point(p, snapshots)) {
                 continue;
             }

@@ -13,6 +13,8 @@
 
 #include "format.h"
 #include "replay.h"
+#include "boundary.h"
+#include "stream.h"
 
 typedef struct tag {
     uint64_t addr, ts_ns;
@@ -26,6 +28,8 @@ typedef struct pass {
     tag_t *tags;
     size_t n_tags, cap_tags, tags_at_capture;
     size_t cap_snaps;
+    uint64_t epoch;       /* of the newest module event */
+    lh_heapgraph_t *hg;
 } pass_t;
 
 /* ---------------------------------------------------------------------------------------
@@ -80,25 +84,34 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
     return hg->n_types++;
 }
 
-long
-lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel)
+static long
+resolve(const lh_snapinfo_t *snaps, size_t n, const char *spec, int for_to)
 {
+    lh_bound_spec_t sp;
+    lh_bound_cursor_t c = {0};
+    long found = -1;
+    lh_bound_spec_parse(spec, &sp);
+    for (size_t i = 0; i < n; i++) {
+        if (lh_bound_step(&sp, &c, snaps[i].label, for_to)) {
+            found = (long)i;
+        }
+    }
+    return found;
+}
+
+long
+lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel, int for_to)
+{
+    char nth[32];
     if (!sel || !*sel) {
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(snaps[i].label, sel) == 0) {
-            return (long)i;
-        }
+    long found = resolve(snaps, n, sel, for_to);
+    if (found < 0 && strspn(sel, "0123456789") == strlen(sel) && strlen(sel) < 20) {
+        snprintf(nth, sizeof nth, "#%s", sel); /* the shell's shorthand: N is #N */
+        found = resolve(snaps, n, nth, for_to);
     }
-    const char *p = sel[0] == '#' ? sel + 1 : sel;
-    char *end = NULL;
-    errno = 0;
-    unsigned long k = (*p >= '0' && *p <= '9') ? strtoul(p, &end, 10) : 0;
-    if (end && !*end && !errno && k >= 1 && k <= n) {
-        return (long)k - 1;
-    }
-    return -1;
+    return found;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -181,15 +194,41 @@ add_tag(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev)
     return 0;
 }
 
+/* The graph's consumer of the one pass (stream.h). */
+static int
+on_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
+         lh_err_t *err)
+{
+    pass_t *ps = ctx;
+    lh_heapgraph_t *hg = ps->hg;
+    int rc = 0;
+    (void)t;
+    if ((ev->type == LH_REC_MODULE || ev->type == LH_REC_MODULE_UNLOAD) && ev->epoch > ps->epoch) {
+        ps->epoch = ev->epoch;
+    } else if (ev->type == LH_REC_TAG && ev->addr) {
+        rc = add_tag(hg, ps, ev);
+    } else if (ev->type == LH_REC_SNAPSHOT) {
+        rc = add_snapshot(hg, ps, ev, r);
+        long idx = (long)hg->n_snaps - 1;
+        if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev->kind == LH_SNAP_EXIT))) {
+            rc = capture(hg, ps, r, ps->epoch);
+        }
+    }
+    if (rc == LH_EINVAL) {
+        return lh_err_set(err, rc, "%s: too many live blocks for the graph", hg->trace_path);
+    }
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s: out of memory reading the snapshots", hg->trace_path);
+    }
+    return 0;
+}
+
 static int
 read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {0};
+    lh_consumer_t me = {on_event, ps};
+    lh_stream_opts_t so = {opts->salvage, &me, 1, NULL, NULL};
     lh_replay_t *r = NULL;
-    lh_event_t ev;
-    uint64_t epoch = 0;
-    int rc;
-    topts.salvage = opts->salvage;
     lh_trace_close(hg->trace);
     hg->trace = NULL;
     for (size_t i = 0; i < hg->n_snaps; i++) {
@@ -199,36 +238,9 @@ read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_e
     hg->n_snaps = 0;
     ps->n_tags = 0;
     ps->captured = -1;
-    if ((rc = lh_trace_open(hg->trace_path, &topts, &hg->trace, err)) < 0 ||
-        (rc = lh_replay_new(&r, err)) < 0) {
-        goto done;
-    }
-    while ((rc = lh_trace_next(hg->trace, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
-            goto done;
-        }
-        rc = 0;
-        if ((ev.type == LH_REC_MODULE || ev.type == LH_REC_MODULE_UNLOAD) && ev.epoch > epoch) {
-            epoch = ev.epoch;
-        } else if (ev.type == LH_REC_TAG && ev.addr) {
-            rc = add_tag(hg, ps, &ev);
-        } else if (ev.type == LH_REC_SNAPSHOT) {
-            rc = add_snapshot(hg, ps, &ev, r);
-            long idx = (long)hg->n_snaps - 1;
-            if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev.kind == LH_SNAP_EXIT))) {
-                rc = capture(hg, ps, r, epoch);
-            }
-        }
-        if (rc == LH_EINVAL) {
-            rc = lh_err_set(err, rc, "%s: too many live blocks for the graph", hg->trace_path);
-            goto done;
-        }
-        if (rc < 0) {
-            rc = lh_err_set(err, rc, "%s: out of memory reading the snapshots", hg->trace_path);
-            goto done;
-        }
-    }
-done:
+    ps->epoch = 0;
+    ps->hg = hg;
+    int rc = lh_stream_run(hg->trace_path, &so, &hg->trace, &r, err);
     lh_replay_free(r);
     return rc;
 }
@@ -910,7 +922,7 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
     }
     long want = opts->index >= 0 ? opts->index
               : opts->snapshot   ? lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps,
-                                                              opts->snapshot)
+                                                              opts->snapshot, 1)
                                  : (long)hg->n_snaps - 1;
     if (want < 0 || (size_t)want >= hg->n_snaps) {
         rc = lh_err_set(err, LH_EINVAL, "%s: no snapshot '%s' (%zu snapshots: see the "

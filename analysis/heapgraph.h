@@ -129,8 +129,8 @@ typedef struct lh_heapgraph {
 } lh_heapgraph_t;
 
 typedef struct lh_heapgraph_opts {
-    const char *snapshot;  /* a label or a number ("3", "#3": the 3rd snapshot of the trace,
-                              from 1); NULL: the default */
+    const char *snapshot;  /* a spec (boundary.h; a bare "3" is "#3", the 3rd snapshot of
+                              the trace); NULL: the default */
     long index;            /* >= 0: the snapshot at this index (0-based), overrides
                               snapshot; -1: not given */
     int salvage;           /* accept a truncated trace (lh_trace_opts_t.salvage) */
@@ -147,9 +147,11 @@ int lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heap
                       lh_err_t *err);
 void lh_heapgraph_free(lh_heapgraph_t *hg);
 
-/* Resolves a snapshot selector (label, number "N" or "#N") against the snapshot list:
- * returns its index, or -1. */
-long lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel);
+/* Resolves a snapshot selector against the snapshot list by boundary.h's one rule (for_to:
+ * as an end or a single point), a bare number N taken as "#N" when no snapshot is labelled
+ * N: returns its index, or -1. */
+long lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel,
+                                int for_to);
 
 /* The live block containing addr (start or inside; a zero-size block only at its start),
  * or LH_NODE_NONE. */

@@ -64,12 +64,8 @@ matches(const lh_hist_filter_t *f, const lh_event_t *ev, const lh_live_block_t *
 }
 
 int
-lh_history_event(lh_history_t *h, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    int rc = lh_replay_event(r, ev, err);
-    if (rc < 0) {
-        return rc;
-    }
     const lh_live_block_t *fb = NULL;
     size_t nfb = is_heap_event(ev) ? lh_replay_freed(r, &fb) : 0;
     if (!matches(&h->f, ev, fb, nfb)) {
@@ -117,4 +113,17 @@ lh_history_event(lh_history_t *h, lh_replay_t *r, const lh_event_t *ev, lh_err_t
     }
     h->n++;
     return 0;
+}
+
+static int
+consume(void *h, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    (void)t;
+    return lh_history_event(h, r, ev, err);
+}
+
+lh_consumer_t
+lh_history_consumer(lh_history_t *h)
+{
+    return (lh_consumer_t){consume, h};
 }

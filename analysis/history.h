@@ -3,8 +3,8 @@
  * history.h: the raw event history of a trace, filtered: every allocation and free that
  * touched one address, that belongs to one site, or that one thread made, in time order.
  *
- * Like the timeline, a history sits in front of a replay: lh_history_event() applies each
- * event to it, so that a free can name the block it ended (size, site, age) although the
+ * Like the timeline, a history is a consumer of the one pass (stream.h): it sees each event
+ * after the replay applied it, so that a free can name the block it ended (size, site, age) although the
  * FREE record itself only holds an address. A free matches --site when the block it ended
  * was allocated there. Memory: the replay, plus the first `limit` matching entries; later
  * matches are only counted. Not thread-safe.
@@ -18,6 +18,7 @@
 #include "err.h"
 #include "event.h"
 #include "replay.h"
+#include "stream.h"
 
 typedef struct lh_hist_filter {
     int has_addr;
@@ -55,7 +56,10 @@ typedef struct lh_history {
 
 void lh_history_init(lh_history_t *h, const lh_hist_filter_t *f);
 void lh_history_fini(lh_history_t *h);
-/* Applies ev to r, and keeps it when it matches. Returns 0 or LH_ENOMEM. */
-int lh_history_event(lh_history_t *h, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+/* Keeps ev, which r has just applied, when it matches. Returns 0 or LH_ENOMEM. */
+int lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev,
+                     lh_err_t *err);
+/* The history as a consumer of the one pass (stream.h). */
+lh_consumer_t lh_history_consumer(lh_history_t *h);
 
 #endif /* LH_HISTORY_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwscopes.h"
 #include "scriptstack.h"
 
 /* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
@@ -56,6 +57,7 @@ struct lh_symbolizer {
     size_t cache_n;
     pool_chunk_t *pool;
     lh_warnings_t warnings;
+    lh_dwscopes_t *scopes; /* the functions at an address, per CU (all modules) */
     int native; /* keep interpreter frames (scriptstack.h) */
 };
 
@@ -294,22 +296,27 @@ dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr b
     Dwarf_Files *files = NULL;
     size_t n_files = 0;
     int rc = 0;
-    int n = dwarf_getscopes(cudie, addr - bias, &scopes);
+    int n = lh_dwscopes_at(s->scopes, cudie, addr - bias, &scopes);
+    if (n == -1) {
+        return LH_ENOMEM;
+    }
+    if (n == LH_DWSCOPES_NOINDEX && (n = dwarf_getscopes(cudie, addr - bias, &scopes)) > 0) {
+        /* dwarf_getscopes goes from an inlined subroutine straight to the CU; the
+         * concrete chain of enclosing scopes (the function it was inlined into) comes from
+         * the DIE tree, as eu-addr2line -i does. */
+        Dwarf_Die *chain = NULL;
+        int n_chain = dwarf_getscopes_die(&scopes[0], &chain);
+        if (n_chain > 0) {
+            free(scopes);
+            scopes = chain;
+            n = n_chain;
+        } else {
+            free(chain);
+        }
+    }
     if (n <= 0) {
         free(scopes);
         return 0;
-    }
-    /* dwarf_getscopes goes from an inlined subroutine straight to the CU; the concrete
-     * chain of enclosing scopes (the function it was inlined into) comes from the DIE
-     * tree, as eu-addr2line -i does. */
-    Dwarf_Die *chain = NULL;
-    int n_chain = dwarf_getscopes_die(&scopes[0], &chain);
-    if (n_chain > 0) {
-        free(scopes);
-        scopes = chain;
-        n = n_chain;
-    } else {
-        free(chain);
     }
     if (dwarf_getsrcfiles(cudie, &files, &n_files) != 0) {
         files = NULL;
@@ -447,7 +454,7 @@ lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t 
     if (opts && opts->exe_path && !(s->exe_path = strdup(opts->exe_path))) {
         goto fail;
     }
-    if (cache_grow(s) < 0) {
+    if (cache_grow(s) < 0 || !(s->scopes = lh_dwscopes_new())) {
         goto fail;
     }
     *out = s;
@@ -470,6 +477,7 @@ lh_sym_free(lh_symbolizer_t *s)
         }
     }
     free(s->smods);
+    lh_dwscopes_free(s->scopes);
     for (size_t k = 0; s->cache && k <= s->cache_mask; k++) {
         free(s->cache[k].frames);
     }

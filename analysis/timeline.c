@@ -37,27 +37,19 @@ typedef struct bvec {
     size_t n, cap;
 } bvec_t;
 
-/* Where the `to` boundary of one kind is, as the stream goes. */
+/* Where the `to` boundary of one kind is, as the stream goes (boundary.h's resolver, fed
+ * one boundary at a time). */
 typedef struct to_state {
     long idx;          /* -1: none yet */
-    int frozen;        /* an exact spec ("#N", "LABEL#N") matched: never moves again */
-    size_t n_matches;  /* boundaries whose label matched the spec's label part */
+    lh_bound_cursor_t cur;
     after_t *after;
     size_t n_after, cap_after;
 } to_state_t;
 
-/* A parsed --to spec. */
-typedef struct spec {
-    const char *whole;  /* NULL: the default */
-    const char *label;  /* label part of LABEL#N (not NUL-terminated), NULL for "#N" */
-    size_t label_len;
-    size_t nth;         /* N of "#N" / "LABEL#N"; 0: none */
-} spec_t;
-
 struct lh_timeline {
     lh_timeline_opts_t o;
     char *to_copy;
-    spec_t to;
+    lh_bound_spec_t to;
     bvec_t b[2];
     size_t n_global;
     uint64_t n_marks;
@@ -129,99 +121,6 @@ lh_rss_cmp_suspicious(const lh_rss_cmp_t *c)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Specs
- * ------------------------------------------------------------------------------------- */
-
-static void
-parse_spec(const char *s, spec_t *sp)
-{
-    memset(sp, 0, sizeof *sp);
-    sp->whole = s;
-    if (!s) {
-        return;
-    }
-    const char *hash = strrchr(s, '#');
-    if (hash && hash[1]) {
-        size_t n = 0;
-        const char *p;
-        for (p = hash + 1; *p >= '0' && *p <= '9' && n < 100000000; p++) {
-            n = n * 10 + (size_t)(*p - '0');
-        }
-        if (!*p && n > 0) {
-            sp->nth = n;
-            sp->label = hash == s ? NULL : s;
-            sp->label_len = (size_t)(hash - s);
-        }
-    }
-}
-
-static int
-label_is(const lh_boundary_t *b, const char *label, size_t len)
-{
-    return strlen(b->label) == len && memcmp(b->label, label, len) == 0;
-}
-
-long
-lh_bound_find(const lh_boundary_t *b, size_t n, const char *s, int for_to)
-{
-    spec_t sp;
-    long found = -1;
-    parse_spec(s, &sp);
-    if (!s) {
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(b[i].label, s) == 0) {
-            found = (long)i;
-            if (!for_to) {
-                return found;
-            }
-        }
-    }
-    if (found >= 0 || !sp.nth) {
-        return found;
-    }
-    if (!sp.label) {
-        return sp.nth <= n ? (long)sp.nth - 1 : -1;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (label_is(&b[i], sp.label, sp.label_len) && ++k == sp.nth) {
-            return (long)i;
-        }
-    }
-    return -1;
-}
-
-void
-lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len)
-{
-    size_t k = 0, shown = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && k + 1 < len; i++) {
-        size_t j;
-        for (j = 0; j < i && strcmp(b[j].label, b[i].label) != 0; j++) {
-        }
-        if (j < i) {
-            continue; /* counted at its first use */
-        }
-        if (++shown > 12) {
-            snprintf(buf + k, len - k, ", ...");
-            return;
-        }
-        size_t count = 0;
-        for (j = i; j < n; j++) {
-            count += strcmp(b[j].label, b[i].label) == 0;
-        }
-        int w = snprintf(buf + k, len - k, "%s'%s' (%zu)", k ? ", " : "", b[i].label, count);
-        if (w < 0 || (size_t)w >= len - k) {
-            return;
-        }
-        k += (size_t)w;
-    }
-}
-
-/* ---------------------------------------------------------------------------------------
  * The pass
  * ------------------------------------------------------------------------------------- */
 
@@ -244,7 +143,7 @@ lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *e
         }
         tl->o.diff_to = tl->to_copy;
     }
-    parse_spec(tl->o.diff_to, &tl->to);
+    lh_bound_spec_parse(tl->o.diff_to, &tl->to);
     tl->ts[0].idx = tl->ts[1].idx = -1;
     tl->gen = 1;
     *out = tl;
@@ -345,31 +244,14 @@ freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
     return 0;
 }
 
-/* Is boundary b (the newest of kind k) a `to` candidate? Sets *freeze for exact specs. */
+/* Is boundary b (the newest of kind k) the `to` boundary among those seen so far? */
 static int
-is_to_candidate(lh_timeline_t *tl, int k, const lh_boundary_t *b, int *freeze)
+is_to(lh_timeline_t *tl, int k, const lh_boundary_t *b)
 {
-    const spec_t *sp = &tl->to;
-    to_state_t *t = &tl->ts[k];
-    *freeze = 0;
-    if (!sp->whole) {
+    if (!tl->to.whole) {
         return !(b->is_snapshot && b->trigger == LH_SNAP_EXIT);
     }
-    if (strcmp(b->label, sp->whole) == 0) {
-        return 1;
-    }
-    if (!sp->nth) {
-        return 0;
-    }
-    if (!sp->label) {
-        *freeze = 1;
-        return tl->b[k].n == sp->nth;
-    }
-    if (label_is(b, sp->label, sp->label_len) && ++t->n_matches == sp->nth) {
-        *freeze = 1;
-        return 1;
-    }
-    return 0;
+    return lh_bound_step(&tl->to, &tl->ts[k].cur, b->label, 1);
 }
 
 static int
@@ -381,21 +263,10 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
         return -1;
     }
     lh_boundary_t *b = &bv->v[bv->n];
-    memset(b, 0, sizeof *b);
-    if (!(b->label = malloc(ev->label_len + 1))) {
+    if (lh_boundary_init(b, ev, tl->n_global++, tl->n_marks, lh_replay_totals(r)->heap_bytes,
+                         lh_replay_totals(r)->heap_blocks) < 0) {
         return -1;
     }
-    if (ev->label_len) {
-        memcpy(b->label, ev->label, ev->label_len);
-    }
-    b->label[ev->label_len] = '\0';
-    b->ts_ns = ev->ts_ns;
-    b->is_snapshot = k;
-    b->trigger = k ? ev->kind : 0;
-    b->global = tl->n_global++;
-    b->marks_before = tl->n_marks;
-    b->heap_bytes = lh_replay_totals(r)->heap_bytes;
-    b->heap_blocks = lh_replay_totals(r)->heap_blocks;
     bv->n++;
     if (!k) {
         tl->n_marks++;
@@ -424,10 +295,8 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
     }
     if (tl->o.diff) {
         to_state_t *t = &tl->ts[k];
-        int freeze;
-        if (!t->frozen && is_to_candidate(tl, k, b, &freeze)) {
+        if (is_to(tl, k, b)) {
             t->idx = (long)(bv->n - 1);
-            t->frozen = freeze;
             t->n_after = 0; /* freed before the new `to`: not live there */
         }
     }
@@ -435,12 +304,8 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 }
 
 int
-lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    int rc = lh_replay_event(r, ev, err);
-    if (rc < 0) {
-        return rc;
-    }
     switch (ev->type) {
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
@@ -467,6 +332,19 @@ lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_er
     default:
         return 0;
     }
+}
+
+static int
+consume(void *tl, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    (void)t;
+    return lh_timeline_event(tl, r, ev, err);
+}
+
+lh_consumer_t
+lh_timeline_consumer(lh_timeline_t *tl)
+{
+    return (lh_consumer_t){consume, tl};
 }
 
 const lh_boundary_t *
@@ -581,13 +459,22 @@ kind_noun(lh_bound_kind_t k, int plural)
 }
 
 static int
-unknown_label(const lh_boundary_t *b, size_t n, lh_bound_kind_t kind, const char *opt,
-              const char *spec, lh_err_t *err)
+unknown_label(lh_diff_t *d, lh_bound_why_t why, const char *spec, lh_err_t *err)
 {
     char labels[320];
-    lh_bound_labels(b, n, labels, sizeof labels);
-    return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s", opt, spec,
-                      kind_noun(kind, 0), kind_noun(kind, 1), labels);
+    lh_bound_labels(d->bounds, d->n_bounds, labels, sizeof labels);
+    d->why = why;
+    return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s",
+                      why == LH_WHY_FROM ? "start" : "end", spec, kind_noun(d->kind, 0),
+                      kind_noun(d->kind, 1), labels);
+}
+
+static int
+no_points(lh_bound_why_t *why, lh_err_t *err)
+{
+    *why = LH_WHY_NO_POINTS;
+    return lh_err_set(err, LH_EINVAL, "the trace has no marks and no snapshots taken while "
+                      "the program ran");
 }
 
 int
@@ -612,10 +499,7 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     d->bounds = tl->b[k].v;
     d->n_bounds = tl->b[k].n;
     if (tl->n_marks == 0 && tl->n_running == 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "the trace has no marks and no snapshots taken while the program "
-                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
-                          "--snapshot-on-growth or --snapshot-signal");
+        return no_points(&d->why, err);
     }
     if (d->n_bounds < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: differential leaks need at "
@@ -623,7 +507,7 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     }
     if (tl->ts[k].idx < 0) {
         if (tl->o.diff_to) {
-            return unknown_label(d->bounds, d->n_bounds, kind, "--to", tl->o.diff_to, err);
+            return unknown_label(d, LH_WHY_TO, tl->o.diff_to, err);
         }
         return lh_err_set(err, LH_EINVAL, "no %s to end the range at", kind_noun(kind, 0));
     }
@@ -631,19 +515,20 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     if (o->from) {
         long f = lh_bound_find(d->bounds, d->n_bounds, o->from, 0);
         if (f < 0) {
-            return unknown_label(d->bounds, d->n_bounds, kind, "--from", o->from, err);
+            return unknown_label(d, LH_WHY_FROM, o->from, err);
         }
         d->from = (size_t)f;
     }
     if (d->from >= d->to) {
-        return lh_err_set(err, LH_EINVAL, "empty range: --from %s '%s' (#%zu) is not before "
-                          "--to %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
+        return lh_err_set(err, LH_EINVAL, "empty range: the start, %s '%s' (#%zu), is not "
+                          "before the end, %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
                           d->from + 1, kind_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
     }
     size_t range = d->to - d->from;
     d->skip = o->skip >= 0 ? (size_t)o->skip : (!o->from && range >= 2 ? 1 : 0);
     if (d->skip >= range) {
-        return lh_err_set(err, LH_EINVAL, "--skip %zu leaves no interval: the range has %zu",
+        d->why = LH_WHY_SKIP;
+        return lh_err_set(err, LH_EINVAL, "skip %zu leaves no interval: the range has %zu",
                           d->skip, range);
     }
     d->first = d->from + d->skip;
@@ -750,22 +635,6 @@ n_points(const lh_timeline_t *tl, int k)
     return n;
 }
 
-/* The end of the main work among the first n boundaries of b (growth.h). */
-static size_t
-main_end(const lh_boundary_t *b, size_t n)
-{
-    uint64_t *heap = malloc((n ? n : 1) * sizeof *heap);
-    size_t end = n ? n - 1 : 0;
-    if (heap) { /* without memory, the whole run: a weaker answer, not a wrong one */
-        for (size_t i = 0; i < n; i++) {
-            heap[i] = b[i].heap_bytes;
-        }
-        end = lh_trend_main_end(heap, n);
-        free(heap);
-    }
-    return end;
-}
-
 /* Site id's live blocks and bytes at each of the n points. */
 static void
 densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n,
@@ -813,17 +682,15 @@ lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last
     int k = series_kind(tl, kind) == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
     *last = n ? n - 1 : 0;
-    return main_end(tl->b[k].v, n);
+    return lh_bound_main_end(tl->b[k].v, n);
 }
 
 static int
-need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_err_t *err)
+need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_bound_why_t *why,
+            lh_err_t *err)
 {
     if (!tl->n_marks && !tl->n_running) {
-        return lh_err_set(err, LH_EINVAL,
-                          "the trace has no marks and no snapshots taken while the program "
-                          "ran: call lh_mark() per iteration, or record with --snapshot-every, "
-                          "--snapshot-on-growth or --snapshot-signal");
+        return no_points(why, err);
     }
     if (n < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2", n,
@@ -843,13 +710,13 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     g->kind = series_kind(tl, o ? o->kind : LH_BOUND_AUTO);
     int k = g->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
-    int rc = need_points(tl, g->kind, n, err);
+    int rc = need_points(tl, g->kind, n, &g->why, err);
     if (rc < 0) {
         return rc;
     }
     g->bounds = tl->b[k].v;
     g->n_all_points = n;
-    n = main_end(tl->b[k].v, n) + 1;
+    n = lh_bound_main_end(tl->b[k].v, n) + 1;
     g->n_points = n;
     size_t cap = 0;
     uint64_t *bl = malloc(n * sizeof *bl), *by = malloc(n * sizeof *by);
@@ -1005,7 +872,7 @@ lh_timeline_counts(const lh_timeline_t *tl, lh_bound_kind_t kind, const uint32_t
     c->kind = series_kind(tl, kind);
     int k = c->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
-    int rc = need_points(tl, c->kind, n, err);
+    int rc = need_points(tl, c->kind, n, &c->why, err);
     if (rc < 0) {
         return rc;
     }

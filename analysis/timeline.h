@@ -4,8 +4,8 @@
  * and SNAPSHOT records), each site's live blocks and bytes at every boundary, the
  * differential leak report, short-lived ("temporary") allocations, and RSS against heap.
  *
- * A timeline sits in front of a replay: lh_timeline_event() applies each event to the
- * replay and learns, from lh_replay_freed(), which blocks each free ended. Memory is
+ * A timeline is a consumer of the one pass (stream.h): it sees each event after the replay
+ * applied it and learns, from lh_replay_freed(), which blocks each free ended. Memory is
  * bounded by the live blocks plus, per site, what the enabled analyses keep:
  *   - series (growth, counts): one entry per site and boundary at which the site's live
  *     blocks or bytes differ from the previous boundary (a site that does nothing, or churns
@@ -16,15 +16,13 @@
  *   - temporary: three counters per site.
  * Nothing is kept per event or per block and interval.
  *
- * Boundaries. Two kinds: marks (lh_mark, iteration boundaries) and snapshots (lh_snapshot,
- * signal, period, growth and exit triggers). Interval i of a kind lies between its
- * boundaries i and i + 1; a block belongs to the interval in which it was allocated (time
- * stamp t with b[i].ts <= t < b[i+1].ts). Blocks allocated before the first boundary or
+ * Boundaries (boundary.h): marks and snapshots, kept per kind. Interval i of a kind lies
+ * between its boundaries i and i + 1; a block belongs to the interval in which it was
+ * allocated (time stamp t with b[i].ts <= t < b[i+1].ts). Blocks allocated before the first boundary or
  * after the last one belong to no interval.
  *
- * Boundary specs (--from, --to): "LABEL" is the first boundary with that label for --from
- * and the last one for --to; "LABEL#N" is the N-th boundary with that label (1-based);
- * "#N" is the N-th boundary of the kind. Labels are compared exactly.
+ * Boundary specs (the range's start and end) are resolved among the boundaries of the
+ * kind, by boundary.h's one rule.
  *
  * Differential leaks (lh_timeline_diff). A block born in interval i that is still live at
  * every later boundary up to `to` leaks in interval i. Liveness is one unbroken span, so
@@ -52,35 +50,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boundary.h"
 #include "err.h"
 #include "event.h"
 #include "growth.h"
 #include "replay.h"
+#include "stream.h"
 
 typedef struct lh_timeline lh_timeline_t;
-
-typedef enum lh_bound_kind {
-    LH_BOUND_AUTO = -1,
-    LH_BOUND_MARKS = 0,
-    LH_BOUND_SNAPSHOTS = 1,
-} lh_bound_kind_t;
-
-typedef struct lh_boundary {
-    uint64_t ts_ns;
-    char *label;             /* NUL-terminated copy */
-    int is_snapshot;
-    int trigger;             /* snapshots: LH_SNAP_* */
-    size_t global;           /* index among all boundaries, both kinds, in time order */
-    uint64_t marks_before;   /* marks strictly before this boundary */
-    uint64_t heap_bytes;     /* live heap at this boundary */
-    uint64_t heap_blocks;
-} lh_boundary_t;
 
 /* What a pass records; everything off by default. */
 typedef struct lh_timeline_opts {
     int series;              /* per-site live blocks/bytes at each boundary */
     int diff;                /* differential leaks */
-    const char *diff_to;     /* diff: the --to spec, NULL for the default */
+    const char *diff_to;     /* diff: the end spec (boundary.h), NULL for the default */
     int temporary;           /* count blocks freed within temp_threshold_ns */
     uint64_t temp_threshold_ns;
 } lh_timeline_opts_t;
@@ -103,9 +86,12 @@ int lh_rss_cmp_suspicious(const lh_rss_cmp_t *c);
 int lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *err);
 void lh_timeline_free(lh_timeline_t *tl);
 
-/* Applies ev to r (lh_replay_event) and records what the timeline needs. Feed every event
- * of the trace in order, and nothing else to r. Returns 0 or LH_ENOMEM. */
-int lh_timeline_event(lh_timeline_t *tl, lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+/* Records what the timeline needs of ev, which r has just applied (lh_replay_event). Feed
+ * every event of the trace in order. Returns 0 or LH_ENOMEM. */
+int lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
+                      lh_err_t *err);
+/* The timeline as a consumer of the one pass (stream.h). */
+lh_consumer_t lh_timeline_consumer(lh_timeline_t *tl);
 
 /* Boundaries of one kind, in time order (exit snapshots included). */
 const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind,
@@ -114,12 +100,6 @@ const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t
 size_t lh_timeline_n_running_snapshots(const lh_timeline_t *tl);
 const lh_rss_cmp_t *lh_timeline_rss(const lh_timeline_t *tl);
 
-/* Resolves a boundary spec (see above) among bounds[0..n). for_to picks the last match of
- * a bare label. Returns the index, or -1. */
-long lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to);
-/* Writes "request (2000), done (1), exit (1)" (distinct labels in order of first use, with
- * counts) into buf. */
-void lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len);
 
 /* ---------------------------------------------------------------------------------------
  * Differential leaks
@@ -149,6 +129,7 @@ typedef struct lh_diff {
     uint64_t total_blocks, total_bytes;
     int to_before_teardown;    /* `to` is the default moved before teardown (growth.h) */
     size_t n_last;             /* then: the index of the last boundary, exit ones left out */
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_diff_t;
 
 typedef struct lh_diff_opts {
@@ -157,16 +138,16 @@ typedef struct lh_diff_opts {
     long skip;                 /* intervals to skip; < 0: the default (1, or 0 with from) */
 } lh_diff_opts_t;
 
-/* Builds the differential report after the last event. The --to spec is the one given in
- * the timeline's options. Returns 0; LH_EINVAL with a one-line message when the trace has
- * no boundaries, a spec names no boundary (the message lists the labels), the range is
- * empty or --skip leaves no interval; LH_ENOMEM. Release with lh_diff_fini. */
+/* Builds the differential report after the last event. The end spec is the one given in
+ * the timeline's options. Returns 0; LH_EINVAL with a one-line message (and out->why) when
+ * the trace has no boundaries, a spec names no boundary (the message lists the labels), the
+ * range is empty or the skip leaves no interval; LH_ENOMEM. Release with lh_diff_fini. */
 int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                      lh_diff_t *out, lh_err_t *err);
 void lh_diff_fini(lh_diff_t *d);
 /* The end of the main work among the boundaries of a kind (growth.h: lh_trend_main_end over
  * their heap, exit snapshots left out): its index, and the index of the last one in *last.
- * For the default `to`: when it is before *last, pass "#<index + 1>" as the --to spec. */
+ * For the default `to`: when it is before *last, pass "#<index + 1>" as the end spec. */
 size_t lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last);
 /* Sets each site's trend from the growth model over the diff's kind (needs opts.series).
  * Returns 0, or LH_ENOMEM. */
@@ -199,6 +180,7 @@ typedef struct lh_growth {
     size_t n_growing;
     size_t n_trend[5];         /* active sites per lh_trend_t */
     size_t n_active;           /* sites live at some point */
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_growth_t;
 
 typedef struct lh_growth_opts {
@@ -236,6 +218,7 @@ typedef struct lh_counts {
     lh_count_group_t *groups;  /* by final count, descending; series for the first n_shown */
     size_t n_groups;
     size_t n_shown;
+    lh_bound_why_t why;        /* after LH_EINVAL: the reason, for the caller's advice */
 } lh_counts_t;
 
 /* Stack ids run below lh_timeline_n_sites(); active ones had live blocks at some point. */

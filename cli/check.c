@@ -11,25 +11,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "replay.h"
+#include "stream.h"
 #include "report.h"
 #include "suppress.h"
 #include "symbolize.h"
 #include "text.h"
 #include "trace.h"
-
-static int
-replay_all(lh_trace_t *t, lh_replay_t *r, lh_err_t *err)
-{
-    lh_event_t ev;
-    int rc;
-    while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
-            return rc;
-        }
-    }
-    return rc;
-}
 
 static void
 print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const char *trace, int failed)
@@ -74,7 +61,8 @@ print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const char *trac
 int
 lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {1}; /* salvage: a crashed program is still checked */
+    lh_stream_opts_t so = {1, NULL, 0, NULL, NULL}; /* salvage: a crashed program is still
+                                                       checked */
     lh_trace_t *t = NULL;
     lh_replay_t *r = NULL;
     lh_symbolizer_t *sym = NULL;
@@ -90,8 +78,7 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     for (size_t k = 0; rc >= 0 && k < o->n_supp_files; k++) {
         rc = lh_supp_load(&supp, o->supp_files[k], err);
     }
-    if (rc < 0 || (rc = lh_trace_open(trace, &topts, &t, err)) < 0 ||
-        (rc = lh_replay_new(&r, err)) < 0 || (rc = replay_all(t, r, err)) < 0) {
+    if (rc < 0 || (rc = lh_stream_run(trace, &so, &t, &r, err)) < 0) {
         goto done;
     }
     sopts.exe_path = lh_trace_info(t)->exe;

@@ -25,6 +25,11 @@ extern const char lh_cmd_run_usage[];
 int lh_cmd_attach(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_attach_usage[];
 
+/* leakhound snapshot -p PID [-o FILE] [--contents none|pointers|full] [--count N]
+ * [--interval D]: a heap snapshot of a running process with no agent in it. */
+int lh_cmd_snapshot(int argc, char **argv, lh_err_t *err);
+extern const char lh_cmd_snapshot_usage[];
+
 /* leakhound report FILE [--top N] [--format text|json] [--salvage] */
 int lh_cmd_report(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_report_usage[];

@@ -180,8 +180,11 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     n_groups = n_names;
-    if ((rc = drop_suppressed(&p, &group_of, &n_groups, err)) < 0 ||
-        (rc = lh_timeline_counts(p.tl, a.kind, group_of, n_groups, a.top, &c, err)) < 0) {
+    if ((rc = drop_suppressed(&p, &group_of, &n_groups, err)) < 0) {
+        goto done;
+    }
+    if ((rc = lh_timeline_counts(p.tl, a.kind, group_of, n_groups, a.top, &c, err)) < 0) {
+        rc = lh_pass_advise(rc, c.why, err);
         goto done;
     }
     have_counts = 1;

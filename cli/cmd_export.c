@@ -79,11 +79,14 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
     int rc;
     po.supp = supp;
     if (a->at) {
-        long p = lh_collect_find_point(c, a->at);
-        size_t n = lh_collect_n_stacks(c);
+        size_t n = lh_collect_n_stacks(c), n_pts;
+        const lh_boundary_t *pts = lh_collect_points(c, &n_pts);
+        long p = lh_bound_find(pts, n_pts, a->at, 1);
         if (p < 0) {
+            char labels[320];
+            lh_bound_labels(pts, n_pts, labels, sizeof labels);
             return lh_err_set(err, LH_EINVAL, "export: --at %s: no such mark or snapshot in %s "
-                              "(it has %zu)", a->at, a->load.path, lh_collect_n_points(c));
+                              "(it has %zu: %s)", a->at, a->load.path, n_pts, labels);
         }
         bytes = calloc(n ? n : 1, sizeof *bytes);
         blocks = calloc(n ? n : 1, sizeof *blocks);

@@ -112,6 +112,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     }
     lh_diff_opts_t dopts = {a.kind, a.from, a.skip};
     if ((rc = lh_timeline_diff(p.tl, p.r, &dopts, &d, err)) < 0) {
+        rc = lh_pass_advise(rc, d.why, err);
         goto done;
     }
     have_diff = 1;
@@ -128,6 +129,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
             return rc;
         }
         if ((rc = lh_timeline_diff(p.tl, p.r, &dopts, &d, err)) < 0) {
+            rc = lh_pass_advise(rc, d.why, err);
             goto done;
         }
         have_diff = 1;

@@ -58,8 +58,15 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     }
     char cwd[PATH_MAX], head[512], sub[512];
     co.n_columns = PLOT_COLUMNS;
-    if ((rc = lh_load_run(&la, &co, &c, err)) < 0 ||
-        (rc = lh_evolution_build(&e, c, top, x_marks, &supp, err)) < 0) {
+    if ((rc = lh_load_run(&la, &co, &c, err)) < 0) {
+        goto done;
+    }
+    if ((rc = lh_evolution_build(&e, c, top, x_marks, &supp, err)) < 0) {
+        if (x_marks && !lh_collect_n_points(c)) {
+            rc = lh_err_set(err, rc, "--x marks: the trace has no marks or snapshots (call "
+                            "lh_mark() or lh_snapshot(), or record with --snapshot-every): "
+                            "use --x time");
+        }
         goto done;
     }
     have_e = 1;

@@ -108,10 +108,13 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
 }
 
 /* The exit snapshot's graph, if any (issue 5): noted as the pass streams. */
-static void
-note_split(void *ctx, const lh_event_t *ev)
+static int
+note_split(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
+           lh_err_t *err)
 {
+    (void)t, (void)r, (void)err;
     lh_leak_split_note(ctx, ev);
+    return 0;
 }
 
 /* report --growth and report --temporary: one pass through a timeline. */
@@ -135,6 +138,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     }
     if (a->growth) {
         rc = lh_timeline_growth(p.tl, NULL, &g, err);
+        rc = lh_pass_advise(rc, g.why, err);
         n_all = g.n_sites;
     } else {
         rc = lh_timeline_temporary(p.tl, p.r, &tmp, err);
@@ -218,7 +222,8 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
-    if ((rc = lh_pass_run_hook(&p, &a.load, NULL, NULL, note_split, &split, err)) < 0) {
+    lh_consumer_t hook = {note_split, &split};
+    if ((rc = lh_pass_run_hook(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
         goto done;
     }
     have_pass = 1;

@@ -1,7 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * cmd_watch.c: `leakhound watch`: proves from the outside whether a process leaks. It
- * samples the memory of the process and its children from /proc (analysis/procmem.h)
+ * samples the memory of the process and its children from /proc (procmem.h)
  * while a load command is run against it round after round (or just over time), fits a
  * line through the samples and gives a verdict (analysis/linfit.h), like watching `top`
  * beside `ab -n 100`. No agent is involved, so it works on any process.
@@ -524,9 +524,10 @@ typedef struct watch_state {
 static int
 take_sample(watch_state_t *w, unsigned round, lh_err_t *err)
 {
-    lh_procmem_t mem;
-    if (!target_alive(&w->target) || lh_procmem_tree(w->target.pid, &mem, NULL) < 0 ||
-        (w->target.start_ticks && mem.start_ticks != w->target.start_ticks)) {
+    lh_watch_mem_t mem;
+    unsigned long long ticks = 0;
+    if (!target_alive(&w->target) || lh_procmem_tree(w->target.pid, &mem, &ticks, NULL) < 0 ||
+        (w->target.start_ticks && ticks != w->target.start_ticks)) {
         return 0;
     }
     if (w->cfg.use_pss && !mem.has_pss) {

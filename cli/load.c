@@ -28,12 +28,35 @@ lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
     return rc;
 }
 
-static void
-print_warnings(const lh_warnings_t *w)
+void
+lh_load_warnings(const lh_warnings_t *w)
 {
     for (size_t i = 0; i < w->n; i++) {
         fprintf(stderr, "leakhound: warning: %s\n", w->msgs[i]);
     }
+}
+
+int
+lh_load_advise(int rc, lh_err_t *err)
+{
+    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        rc = lh_err_set(err, rc, "%s (--salvage reads the events before it)", msg);
+    }
+    return rc;
+}
+
+int
+lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_trace_t **t,
+               lh_replay_t **r, lh_err_t *err)
+{
+    lh_progress_t bar;
+    lh_stream_opts_t so = {a->salvage, cs, n, lh_progress_update, &bar};
+    lh_progress_init(&bar, a->path, a->quiet);
+    int rc = lh_stream_run(a->path, &so, t, r, err);
+    lh_progress_done(&bar);
+    return lh_load_advise(rc, err);
 }
 
 int
@@ -50,12 +73,12 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
     lh_progress_init(&bar, a->path, a->quiet);
     o.on_progress = lh_progress_update;
     o.progress_ctx = &bar;
-    rc = lh_collect_run(a->path, &o, out, err);
+    rc = lh_load_advise(lh_collect_run(a->path, &o, out, err), err);
     lh_progress_done(&bar);
     if (rc < 0) {
         return rc;
     }
-    print_warnings(lh_trace_warnings(lh_collect_trace(*out)));
+    lh_load_warnings(lh_trace_warnings(lh_collect_trace(*out)));
     return 0;
 }
 
@@ -63,7 +86,7 @@ void
 lh_load_sym_warnings(lh_collect_t *c)
 {
     if (c && lh_collect_symbolizer(c)) {
-        print_warnings(lh_sym_warnings(lh_collect_symbolizer(c)));
+        lh_load_warnings(lh_sym_warnings(lh_collect_symbolizer(c)));
     }
 }
 

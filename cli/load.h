@@ -11,9 +11,20 @@
 #include "funcs.h"
 #include "err.h"
 #include "opts.h"
+#include "stream.h"
 #include "suppress.h"
 
-/* Runs the pass (opts may be NULL; salvage and the progress callback are set from a).
+/* The one pass over a->path (stream.h) with the consumers cs[0..n), a progress bar unless
+ * a->quiet; the trace and replay are the caller's on success. Returns 0 or an error. */
+int lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_trace_t **t,
+                   lh_replay_t **r, lh_err_t *err);
+/* Adds the flag advice to a trace reader's error rc (a truncated or corrupt tail: what
+ * --salvage does); returns rc. */
+int lh_load_advise(int rc, lh_err_t *err);
+/* Prints warnings to stderr, one "leakhound: warning: ..." line each. */
+void lh_load_warnings(const lh_warnings_t *w);
+
+/* Runs the collecting pass (opts may be NULL; salvage and the progress callback are set from a).
  * Prints the trace's and symbolizer's warnings. Returns 0 or a negative LH_E* code. */
 int lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
                 lh_err_t *err);

@@ -20,6 +20,8 @@ typedef struct command {
 static const command_t commands[] = {
     {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
     {"attach", lh_cmd_attach, lh_cmd_attach_usage, "record a running process from now on"},
+    {"snapshot", lh_cmd_snapshot, lh_cmd_snapshot_usage,
+     "heap snapshot of a running process, no agent (-p PID)"},
     {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
     {"leaks", lh_cmd_leaks, lh_cmd_leaks_usage, "what piles up while it runs, per interval"},
     {"counts", lh_cmd_counts, lh_cmd_counts_usage, "live blocks per site at each mark"},

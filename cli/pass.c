@@ -1,36 +1,30 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * pass.c: one streaming pass over a trace for the subcommands that look at time.
+ * pass.c: the one pass over a trace (stream.h) for the subcommands that look at time.
  */
 #include "pass.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "load.h"
-#include "progress.h"
 
 int
 lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
             lh_history_t *hist, lh_err_t *err)
 {
-    return lh_pass_run_hook(p, a, tlo, hist, NULL, NULL, err);
+    return lh_pass_run_hook(p, a, tlo, hist, NULL, err);
 }
 
 int
 lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-                 lh_history_t *hist, void (*on_event)(void *ctx, const lh_event_t *ev),
-                 void *ctx, lh_err_t *err)
+                 lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {a->salvage};
     lh_sym_opts_t sopts = {0};
-    lh_progress_t bar;
-    lh_event_t ev;
-    uint64_t n_ev = 0, file_size = 0;
-    struct stat sb;
+    lh_consumer_t cs[2];
+    size_t n = 0;
     int rc;
     memset(p, 0, sizeof *p);
     p->hist = hist;
@@ -38,36 +32,14 @@ lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_
         return rc;
     }
     p->have_supp = 1;
-    if ((rc = lh_trace_open(a->path, &topts, &p->t, err)) < 0 ||
-        (rc = lh_replay_new(&p->r, err)) < 0 ||
-        (!hist && (rc = lh_timeline_new(tlo, &p->tl, err)) < 0)) {
+    if (!hist && (rc = lh_timeline_new(tlo, &p->tl, err)) < 0) {
         goto fail;
     }
-    if (stat(a->path, &sb) == 0) {
-        file_size = (uint64_t)sb.st_size;
+    cs[n++] = hist ? lh_history_consumer(hist) : lh_timeline_consumer(p->tl);
+    if (hook) {
+        cs[n++] = *hook;
     }
-    lh_progress_init(&bar, a->path, a->quiet);
-    while ((rc = lh_trace_next(p->t, &ev, err)) > 0) {
-        rc = hist ? lh_history_event(hist, p->r, &ev, err)
-                  : lh_timeline_event(p->tl, p->r, &ev, err);
-        if (rc < 0) {
-            lh_progress_done(&bar);
-            goto fail;
-        }
-        if (on_event) {
-            on_event(ctx, &ev);
-        }
-        if ((++n_ev & 0xffff) == 0) {
-            lh_progress_update(&bar, lh_trace_stats(p->t)->file_bytes, file_size);
-        }
-    }
-    lh_progress_done(&bar);
-    if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        rc = lh_err_set(err, rc, "%s (--salvage reads the events before it)", msg);
-    }
-    if (rc < 0) {
+    if ((rc = lh_load_stream(a, cs, n, &p->t, &p->r, err)) < 0) {
         goto fail;
     }
     sopts.exe_path = lh_trace_info(p->t)->exe;
@@ -113,20 +85,12 @@ lh_pass_sites_free(lh_site_t *sites, size_t n)
     free(sites);
 }
 
-static void
-print_warnings(const lh_warnings_t *w)
-{
-    for (size_t i = 0; i < w->n; i++) {
-        fprintf(stderr, "leakhound: warning: %s\n", w->msgs[i]);
-    }
-}
-
 void
 lh_pass_warnings(const lh_pass_t *p)
 {
-    print_warnings(lh_trace_warnings(p->t));
+    lh_load_warnings(lh_trace_warnings(p->t));
     if (p->sym) {
-        print_warnings(lh_sym_warnings(p->sym));
+        lh_load_warnings(lh_sym_warnings(p->sym));
     }
 }
 
@@ -174,6 +138,35 @@ lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err)
         lh_site_fini(&s);
     }
     return p->supp_known[id] == 2;
+}
+
+/* The analysis's word for what went wrong, and the flag that sets it. */
+static const struct {
+    lh_bound_why_t why;
+    const char *word;
+    const char *flag;
+} flag_of[] = {
+    {LH_WHY_FROM, "start", "--from"},
+    {LH_WHY_TO, "end", "--to"},
+    {LH_WHY_SKIP, "skip", "--skip"},
+};
+
+int
+lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    if (why == LH_WHY_NO_POINTS) {
+        return lh_err_set(err, rc, "%s: call lh_mark() per iteration, or record with "
+                          "--snapshot-every, --snapshot-on-growth or --snapshot-signal", msg);
+    }
+    for (size_t i = 0; i < sizeof flag_of / sizeof *flag_of; i++) {
+        size_t n = strlen(flag_of[i].word);
+        if (flag_of[i].why == why && strncmp(msg, flag_of[i].word, n) == 0) {
+            return lh_err_set(err, rc, "%s%s", flag_of[i].flag, msg + n);
+        }
+    }
+    return rc;
 }
 
 void

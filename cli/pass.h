@@ -1,7 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * pass.h: what the trace-reading subcommands share: open a trace, stream every event once
- * through a timeline (or a history) in front of the heap model, symbolize the sites to
+ * pass.h: what the trace-reading subcommands share: the one pass over a trace (stream.h)
+ * with a timeline (or a history) as its consumer, symbolize the sites to
  * show, print the warnings.
  */
 #ifndef LH_CLI_PASS_H
@@ -11,6 +11,7 @@
 
 #include "history.h"
 #include "opts.h"
+#include "stream.h"
 #include "suppress.h"
 #include "replay.h"
 #include "report.h"
@@ -38,10 +39,9 @@ typedef struct lh_pass {
  * failure the pass is closed. */
 int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
                 lh_history_t *hist, lh_err_t *err);
-/* The same, calling on_event(ctx, ev) after each event was applied (may be NULL). */
+/* The same, with hook (may be NULL) as one more consumer of the pass. */
 int lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-                     lh_history_t *hist, void (*on_event)(void *ctx, const lh_event_t *ev),
-                     void *ctx, lh_err_t *err);
+                     lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err);
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */
@@ -52,5 +52,8 @@ void lh_pass_warnings(const lh_pass_t *p);
 /* The view settings for this trace. */
 void lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v);
 void lh_pass_close(lh_pass_t *p);
+/* Turns an analysis's refusal (rc, with why from its result) into advice naming this
+ * command line's flags; returns rc. */
+int lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err);
 
 #endif /* LH_CLI_PASS_H */

@@ -97,7 +97,10 @@ enum lh_rec_type {
     LH_REC_INFO_PARENT = 0x06,   /* varint parent pid: this trace was started by fork() */
     LH_REC_INFO_ATTACH = 0x07,   /* varint how (1 = `leakhound attach`): recording started in
                                     a running process; blocks allocated before are unknown,
-                                    frees of them are unmatched frees */
+                                    frees of them are unmatched frees. 2 = `leakhound
+                                    snapshot -p`: the live blocks were read from glibc's
+                                    malloc from outside (ALLOC with stack id 0, usable
+                                    sizes) at each SNAPSHOT's time */
 
     /* Frame records. */
     LH_REC_THREAD = 0x10,        /* ts, varint tid, string name */

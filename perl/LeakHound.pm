@@ -17,7 +17,7 @@ package LeakHound;
 use strict;
 use warnings;
 
-our $VERSION = '0.1';
+our $VERSION = '@PROJECT_VERSION@'; # CMakeLists.txt project(VERSION), filled at build time
 
 my $xs = eval {
     require XSLoader;

@@ -83,6 +83,12 @@ lh_json_string(FILE *out, const char *str, size_t len)
             } else if ((n = utf8_len(s + i, len - i)) == 0) {
                 fputs("\\ufffd", out);
             } else {
+                /* The run of bytes that need no escape, in one write (names and paths
+                 * are mostly that; a 400 MB report spent half its time per character). */
+                while (i + n < len && s[i + n] >= 0x20 && s[i + n] < 0x80 && s[i + n] != '"' &&
+                       s[i + n] != '\\') {
+                    n++;
+                }
                 fwrite(s + i, 1, n, out);
                 i += n;
                 continue;

@@ -6,11 +6,9 @@
  *
  * Sample types, in this order (the last is pprof's default): alloc_objects/count,
  * alloc_space/bytes (over the whole run), inuse_objects/count, inuse_space/bytes (live at
- * exit, or at the boundary the caller chose). One sample per stack that allocated or was
- * live; a suppressed stack is left out. One location per return address, with one Line per
- * source frame: inlined frames first, the function they were inlined into last, as
- * profile.proto says. The agent's own frames are dropped. Mappings are the trace's modules
- * (path, load address range, build id), marked as symbolized so pprof does not try again.
+ * exit, or at the boundary the caller chose). Samples, locations, functions and mappings
+ * are analysis/profile.h's, computed there (symbolized, suppressions applied); mappings
+ * are marked as symbolized so pprof does not try again.
  */
 #ifndef LH_VIEW_PPROF_H
 #define LH_VIEW_PPROF_H

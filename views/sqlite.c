@@ -330,7 +330,7 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         goto done;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_cpoint_t *p = lh_collect_point(c, i);
+        const lh_boundary_t *p = lh_collect_point(c, i);
         const lh_cdelta_t *d;
         size_t nd = lh_collect_point_delta(c, i, &d);
         sqlite3_bind_int64(b, 1, (sqlite3_int64)i + 1);

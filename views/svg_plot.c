@@ -17,6 +17,13 @@
 #define MR 28
 #define MT 96
 #define PH 330  /* plot area height */
+/* Mark and snapshot labels are drawn above the plot, rotated by LABEL_ANGLE degrees. Two
+ * such parallel labels dx apart horizontally are dx * sin(LABEL_ANGLE) apart across their
+ * baselines: that must be at least a line of their font, or the glyphs overlap (at 14 px
+ * apart, ticks taken in quick succession did). */
+#define LABEL_FONT_PX 10
+#define LABEL_ANGLE 35
+#define LABEL_LINE_PX 12.0
 #define LEG_ROW 19
 
 static const char *palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -249,7 +256,8 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         }
     }
     /* marks and snapshots */
-    double last_label = -1e9; /* labels closer than 14 px to the previous one are left out */
+    double last_label = -1e9; /* a label too close to the previous one is left out */
+    double label_dx = LABEL_LINE_PX / sin(LABEL_ANGLE * 3.14159265358979 / 180);
     size_t stride = e->n_lines > 60 ? (e->n_lines + 59) / 60 : 1; /* at most ~60 lines */
     size_t every = e->n_lines > 24 ? ((e->n_lines + 23) / 24 + stride - 1) / stride * stride
                                    : 1;
@@ -266,11 +274,11 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         fputs(l->is_snapshot ? "snapshot " : "mark ", out);
         lh_xml_text(out, l->label, 0);
         fputs("</title></line>\n", out);
-        if (i % every == 0 && x - last_label >= 14) {
+        if (i % every == 0 && x - last_label >= label_dx) {
             last_label = x;
-            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-35 %.1f %.1f)\" "
-                         "style=\"font-size:10px;fill:%s\">",
-                    x + 2, g.y0 - 6, x + 2, g.y0 - 6, col);
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-%d %.1f %.1f)\" "
+                         "style=\"font-size:%dpx;fill:%s\">",
+                    x + 2, g.y0 - 6, LABEL_ANGLE, x + 2, g.y0 - 6, LABEL_FONT_PX, col);
             lh_xml_text(out, l->label, 24);
             fputs("</text>\n", out);
         }

@@ -25,18 +25,27 @@
 #ifndef LH_VIEW_WATCH_H
 #define LH_VIEW_WATCH_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
 #include "err.h"
 #include "linfit.h"
-#include "procmem.h"
+
+/* The memory of the watched process tree at one sample (filled by cli/procmem.h). */
+typedef struct lh_watch_mem {
+    uint64_t rss_bytes;  /* resident set, summed over the tree */
+    uint64_t pss_bytes;  /* proportional set size, summed; valid if has_pss */
+    uint64_t anon_bytes; /* anonymous resident memory, summed */
+    int has_pss;         /* smaps_rollup was readable for every process counted */
+    unsigned n_procs;    /* processes counted: the root and its live descendants */
+} lh_watch_mem_t;
 
 typedef struct lh_watch_sample {
     unsigned round;         /* 0 is the baseline after warm-up (load mode) or at t = 0 */
     unsigned long loads;    /* load commands run since warm-up (load mode), else 0 */
     double t_s;             /* seconds since the watch began */
-    lh_procmem_t mem;
+    lh_watch_mem_t mem;
 } lh_watch_sample_t;
 
 typedef struct lh_watch_result {

@@ -181,6 +181,21 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 }
 
 void
+sh_note_no_stacks(lh_shell_t *sh)
+{
+    const lh_heapgraph_t *hg = sh->hg;
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        if (hg->blocks[b].stack_id) {
+            return;
+        }
+    }
+    if (hg->n_blocks) {
+        fputs("note: no block has an allocation stack (a snapshot taken from outside, "
+              "`snapshot -p`): by site or function they make one group\n", sh->out);
+    }
+}
+
+void
 sh_leak_summary(lh_shell_t *sh, FILE *out)
 {
     static const int order[] = {LH_CLASS_DEFINITE, LH_CLASS_INDIRECT, LH_CLASS_POSSIBLE,
@@ -221,7 +236,7 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc != 2) {
         return lh_err_set(err, LH_EINVAL, "use: which snapshot? use LABEL|N");
     }
-    long idx = lh_heapgraph_find_snapshot(sh->hg->snaps, sh->hg->n_snaps, argv[1]);
+    long idx = lh_heapgraph_find_snapshot(sh->hg->snaps, sh->hg->n_snaps, argv[1], 1);
     if (idx < 0) {
         return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
     }
@@ -687,6 +702,9 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && by != BY_FUNCTION) {
         return sh_obj_count(sh, by == BY_SITE, err);
     }
+    if (by != BY_TYPE) {
+        sh_note_no_stacks(sh);
+    }
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         const char *key;
         uint64_t id = block_key(sh, b, by, &key);
@@ -813,6 +831,7 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh)) {
         return sh_obj_unreachable(sh, err);
     }
+    sh_note_no_stacks(sh);
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         int c = hg->g.cls[b];
         if (c != LH_CLASS_DEFINITE && c != LH_CLASS_INDIRECT) {

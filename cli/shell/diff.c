@@ -1,14 +1,14 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * diff.c: `diff LABEL1 LABEL2`: what grew between two snapshots. One pass over the trace
- * replays the events and copies the per-site live counts at both snapshots; sites (or
+ * diff.c: `diff LABEL1 LABEL2`: what grew between two snapshots. The one pass over the
+ * trace (stream.h) copies the per-site live counts at both snapshots; sites (or
  * functions) whose live bytes grew are listed, largest growth first.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "stream.h"
 #include "shell_int.h"
 
 typedef struct counts {
@@ -34,37 +34,39 @@ take(counts_t *c, const lh_replay_t *r)
     return 0;
 }
 
+typedef struct want {
+    long ia, ib, idx;  /* the snapshot indices wanted, the last one seen */
+    counts_t *a, *b;
+} want_t;
+
+/* The consumer of the one pass (stream.h): copies the counts at both snapshots, then ends
+ * the pass. */
+static int
+at_snapshot(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
+            lh_err_t *err)
+{
+    want_t *w = ctx;
+    (void)t;
+    if (ev->type != LH_REC_SNAPSHOT) {
+        return 0;
+    }
+    w->idx++;
+    if ((w->idx == w->ia && take(w->a, r) < 0) || (w->idx == w->ib && take(w->b, r) < 0)) {
+        return lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+    }
+    return w->idx >= w->ia && w->idx >= w->ib;
+}
+
 static int
 collect(const char *path, int salvage, long ia, long ib, counts_t *a, counts_t *b,
         lh_err_t *err)
 {
-    lh_trace_opts_t to = {salvage};
-    lh_trace_t *t = NULL;
-    lh_replay_t *r = NULL;
-    lh_event_t ev;
-    long idx = -1;
-    int rc;
-    if ((rc = lh_trace_open(path, &to, &t, err)) < 0 || (rc = lh_replay_new(&r, err)) < 0) {
-        goto done;
-    }
-    while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
-            goto done;
-        }
-        if (ev.type != LH_REC_SNAPSHOT) {
-            continue;
-        }
-        idx++;
-        if ((idx == ia && take(a, r) < 0) || (idx == ib && take(b, r) < 0)) {
-            rc = lh_err_set(err, LH_ENOMEM, "diff: out of memory");
-            goto done;
-        }
-        if (idx >= ia && idx >= ib) {
-            break;
-        }
-    }
-    rc = rc < 0 ? rc : 0;
-done:
+    want_t w = {ia, ib, -1, a, b};
+    lh_consumer_t me = {at_snapshot, &w};
+    lh_stream_opts_t so = {salvage, &me, 1, NULL, NULL};
+    lh_trace_t *t;
+    lh_replay_t *r;
+    int rc = lh_stream_run(path, &so, &t, &r, err);
     lh_replay_free(r);
     lh_trace_close(t);
     return rc;
@@ -117,8 +119,8 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!lb) {
         return lh_err_set(err, LH_EINVAL, "diff: two snapshots: diff LABEL1 LABEL2");
     }
-    long ia = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, la);
-    long ib = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, lb);
+    long ia = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, la, 0);
+    long ib = lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, lb, 1);
     if (ia < 0 || ib < 0) {
         return lh_err_set(err, LH_EINVAL, "diff: no snapshot '%s' (see snapshots)",
                           ia < 0 ? la : lb);
@@ -126,6 +128,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && !by_given) {
         return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
+    sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;
     size_t ng = 0;

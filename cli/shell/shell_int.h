@@ -23,6 +23,9 @@ int sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node
 /* A block's class name ("?" without a graph), and "48 B type, site" on out. */
 const char *sh_class(lh_shell_t *sh, uint32_t b);
 void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
+/* One note line on out when no live block has an allocation stack (`snapshot -p`), for
+ * the commands that group by site or function. */
+void sh_note_no_stacks(lh_shell_t *sh);
 /* The one-line Valgrind-style LEAK SUMMARY. */
 void sh_leak_summary(lh_shell_t *sh, FILE *out);
 

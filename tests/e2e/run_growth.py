@@ -14,6 +14,7 @@ Exit status: 0 pass, 1 fail, 2 usage error.
 """
 
 import json
+import math
 import os
 import re
 import shutil
@@ -493,9 +494,9 @@ def case_rss(ctx):
 def case_bad_labels(ctx):
     trace = record(ctx, [ctx.prog("growth_freed")])
     lh = ctx.lh
-    expect_error(ctx, [lh, "leaks", trace, "--from", "nosuch"], ["nosuch", "'request' (500)",
-                 "'done' (1)"], "leaks --from nosuch")
-    expect_error(ctx, [lh, "leaks", trace, "--to", "nosuch"], ["nosuch", "'request'"],
+    expect_error(ctx, [lh, "leaks", trace, "--from", "nosuch"],
+                 ["--from 'nosuch'", "'request' (500)", "'done' (1)"], "leaks --from nosuch")
+    expect_error(ctx, [lh, "leaks", trace, "--to", "nosuch"], ["--to 'nosuch'", "'request'"],
                  "leaks --to nosuch")
     expect_error(ctx, [lh, "leaks", trace, "--to", "request#9999"], ["request#9999"],
                  "leaks --to request#9999")
@@ -510,8 +511,8 @@ def case_bad_labels(ctx):
 def case_no_marks(ctx):
     trace = record(ctx, [ctx.prog("clean")])
     for args in (["leaks", trace], ["report", trace, "--growth"], ["counts", trace]):
-        expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots"], " ".join(args[:1] +
-                     args[2:]) + " of a trace without marks")
+        expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots", "--snapshot-every"],
+                     " ".join(args[:1] + args[2:]) + " of a trace without marks")
     expect_error(ctx, [ctx.lh, "leaks", trace, "--use", "snapshots"], ["no marks"],
                  "leaks --use snapshots of a trace without marks")
 
@@ -663,6 +664,42 @@ def case_teardown(ctx):
     res = E.run(ctx, [ctx.lh, "leaks", trace])
     ctx.check("the last before teardown" in res.stdout, "leaks text: says which end it chose",
               "'the last before teardown'", res.stdout[:800])
+    # The 13 snapshots (no marks) as the x axis: the axis says "snapshot". In time (plot
+    # and html), where the ticks come in quick succession, no two snapshot labels overlap.
+    for args, what in ((["plot", "--x", "marks"], "plot --x marks"), (["plot"], "plot"),
+                       (["html"], "html")):
+        out = os.path.join(ctx.workdir, "td-%s.out" % "-".join(args))
+        res = E.run(ctx, [ctx.lh, args[0], trace, "-o", out, "--quiet"] + args[1:])
+        if not ctx.check(res.returncode == 0, what, "exit 0", res.stderr[-300:]):
+            continue
+        with open(out) as f:
+            text = f.read()
+        if "--x" in args:
+            eq(ctx, re.findall(r'<text class="s"[^>]*>(snapshot|mark|time since start)</text>',
+                               text), ["snapshot"], "%s: the x axis is labelled snapshot" % what)
+            continue
+        labels = label_boxes(text)
+        ctx.check(len(labels) >= 2, "%s: snapshot labels drawn" % what, ">= 2", len(labels))
+        eq(ctx, label_overlaps(labels), [], "%s: no two snapshot labels overlap" % what)
+
+
+def label_boxes(svg):
+    """The rotated mark/snapshot labels of a plot: (x, y, angle in degrees, font px)."""
+    return [(float(x), float(y), float(a), float(px)) for x, y, a, px in re.findall(
+        r'<text x="([\d.]+)" y="([\d.]+)" transform="rotate\(-([\d.]+) [^)]*\)" '
+        r'style="font-size:([\d.]+)px', svg)]
+
+
+def label_overlaps(labels):
+    """Pairs of neighbouring parallel labels whose baselines are closer than a line of
+    their font, measured across the text (dx * sin(angle) for labels on one row)."""
+    bad = []
+    labels = sorted(labels)
+    for (x0, y0, a0, f0), (x1, y1, a1, f1) in zip(labels, labels[1:]):
+        across = (x1 - x0) * math.sin(math.radians(a0)) - (y1 - y0) * math.cos(math.radians(a0))
+        if y0 == y1 and a0 == a1 and abs(across) < max(f0, f1):
+            bad.append((x0, x1))
+    return bad
 
 
 

@@ -173,6 +173,18 @@ def child(node, name):
 
 
 def case_tree(ctx):
+    # help tree says "P%" (a usage text printed as data, never through a format), and so
+    # does every other command's help: no "%%" or "%s" left in any of them.
+    p = ctx.run([ctx.lh, "help", "tree"])
+    ctx.check("under P% of the total" in p.stdout, "help tree: --min-percent P%",
+              "under P% of the total", p.stdout)
+    listing = ctx.run([ctx.lh, "help"]).stdout.partition("commands:")[2].partition("\n\n")[0]
+    names = re.findall(r"^  ([a-z]+) +\S", listing, re.M)
+    ctx.check(len(names) > 10, "help lists the commands", "> 10", names)
+    for name in [n for n in names if n not in ("help", "version")]:
+        text = ctx.run([ctx.lh, "help", name]).stdout
+        bad = re.findall(r"%[%sdu]|%l[ud]", text)
+        ctx.check(not bad, "help %s: no printf escapes" % name, "none", bad)
     trace = ctx.trace()
     t = tree_json(ctx, trace)
     root = t["root"]
@@ -413,6 +425,18 @@ def case_suppress_report(ctx):
     p = ctx.run([ctx.lh, "report", clean, "--default-suppressions"])
     ctx.check("No leaks once the suppressed sites are left out" in p.stdout,
               "defaults hide the C library's own", "No leaks once ...", p.stdout)
+    # ... in the site list, the summary line and the LEAK SUMMARY alike (the trace's blocks
+    # are all the C library's: without the defaults, every figure is non-zero)
+    def figures(*extra):
+        rep = json.loads(ctx.run([ctx.lh, "report", clean, "--format", "json"] +
+                                 list(extra)).stdout)
+        ls = rep.get("leak_summary") or {}
+        return (rep["summary"]["leaked_bytes"], len(rep["sites"]),
+                sum(v.get("bytes", 0) for v in ls.values()))
+    bare = figures()
+    ctx.check(all(bare), "without the defaults: leaked, sites, leak_summary", "all > 0", bare)
+    ctx.eq("--default-suppressions: leaked, sites, leak_summary", (0, 0, 0),
+           figures("--default-suppressions"))
 
 
 # ---------------------------------------------------------------------------------------

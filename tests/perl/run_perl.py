@@ -282,6 +282,12 @@ def case_module(ctx):
     ctx.check(res.returncode == 0 and res.stdout.strip() == "inactive" and not res.stderr,
               "LeakHound without the agent", "exit 0, 'inactive', nothing on stderr",
               "exit %d, %r, %r" % (res.returncode, res.stdout, res.stderr[-300:]))
+    # The module's version is the project's, written once (CMakeLists.txt project VERSION).
+    res = run(ctx, ["perl", "-MLeakHound", "-e", "print LeakHound->VERSION"],
+              env={"PERL5LIB": ctx.perl5})
+    want = run(ctx, [ctx.lh, "--version"]).stdout.split()
+    ctx.check(len(want) > 1 and res.stdout == want[1], "LeakHound->VERSION is leakhound's",
+              want[1] if len(want) > 1 else want, res.stdout)
 
 
 def case_frees(ctx):

@@ -1,6 +1,6 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * test_agent_stacks.c: the agent's stack table and frame-pointer unwinder, without
+ * test_agent_stacktab.c: the agent's stack table and frame-pointer unwinder, without
  * LD_PRELOAD (linked from lh_agent_core).
  */
 #include <pthread.h>
@@ -13,63 +13,63 @@
 #include <cmocka.h>
 
 #include "enc.h"
-#include "stacks.h"
+#include "stacktab.h"
 #include "unwind.h"
 
 static void
 test_intern_dedup(void **state)
 {
     (void)state;
-    lh_stacks_t t;
-    assert_int_equal(lh_stacks_init(&t, 1024, 65536), 0);
+    lh_stacktab_t t;
+    assert_int_equal(lh_stacktab_init(&t, 1024, 65536), 0);
     uint64_t a[3] = {0x1000, 0x2000, 0x3000};
     uint64_t b[3] = {0x1000, 0x2000, 0x3001};
     int emit;
-    uint32_t ia = lh_stacks_intern(&t, a, 3, 0, 1, &emit);
+    uint32_t ia = lh_stacktab_intern(&t, a, 3, 0, 1, &emit);
     assert_int_equal(ia, 1);
     assert_int_equal(emit, 1);
-    assert_int_equal(lh_stacks_intern(&t, a, 3, 0, 1, &emit), ia);
+    assert_int_equal(lh_stacktab_intern(&t, a, 3, 0, 1, &emit), ia);
     assert_int_equal(emit, 0); /* written once per generation */
-    uint32_t ib = lh_stacks_intern(&t, b, 3, 0, 1, &emit);
+    uint32_t ib = lh_stacktab_intern(&t, b, 3, 0, 1, &emit);
     assert_int_equal(ib, 2);
     assert_int_equal(emit, 1);
     /* A prefix is a different stack. */
-    assert_int_equal(lh_stacks_intern(&t, a, 2, 0, 1, &emit), 3);
+    assert_int_equal(lh_stacktab_intern(&t, a, 2, 0, 1, &emit), 3);
     /* Same addresses in a later epoch (after a dlclose): a new id. */
-    assert_int_equal(lh_stacks_intern(&t, a, 3, 1, 1, &emit), 4);
+    assert_int_equal(lh_stacktab_intern(&t, a, 3, 1, 1, &emit), 4);
     /* A new trace-file generation (fork child) re-emits, same id. */
-    assert_int_equal(lh_stacks_intern(&t, a, 3, 0, 2, &emit), ia);
+    assert_int_equal(lh_stacktab_intern(&t, a, 3, 0, 2, &emit), ia);
     assert_int_equal(emit, 1);
-    const lh_stack_entry_t *e = lh_stacks_get(&t, ib);
+    const lh_stacktab_entry_t *e = lh_stacktab_get(&t, ib);
     assert_non_null(e);
     assert_int_equal(e->n, 3);
     assert_memory_equal(e->ips, b, sizeof b);
-    assert_null(lh_stacks_get(&t, 0));
-    assert_null(lh_stacks_get(&t, 99));
-    lh_stacks_fini(&t);
+    assert_null(lh_stacktab_get(&t, 0));
+    assert_null(lh_stacktab_get(&t, 99));
+    lh_stacktab_fini(&t);
 }
 
 static void
 test_intern_full(void **state)
 {
     (void)state;
-    lh_stacks_t t;
-    assert_int_equal(lh_stacks_init(&t, 8, 1024), 0);
+    lh_stacktab_t t;
+    assert_int_equal(lh_stacktab_init(&t, 8, 1024), 0);
     int emit;
     uint32_t last = 0;
     for (uint64_t i = 0; i < 8; i++) {
         uint64_t ip = 0x400000 + i;
-        last = lh_stacks_intern(&t, &ip, 1, 0, 1, &emit);
+        last = lh_stacktab_intern(&t, &ip, 1, 0, 1, &emit);
         assert_int_equal(last, i + 1);
     }
     uint64_t ip = 0x500000;
-    assert_int_equal(lh_stacks_intern(&t, &ip, 1, 0, 1, &emit), 0); /* full: unknown */
-    lh_stacks_fini(&t);
+    assert_int_equal(lh_stacktab_intern(&t, &ip, 1, 0, 1, &emit), 0); /* full: unknown */
+    lh_stacktab_fini(&t);
 }
 
 #define N_THREADS 4
 #define N_STACKS 2000
-static lh_stacks_t shared;
+static lh_stacktab_t shared;
 static uint32_t ids[N_THREADS][N_STACKS];
 
 static void *
@@ -79,7 +79,7 @@ intern_many(void *arg)
     for (int i = 0; i < N_STACKS; i++) {
         uint64_t ips[4] = {0x1000, (uint64_t)i, 0x3000, 0x4000};
         int emit;
-        ids[k][i] = lh_stacks_intern(&shared, ips, 4, 0, 1, &emit);
+        ids[k][i] = lh_stacktab_intern(&shared, ips, 4, 0, 1, &emit);
     }
     return NULL;
 }
@@ -89,7 +89,7 @@ test_intern_threads(void **state)
 {
     (void)state;
     pthread_t th[N_THREADS];
-    assert_int_equal(lh_stacks_init(&shared, 1 << 14, 1 << 20), 0);
+    assert_int_equal(lh_stacktab_init(&shared, 1 << 14, 1 << 20), 0);
     for (int k = 0; k < N_THREADS; k++) {
         pthread_create(&th[k], NULL, intern_many, (void *)(intptr_t)k);
     }
@@ -104,7 +104,7 @@ test_intern_threads(void **state)
         assert_in_range(ids[0][i], 1, N_STACKS);
     }
     assert_int_equal(shared.n_entries, N_STACKS);
-    lh_stacks_fini(&shared);
+    lh_stacktab_fini(&shared);
 }
 
 static int fp_n;

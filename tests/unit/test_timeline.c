@@ -50,6 +50,7 @@ ev(fx_t *f, uint8_t type, uint64_t ts, uint64_t addr, uint64_t size, uint32_t st
     e.size = size;
     e.stack_id = stack;
     e.tid = 1;
+    assert_int_equal(lh_replay_event(f->r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f->tl, f->r, &e, &err), 0);
 }
 
@@ -75,6 +76,7 @@ label_ev(fx_t *f, uint8_t type, uint64_t ts, const char *label, uint8_t trigger)
     e.kind = trigger;
     e.label = label;
     e.label_len = strlen(label);
+    assert_int_equal(lh_replay_event(f->r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f->tl, f->r, &e, &err), 0);
 }
 
@@ -189,7 +191,8 @@ test_diff_intervals(void **state)
 
     o.from = "nosuch";
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
-    assert_non_null(strstr(err.msg, "--from 'nosuch'"));
+    assert_non_null(strstr(err.msg, "start 'nosuch'"));
+    assert_int_equal(d.why, LH_WHY_FROM);
     assert_non_null(strstr(err.msg, "'tick' (5)"));
     o.from = "#5";
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
@@ -197,7 +200,8 @@ test_diff_intervals(void **state)
     o.from = NULL;
     o.skip = 4;
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &o, &d, &err), LH_EINVAL);
-    assert_non_null(strstr(err.msg, "--skip 4 leaves no interval"));
+    assert_non_null(strstr(err.msg, "skip 4 leaves no interval"));
+    assert_int_equal(d.why, LH_WHY_SKIP);
     fx_free(&f);
 }
 
@@ -249,8 +253,9 @@ test_diff_to(void **state)
     mark(&f, 100, "a");
     mark(&f, 200, "b");
     assert_int_equal(lh_timeline_diff(f.tl, f.r, &dopts, &d, &err), LH_EINVAL);
-    assert_string_equal(err.msg, "--to 'zzz': no such mark; the trace's marks are: 'a' (1), "
+    assert_string_equal(err.msg, "end 'zzz': no such mark; the trace's marks are: 'a' (1), "
                                  "'b' (1)");
+    assert_int_equal(d.why, LH_WHY_TO);
     fx_free(&f);
 }
 
@@ -499,6 +504,7 @@ test_temporary(void **state)
     e.addr = 0x400;
     e.size = 16;
     e.stack_id = 3;
+    assert_int_equal(lh_replay_event(f.r, &e, &err), 0);
     assert_int_equal(lh_timeline_event(f.tl, f.r, &e, &err), 0);
     assert_int_equal(lh_timeline_temporary(f.tl, f.r, &t, &err), 0);
     assert_int_equal(t.n_sites, 1);
@@ -579,6 +585,7 @@ test_trace_end_to_end(void **state)
     fx_new(&f, &o);
     int rc;
     while ((rc = lh_trace_next(t, &e, &err)) > 0) {
+        assert_int_equal(lh_replay_event(f.r, &e, &err), 0);
         assert_int_equal(lh_timeline_event(f.tl, f.r, &e, &err), 0);
     }
     assert_int_equal(rc, 0);

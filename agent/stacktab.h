@@ -1,6 +1,6 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * stacks.h: the agent's stack table. Each distinct call stack (a list of return addresses,
+ * stacktab.h: the agent's stack table. Each distinct call stack (a list of return addresses,
  * innermost first) gets a small dense id >= 1, so events carry an id and each stack is
  * written to the trace once per file.
  *
@@ -10,26 +10,26 @@
  * "epoch" too: after a dlclose the same address may belong to another library, so a stack
  * seen again after an unload gets a new id.
  */
-#ifndef LH_STACKS_H
-#define LH_STACKS_H
+#ifndef LH_AGENT_STACKTAB_H
+#define LH_AGENT_STACKTAB_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct lh_stack_entry {
+typedef struct lh_stacktab_entry {
     uint64_t hash;
     const uint64_t *ips;
     uint32_t n;
     uint32_t epoch;
     _Atomic uint32_t emitted_gen; /* trace-file generation that has this stack's record */
     uint32_t pad;
-} lh_stack_entry_t;
+} lh_stacktab_entry_t;
 
-typedef struct lh_stacks {
+typedef struct lh_stacktab {
     _Atomic uint32_t *slots; /* entry index + 1, 0 = empty */
     uint32_t slot_mask;
-    lh_stack_entry_t *entries;
+    lh_stacktab_entry_t *entries;
     uint32_t max_entries;
     _Atomic uint32_t n_entries;
     uint64_t *arena;
@@ -37,24 +37,24 @@ typedef struct lh_stacks {
     uint64_t arena_used;
     atomic_flag lock;
     size_t map_slots_len, map_entries_len, map_arena_len;
-} lh_stacks_t;
+} lh_stacktab_t;
 
 /* Reserves the table (address space only). Returns 0 or -1. Not AS-safe (mmap is, but call
  * it once at init). */
-int lh_stacks_init(lh_stacks_t *t, uint32_t max_entries, uint64_t arena_words);
-void lh_stacks_fini(lh_stacks_t *t);
+int lh_stacktab_init(lh_stacktab_t *t, uint32_t max_entries, uint64_t arena_words);
+void lh_stacktab_fini(lh_stacktab_t *t);
 
 /* Returns the id of ips[0..n) in epoch, inserting it if new; 0 when the table is full.
  * Sets *emit to 1 when the caller is the one that must write the stack's record into trace
  * generation gen (exactly one caller per id and generation). AS-safe, lock-free for stacks
  * already present. */
-uint32_t lh_stacks_intern(lh_stacks_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch,
+uint32_t lh_stacktab_intern(lh_stacktab_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch,
                           uint32_t gen, int *emit);
 
 /* The entry for id (>= 1), or NULL. AS-safe. */
-const lh_stack_entry_t *lh_stacks_get(const lh_stacks_t *t, uint32_t id);
+const lh_stacktab_entry_t *lh_stacktab_get(const lh_stacktab_t *t, uint32_t id);
 
 /* In a fork child: the insert lock may have been held by a thread that no longer exists. */
-void lh_stacks_after_fork(lh_stacks_t *t);
+void lh_stacktab_after_fork(lh_stacktab_t *t);
 
-#endif /* LH_STACKS_H */
+#endif /* LH_AGENT_STACKTAB_H */

@@ -1,7 +1,9 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * procmem.h: the memory of a running process and all its descendants, read from /proc
- * (the outside view `leakhound watch` samples; no agent involved).
+ * (the outside view `leakhound watch` samples; no agent involved). A module of the watch
+ * command, not of analysis/: it reads the live system, never a trace. The figures it fills
+ * are the watch view's sample (lh_watch_mem_t, views/watch.h).
  *
  * For each process of the tree: RSS from /proc/PID/statm (resident pages), PSS and
  * anonymous memory from /proc/PID/smaps_rollup when it is readable (it needs ptrace-read
@@ -20,21 +22,14 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "watch.h"
 
-typedef struct lh_procmem {
-    uint64_t rss_bytes;          /* resident set, summed over the tree */
-    uint64_t pss_bytes;          /* proportional set size, summed; valid if has_pss */
-    uint64_t anon_bytes;         /* anonymous resident memory, summed */
-    int has_pss;                 /* smaps_rollup was readable for every process counted */
-    unsigned n_procs;            /* processes counted: the root and its live descendants */
-    unsigned long long start_ticks; /* the root's start time (field 22 of stat), to notice a
-                                     * reused pid */
-} lh_procmem_t;
-
-/* Samples the tree rooted at pid into *out. Returns 0; LH_ENOENT when the root does not
- * exist or has exited (a zombie, or state X), with "process PID has exited" or "no
- * process with pid PID" in err; LH_EIO when /proc cannot be read. */
-int lh_procmem_tree(pid_t pid, lh_procmem_t *out, lh_err_t *err);
+/* Samples the tree rooted at pid into *out, and the root's start time (field 22 of stat,
+ * to notice a reused pid) into *start_ticks when not NULL. Returns 0; LH_ENOENT when the
+ * root does not exist or has exited (a zombie, or state X), with "process PID has exited"
+ * or "no process with pid PID" in err; LH_EIO when /proc cannot be read. */
+int lh_procmem_tree(pid_t pid, lh_watch_mem_t *out, unsigned long long *start_ticks,
+                   lh_err_t *err);
 
 /* Reads the root's start time (clock ticks after boot) and state character from
  * /proc/PID/stat. Returns 0, or LH_ENOENT when there is no such process. */

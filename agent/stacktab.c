@@ -1,8 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * stacks.c: lock-free-read stack interning (see stacks.h).
+ * stacktab.c: lock-free-read stack interning (see stacktab.h).
  */
-#include "stacks.h"
+#include "stacktab.h"
 
 #include <string.h>
 
@@ -20,7 +20,7 @@ hash_stack(const uint64_t *ips, uint32_t n, uint32_t epoch)
 }
 
 int
-lh_stacks_init(lh_stacks_t *t, uint32_t max_entries, uint64_t arena_words)
+lh_stacktab_init(lh_stacktab_t *t, uint32_t max_entries, uint64_t arena_words)
 {
     uint32_t n_slots = 1024;
     memset(t, 0, sizeof *t);
@@ -28,13 +28,13 @@ lh_stacks_init(lh_stacks_t *t, uint32_t max_entries, uint64_t arena_words)
         n_slots <<= 1;
     }
     t->map_slots_len = (size_t)n_slots * sizeof(uint32_t);
-    t->map_entries_len = (size_t)max_entries * sizeof(lh_stack_entry_t);
+    t->map_entries_len = (size_t)max_entries * sizeof(lh_stacktab_entry_t);
     t->map_arena_len = (size_t)arena_words * sizeof(uint64_t);
     t->slots = lh_sys_map(t->map_slots_len);
     t->entries = lh_sys_map(t->map_entries_len);
     t->arena = lh_sys_map(t->map_arena_len);
     if (!t->slots || !t->entries || !t->arena) {
-        lh_stacks_fini(t);
+        lh_stacktab_fini(t);
         return -1;
     }
     t->slot_mask = n_slots - 1;
@@ -45,7 +45,7 @@ lh_stacks_init(lh_stacks_t *t, uint32_t max_entries, uint64_t arena_words)
 }
 
 void
-lh_stacks_fini(lh_stacks_t *t)
+lh_stacktab_fini(lh_stacktab_t *t)
 {
     lh_sys_unmap(t->slots, t->map_slots_len);
     lh_sys_unmap(t->entries, t->map_entries_len);
@@ -54,7 +54,7 @@ lh_stacks_fini(lh_stacks_t *t)
 }
 
 static int
-entry_matches(const lh_stack_entry_t *e, uint64_t h, const uint64_t *ips, uint32_t n,
+entry_matches(const lh_stacktab_entry_t *e, uint64_t h, const uint64_t *ips, uint32_t n,
               uint32_t epoch)
 {
     return e->hash == h && e->n == n && e->epoch == epoch &&
@@ -64,7 +64,7 @@ entry_matches(const lh_stack_entry_t *e, uint64_t h, const uint64_t *ips, uint32
 /* Probes for (h, ips); returns the entry index + 1, or 0 with *free_slot at the first empty
  * slot of the probe sequence. */
 static uint32_t
-probe(lh_stacks_t *t, uint64_t h, const uint64_t *ips, uint32_t n, uint32_t epoch,
+probe(lh_stacktab_t *t, uint64_t h, const uint64_t *ips, uint32_t n, uint32_t epoch,
       uint32_t *free_slot)
 {
     uint32_t i = (uint32_t)h & t->slot_mask;
@@ -84,7 +84,7 @@ probe(lh_stacks_t *t, uint64_t h, const uint64_t *ips, uint32_t n, uint32_t epoc
 }
 
 static int
-claim_emit(lh_stack_entry_t *e, uint32_t gen)
+claim_emit(lh_stacktab_entry_t *e, uint32_t gen)
 {
     uint32_t old = atomic_load_explicit(&e->emitted_gen, memory_order_relaxed);
     while (old != gen) {
@@ -96,7 +96,7 @@ claim_emit(lh_stack_entry_t *e, uint32_t gen)
 }
 
 uint32_t
-lh_stacks_intern(lh_stacks_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch, uint32_t gen,
+lh_stacktab_intern(lh_stacktab_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch, uint32_t gen,
                  int *emit)
 {
     uint64_t h = hash_stack(ips, n, epoch);
@@ -124,7 +124,7 @@ lh_stacks_intern(lh_stacks_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch
         uint64_t *dst = t->arena + t->arena_used;
         memcpy(dst, ips, n * sizeof *ips);
         t->arena_used += n;
-        lh_stack_entry_t *e = &t->entries[idx];
+        lh_stacktab_entry_t *e = &t->entries[idx];
         e->hash = h;
         e->ips = dst;
         e->n = n;
@@ -139,17 +139,17 @@ lh_stacks_intern(lh_stacks_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch
     return v;
 }
 
-const lh_stack_entry_t *
-lh_stacks_get(const lh_stacks_t *t, uint32_t id)
+const lh_stacktab_entry_t *
+lh_stacktab_get(const lh_stacktab_t *t, uint32_t id)
 {
-    if (id == 0 || id > atomic_load_explicit(&((lh_stacks_t *)t)->n_entries, memory_order_acquire)) {
+    if (id == 0 || id > atomic_load_explicit(&((lh_stacktab_t *)t)->n_entries, memory_order_acquire)) {
         return NULL;
     }
     return &t->entries[id - 1];
 }
 
 void
-lh_stacks_after_fork(lh_stacks_t *t)
+lh_stacktab_after_fork(lh_stacktab_t *t)
 {
     atomic_flag_clear(&t->lock);
 }

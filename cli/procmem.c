@@ -123,7 +123,7 @@ kb_field(const char *text, const char *key)
 
 /* Adds one process's memory to out. Returns 0, or -1 when it vanished meanwhile. */
 static int
-add_process(pid_t pid, lh_procmem_t *out)
+add_process(pid_t pid, lh_watch_mem_t *out)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%ld/statm", (long)pid);
@@ -158,7 +158,7 @@ is_zombie(char state)
 }
 
 int
-lh_procmem_tree(pid_t pid, lh_procmem_t *out, lh_err_t *err)
+lh_procmem_tree(pid_t pid, lh_watch_mem_t *out, unsigned long long *start_ticks, lh_err_t *err)
 {
     stat_line_t root;
     stat_line_t *all = NULL;
@@ -174,7 +174,9 @@ lh_procmem_tree(pid_t pid, lh_procmem_t *out, lh_err_t *err)
     if (is_zombie(root.state)) {
         return lh_err_set(err, LH_ENOENT, "process %ld has exited", (long)pid);
     }
-    out->start_ticks = root.start_ticks;
+    if (start_ticks) {
+        *start_ticks = root.start_ticks;
+    }
     out->has_pss = 1;
 
     if (!(d = opendir("/proc"))) {

@@ -1,0 +1,62 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * stream.c: the one reader loop over a trace.
+ */
+#include "stream.h"
+
+#include <sys/stat.h>
+
+#define PROGRESS_EVERY 0xffffu
+
+int
+lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_replay_t **rp,
+              lh_err_t *err)
+{
+    lh_trace_opts_t topts = {o->salvage};
+    lh_trace_t *t = NULL;
+    lh_replay_t *r = NULL;
+    lh_event_t ev;
+    uint64_t n_ev = 0, file_size = 0;
+    struct stat sb;
+    int rc;
+    *tp = NULL;
+    *rp = NULL;
+    if ((rc = lh_trace_open(path, &topts, &t, err)) < 0 || (rc = lh_replay_new(&r, err)) < 0) {
+        goto fail;
+    }
+    if (stat(path, &sb) == 0) {
+        file_size = (uint64_t)sb.st_size;
+    }
+    while ((rc = lh_trace_next(t, &ev, err)) > 0) {
+        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+            goto fail;
+        }
+        int stop = 0;
+        for (size_t i = 0; i < o->n_consumers; i++) {
+            const lh_consumer_t *c = &o->consumers[i];
+            if ((rc = c->event(c->ctx, t, r, &ev, err)) < 0) {
+                goto fail;
+            }
+            stop |= rc;
+        }
+        if (stop) {
+            break;
+        }
+        if (o->on_progress && (++n_ev & PROGRESS_EVERY) == 0) {
+            o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
+        }
+    }
+    if (rc < 0) {
+        goto fail;
+    }
+    if (o->on_progress) {
+        o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
+    }
+    *tp = t;
+    *rp = r;
+    return 0;
+fail:
+    lh_replay_free(r);
+    lh_trace_close(t);
+    return rc;
+}

@@ -1,0 +1,174 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * ptstop.c: stop every thread with PTRACE_SEIZE + PTRACE_INTERRUPT (see ptstop.h).
+ */
+#include "ptstop.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int
+known(const lh_ptstop_t *s, pid_t tid)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->threads[i].tid == tid) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Waits for tid's stop after PTRACE_INTERRUPT. A signal-delivery stop may come first: the
+ * thread is stopped all the same; the signal is remembered and re-sent at the release. */
+static int
+wait_stop(lh_pthread_regs_t *t)
+{
+    for (;;) {
+        int st;
+        pid_t r = waitpid(t->tid, &st, __WALL);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return -1;
+        }
+        if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            return -1; /* the thread ended meanwhile */
+        }
+        if (!WIFSTOPPED(st)) {
+            continue;
+        }
+        int sig = WSTOPSIG(st);
+        int event = st >> 16;
+        if (event == PTRACE_EVENT_STOP) {
+            return 0; /* the interrupt (or a group stop) */
+        }
+        if (event == 0 && sig != SIGTRAP) {
+            t->pending_sig = sig;
+            return 0;
+        }
+        return 0;
+    }
+}
+
+int
+lh_ptstop_stop(lh_ptstop_t *s, pid_t pid, lh_err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    s->pid = pid;
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &block, &s->saved_mask);
+    s->held = 1;
+    s->t_stop_ns = now_ns();
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    size_t cap = 0;
+    for (int round = 0; round < 100; round++) {
+        DIR *d = opendir(dir);
+        if (!d) {
+            lh_ptstop_release(s);
+            return lh_err_set(err, LH_ENOENT, "snapshot -p: process %d has exited", (int)pid);
+        }
+        int added = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            pid_t tid = (pid_t)atoi(de->d_name);
+            if (tid <= 0 || known(s, tid)) {
+                continue;
+            }
+            if (s->n == cap) {
+                cap = cap ? 2 * cap : 16;
+                lh_pthread_regs_t *p = realloc(s->threads, cap * sizeof *p);
+                if (!p) {
+                    closedir(d);
+                    lh_ptstop_release(s);
+                    return lh_err_set(err, LH_ENOMEM, "out of memory");
+                }
+                s->threads = p;
+            }
+            lh_pthread_regs_t *t = &s->threads[s->n];
+            memset(t, 0, sizeof *t);
+            t->tid = tid;
+            if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+                int e = errno;
+                if (e == ESRCH) {
+                    continue; /* it exited between readdir and now */
+                }
+                closedir(d);
+                lh_ptstop_release(s);
+                return lh_err_set(err, LH_EINVAL,
+                                  "snapshot -p: cannot trace thread %d of process %d: %s; the "
+                                  "process was not touched",
+                                  (int)tid, (int)pid, strerror(e));
+            }
+            s->n++;
+            added = 1;
+            if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(t) < 0) {
+                /* Gone meanwhile: forget it (a seized thread that exits is reaped here). */
+                ptrace(PTRACE_DETACH, tid, NULL, NULL);
+                s->n--;
+                continue;
+            }
+            if (ptrace(PTRACE_GETREGS, tid, NULL, &t->regs) < 0) {
+                int e = errno;
+                closedir(d);
+                lh_ptstop_release(s);
+                return lh_err_set(err, LH_EIO,
+                                  "snapshot -p: cannot read the registers of thread %d: %s",
+                                  (int)tid, strerror(e));
+            }
+        }
+        closedir(d);
+        if (!added) {
+            break; /* every thread is held: none can start another */
+        }
+    }
+    if (s->n == 0) {
+        lh_ptstop_release(s);
+        return lh_err_set(err, LH_ENOENT, "snapshot -p: process %d has exited", (int)pid);
+    }
+    return 0;
+}
+
+void
+lh_ptstop_release(lh_ptstop_t *s)
+{
+    if (!s->held) {
+        return;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
+               (void *)(uintptr_t)s->threads[i].pending_sig);
+    }
+    s->t_release_ns = now_ns();
+    s->held = 0;
+    sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
+}
+
+void
+lh_ptstop_fini(lh_ptstop_t *s)
+{
+    lh_ptstop_release(s);
+    free(s->threads);
+    s->threads = NULL;
+    s->n = 0;
+}
