@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "symbolize.h"
 
 typedef struct entry {
@@ -112,27 +113,6 @@ put_frame(lh_sitecanon_t *c, const lh_frame_t *f)
     return 0;
 }
 
-/* Eight bytes a step (keys are whole stacks of names and paths: a byte-at-a-time hash was
- * most of a report's time on Python traces), mixed as in splitmix64's finalizer. */
-static uint64_t
-hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    if (n > i) {
-        memcpy(&w, p + i, n - i);
-    }
-    h = (h ^ w) * 0x94d049bb133111ebull;
-    return h ^ (h >> 29);
-}
-
 static int
 grow_tab(lh_sitecanon_t *c)
 {
@@ -160,7 +140,7 @@ grow_tab(lh_sitecanon_t *c)
 static int
 intern(lh_sitecanon_t *c, uint32_t id, uint32_t *out)
 {
-    uint64_t h = hash_bytes(c->buf, c->buf_len);
+    uint64_t h = lh_hash_bytes(c->buf, c->buf_len);
     if (2 * (c->n + 1) > c->cap && grow_tab(c) < 0) {
         return -1;
     }

@@ -70,7 +70,7 @@ class Target:
             if not line:
                 raise Failure("snap_target (pid %d) exited: %s" % (self.p.pid, self.p.poll()))
             w = line.split()
-            if w[0] == "ready":
+            if w and w[0] == "ready":
                 return rep
             if w[0] == "mallinfo2":
                 rep["mallinfo2"] = {w[i]: int(w[i + 1]) for i in range(1, len(w) - 1, 2)}
@@ -343,8 +343,99 @@ def case_badtargets(ctx):
             p.wait()
 
 
+def perl_view(ctx, trace, snap=None):
+    """({class: count} of the MyApp classes, [the 6 first roots' names], {class: count}
+    of the unreachable objects) from `shell`."""
+    argv = [ctx.lh, "shell", trace] + ([snap] if snap else []) + [
+        "-c", "count --by type; roots 6; unreachable"]
+    r = E.run(ctx, argv)
+    if r.returncode != 0:
+        raise Failure("shell failed (%d): %s" % (r.returncode, r.stderr.strip()))
+    classes, roots, lost = {}, [], {}
+    part = 0
+    for ln in r.stdout.splitlines():
+        if ln.startswith("total "):
+            part = 1
+        elif ln.startswith("unreachable perl objects"):
+            part = 2
+        m = re.match(r"\s*\d+\s+(\d+)\s+\S+ \S+\s+(MyApp::\S+)", ln)
+        if m and part == 0:
+            classes[m.group(2)] = int(m.group(1))
+        elif m and part == 2:
+            lost[m.group(2)] = int(m.group(1))
+        m = re.match(r"\s*\d+\s+\S+ \S+\s+\S+ \S+\s+([%@$&*]\S+) \(", ln)
+        if m and part == 1:
+            roots.append(m.group(1))
+    return classes, roots, lost, r.stdout
+
+
+def case_perl(ctx):
+    """A perl process: classes and package variables named as in a snapshot taken under
+    `run` (the perl decoder reads the pages of a `--contents full` snapshot)."""
+    need_target_support()
+    if shutil.which("perl") is None:
+        raise Skip("no perl")
+    prog = ctx.prog("snap_target.pl")
+    # Under the agent, for reference.
+    ref = os.path.join(ctx.workdir, "run.lht")
+    env = dict(os.environ, LH_WAIT_FOR=ref[:-4] + ".snap1.lhs")
+    r = E.run(ctx, [ctx.lh, "run", "-o", ref, "--snapshot-contents", "full", "--", "perl",
+                    prog], env=env)
+    ctx.check(r.returncode == 0, "leakhound run perl snap_target.pl", 0,
+              "%d: %s" % (r.returncode, r.stderr[-600:]))
+    want = {"MyApp::Session": 400, "MyApp::Job": 60, "MyApp::Node": 25}
+    rc, rroots, rlost, rout = perl_view(ctx, ref, "signal-1")
+    ctx.check(rc == want, "under run: the MyApp classes", want, rc)
+    # From outside.
+    t = Target(ctx, argv=["perl", prog])
+    try:
+        trace = os.path.join(ctx.workdir, "perl.lht")
+        out = snapshot(ctx, t.pid, trace, ["--contents", "full"])
+        ctx.log(out)
+        untouched(ctx, t, "perl after the snapshot")
+        sc, sroots, slost, sout = perl_view(ctx, trace)
+        ctx.check(sc == want, "snapshot -p: the MyApp classes, as under run", want, sc)
+        ctx.check(sroots[:2] == ["%MyApp::SESSIONS", "@MyApp::QUEUE"] and sroots == rroots,
+                  "snapshot -p: the package variables that retain most, as under run",
+                  rroots, sroots)
+        ctx.check(slost.get("MyApp::Node") == 25 and rlost.get("MyApp::Node") == 25,
+                  "the 25 MyApp::Node cycles unreachable in both", 25,
+                  (slost.get("MyApp::Node"), rlost.get("MyApp::Node")))
+    finally:
+        t.stop()
+
+
+def case_python(ctx):
+    """A python process (Debian's python3): its classes counted exactly from outside (the
+    python decoder reads the pages of a `--contents full` snapshot)."""
+    need_target_support()
+    py = "/usr/bin/python3"
+    if not os.path.exists(py):
+        raise Skip("no /usr/bin/python3")
+    t = Target(ctx, argv=[py, ctx.prog("snap_target.py")])
+    try:
+        trace = os.path.join(ctx.workdir, "python.lht")
+        out = snapshot(ctx, t.pid, trace, ["--contents", "full"])
+        ctx.log(out)
+        untouched(ctx, t, "python after the snapshot")
+        s = shell(ctx, trace, "count --by type")
+        rows = {}
+        for ln in s.splitlines():
+            m = re.match(r"\s*\d+\s+(\d+)\s+\S+ \S+\s+(\S+)\s*$", ln)
+            if m:
+                rows[m.group(2)] = int(m.group(1))
+        got = {k: rows.get(k) for k in ("__main__.Session", "__main__.Job")}
+        ctx.check(got == {"__main__.Session": 300, "__main__.Job": 40},
+                  "snapshot -p: the python classes counted exactly",
+                  {"__main__.Session": 300, "__main__.Job": 40}, got)
+    finally:
+        t.stop()
+
+
 CASES = {
     "c_program": case_c_program,
+    "python": case_python,
+    "perl": case_perl,
     "diff": case_diff,
     "badtargets": case_badtargets,
 }
