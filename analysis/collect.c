@@ -37,6 +37,7 @@ typedef struct sstate {
 struct lh_collect {
     lh_trace_t *t;
     lh_replay_t *r;
+    lh_timeline_t *tl;     /* the per-site series and growth, fed by the same pass */
     lh_symbolizer_t *sym;
     lh_collect_opts_t opts;
     int started;           /* start_ns set from the trace's info */
@@ -430,8 +431,12 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
         rc = oom(err);
         goto fail;
     }
-    lh_consumer_t me = {apply, c};
-    lh_stream_opts_t so = {c->opts.salvage, &me, 1, c->opts.on_progress, c->opts.progress_ctx};
+    lh_timeline_opts_t tlo = {.series = 1};
+    if ((rc = lh_timeline_new(&tlo, &c->tl, err)) < 0) {
+        goto fail;
+    }
+    lh_consumer_t cs[2] = {{apply, c}, lh_timeline_consumer(c->tl)};
+    lh_stream_opts_t so = {c->opts.salvage, cs, 2, c->opts.on_progress, c->opts.progress_ctx};
     if ((rc = lh_stream_run(path, &so, &c->t, &c->r, err)) < 0 || (rc = finish(c, err)) < 0) {
         goto fail;
     }
@@ -464,6 +469,7 @@ lh_collect_free(lh_collect_t *c)
     free(c->points);
     free(c->rss);
     lh_sym_free(c->sym);
+    lh_timeline_free(c->tl);
     lh_replay_free(c->r);
     lh_trace_close(c->t);
     free(c);
@@ -586,76 +592,29 @@ lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
 }
 
 int
-lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err)
+lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots, lh_err_t *err)
 {
-    size_t ns = c->n_stacks ? c->n_stacks : 1, n_kind = 0, k = 0, j = 0;
+    lh_growth_opts_t o = {LH_BOUND_AUTO, 1};
+    lh_growth_t g;
     memset(out, 0, c->n_stacks * sizeof *out);
-    for (size_t p = 0; p < c->n_points; p++) {
-        n_kind += lh_bound_is_point(&c->points[p], is_snapshot);
+    *over_snapshots = 0;
+    int rc = lh_timeline_growth(c->tl, &o, &g, err);
+    if (rc < 0) {
+        return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: no growth to tell */
     }
-    if (n_kind < 2) {
-        return (int)n_kind;
-    }
-    /* The series ends with the main work (growth.h), as in timeline.c. */
-    uint64_t *heap = malloc(n_kind * sizeof *heap);
-    if (!heap) {
-        return oom(err);
-    }
-    for (size_t p = 0; p < c->n_points; p++) {
-        if (lh_bound_is_point(&c->points[p], is_snapshot)) {
-            heap[k++] = c->points[p].heap_bytes;
+    for (size_t i = 0; i < g.n_sites; i++) {
+        const lh_growth_site_t *s = &g.sites[i];
+        if (s->stack_id < c->n_stacks) {
+            out[s->stack_id] = (lh_cgrowth_t){s->slope_bytes, s->bytes[0],
+                                              s->bytes[g.n_points - 1],
+                                              (uint32_t)s->grew_intervals,
+                                              (uint32_t)s->intervals, s->trend, s->growing};
         }
     }
-    size_t n = lh_trend_main_end(heap, n_kind) + 1, m = lh_trend_n_samples(n);
-    free(heap);
-    uint64_t *cur = calloc(ns, sizeof *cur), *prev = calloc(ns, sizeof *prev);
-    uint64_t *samples = malloc(ns * m * sizeof *samples);
-    __int128 *num = calloc(ns, sizeof *num);
-    if (!cur || !prev || !samples || !num) {
-        free(cur), free(prev), free(samples), free(num);
-        return oom(err);
-    }
-    k = 0;
-    for (size_t p = 0; p < c->n_points && k < n; p++) {
-        for (size_t e = c->pts.start[p]; e < c->pts.start[p + 1]; e++) {
-            cur[c->pts.e[e].stack] = c->pts.e[e].bytes;
-        }
-        if (!lh_bound_is_point(&c->points[p], is_snapshot)) {
-            continue;
-        }
-        /* O(stacks) per boundary: boundaries are few (marks per iteration, snapshots).
-         * The slope as timeline.c computes it: 2 sum(c_k y_k) / sum(c_k^2), c_k = 2k-(n-1). */
-        int sampled = j < m && lh_trend_sample_index(j, n) == k;
-        __int128 ck = 2 * (__int128)k - (__int128)(n - 1);
-        for (size_t s = 0; s < c->n_stacks; s++) {
-            num[s] += ck * (__int128)cur[s];
-            if (k == 0) {
-                out[s].first = cur[s];
-            } else {
-                out[s].n_intervals++;
-                out[s].n_up += cur[s] > prev[s];
-            }
-            out[s].last = cur[s];
-            prev[s] = cur[s];
-            if (sampled) {
-                samples[s * m + j] = cur[s];
-            }
-        }
-        j += sampled;
-        k++;
-    }
-    double den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double ci = 2.0 * (double)i - (double)(n - 1);
-        den += ci * ci;
-    }
-    for (size_t s = 0; s < c->n_stacks; s++) {
-        out[s].slope = den > 0 ? 2.0 * (double)num[s] / den : 0;
-        lh_trend_classify_samples(samples + s * m, m, &out[s].trend);
-        out[s].growing = out[s].trend.kind == LH_TREND_GROWING;
-    }
-    free(cur), free(prev), free(samples), free(num);
-    return (int)(n > 1000000000 ? 1000000000 : n);
+    *over_snapshots = g.kind == LH_BOUND_SNAPSHOTS;
+    rc = g.n_points > 1000000000 ? 1000000000 : (int)g.n_points;
+    lh_growth_fini(&g);
+    return rc;
 }
 
 size_t

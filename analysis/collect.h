@@ -36,6 +36,7 @@
 #include "report.h"
 #include "stream.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "trace.h"
 
 typedef struct lh_collect lh_collect_t;
@@ -72,8 +73,8 @@ typedef struct lh_rss_sample {
     uint64_t rss_bytes;
 } lh_rss_sample_t;
 
-/* Growth of one stack over the boundaries of one kind (lh_collect_growth), up to the end
- * of the main work, in the one growth model (growth.h). */
+/* Growth of one stack (lh_collect_growth): the timeline's (timeline.h: lh_timeline_growth,
+ * the one growth model of growth.h), per stack id. */
 typedef struct lh_cgrowth {
     double slope;          /* least-squares live bytes per boundary */
     uint64_t first, last;  /* live bytes at the first and last boundary */
@@ -125,11 +126,12 @@ typedef struct lh_cdelta {
     uint64_t bytes;
 } lh_cdelta_t;
 size_t lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out);
-/* Growth of every stack over the marks (is_snapshot 0) or the snapshots other than exit
- * snapshots (1), up to the end of the main work (growth.h: lh_trend_main_end); out has
- * lh_collect_n_stacks() entries. Returns the number of boundaries used (growth needs 2 or
- * more; with fewer, out is all zero), or LH_ENOMEM. */
-int lh_collect_growth(const lh_collect_t *c, int is_snapshot, lh_cgrowth_t *out, lh_err_t *err);
+/* Growth of every stack, as the timeline the pass also fed measures it (over the marks,
+ * else the snapshots taken while running, up to the end of the main work); out has
+ * lh_collect_n_stacks() entries, *over_snapshots says which kind. Returns the number of
+ * boundaries used (growth needs 2 or more; with fewer, 0 and out all zero), or LH_ENOMEM. */
+int lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots,
+                      lh_err_t *err);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);
 const lh_ccolumn_t *lh_collect_column(const lh_collect_t *c, size_t i);

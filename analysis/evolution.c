@@ -92,31 +92,17 @@ suppressed(lh_collect_t *c, const lh_supp_t *supp, uint32_t id, lh_err_t *err)
     return rc < 0 ? rc : lh_supp_match(supp, site->frames, site->n_frames) >= 0;
 }
 
-/* The growth of every stack over the marks, else the snapshots taken while running (an
- * array of lh_collect_n_stacks() entries, or NULL on LH_ENOMEM); *n_points and *kind say
- * which (n_points < 2: no growth). */
+/* The growth of every stack (collect.h; an array of lh_collect_n_stacks() entries, or NULL
+ * on LH_ENOMEM); *n_points and *kind say over which boundaries (n_points < 2: no growth). */
 static lh_cgrowth_t *
 growth_of_stacks(const lh_collect_t *c, int *n_points, int *kind, lh_err_t *err)
 {
     size_t ns = lh_collect_n_stacks(c);
     lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
-    *n_points = 0;
-    *kind = 0;
-    if (!g) {
+    if (!g || (*n_points = lh_collect_growth(c, g, kind, err)) < 0) {
+        free(g);
         lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
         return NULL;
-    }
-    for (int k = 0; k < 2; k++) {
-        int n = lh_collect_growth(c, k, g, err);
-        if (n < 0) {
-            free(g);
-            return NULL;
-        }
-        if (n >= 2) {
-            *n_points = n;
-            *kind = k;
-            break;
-        }
     }
     return g;
 }

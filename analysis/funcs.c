@@ -206,7 +206,7 @@ lh_funcs_stack_metrics(const lh_funcs_t *f, const lh_collect_t *c, uint32_t id,
                                                                : LH_TREND_NONE;
 }
 
-/* Growth per stack, over marks, else snapshots. */
+/* Growth per stack (collect.h: the timeline's, over marks, else snapshots). */
 static int
 stack_growth(lh_funcs_t *f, const lh_collect_t *c, lh_err_t *err)
 {
@@ -216,26 +216,19 @@ stack_growth(lh_funcs_t *f, const lh_collect_t *c, lh_err_t *err)
     if (!g) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    for (int kind = 0; kind < 2; kind++) {
-        if ((k = lh_collect_growth(c, kind, g, err)) < 0) {
-            rc = k;
+    if ((k = lh_collect_growth(c, g, &f->growth_is_snapshots, err)) < 0) {
+        rc = k;
+    } else if (k >= 2) {
+        f->n_growth_points = k;
+        f->stack_trend = calloc(n ? n : 1, sizeof *f->stack_trend);
+        if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth)) || !f->stack_trend) {
+            rc = lh_err_set(err, LH_ENOMEM, "out of memory");
             goto done;
         }
-        if (k >= 2) {
-            f->n_growth_points = k;
-            f->growth_is_snapshots = kind;
-            f->stack_trend = calloc(n ? n : 1, sizeof *f->stack_trend);
-            if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth)) ||
-                !f->stack_trend) {
-                rc = lh_err_set(err, LH_ENOMEM, "out of memory");
-                goto done;
-            }
-            f->n_stack_growth = n;
-            for (size_t i = 0; i < n; i++) {
-                f->stack_growth[i] = g[i].growing ? g[i].slope : 0;
-                f->stack_trend[i] = (uint8_t)g[i].trend.kind;
-            }
-            break;
+        f->n_stack_growth = n;
+        for (size_t i = 0; i < n; i++) {
+            f->stack_growth[i] = g[i].growing ? g[i].slope : 0;
+            f->stack_trend[i] = (uint8_t)g[i].trend.kind;
         }
     }
 done:

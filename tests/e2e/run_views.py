@@ -425,6 +425,18 @@ def case_suppress_report(ctx):
     p = ctx.run([ctx.lh, "report", clean, "--default-suppressions"])
     ctx.check("No leaks once the suppressed sites are left out" in p.stdout,
               "defaults hide the C library's own", "No leaks once ...", p.stdout)
+    # ... in the site list, the summary line and the LEAK SUMMARY alike (the trace's blocks
+    # are all the C library's: without the defaults, every figure is non-zero)
+    def figures(*extra):
+        rep = json.loads(ctx.run([ctx.lh, "report", clean, "--format", "json"] +
+                                 list(extra)).stdout)
+        ls = rep.get("leak_summary") or {}
+        return (rep["summary"]["leaked_bytes"], len(rep["sites"]),
+                sum(v.get("bytes", 0) for v in ls.values()))
+    bare = figures()
+    ctx.check(all(bare), "without the defaults: leaked, sites, leak_summary", "all > 0", bare)
+    ctx.eq("--default-suppressions: leaked, sites, leak_summary", (0, 0, 0),
+           figures("--default-suppressions"))
 
 
 # ---------------------------------------------------------------------------------------
