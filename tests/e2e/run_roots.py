@@ -220,17 +220,46 @@ def case_other_thread_register(ctx):
         out = identify(ctx, trace, snap, "regs_stack_block")
         ctx.check("[stack of thread %d " % pid not in out, "regs_stack_block in snapshot %s: "
                   "from the worker's stack, not main's" % snap, "the worker's stack", out[:800])
+    vg = valgrind_kinds(ctx, "roots_regs")
+    if vg is not None:
+        kinds, err = vg
+        ctx.check(kinds.get(1234) == "still reachable" and kinds.get(4321) == "still reachable",
+                  "valgrind: the register's block and the stack's block",
+                  "still reachable, both", err[-2000:])
+
+
+def valgrind_kinds(ctx, prog):
+    """({size: Valgrind's class} of prog's single-block loss records, its stderr), or None
+    when valgrind is not installed."""
     if not shutil.which("valgrind"):
         ctx.log("valgrind is not installed: its answer is not compared")
-        return
+        return None
     res = E.run(ctx, ["valgrind", "--leak-check=full", "--show-leak-kinds=all",
-                      ctx.prog("roots_regs")], timeout=300)
-    kinds = dict((int(n.replace(",", "")), k) for n, k in re.findall(
+                      ctx.prog(prog)], timeout=300)
+    return dict((int(n.replace(",", "")), k) for n, k in re.findall(
         r"== ([\d,]+) bytes in 1 blocks are (still reachable|definitely lost|possibly lost|"
-        r"indirectly lost) in loss record", res.stderr))
-    ctx.check(kinds.get(1234) == "still reachable" and kinds.get(4321) == "still reachable",
-              "valgrind: the register's block and the stack's block", "still reachable, both",
-              res.stderr[-2000:])
+        r"indirectly lost) in loss record", res.stderr)), res.stderr
+
+
+def case_hidden_thread(ctx):
+    """A thread started with libc's own pthread_create (past the interposition, as jemalloc
+    starts its background threads) that never calls malloc holds the only pointers to two
+    blocks, in its stack and its TLS: reachable, from those roots of that thread (found in
+    glibc's thread list), in the snapshot and at exit; Valgrind agrees."""
+    trace = record(ctx, "roots_hidden")
+    pid = pids(ctx, trace)
+    for snap in ("hidden", "exit"):
+        for name, root in (("hidden_stack_block", "[stack of thread "),
+                           ("hidden_tls_block", "[tls of thread ")):
+            expect_class(ctx, trace, snap, name, "reachable", root)
+            out = identify(ctx, trace, snap, name)
+            ctx.check("%s%d " % (root, pid) not in out, "%s in snapshot %s: from the hidden "
+                      "thread, not main" % (name, snap), "another thread's root", out[:800])
+    vg = valgrind_kinds(ctx, "roots_hidden")
+    if vg is not None:
+        kinds, err = vg
+        ctx.check(kinds.get(2222) == "still reachable" and kinds.get(3333) == "still reachable",
+                  "valgrind: both blocks", "still reachable", err[-2000:])
 
 
 def tls_trace(ctx):
@@ -390,6 +419,7 @@ CASES = {
     "returned_frame": case_returned_frame,
     "register": case_register,
     "other_thread_register": case_other_thread_register,
+    "hidden_thread": case_hidden_thread,
     "tls": case_tls,
     "specific": case_specific,
     "specific2": case_specific2,
