@@ -511,6 +511,47 @@ child_readable(uintptr_t lo, uintptr_t hi)
     return 1;
 }
 
+/* Whether a slot (live or ended) stands for thread tid: the agent knows that thread. */
+static int
+has_slot(uint32_t tid)
+{
+    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+        if (atomic_load(&lh_g.slots[i].in_use) && lh_g.slots[i].tid == tid) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The threads glibc lists that the agent never saw start (threads.h, lh_threads_listed):
+ * their TLS and descriptor are roots, and, when glibc allocated the stack, that stack: from
+ * the bottom of the mapping holding the descriptor, which a guard page (an unreadable
+ * mapping) bounds, up to the descriptor. Without a guard page below, where the stack
+ * begins is not known: no stack (never a guess that would make heap a root). */
+static void
+add_listed_threads(void)
+{
+    static lh_listed_thread_t listed[1024];
+    int n = lh_threads_listed(listed, 1024, child_readable);
+    for (int i = 0; i < n && n_troots < MAX_TROOTS; i++) {
+        const lh_listed_thread_t *t = &listed[i];
+        if (has_slot(t->tid) || lh_sys_is_agent_memory(t->self, t->self + 1)) {
+            continue; /* known already, or the agent's own thread */
+        }
+        lh_slot_t s;
+        memset(&s, 0, sizeof s);
+        s.tid = t->tid;
+        s.self = t->self;
+        const region_t *r = t->own_stack ? region_of(t->self) : NULL;
+        if (r && r > regions && r[-1].hi == r->lo && !r[-1].readable && r->hi >= t->desc_hi) {
+            s.stack_lo = r->lo;
+            s.stack_hi = t->desc_hi;
+        }
+        n_troots += lh_threads_roots(&s, 0, troots + n_troots, MAX_TROOTS - n_troots,
+                                     child_readable);
+    }
+}
+
 /* The root ranges of every live thread the agent knows (threads.h). The capturing thread
  * (job->tid) is live from job->sp up; when it has no slot, the mapping holding sp stands
  * for its stack. Its bounds come back in cap_lo/cap_hi (0: not a program thread). */
@@ -541,6 +582,7 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
         n_troots += lh_threads_roots(&s, sp, troots + n_troots, MAX_TROOTS - n_troots,
                                      child_readable);
     }
+    add_listed_threads();
     uintptr_t alo, ahi;
     for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
         /* mmap maps whole pages: the rest of the last page is the agent's too */

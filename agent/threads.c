@@ -28,6 +28,16 @@ static struct {
 
 static atomic_uint_fast64_t max_modid;
 
+/* glibc's thread lists, as libthread_db finds them; ok is 0 when any part is unknown. */
+static struct {
+    int ok;
+    uintptr_t used_head; /* &_rtld_global._dl_stack_used: stacks glibc allocated */
+    uintptr_t user_head; /* &_rtld_global._dl_stack_user: the main thread, given stacks */
+    uint32_t list_off;   /* the descriptor's list_t member */
+    uint32_t tid_off;
+    uint32_t next_off;   /* list_t's next */
+} glist;
+
 /* A libthread_db descriptor: {bits of one element, number of elements, offset}. */
 static const uint32_t *
 db_desc(const char *name)
@@ -64,6 +74,24 @@ lh_threads_init(void)
     tls.block_len = *blk;
     tls.dtv_entry = dtv[0] / 8;
     tls.ok = 1;
+
+    uintptr_t rtld = (uintptr_t)dlsym(RTLD_DEFAULT, "_rtld_global");
+    const uint32_t *used = db_desc("_thread_db_rtld_global__dl_stack_used");
+    const uint32_t *user = db_desc("_thread_db_rtld_global__dl_stack_user");
+    const uint32_t *lst = db_desc("_thread_db_pthread_list");
+    const uint32_t *tid = db_desc("_thread_db_pthread_tid");
+    const uint32_t *next = db_desc("_thread_db_list_t_next");
+    if (!rtld || !used || !user || !lst || !tid || !next || tid[0] != 32 ||
+        next[0] != 8 * sizeof(void *) || lst[2] >= tls.desc_size ||
+        tid[2] + 4 > tls.desc_size) {
+        return; /* no thread list: the threads the agent saw start only */
+    }
+    glist.used_head = rtld + used[2];
+    glist.user_head = rtld + user[2];
+    glist.list_off = lst[2];
+    glist.tid_off = tid[2];
+    glist.next_off = next[2];
+    glist.ok = 1;
 }
 
 void
@@ -205,4 +233,46 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), vo
     }
     /* More threads starting at once than records: this one registers at its first event. */
     return real(t, attr, fn, arg);
+}
+
+/* -------------------------------------------------------------------------------------
+ * glibc's thread lists, in the snapshot child
+ * ----------------------------------------------------------------------------------- */
+static int
+walk_list(uintptr_t head, int own_stack, lh_listed_thread_t *out, int n, int max,
+          int (*readable)(uintptr_t lo, uintptr_t hi))
+{
+    if (!readable(head + glist.next_off, head + glist.next_off + sizeof(uintptr_t))) {
+        return n;
+    }
+    uintptr_t node = *(const uintptr_t *)(head + glist.next_off);
+    /* The image is a copy taken at any moment: a list being changed may be cut or loop;
+     * every read is checked and the walk is bounded. */
+    for (int steps = 0; node != head && n < max && steps < 65536; steps++) {
+        if (node % sizeof(uintptr_t) || node < glist.list_off) {
+            break;
+        }
+        uintptr_t d = node - glist.list_off;
+        if (!readable(d, d + tls.desc_size)) {
+            break;
+        }
+        int32_t tid = *(const int32_t *)(d + glist.tid_off);
+        if (tid > 0) { /* 0: ended (the kernel cleared it), not joined yet */
+            out[n++] = (lh_listed_thread_t){(uint32_t)tid, d, d + tls.desc_size,
+                                            (uint8_t)own_stack};
+        }
+        node = *(const uintptr_t *)(node + glist.next_off);
+    }
+    return n;
+}
+
+int
+lh_threads_listed(lh_listed_thread_t *out, int max,
+                  int (*readable)(uintptr_t lo, uintptr_t hi))
+{
+    if (!glist.ok || !tls.ok) {
+        return 0;
+    }
+    int n = walk_list(glist.used_head, 1, out, 0, max, readable);
+    return walk_list(glist.user_head, 0, out, n, max, readable);
 }

@@ -56,4 +56,23 @@ void lh_threads_saw_module(uint64_t tls_modid);
 int lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
                      int (*readable)(uintptr_t lo, uintptr_t hi));
 
+/* A thread in glibc's own thread lists (the ones libthread_db walks: threads on stacks
+ * glibc allocated, and on stacks the program gave), whether the agent knows it or not: a
+ * library may start threads with the real pthread_create found through dlsym(RTLD_NEXT)
+ * (jemalloc's background threads), which no interposition sees and which may never call
+ * malloc through the agent. */
+typedef struct lh_listed_thread {
+    uint32_t tid;
+    uintptr_t self;    /* its descriptor */
+    uintptr_t desc_hi; /* the descriptor's end: glibc's stack block ends right above it */
+    uint8_t own_stack; /* glibc allocated its stack (the descriptor sits at the top) */
+} lh_listed_thread_t;
+
+/* In the snapshot child: the live threads of glibc's lists into out (at most max), returns
+ * how many; 0 when glibc does not publish the lists' layout (_rtld_global,
+ * _thread_db_rtld_global__dl_stack_used/user, _thread_db_pthread_list/tid). Reads memory
+ * only where readable(lo, hi) says so. AS-safe. */
+int lh_threads_listed(lh_listed_thread_t *out, int max,
+                      int (*readable)(uintptr_t lo, uintptr_t hi));
+
 #endif /* LH_THREADS_H */

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "grow.h"
+
 #define NONE UINT32_MAX
 
 typedef struct ds_range {
@@ -87,22 +89,17 @@ cu_hash(const Dwarf *dbg, Dwarf_Off off)
  * Building one CU's index
  * ------------------------------------------------------------------------------------- */
 
-typedef struct grow {
+/* A growable array (grow.h) and its length. */
+typedef struct vec {
     void *v;
     size_t n, cap, size;
-} grow_t;
+} vec_t;
 
 static void *
-grow_push(grow_t *g)
+vec_push(vec_t *g)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 64;
-        void *v = realloc(g->v, cap * g->size);
-        if (!v) {
-            return NULL;
-        }
-        g->v = v;
-        g->cap = cap;
+    if (lh_grow(&g->v, &g->cap, g->n, g->size, 64) < 0) {
+        return NULL;
     }
     return (char *)g->v + g->n++ * g->size;
 }
@@ -121,15 +118,15 @@ is_function(int tag)
 
 /* One walk of the CU's DIE tree: a node per function DIE with code, a range per pc range. */
 static int
-collect(Dwarf_Die *cudie, grow_t *ranges, grow_t *nodes)
+collect(Dwarf_Die *cudie, vec_t *ranges, vec_t *nodes)
 {
-    grow_t stack = {.size = sizeof(walk_item_t)};
+    vec_t stack = {.size = sizeof(walk_item_t)};
     Dwarf_Die child;
     int rc = 0;
     if (dwarf_child(cudie, &child) != 0) {
         return 0;
     }
-    walk_item_t *w = grow_push(&stack);
+    walk_item_t *w = vec_push(&stack);
     if (!w) {
         return -1;
     }
@@ -138,7 +135,7 @@ collect(Dwarf_Die *cudie, grow_t *ranges, grow_t *nodes)
         walk_item_t it = ((walk_item_t *)stack.v)[--stack.n];
         Dwarf_Die next;
         if (dwarf_siblingof(&it.die, &next) == 0) {
-            if (!(w = grow_push(&stack))) {
+            if (!(w = vec_push(&stack))) {
                 rc = -1;
                 break;
             }
@@ -151,7 +148,7 @@ collect(Dwarf_Die *cudie, grow_t *ranges, grow_t *nodes)
             size_t before = ranges->n;
             uint32_t me = (uint32_t)nodes->n;
             for (ptrdiff_t off = 0; (off = dwarf_ranges(&it.die, off, &base, &lo, &hi)) > 0;) {
-                ds_range_t *r = hi > lo ? grow_push(ranges) : NULL;
+                ds_range_t *r = hi > lo ? vec_push(ranges) : NULL;
                 if (hi > lo && !r) {
                     rc = -1;
                     break;
@@ -164,7 +161,7 @@ collect(Dwarf_Die *cudie, grow_t *ranges, grow_t *nodes)
                 break;
             }
             if (ranges->n > before) {
-                ds_node_t *nd = grow_push(nodes);
+                ds_node_t *nd = vec_push(nodes);
                 if (!nd || nodes->n >= NONE) {
                     rc = -1;
                     break;
@@ -179,7 +176,7 @@ collect(Dwarf_Die *cudie, grow_t *ranges, grow_t *nodes)
             }
         }
         if (dwarf_haschildren(&it.die) > 0 && dwarf_child(&it.die, &next) == 0) {
-            if (!(w = grow_push(&stack))) {
+            if (!(w = vec_push(&stack))) {
                 rc = -1;
                 break;
             }
@@ -238,7 +235,7 @@ cu_build(Dwarf *dbg, Dwarf_Die *cudie)
     }
     cu->dbg = dbg;
     cu->off = dwarf_dieoffset(cudie);
-    grow_t ranges = {.size = sizeof(ds_range_t)}, nodes = {.size = sizeof(ds_node_t)};
+    vec_t ranges = {.size = sizeof(ds_range_t)}, nodes = {.size = sizeof(ds_node_t)};
     if (collect(cudie, &ranges, &nodes) < 0) {
         free(ranges.v);
         free(nodes.v);

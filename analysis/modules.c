@@ -93,20 +93,38 @@ lh_modules_unload(lh_modules_t *t, const char *path, size_t path_len, uint64_t l
     return LH_ENOENT;
 }
 
+static int
+holds(const lh_module_t *m, uint64_t addr, uint64_t epoch)
+{
+    if (m->epoch_loaded > epoch || m->epoch_unloaded <= epoch) {
+        return 0;
+    }
+    for (size_t s = 0; s < m->n_segs; s++) {
+        uint64_t lo = m->load_bias + m->segs[s].vaddr;
+        if (addr >= lo && addr - lo < m->segs[s].memsz) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 long
 lh_modules_find(const lh_modules_t *t, uint64_t addr, uint64_t epoch)
 {
     for (size_t i = t->n; i-- > 0;) {
-        const lh_module_t *m = &t->mods[i];
-        if (m->epoch_loaded > epoch || m->epoch_unloaded <= epoch) {
-            continue;
-        }
-        for (size_t s = 0; s < m->n_segs; s++) {
-            uint64_t lo = m->load_bias + m->segs[s].vaddr;
-            if (addr >= lo && addr - lo < m->segs[s].memsz) {
-                return (long)i;
-            }
+        if (holds(&t->mods[i], addr, epoch)) {
+            return (long)i;
         }
     }
     return -1;
+}
+
+long
+lh_modules_find_near(const lh_modules_t *t, uint64_t addr, uint64_t epoch, long hint)
+{
+    /* Modules alive at one epoch do not overlap: the hint, if it holds addr, is the one. */
+    if (hint >= 0 && (size_t)hint < t->n && holds(&t->mods[hint], addr, epoch)) {
+        return hint;
+    }
+    return lh_modules_find(t, addr, epoch);
 }

@@ -60,5 +60,10 @@ int lh_modules_unload(lh_modules_t *t, const char *path, size_t path_len, uint64
 /* The module valid at epoch whose segments contain addr, or -1. When several match (a
  * corrupt or racy map), the newest wins. */
 long lh_modules_find(const lh_modules_t *t, uint64_t addr, uint64_t epoch);
+/* The same, trying module hint first (a previous answer: neighbouring frames are mostly in
+ * the same module; a linear search per frame was a tenth of a report's time). Modules
+ * alive at one epoch do not overlap in a well-formed trace; in a corrupt one a hint that
+ * holds addr may win over a newer module that also does. */
+long lh_modules_find_near(const lh_modules_t *t, uint64_t addr, uint64_t epoch, long hint);
 
 #endif /* LH_MODULES_H */

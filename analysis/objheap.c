@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
+
 /* ---------------------------------------------------------------------------------------
  * Builder state
  * ------------------------------------------------------------------------------------- */
@@ -57,30 +60,11 @@ typedef struct builder {
     size_t cap_strs;
 } builder_t;
 
+/* Room for one more element after n in *v (arrays start at 256). */
 static int
-grow(void **v, size_t *cap, size_t n, size_t elem)
+grow(void *v, size_t *cap, size_t n, size_t elem)
 {
-    if (n < *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap * 2 : 256;
-    void *p = realloc(*v, c * elem);
-    if (!p) {
-        return LH_ENOMEM;
-    }
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
-static uint64_t
-str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
+    return lh_grow(v, cap, n, elem, 256);
 }
 
 /* The index of s in oh->strs, interning it. Returns 0 for NULL or "", UINT32_MAX when out of
@@ -99,7 +83,7 @@ intern(lh_objheap_t *oh, const char *s)
             return UINT32_MAX;
         }
         for (uint32_t i = 1; i < oh->n_strs; i++) {
-            size_t h = str_hash(oh->strs[i]) & nm;
+            size_t h = lh_hash_str(oh->strs[i]) & nm;
             while (t[h]) {
                 h = (h + 1) & nm;
             }
@@ -109,7 +93,7 @@ intern(lh_objheap_t *oh, const char *s)
         b->str_hash = t;
         b->str_mask = nm;
     }
-    size_t h = str_hash(s) & b->str_mask;
+    size_t h = lh_hash_str(s) & b->str_mask;
     while (b->str_hash[h]) {
         uint32_t i = b->str_hash[h] - 1;
         if (strcmp(oh->strs[i], s) == 0) {
@@ -118,7 +102,7 @@ intern(lh_objheap_t *oh, const char *s)
         h = (h + 1) & b->str_mask;
     }
     char *copy = strdup(s);
-    if (!copy || grow((void **)&oh->strs, &b->cap_strs, oh->n_strs, sizeof *oh->strs) < 0) {
+    if (!copy || grow(&oh->strs, &b->cap_strs, oh->n_strs, sizeof *oh->strs) < 0) {
         free(copy);
         return UINT32_MAX;
     }
@@ -153,7 +137,7 @@ lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char 
     builder_t *b = oh->build_;
     uint32_t k = intern(oh, kind), c = intern(oh, cls);
     if (k == UINT32_MAX || c == UINT32_MAX ||
-        grow((void **)&b->objs, &b->cap_objs, b->n_objs, sizeof *b->objs) < 0 ||
+        grow(&b->objs, &b->cap_objs, b->n_objs, sizeof *b->objs) < 0 ||
         b->n_objs >= LH_REFGRAPH_MAX_NODES / 2) {
         return LH_ENOMEM;
     }
@@ -192,7 +176,7 @@ lh_objheap_add_edge(lh_objheap_t *oh, int64_t src, uint64_t dst_addr, int kind, 
         }
         label = s;
     }
-    if (grow((void **)&b->edges, &b->cap_edges, b->n_edges, sizeof *b->edges) < 0) {
+    if (grow(&b->edges, &b->cap_edges, b->n_edges, sizeof *b->edges) < 0) {
         return LH_ENOMEM;
     }
     b->edges[b->n_edges++] = (bedge_t){dst_addr, label, (uint32_t)src, (uint8_t)kind,
@@ -208,7 +192,7 @@ lh_objheap_add_name(lh_objheap_t *oh, int64_t obj, int kind, const char *name)
         return LH_EINVAL;
     }
     uint32_t s = intern(oh, name);
-    if (s == UINT32_MAX || grow((void **)&b->names, &b->cap_names, b->n_names,
+    if (s == UINT32_MAX || grow(&b->names, &b->cap_names, b->n_names,
                                 sizeof *b->names) < 0) {
         return LH_ENOMEM;
     }
@@ -221,7 +205,7 @@ lh_objheap_add_root(lh_objheap_t *oh, int kind, const char *name, uint64_t dst_a
 {
     builder_t *b = oh->build_;
     uint32_t s = intern(oh, name);
-    if (s == UINT32_MAX || grow((void **)&b->roots, &b->cap_roots, b->n_roots,
+    if (s == UINT32_MAX || grow(&b->roots, &b->cap_roots, b->n_roots,
                                 sizeof *b->roots) < 0) {
         return LH_ENOMEM;
     }
@@ -236,7 +220,7 @@ lh_objheap_own(lh_objheap_t *oh, int64_t obj, uint64_t addr)
     if (obj >= (int64_t)b->n_objs || addr == 0) {
         return obj >= (int64_t)b->n_objs ? LH_EINVAL : 0;
     }
-    if (grow((void **)&b->owns, &b->cap_owns, b->n_owns, sizeof *b->owns) < 0) {
+    if (grow(&b->owns, &b->cap_owns, b->n_owns, sizeof *b->owns) < 0) {
         return LH_ENOMEM;
     }
     b->owns[b->n_owns++] = (bown_t){addr, obj};
@@ -334,7 +318,7 @@ ext_node(resolver_t *r, uint32_t blk)
     if (r->ext_of_block[blk]) {
         return oh->n_objs + r->ext_of_block[blk] - 1;
     }
-    if (grow((void **)&oh->ext, &r->cap_ext, oh->n_ext, sizeof *oh->ext) < 0) {
+    if (grow(&oh->ext, &r->cap_ext, oh->n_ext, sizeof *oh->ext) < 0) {
         return LH_NODE_NONE - 1;
     }
     oh->ext[oh->n_ext++] = blk;

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "funcs.h"
+#include "grow.h"
+#include "hash.h"
 #include "report.h"
 
 /* An open-addressing index over the n entries of a table, holding entry positions
@@ -37,44 +39,6 @@ typedef struct builder {
     lh_collect_t *c;
     lh_err_t *err;
 } builder_t;
-
-static uint64_t
-fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
-}
-
-static uint64_t
-mix(uint64_t x)
-{
-    x *= 0x9e3779b97f4a7c15ull;
-    return x ^ (x >> 29);
-}
-
-/* Makes room for one more of n entries in *v (elem bytes each, capacity *cap). */
-static int
-reserve(void *v, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    void **vp = v;
-    if (n < *cap) {
-        return 0;
-    }
-    size_t ncap = *cap ? *cap * 2 : first;
-    while (ncap <= n) {
-        ncap *= 2;
-    }
-    void *nv = realloc(*vp, ncap * elem);
-    if (!nv) {
-        return -1;
-    }
-    *vp = nv;
-    *cap = ncap;
-    return 0;
-}
 
 /* Keeps the index at most half full for n + 1 entries. */
 static int
@@ -105,7 +69,7 @@ index_grow(hindex_t *ix, size_t n, uint64_t (*key)(const void *, size_t), const 
 static uint64_t
 str_key(const void *ctx, size_t i)
 {
-    return fnv(((const lh_profile_t *)ctx)->strings[i]);
+    return lh_hash_str(((const lh_profile_t *)ctx)->strings[i]);
 }
 
 long
@@ -118,14 +82,14 @@ lh_profile_string(lh_profile_t *p, const char *s)
     if (index_grow(&b->str_ix, p->n_strings, str_key, p) < 0) {
         return -1;
     }
-    size_t j = fnv(s) & b->str_ix.mask;
+    size_t j = lh_hash_str(s) & b->str_ix.mask;
     while (b->str_ix.slot[j] != UINT32_MAX) {
         if (strcmp(p->strings[b->str_ix.slot[j]], s) == 0) {
             return b->str_ix.slot[j];
         }
         j = (j + 1) & b->str_ix.mask;
     }
-    if (reserve(&p->strings, &b->str_cap, p->n_strings, sizeof *p->strings, 256) < 0 ||
+    if (lh_grow(&p->strings, &b->str_cap, p->n_strings, sizeof *p->strings, 256) < 0 ||
         !(p->strings[p->n_strings] = strdup(s))) {
         return -1;
     }
@@ -136,7 +100,7 @@ lh_profile_string(lh_profile_t *p, const char *s)
 static uint64_t
 fn_key(const void *ctx, size_t i)
 {
-    return mix(((const builder_t *)ctx)->fn_key[i]);
+    return lh_hash_mix(((const builder_t *)ctx)->fn_key[i]);
 }
 
 /* The function id of (name, file), added when new; 0 when out of memory. */
@@ -149,15 +113,15 @@ function(lh_profile_t *p, const char *name, const char *file)
         return 0;
     }
     uint64_t key = (uint64_t)ns << 32 | (uint64_t)fs;
-    size_t j = mix(key) & b->fn_ix.mask;
+    size_t j = lh_hash_mix(key) & b->fn_ix.mask;
     while (b->fn_ix.slot[j] != UINT32_MAX) {
         if (b->fn_key[b->fn_ix.slot[j]] == key) {
             return b->fn_ix.slot[j] + 1;
         }
         j = (j + 1) & b->fn_ix.mask;
     }
-    if (reserve(&b->fn_key, &b->fn_key_cap, p->n_functions, sizeof *b->fn_key, 256) < 0 ||
-        reserve(&p->functions, &b->functions_cap, p->n_functions, sizeof *p->functions, 256) <
+    if (lh_grow(&b->fn_key, &b->fn_key_cap, p->n_functions, sizeof *b->fn_key, 256) < 0 ||
+        lh_grow(&p->functions, &b->functions_cap, p->n_functions, sizeof *p->functions, 256) <
             0) {
         return 0;
     }
@@ -171,7 +135,7 @@ static uint64_t
 loc_key(const void *ctx, size_t i)
 {
     const struct met *m = &((const builder_t *)ctx)->met[i];
-    return mix(m->key ^ mix(m->epoch));
+    return lh_hash_mix(m->key ^ lh_hash_mix(m->epoch));
 }
 
 /* Looks (key, epoch) up among the addresses met. Returns 1 with *id set when known; 0 with
@@ -182,7 +146,7 @@ loc_find(builder_t *b, uint64_t key, uint64_t epoch, long *id, size_t *slot)
     if (index_grow(&b->loc_ix, b->n_met, loc_key, b) < 0) {
         return -1;
     }
-    size_t j = mix(key ^ mix(epoch)) & b->loc_ix.mask;
+    size_t j = lh_hash_mix(key ^ lh_hash_mix(epoch)) & b->loc_ix.mask;
     while (b->loc_ix.slot[j] != UINT32_MAX) {
         const struct met *m = &b->met[b->loc_ix.slot[j]];
         if (m->key == key && m->epoch == epoch) {
@@ -202,8 +166,8 @@ loc_add(lh_profile_t *p, uint64_t key, uint64_t epoch, size_t slot, uint64_t map
         uint64_t address, int dropped)
 {
     builder_t *b = p->priv;
-    if (reserve(&b->met, &b->met_cap, b->n_met, sizeof *b->met, 1024) < 0 ||
-        (!dropped && reserve(&p->locations, &b->locations_cap, p->n_locations,
+    if (lh_grow(&b->met, &b->met_cap, b->n_met, sizeof *b->met, 1024) < 0 ||
+        (!dropped && lh_grow(&p->locations, &b->locations_cap, p->n_locations,
                              sizeof *p->locations, 1024) < 0)) {
         return -1;
     }
@@ -222,7 +186,7 @@ add_line(lh_profile_t *p, const char *name, const char *file, uint32_t line)
 {
     builder_t *b = p->priv;
     uint64_t fid = function(p, name, file);
-    if (!fid || reserve(&p->lines, &b->lines_cap, p->n_lines, sizeof *p->lines, 1024) < 0) {
+    if (!fid || lh_grow(&p->lines, &b->lines_cap, p->n_lines, sizeof *p->lines, 1024) < 0) {
         return -1;
     }
     p->lines[p->n_lines++] = (lh_profile_line_t){fid, line};
@@ -296,7 +260,7 @@ static int
 sample_loc(lh_profile_t *p, long l)
 {
     builder_t *b = p->priv;
-    if (l < 0 || (l > 0 && reserve(&p->sample_locs, &b->sample_locs_cap, p->n_sample_locs,
+    if (l < 0 || (l > 0 && lh_grow(&p->sample_locs, &b->sample_locs_cap, p->n_sample_locs,
                                    sizeof *p->sample_locs, 1024) < 0)) {
         return oom(b->err);
     }
@@ -395,7 +359,7 @@ samples(lh_profile_t *p, const lh_profile_opts_t *o)
                 rc = sample_loc(p, location(p, st->ips[i], st->epoch));
             }
         }
-        if (rc == 0 && reserve(&p->samples, &b->samples_cap, p->n_samples,
+        if (rc == 0 && lh_grow(&p->samples, &b->samples_cap, p->n_samples,
                                sizeof *p->samples, 256) < 0) {
             rc = oom(b->err);
         }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define NONE32 UINT32_MAX
 #define MAX_INTERPS 64
 #define MAX_FRAMES 100000
@@ -186,13 +188,11 @@ rd_u8(dec_t *d, uint64_t addr, int *ok)
 /* ---------------------------------------------------------------------------------------
  * Labels
  * ------------------------------------------------------------------------------------- */
+/* Never 0 (an empty slot of the label table). */
 static uint64_t
 shash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-    }
+    uint64_t h = lh_hash_str(s);
     return h ? h : 1;
 }
 
@@ -1766,21 +1766,6 @@ lh_pyheap_free(lh_pyheap_t *ph)
     free(ph->elabel);
     free(ph->ecount);
     free(ph);
-}
-
-uint32_t
-lh_pyheap_find(const lh_pyheap_t *ph, uint64_t addr)
-{
-    uint32_t lo = 0, hi = ph->n_objs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ph->objs[mid].addr < addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < ph->n_objs && ph->objs[lo].addr == addr ? lo : NONE32;
 }
 
 const char *

@@ -133,8 +133,6 @@ int lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap
                      lh_err_t *err);
 void lh_pyheap_free(lh_pyheap_t *ph);
 
-/* The object at addr (its PyObject address), or UINT32_MAX. */
-uint32_t lh_pyheap_find(const lh_pyheap_t *ph, uint64_t addr);
 /* A short description of an object into buf: "function <lambda> (app.py:31)", "list",
  * "str 'abc'", "Connection". */
 const char *lh_pyheap_describe(lh_procimage_t *pi, const lh_pyheap_t *ph, uint32_t obj,

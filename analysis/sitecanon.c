@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "symbolize.h"
 
 typedef struct entry {
@@ -112,16 +113,6 @@ put_frame(lh_sitecanon_t *c, const lh_frame_t *f)
     return 0;
 }
 
-static uint64_t
-hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
-    }
-    return h;
-}
-
 static int
 grow_tab(lh_sitecanon_t *c)
 {
@@ -149,7 +140,7 @@ grow_tab(lh_sitecanon_t *c)
 static int
 intern(lh_sitecanon_t *c, uint32_t id, uint32_t *out)
 {
-    uint64_t h = hash_bytes(c->buf, c->buf_len);
+    uint64_t h = lh_hash_bytes(c->buf, c->buf_len);
     if (2 * (c->n + 1) > c->cap && grow_tab(c) < 0) {
         return -1;
     }

@@ -15,6 +15,7 @@
 #include "dec.h"
 #include "enc.h"
 #include "format.h"
+#include "grow.h"
 
 /* Limits against hostile files. */
 #define MAX_REGIONS (1u << 20)
@@ -32,42 +33,6 @@ typedef struct reader {
     int seen_end;
     lh_err_t *err;
 } reader_t;
-
-static int
-grow_buf(uint8_t **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap : 65536;
-    while (c < need) {
-        c *= 2;
-    }
-    uint8_t *b = realloc(*buf, c);
-    if (!b) {
-        return LH_ENOMEM;
-    }
-    *buf = b;
-    *cap = c;
-    return 0;
-}
-
-/* Makes room for one more element of size sz in *v (count n, capacity *cap). */
-static int
-grow_vec(void **v, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*v, c * sz);
-    if (!p) {
-        return LH_ENOMEM;
-    }
-    *v = p;
-    *cap = c;
-    return 0;
-}
 
 static char *
 dup_n(const char *s, size_t n)
@@ -89,7 +54,7 @@ static int
 push_word(reader_t *rd, uint64_t addr, uint64_t val)
 {
     lh_snapfile_t *sf = rd->sf;
-    if (grow_vec((void **)&sf->words, &rd->cap_words, sf->n_words, sizeof *sf->words) < 0) {
+    if (lh_grow(&sf->words, &rd->cap_words, sf->n_words, sizeof *sf->words, 1024) < 0) {
         return LH_ENOMEM;
     }
     if (sf->n_words && addr <= sf->words[sf->n_words - 1].addr) {
@@ -127,7 +92,7 @@ rec_region(reader_t *rd, lh_dec_t *pl)
         return LH_EFORMAT;
     }
     r.kind = (uint8_t)kind;
-    if (grow_vec((void **)&sf->regions, &rd->cap_regions, sf->n_regions, sizeof r) < 0 ||
+    if (lh_grow(&sf->regions, &rd->cap_regions, sf->n_regions, sizeof r, 1024) < 0 ||
         !(r.name = dup_n(name, len))) {
         return LH_ENOMEM;
     }
@@ -177,7 +142,7 @@ rec_words(reader_t *rd, lh_dec_t *pl)
         if (!lh_dec_ok(pl) || a8 > (UINT64_MAX >> 3)) {
             return LH_EFORMAT;
         }
-        if (grow_vec((void **)&sf->hdr, &rd->cap_hdr, sf->n_hdr, sizeof *sf->hdr) < 0) {
+        if (lh_grow(&sf->hdr, &rd->cap_hdr, sf->n_hdr, sizeof *sf->hdr, 1024) < 0) {
             return LH_ENOMEM;
         }
         sf->hdr[sf->n_hdr++] = (lh_word_t){a8 * 8, v};
@@ -198,7 +163,7 @@ rec_bytes(reader_t *rd, lh_dec_t *pl)
     /* Kept until the end: its words may point into regions not seen yet. */
     lh_page_t pg = {addr, malloc(len ? len : 1), len};
     if (!pg.bytes ||
-        grow_vec((void **)&sf->pages, &rd->cap_pages, sf->n_pages, sizeof pg) < 0) {
+        lh_grow(&sf->pages, &rd->cap_pages, sf->n_pages, sizeof pg, 1024) < 0) {
         free(pg.bytes);
         return LH_ENOMEM;
     }
@@ -383,7 +348,7 @@ read_frame(reader_t *rd)
         }
         extra -= n;
     }
-    if (grow_buf(&rd->comp, &rd->comp_cap, h.comp_len ? h.comp_len : 1) < 0) {
+    if (lh_grow_to(&rd->comp, &rd->comp_cap, h.comp_len ? h.comp_len : 1, 1, 65536) < 0) {
         return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
     }
     if (read_some(rd, rd->comp, h.comp_len) != h.comp_len) {
@@ -395,7 +360,7 @@ read_frame(reader_t *rd)
     }
     const uint8_t *payload = rd->comp;
     if (h.codec == LH_CODEC_ZSTD) {
-        if (grow_buf(&rd->raw, &rd->raw_cap, h.raw_len ? h.raw_len : 1) < 0) {
+        if (lh_grow_to(&rd->raw, &rd->raw_cap, h.raw_len ? h.raw_len : 1, 1, 65536) < 0) {
             return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
         }
         size_t n = ZSTD_decompress(rd->raw, h.raw_len, rd->comp, h.comp_len);

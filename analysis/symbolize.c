@@ -58,6 +58,7 @@ struct lh_symbolizer {
     pool_chunk_t *pool;
     lh_warnings_t warnings;
     lh_dwscopes_t *scopes; /* the functions at an address, per CU (all modules) */
+    long last_module;      /* the module of the last address looked up, or -1 */
     int native; /* keep interpreter frames (scriptstack.h) */
 };
 
@@ -449,6 +450,7 @@ lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t 
         goto fail;
     }
     s->mods = mods;
+    s->last_module = -1;
     s->native = native_default || (opts && opts->native);
     lh_warnings_init(&s->warnings);
     if (opts && opts->exe_path && !(s->exe_path = strdup(opts->exe_path))) {
@@ -496,7 +498,8 @@ int
 lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **frames,
           lh_err_t *err)
 {
-    long mi = lh_modules_find(s->mods, ip ? ip - 1 : 0, epoch);
+    long mi = lh_modules_find_near(s->mods, ip ? ip - 1 : 0, epoch, s->last_module);
+    s->last_module = mi;
     size_t i = cache_hash(ip, mi) & s->cache_mask;
     for (; s->cache[i].frames; i = (i + 1) & s->cache_mask) {
         if (s->cache[i].ip == ip && s->cache[i].module == mi) {

@@ -321,16 +321,27 @@ capture(pid_t pid, const lh_glibc_layout_t *l, capture_t *c, lh_err_t *err)
         if (rc < 0) {
             return rc;
         }
-        rc = lh_memcopy_maps(&c->mem, pid, err);
-        if (rc == 0) {
+        /* A thread stopped in malloc's code may be half-way through changing the heap
+         * (with no lock in a single-threaded process): release at once and retry. */
+        pid_t inside = 0;
+        for (size_t i = 0; i < c->stop.n && !inside; i++) {
+            if (lh_mwalk_in_malloc(l, c->stop.threads[i].regs.rip)) {
+                inside = c->stop.threads[i].tid;
+            }
+        }
+        rc = inside ? 0 : lh_memcopy_maps(&c->mem, pid, err);
+        if (rc == 0 && !inside) {
             rc = lh_memcopy_copy(&c->mem, &c->pool, err);
         }
         lh_ptstop_release(&c->stop);
         if (rc < 0) {
             return rc;
         }
-        uint64_t locked = lh_mwalk_locked_arena(l, &c->mem);
-        if (!locked) {
+        uint64_t locked = inside ? 0 : lh_mwalk_locked_arena(l, &c->mem);
+        if (inside) {
+            lh_err_set(&why, LH_EFORMAT, "snapshot -p: a thread (%d) was inside glibc's malloc "
+                       "code each time", (int)inside);
+        } else if (!locked) {
             uint64_t tps[4096];
             size_t n = c->stop.n < 4096 ? c->stop.n : 4096;
             for (size_t i = 0; i < n; i++) {
@@ -529,6 +540,11 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         lh_enc_varint(e, pause);
         lh_fw_rec_end(&fw);
 
+        char retry[96] = "";
+        if (c.tries > 1) {
+            snprintf(retry, sizeof retry, "; taken at try %u: a thread was inside malloc before",
+                     c.tries);
+        }
         /* chunks + tcache: what mallinfo2's uordblks + hblkhd count (it counts the chunks
          * waiting in a tcache as in use, and whole chunks, headers included). */
         printf("snapshot %lu of process %d (%s): %zu live blocks, %" PRIu64 " bytes (%" PRIu64
@@ -538,7 +554,7 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
                c.walk.tcache_bytes, c.walk.n_tcache, c.walk.arenas, c.walk.heaps,
                c.walk.n_mmapped, (double)pause / 1e6, c.stop.n,
                (double)c.mem.bytes_copied / (1024.0 * 1024.0),
-               c.tries > 1 ? ", after a retry: a thread was inside malloc" : "");
+               retry);
         if (c.walk.warning[0]) {
             printf("warning: %s\n", c.walk.warning);
         }

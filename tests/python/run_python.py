@@ -10,6 +10,7 @@ install of it). Exit 0 = pass, 1 = fail (with the difference), 77 = that Python 
 import argparse
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -276,54 +277,298 @@ def case_mark_function(build, py, work):
     return report_checks(checks)
 
 
+def python_frames(sites, functions):
+    """(function, file, line) of every Python frame of every site (report json) and of
+    every Python function of `report --by function --metric allocated` (all that
+    allocated, freed or not; a function's row names its first frame's line)."""
+    out = [(fr.get("function") or "", fr.get("file") or "", fr.get("line") or 0)
+           for s in sites for fr in s["frames"] if fr.get("language") == "python"]
+    out += [(f["function"], f["file"], f["line"]) for f in functions
+            if not f.get("module") and (f.get("file") or "").endswith(".py")]
+    return out
+
+
+def frame_checks(frames, sites, want_file, want_funcs):
+    """Every Python frame names a file that exists (or a frozen module), a line inside it,
+    and a function whose own name (the last part of the qualified name) is defined in that
+    file (`def NAME`, `async def`, `class NAME`) unless it is a module body, lambda or
+    comprehension. want_file: in some site's location; want_funcs: each of these
+    qualified names allocated."""
+    texts = {}
+    bad_line, bad_name = [], []
+    named = 0
+    funcs = set()
+    for func, path, line in frames:
+        funcs.add(func)
+        if path.startswith("<frozen ") or path == "<string>":
+            continue
+        if path not in texts:
+            try:
+                with open(path, "rb") as f:
+                    texts[path] = f.read().decode("utf-8", "replace")
+            except OSError:
+                texts[path] = None
+        text = texts[path]
+        if text is None or not 1 <= line <= text.count("\n") + 1:
+            bad_line.append("%s:%d" % (path, line))
+            continue
+        name = func.rsplit(".", 1)[-1]
+        if name.startswith("<") or not name:
+            continue
+        if not re.search(r"^\s*(async\s+def|def|class)\s+%s\b" % re.escape(name), text,
+                         re.M):
+            bad_name.append("%s in %s" % (func, path))
+        else:
+            named += 1
+    at_file = sum(want_file in (s["location"].get("file") or "") for s in sites)
+    missing = [f for f in want_funcs if f not in funcs]
+    return [
+        (not bad_line, "python frames naming a missing file or a line outside it: %d %s"
+         % (len(bad_line), sorted(set(bad_line))[:5]), "none"),
+        (not bad_name and named > 0, "python frames whose function is not defined in their "
+         "file: %d %s (defined: %d)" % (len(bad_name), sorted(set(bad_name))[:5], named),
+         "none (and some defined)"),
+        (len(frames) > 0 and at_file > 0, "python frames: %d, sites at %s: %d"
+         % (len(frames), want_file, at_file), "both > 0"),
+        (not missing, "functions that allocated, missing: %s" % missing, "none of %s"
+         % want_funcs)]
+
+
+def minor(py):
+    """3.X's X, from the interpreter's file name (python3.X)."""
+    return int(re.search(r"3\.(\d+)$", py).group(1))
+
+
+def reports(build, trace):
+    """The sites of `report --format json` and the functions of `report --by function
+    --metric allocated --format json`."""
+    import json
+    rep = lh(build, "report", trace, "--format", "json", "--top", "0")
+    fns = lh(build, "report", trace, "--by", "function", "--metric", "allocated", "--format",
+             "json", "--top", "0")
+    if rep.returncode or fns.returncode:
+        raise RuntimeError("report %s: %s %s" % (trace, rep.stderr[-500:], fns.stderr[-500:]))
+    return json.loads(rep.stdout)["sites"], json.loads(fns.stdout)["functions"]
+
+
+def traced_cmd(build, work, name, argv):
+    """leakhound run -o work/name.lht -- argv (pymalloc left to the agent); returns the
+    run's CompletedProcess, the sites and the functions (reports)."""
+    trace = os.path.join(work, name + ".lht")
+    env = dict(os.environ)
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, "--", *argv, cwd=work, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("run %s: exit %d: %s" % (name, r.returncode, r.stderr[-1500:]))
+    return (r,) + reports(build, trace)
+
+
 @with_work
 def case_stdlib(build, py, work):
     """Real Python no one here wrote, unchanged: `python -m json.tool` on a 1.5 MB file.
-    Every Python frame of every site names a file that exists (or a frozen module) and a
-    line inside it; json's own code is among the sites."""
+    Every Python frame of every site names a file that exists (or a frozen module), a line
+    inside it and a function defined there; json's own code is among the sites."""
     import json
     big = os.path.join(work, "big.json")
     with open(big, "w") as f:
         json.dump([{"id": i, "name": "item%d" % i, "tags": ["a", "b", str(i)],
                     "nested": {"x": i * 0.5, "y": [i, i + 1]}} for i in range(12000)], f)
-    trace = os.path.join(work, "jt.lht")
+    _, sites, fns = traced_cmd(build, work, "jt", [py, "-m", "json.tool", big,
+                                                   os.path.join(work, "out.json")])
+    want = ["json.decoder.JSONDecoder.raw_decode" if minor(py) >= 11 else "raw_decode"]
+    return report_checks(frame_checks(python_frames(sites, fns), sites, "/json/",
+                                      want))
+
+
+# test.test_json modules run by case_unittest (not test_tool: it starts subprocesses)
+JSON_TESTS = ["test_decode", "test_dump", "test_fail", "test_recursion", "test_scanstring",
+              "test_unicode"]
+
+
+@with_work
+def case_unittest(build, py, work):
+    """`python -m unittest` on six modules of the stdlib's own test.test_json, unchanged:
+    every test passes under the agent; every Python frame names an existing file, a line
+    inside it and a function defined there; sites in the test files, and a test method
+    and unittest's runner on the stacks."""
+    if subprocess.run([py, "-c", "import test.test_json"], capture_output=True).returncode:
+        print("skip: this python has no test.test_json (Debian: libpython3.11-testsuite)")
+        return 77
+    names = ["test.test_json." + n for n in JSON_TESTS]
+    r, sites, fns = traced_cmd(build, work, "ut", [py, "-m", "unittest"] + names)
+    m = re.search(r"^Ran (\d+) tests? in .*\n\n(OK.*)$", r.stderr, re.M)
+    # 3.8-3.10 name a frame by co_name only; 3.11+ by module and qualified name
+    want = (["test.test_json.test_decode.TestDecode.test_float", "unittest.case.TestCase.run"]
+            if minor(py) >= 11 else ["test_float", "run"])
+    return report_checks([(m is not None and int(m.group(1)) >= 50,
+                           "unittest: %s" % (m.group(0).replace("\n", " ") if m else
+                                             r.stderr[-300:]), "Ran >= 50 tests, OK")] +
+                         frame_checks(python_frames(sites, fns), sites, "/test_json/",
+                                      want))
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@with_work
+def case_httpserver(build, py, work):
+    """`python -m http.server` under `ab` (400 GETs of a 20000-byte file, 100 of the
+    directory listing), stopped by Ctrl-C: every request answered; every Python frame
+    names an existing file, a line inside it and a function defined there; through the
+    handler's do_GET at least one allocation per request and the file's bytes per GET."""
+    import signal
+    import time
+    import urllib.request
+    if not os.access("/usr/bin/ab", os.X_OK):
+        print("skip: no /usr/bin/ab (Debian apache2-utils)")
+        return 77
+    site = os.path.join(work, "site")
+    os.mkdir(site)
+    with open(os.path.join(site, "blob.bin"), "wb") as f:
+        f.write(bytes(range(256)) * 78 + bytes(32))  # 20000 bytes
+    port = free_port()
+    trace = os.path.join(work, "hs.lht")
     env = dict(os.environ)
     env.pop("PYTHONMALLOC", None)
-    r = lh(build, "run", "-o", trace, "--", py, "-m", "json.tool", big,
-           os.path.join(work, "out.json"), cwd=work, env=env)
-    if r.returncode != 0:
-        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
-    rep = lh(build, "report", trace, "--format", "json", "--top", "0")
-    if rep.returncode != 0:
-        return fail("report: " + rep.stderr[-800:])
-    lines_of = {}
-    bad = []
-    n_frames = 0
-    json_sites = 0
-    for s in json.loads(rep.stdout)["sites"]:
-        for fr in s["frames"]:
-            if fr.get("language") != "python":
-                continue
-            n_frames += 1
-            path, line = fr.get("file") or "", fr.get("line") or 0
-            if path.startswith("<frozen ") or path == "<string>":
-                continue
-            if path not in lines_of:
-                try:
-                    with open(path, "rb") as f:
-                        lines_of[path] = f.read().count(b"\n") + 1
-                except OSError:
-                    lines_of[path] = 0
-            if not (1 <= line <= lines_of[path]):
-                bad.append("%s:%d" % (path, line))
-        loc = s["location"]
-        if "/json/" in (loc.get("file") or ""):
-            json_sites += 1
-    return report_checks([
-        (not bad, "python frames naming a missing file or a line outside it: %d %s"
-         % (len(bad), sorted(set(bad))[:5]), "none"),
-        (n_frames > 0 and json_sites > 0, "python frames: %d, sites in json/: %d"
-         % (n_frames, json_sites), "both > 0")])
+    # its own session: Ctrl-C (SIGINT to the group) reaches the server, as in a terminal
+    p = subprocess.Popen([os.path.join(build, "bin", "leakhound"), "run", "-o", trace, "--",
+                          py, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                          "--directory", site], cwd=work, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        url = "http://127.0.0.1:%d/" % port
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(url, timeout=2).read()
+                break
+            except OSError:
+                if p.poll() is not None:
+                    break
+                time.sleep(0.1)
+        abs_ = [subprocess.run(["/usr/bin/ab", "-n", str(n), "-c", "4", url + path],
+                               capture_output=True, text=True, timeout=300).stdout
+                for n, path in ((400, "blob.bin"), (100, ""))]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    checks = []
+    for n, text in zip((400, 100), abs_):
+        done = re.search(r"^Complete requests:\s+(\d+)", text, re.M)
+        failed = re.search(r"^Failed requests:\s+(\d+)", text, re.M)
+        checks.append((done and int(done.group(1)) == n and failed and
+                       int(failed.group(1)) == 0, "ab: %s complete, %s failed"
+                       % (done and done.group(1), failed and failed.group(1)),
+                       "%d complete, 0 failed" % n))
+    if p.returncode != 0 or "Keyboard interrupt received" not in out:
+        return fail("server under leakhound: exit %d, stdout %r, stderr %s"
+                    % (p.returncode, out[-300:], err[-800:]))
+    sites, fns = reports(build, trace)
+    # run as -m http.server, the module is __main__
+    do_get = "__main__.SimpleHTTPRequestHandler.do_GET" if minor(py) >= 11 else "do_GET"
+    row = [f["inclusive"] for f in fns
+           if f["function"] == do_get and f["file"].endswith("/http/server.py")]
+    allocs = row[0]["allocations"] if row else 0
+    nbytes = row[0]["allocated"] if row else 0
+    checks.append((allocs >= 501 and nbytes >= 400 * 20000,
+                   "allocations through %s: %d, %d bytes" % (do_get, allocs, nbytes),
+                   ">= 501 (the requests and the first check) and >= 400 x 20000 bytes"))
+    return report_checks(checks + frame_checks(python_frames(sites, fns), sites,
+                                               "/http/server.py", [do_get]))
+
+
+@with_work
+def case_workers(build, py, work):
+    """A pre-fork server, gunicorn-style (progs/workers.py: 3 workers forked by os.fork,
+    each keeping 200 buffers of 1000 + w bytes; one ends by os._exit, two by sys.exit):
+    `run` lists the 4 traces (program, pid, file); each worker's trace is readable, forked
+    from the parent, with exactly 401 blocks at the worker's line (200 bytearrays and their
+    buffers, the list's item array) whose bytes differ from worker 0's by 200 x w; the
+    parent's trace has its own 201 blocks and nothing at the workers' line."""
+    import json
+    trace = os.path.join(work, "py.lht")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, "--", py, os.path.join(PROGS, "workers.py"), cwd=work,
+           env=env)
+    if r.returncode != 0 or r.stdout != "workers done\n":
+        return fail("run: exit %d, stdout %r: %s" % (r.returncode, r.stdout, r.stderr[-1500:]))
+    listed = re.findall(r"^leakhound:\s+(\S+)\s+(\d+)\s+(\S+)$", r.stderr, re.M)
+    checks = [(len(listed) == 4 and "leakhound: 4 traces written (program, pid, file):"
+               in r.stderr and "leakhound: trace written to py.lht" in r.stderr,
+               "run lists %d traces: %s" % (len(listed), listed),
+               "4 (the parent's py.lht named as the program's)")]
+    wline, pline = site_line("workers.py", "worker"), site_line("workers.py", "parent")
+    parent_pid = None
+    workers = []
+    for prog, pid, path in listed:
+        rep = lh(build, "report", os.path.join(work, path), "--format", "json", "--top", "0")
+        if rep.returncode != 0:
+            checks.append((False, "report %s: %s" % (path, rep.stderr[-300:]), "readable"))
+            continue
+        rep = json.loads(rep.stdout)
+        summ = rep["summary"]
+        if path == "py.lht":
+            parent_pid = summ["pid"]
+            checks.append((at_line(rep, "workers.py", pline)[0] == 201 and
+                           at_line(rep, "workers.py", wline)[0] == 0,
+                           "parent: live blocks at workers.py:%d %d, at :%d %d"
+                           % (pline, at_line(rep, "workers.py", pline)[0], wline,
+                              at_line(rep, "workers.py", wline)[0]), "201 and 0"))
+        else:
+            blocks, nbytes, _ = at_line(rep, "workers.py", wline)
+            workers.append((summ["ppid"], summ["exit_kind"], blocks, nbytes))
+    workers.sort(key=lambda w: w[3])
+    base = workers[0][3] if workers else 0
+    got = [(pp == parent_pid, kind, b, n - base) for pp, kind, b, n in workers]
+    want = [(True, "_exit", 401, 0), (True, "exit", 401, 200), (True, "exit", 401, 400)]
+    checks.append((got == want and base >= 200 * 1001,
+                   "workers (forked from the parent, exit, blocks at workers.py:%d, bytes "
+                   "more than worker 0's %d): %s" % (wline, base, got), "%s" % want))
+    return report_checks(checks)
+
+
+@with_work
+def case_embed(build, _py, work):
+    """A program that is not a python but embeds CPython 3.11 (embed.c, linked with
+    Debian's libpython3.11) running progs/closures.py: its Python frames are seen as for
+    python3 (the agent finds the interpreter in libpython): at the line of the buffers,
+    1000 live blocks when it exits without finalizing, the stack the two Python frames
+    only; after Py_FinalizeEx, the allocations are still there in the function table."""
+    import json
+    prog = os.path.join(build, "bin", "lh_pyembed")
+    if not os.access(prog, os.X_OK):
+        print("skip: %s was not built (Debian python3.11-dev)" % prog)
+        return 77
+    script = os.path.join(PROGS, "closures.py")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONMALLOC", None)
+    checks = []
+    for mode in ("keep", "finalize"):
+        trace = os.path.join(work, "embed.%s.lht" % mode)
+        r = lh(build, "run", "-o", trace, "--", prog, script, mode, cwd=work, env=env)
+        if r.returncode != 0:
+            return fail("run %s: exit %d: %s" % (mode, r.returncode, r.stderr[-1500:]))
+        sites, fns = reports(build, trace)
+        if mode == "keep":
+            line = site_line("closures.py", "buffer")
+            blocks, nbytes, at = at_line({"sites": sites}, "closures.py", line)
+            shapes = [[(f.get("function"), f.get("line")) for f in s["frames"]] for s in at]
+            want = [[("__main__.make_handler", line), ("<module>", 14)]]
+            checks += [(blocks == 1000 and nbytes >= 500 * 4001,
+                        "keep: closures.py:%d live at exit: %d blocks, %d bytes"
+                        % (line, blocks, nbytes), "1000 blocks, >= 500 x 4001 bytes"),
+                       (shapes == want, "keep: its stack: %s" % shapes, "%s" % want)]
+        else:
+            row = [f["inclusive"]["allocations"] for f in fns
+                   if f["function"] == "__main__.make_handler" and f["file"] == script]
+            checks.append((row and row[0] >= 1000, "finalize: allocations in "
+                           "__main__.make_handler (closures.py): %s" % row, ">= 1000"))
+    return report_checks(checks)
 
 
 def case_debug_build(build, _py):
@@ -381,7 +626,9 @@ def case_paths(build, py, work):
          "none")])
 
 
-CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib,
+         "unittest": case_unittest, "httpserver": case_httpserver,
+         "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths}
@@ -401,7 +648,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case not in ("old_version", "debug_build"):
+    if a.case not in ("old_version", "debug_build", "embed"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)

@@ -8,7 +8,10 @@ Before each snapshot it runs the collector (unless the case wants pending garbag
 counts the objects the collector tracks by type name, as gc.get_objects() sees them, and
 writes them to <out>.<label>.counts ("name count" lines): the oracle of the 1% check,
 taken in the same process just before the snapshot. (No json: its encoder's closures are
-reference cycles, garbage the snapshot would see.)
+reference cycles, garbage the snapshot would see.) With closure=True it also writes
+<out>.<label>.reached: the same count over everything gc.get_referents() reaches from those
+objects, the untracked ones included (str, int, code, a dict of atomic values), the oracle
+for the types the collector does not always track.
 
 Usage: python driver.py CASE OUT_PREFIX [CASE_DIR]"""
 import ctypes
@@ -20,17 +23,36 @@ _snap = ctypes.CDLL(None).lh_snapshot
 _snap.argtypes = [ctypes.c_char_p]
 
 
-def snapshot(label, collect=True):
-    if collect:
-        gc.collect()
+def by_type(objs):
     counts = {}
-    for o in gc.get_objects():
+    for o in objs:
         n = type(o).__name__
         counts[n] = counts.get(n, 0) + 1
-    o = None
-    text = "".join("%s %d\n" % kv for kv in counts.items())
+    return "".join("%s %d\n" % kv for kv in counts.items())
+
+
+def reached(objs):
+    """Every object gc.get_referents() reaches from objs, objs included (by id)."""
+    seen = {id(o): o for o in objs}
+    todo = list(objs)
+    while todo:
+        for r in gc.get_referents(todo.pop()):
+            if id(r) not in seen:
+                seen[id(r)] = r
+                todo.append(r)
+    return seen.values()
+
+
+def snapshot(label, collect=True, closure=False):
+    if collect:
+        gc.collect()
+    text = by_type(gc.get_objects())
+    more = by_type(reached(gc.get_objects())) if closure else None
     with open("%s.%s.counts" % (sys.argv[2], label), "w") as f:
         f.write(text)
+    if more is not None:
+        with open("%s.%s.reached" % (sys.argv[2], label), "w") as f:
+            f.write(more)
     _snap(label.encode())
 
 

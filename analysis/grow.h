@@ -1,0 +1,47 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * grow.h: growable arrays. An array is a pointer and a capacity (in elements) kept by its
+ * owner; lh_grow_to makes room, doubling the capacity from a first size so that filling
+ * an array of n elements costs O(n) copies.
+ */
+#ifndef LH_GROW_H
+#define LH_GROW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "err.h"
+
+/* Makes *(T **)pv hold at least need elements of elem bytes; *cap is its capacity, first
+ * the capacity of a new array. Returns 0, or LH_ENOMEM (the array unchanged). */
+static inline int
+lh_grow_to(void *pv, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    size_t c = *cap ? *cap : first;
+    while (c < need) {
+        c *= 2;
+    }
+    if (c > SIZE_MAX / elem) {
+        return LH_ENOMEM;
+    }
+    void *p = realloc(*(void **)pv, c * elem);
+    if (!p) {
+        return LH_ENOMEM;
+    }
+    *(void **)pv = p;
+    *cap = c;
+    return 0;
+}
+
+/* Makes room for one more element after the n in *(T **)pv. */
+static inline int
+lh_grow(void *pv, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    return lh_grow_to(pv, cap, n + 1, elem, first);
+}
+
+#endif /* LH_GROW_H */

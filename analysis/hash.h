@@ -1,0 +1,58 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * hash.h: the hashes of analysis's in-memory tables (string interning, address lookups):
+ * a word-at-a-time hash of bytes, FNV-1a over a string, and a multiplicative mix for integer keys. Not for
+ * anything stored: a table rebuilt in another run may hash differently.
+ */
+#ifndef LH_HASH_H
+#define LH_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define LH_FNV_OFFSET 1469598103934665603ull
+#define LH_FNV_PRIME 1099511628211ull
+
+/* n bytes, eight a step, mixed as in splitmix64's finalizer (keys can be whole stacks of
+ * names and paths: a byte-at-a-time hash was most of a report's time on Python traces). */
+static inline uint64_t
+lh_hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    if (n > i) {
+        memcpy(&w, b + i, n - i);
+    }
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+}
+
+/* FNV-1a of a NUL-terminated string. */
+static inline uint64_t
+lh_hash_str(const char *s)
+{
+    uint64_t h = LH_FNV_OFFSET;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * LH_FNV_PRIME;
+    }
+    return h;
+}
+
+/* Spreads an integer key over all bits (Fibonacci hashing). */
+static inline uint64_t
+lh_hash_mix(uint64_t x)
+{
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+#endif /* LH_HASH_H */
