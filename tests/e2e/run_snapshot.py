@@ -316,6 +316,21 @@ def case_badtargets(ctx):
                 t.stop()
         else:
             ctx.log("no %s: jemalloc case not run" % jem)
+        # A thread that cannot be stopped (state D, waiting in vfork): given up after 2 s,
+        # the process unharmed (it exits 0 when its vfork child is done).
+        p = subprocess.Popen([ctx.prog("snap_vfork")], stdout=subprocess.PIPE,
+                             start_new_session=True)
+        procs.append(p)
+        p.stdout.readline()
+        for _ in range(500):
+            if A.state(p.pid) == "D":
+                break
+            time.sleep(0.01)
+        A.expect_refusal(ctx, [lh, "snapshot", "-p", str(p.pid), "-o", out], "did not stop",
+                         "a thread in uninterruptible sleep")
+        A.untouched(ctx, p.pid, "the process in vfork", "D")
+        ctx.check(p.wait(timeout=60) == 0, "the process in vfork exits normally", 0,
+                  p.returncode)
         # No debug info for its libc: "install libc6-dbg", nothing touched.
         empty = os.path.join(ctx.workdir, "no-debug")
         os.makedirs(empty)
