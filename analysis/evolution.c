@@ -7,23 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct rank {
-    uint32_t id;
-    uint64_t max, leaked;
-} rank_t;
-
-static int
-cmp_rank(const void *a, const void *b)
-{
-    const rank_t *x = a, *y = b;
-    if (x->max != y->max) {
-        return x->max > y->max ? -1 : 1;
-    }
-    if (x->leaked != y->leaked) {
-        return x->leaked > y->leaked ? -1 : 1;
-    }
-    return x->id < y->id ? -1 : x->id > y->id;
-}
+#include "rank.h"
 
 static int
 oom(lh_evolution_t *e, lh_err_t *err)
@@ -115,7 +99,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     uint64_t start = lh_collect_start_ns(c);
     int snapshots = 0;
     uint64_t *max = calloc(ns ? ns : 1, sizeof *max);
-    rank_t *ranks = NULL;
+    lh_rank_t *ranks = NULL;
     uint32_t *ids = NULL;
     uint64_t *cols = NULL;
     memset(e, 0, sizeof *e);
@@ -168,10 +152,10 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
             return sup;
         }
         if (max[id] && !sup) {
-            ranks[nr++] = (rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
+            ranks[nr++] = (lh_rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
         }
     }
-    lh_qsort(ranks, nr, sizeof *ranks, cmp_rank);
+    lh_qsort(ranks, nr, sizeof *ranks, lh_rank_cmp);
     e->n_series = top < nr ? top : nr;
     e->series = calloc(e->n_series ? e->n_series : 1, sizeof *e->series);
     ids = malloc((e->n_series ? e->n_series : 1) * sizeof *ids);
@@ -198,7 +182,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     for (size_t k = 0; k < e->n_series; k++) {
         lh_evo_series_t *s = &e->series[k];
         s->stack_id = ids[k] = ranks[k].id;
-        s->max = ranks[k].max;
+        s->max = ranks[k].key1;
         s->trend = n_gp >= 2 ? gr[s->stack_id].trend.kind : LH_TREND_NONE;
         if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes))) {
             free(vals);
