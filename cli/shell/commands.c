@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "format.h"
 #include "grow.h"
 #include "keyindex.h"
@@ -114,7 +115,7 @@ parse_opt_count(const char *cmd, int argc, char **argv, int *i, unsigned long *o
         return lh_err_set(err, LH_EINVAL, "%s: %s needs a number", cmd, argv[*i]);
     }
     (*i)++;
-    return lh_shell_parse_count(cmd, argv[*i], 0, 100000000, out, err);
+    return lh_cli_parse_uint(cmd, argv[*i], 0, 100000000, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -310,7 +311,7 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (strcmp(argv[i], "--retained") == 0) {
             retained = 1;
         } else if (!have_n && argv[i][0] != '-') {
-            if (lh_shell_parse_count("largest", argv[i], 1, 100000, &n, err) < 0) {
+            if (lh_cli_parse_uint("largest", argv[i], 1, 100000, &n, err) < 0) {
                 return LH_EINVAL;
             }
             have_n = 1;
@@ -738,7 +739,7 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc > 2) {
         return lh_err_set(err, LH_EINVAL, "roots: roots [N]");
     }
-    if (argc == 2 && lh_shell_parse_count("roots", argv[1], 1, 1000000, &n, err) < 0) {
+    if (argc == 2 && lh_cli_parse_uint("roots", argv[1], 1, 1000000, &n, err) < 0) {
         return LH_EINVAL;
     }
     if (sh_need_graph(sh, "roots", err) < 0) {

@@ -6,9 +6,9 @@ from the threads themselves, malloc arenas as heap, the capturing thread from th
 program's stack pointer, TLS and thread descriptors), on progs/misaligned.c and
 progs/roots_*.c. Exact classes and bytes; addresses differ per run. Where valgrind is
 installed, each case also runs the same binary under it and checks its class of the case's
-blocks at exit (valgrind_agrees): the same as leakhound's exit snapshot, except the one
-documented difference (other_thread_register). thread_tls has no such check: its block is
-freed before the exit, where Valgrind looks.
+blocks at exit (valgrind_agrees), and for roots_tls and roots_exited also at a leak check the
+program requests where it takes its snapshot (vg_check.h): the same as leakhound's, except
+the one documented difference (other_thread_register).
 
 Usage:
   run_roots.py --build DIR --case NAME [--keep] [-v]
@@ -186,6 +186,7 @@ def case_exited_thread(ctx):
     ctx.check("[stack of thread %d " % pid not in out, "live_block: not main's stack",
               "the worker's stack", out[:800])
     valgrind_agrees(ctx, "roots_exited", {333: "definitely lost"})
+    valgrind_agrees(ctx, "roots_exited", {333: "definitely lost", 444: "reachable"}, check=0)
 
 
 def case_returned_frame(ctx):
@@ -238,25 +239,32 @@ VG_CLASS = {"reachable": "still reachable", "definitely lost": "definitely lost"
             "possibly lost": "possibly lost", "indirectly lost": "indirectly lost"}
 
 
-def valgrind_agrees(ctx, prog, want, args=(), vg_opts=()):
-    """The same binary under valgrind: at its exit, each block of want ({size: class in
-    leakhound's words}, or {(bytes, blocks): class} for one site's blocks) is one loss
-    record of that class. Not compared (said in the log) when valgrind is not installed."""
+def valgrind_agrees(ctx, prog, want, args=(), vg_opts=(), check=None):
+    """The same binary under valgrind: at its exit (check None), or at its first leak check
+    on request (check 0: vg_check.h, where the program takes its snapshot), each block of
+    want ({size: class in leakhound's words}, or {(bytes, blocks): class} for one site's
+    blocks) is one loss record of that class. Not compared (said in the log) when valgrind
+    is not installed, or the program was built without Valgrind's headers."""
     if not shutil.which("valgrind"):
         ctx.log("valgrind is not installed: its answer is not compared")
         return
     res = E.run(ctx, ["valgrind", "--leak-check=full", "--show-leak-kinds=all"] +
                 list(vg_opts) + [ctx.prog(prog)] + list(args), timeout=300)
+    checks = res.stderr.split("LEAK SUMMARY:")
+    if check is not None and len(checks) < check + 3:  # the requested one, the exit's, a tail
+        ctx.log("no leak check on request (built without Valgrind's headers): not compared")
+        return
+    text = checks[check if check is not None else -2]
     got = {}
     for b, n, k in re.findall(r"== ([\d,]+) bytes in ([\d,]+) blocks are (still reachable|"
                               r"definitely lost|possibly lost|indirectly lost) in loss record",
-                              res.stderr):
+                              text):
         got.setdefault((int(b.replace(",", "")), int(n.replace(",", ""))), []).append(k)
     for key, cls in sorted(want.items(), key=lambda kv: str(kv[0])):
         key = key if isinstance(key, tuple) else (key, 1)
-        ctx.check(got.get(key) == [VG_CLASS[cls]], "valgrind %s: %d bytes in %d blocks"
-                  % (" ".join(vg_opts), key[0], key[1]), VG_CLASS[cls],
-                  "%s\n%s" % (got.get(key), res.stderr[-1500:]))
+        ctx.check(got.get(key) == [VG_CLASS[cls]], "valgrind %s(%s): %d bytes in %d blocks"
+                  % (" ".join(vg_opts), "exit" if check is None else "check %d" % check,
+                     key[0], key[1]), VG_CLASS[cls], "%s\n%s" % (got.get(key), text[-1500:]))
 
 
 def case_hidden_thread(ctx):
@@ -285,6 +293,8 @@ def tls_at_exit(ctx, trace, name, size):
     answer on the same binary."""
     expect_class(ctx, trace, "exit", name, "reachable")
     valgrind_agrees(ctx, "roots_tls", {size: "reachable"}, [ctx.prog("roots_tlsmod.so")])
+    valgrind_agrees(ctx, "roots_tls", {size: "reachable"}, [ctx.prog("roots_tlsmod.so")],
+                    check=0)
 
 
 def case_tls(ctx):
@@ -295,7 +305,7 @@ def case_tls(ctx):
                  "[tls of thread %d 'roots_tls']" % pids(ctx, trace))
     expect_class(ctx, trace, "exit", "tls_block", "reachable",
                  "[tls of thread %d 'roots_tls']" % pids(ctx, trace))
-    valgrind_agrees(ctx, "roots_tls", {1001: "reachable"}, [ctx.prog("roots_tlsmod.so")])
+    tls_at_exit(ctx, trace, "tls_block", 1001)
 
 
 def case_specific(ctx):
@@ -337,6 +347,9 @@ def case_thread_tls(ctx):
     ctx.check(re.search(r"^(@\d+ )?\[tls of thread (?!%d )\d+ 'roots_tls'\]$" % pid, out, re.M)
               is not None, "wtls_block: a root in the worker's TLS",
               "[tls of thread TID 'roots_tls']", out[:1500])
+    # Freed before the exit: Valgrind's answer where the snapshot is taken.
+    valgrind_agrees(ctx, "roots_tls", {1005: "reachable"}, [ctx.prog("roots_tlsmod.so")],
+                    check=0)
 
 
 def case_exit_return(ctx):
