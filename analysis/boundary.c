@@ -128,12 +128,6 @@ lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len)
     }
 }
 
-int
-lh_bound_is_point(const lh_boundary_t *b, int is_snapshot)
-{
-    return b->is_snapshot == is_snapshot && !(is_snapshot && b->trigger == LH_SNAP_EXIT);
-}
-
 size_t
 lh_bound_main_end(const lh_boundary_t *b, size_t n)
 {

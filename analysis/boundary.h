@@ -89,9 +89,6 @@ long lh_bound_find_in(const void *list, size_t n, size_t stride, size_t label_of
  * with counts) into buf. */
 void lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len);
 
-/* Is b one of the boundaries growth is measured over: of kind is_snapshot, exit snapshots
- * (taken after shutdown freed everything) left out? */
-int lh_bound_is_point(const lh_boundary_t *b, int is_snapshot);
 /* The end of the main work among b[0..n) (growth.h: lh_trend_main_end over their heap). */
 size_t lh_bound_main_end(const lh_boundary_t *b, size_t n);
 

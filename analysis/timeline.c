@@ -766,10 +766,8 @@ nomem:
     return oom(err);
 }
 
-/* The growth model's class of every site (an array of tl->n_sites entries), or NULL: fewer
- * than 2 points (*rc 0) or no memory (*rc LH_ENOMEM). */
-static uint8_t *
-trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
+uint8_t *
+lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
 {
     lh_growth_opts_t o = {kind, 1};
     lh_growth_t g;
@@ -790,12 +788,37 @@ trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
     return map;
 }
 
+int
+lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *err), void *ctx,
+                 lh_err_t *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_sites; i++) {
+        lh_growth_site_t *s = &g->sites[i];
+        int rc = drop(ctx, s->stack_id, err);
+        if (rc < 0) {
+            return rc;
+        }
+        if (!rc) {
+            g->sites[k++] = *s;
+            continue;
+        }
+        g->n_growing -= s->growing;
+        g->n_trend[s->trend.kind]--;
+        g->n_active--;
+        free(s->blocks);
+        free(s->bytes);
+    }
+    g->n_sites = k;
+    return 0;
+}
+
 /* Sets the trend of every site of a diff (d) or group of counts by site (c). */
 static int
 set_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_counts_t *c, lh_err_t *err)
 {
     int rc;
-    uint8_t *map = trend_map(tl, d ? d->kind : c->kind, &rc, err);
+    uint8_t *map = lh_timeline_trend_map(tl, d ? d->kind : c->kind, &rc, err);
     size_t n = !map ? 0 : d ? d->n_sites : c->n_groups;
     for (size_t i = 0; i < n; i++) {
         size_t id = d ? d->sites[i].stack_id : c->groups[i].group;

@@ -247,7 +247,7 @@ functions(FILE *out, const lh_html_page_t *p)
 static void
 growth(FILE *out, const lh_html_page_t *p)
 {
-    const lh_growth_rank_t *g = p->growth;
+    const lh_growth_t *g = p->growth;
     char a[48], b[32], c[32];
     fputs("<section id=\"growth\"><h2>Growth</h2>\n", out);
     if (!g || g->n_points < 2) {
@@ -260,8 +260,8 @@ growth(FILE *out, const lh_html_page_t *p)
     fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; the sites that "
                  "grow (an upward trend with 95%% confidence, still growing at the end: "
                  "docs/GROWTH.md), by least-squares slope per %s.</p>\n",
-            g->n_points, g->over_snapshots ? "snapshots" : "marks",
-            g->over_snapshots ? "snapshot" : "mark");
+            (int)g->n_points, g->kind == LH_BOUND_SNAPSHOTS ? "snapshots" : "marks",
+            g->kind == LH_BOUND_SNAPSHOTS ? "snapshot" : "mark");
     if (!p->n_growth_sites) {
         fputs("<p>No site grew.</p></section>\n", out);
         return;
@@ -271,12 +271,12 @@ growth(FILE *out, const lh_html_page_t *p)
           "<tbody>\n",
           out);
     for (size_t i = 0; i < p->n_growth_sites; i++) {
-        const lh_grow_site_t *x = &g->v[i];
+        const lh_growth_site_t *x = &g->sites[i];
         fprintf(out, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                     "<td class=\"n\">%" PRIu32 " of %" PRIu32 "</td><td>",
-                lh_view_metric_str(a, sizeof a, LH_METRIC_GROWTH, x->g.slope),
-                bytes(b, sizeof b, x->g.first), bytes(c, sizeof c, x->g.last), x->g.n_up,
-                x->g.n_intervals);
+                     "<td class=\"n\">%zu of %zu</td><td>",
+                lh_view_metric_str(a, sizeof a, LH_METRIC_GROWTH, x->slope_bytes),
+                bytes(b, sizeof b, x->bytes[0]), bytes(c, sizeof c, x->bytes[g->n_points - 1]),
+                x->grew_intervals, x->intervals);
         site_cell(out, p->growth_sites[i], p->cwd);
         fputs("</td></tr>\n", out);
     }
