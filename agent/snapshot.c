@@ -990,8 +990,11 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     if (pid > 0) {
         children[free_slot] = pid;
     }
-    pthread_mutex_unlock(&take_lock);
+    /* The record before the lock goes: a capture waiting for the lock (exit, while the
+     * ticker takes a signal's) must not write its record first, or the trace would list
+     * the snapshots out of the order they were taken in (seen under load). */
     write_record(label, trigger, pid > 0 ? job.path : "", job.number, pause, in_slot);
+    pthread_mutex_unlock(&take_lock);
 }
 
 void

@@ -4,6 +4,7 @@
  */
 #include "boundary.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,18 +78,26 @@ lh_bound_step(const lh_bound_spec_t *sp, lh_bound_cursor_t *c, const char *label
 }
 
 long
-lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to)
+lh_bound_find_in(const void *list, size_t n, size_t stride, size_t label_off, const char *spec,
+                 int for_to)
 {
     lh_bound_spec_t sp;
     lh_bound_cursor_t c = {0};
     long found = -1;
     lh_bound_spec_parse(spec, &sp);
     for (size_t i = 0; i < n; i++) {
-        if (lh_bound_step(&sp, &c, b[i].label, for_to)) {
+        const char *label = *(char *const *)((const char *)list + i * stride + label_off);
+        if (lh_bound_step(&sp, &c, label, for_to)) {
             found = (long)i;
         }
     }
     return found;
+}
+
+long
+lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to)
+{
+    return lh_bound_find_in(b, n, sizeof *b, offsetof(lh_boundary_t, label), spec, for_to);
 }
 
 void
@@ -117,12 +126,6 @@ lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len)
         }
         k += (size_t)w;
     }
-}
-
-int
-lh_bound_is_point(const lh_boundary_t *b, int is_snapshot)
-{
-    return b->is_snapshot == is_snapshot && !(is_snapshot && b->trigger == LH_SNAP_EXIT);
 }
 
 size_t

@@ -81,13 +81,14 @@ int lh_bound_step(const lh_bound_spec_t *sp, lh_bound_cursor_t *c, const char *l
                   int for_to);
 /* Resolves spec among b[0..n) with lh_bound_step. Returns the index, or -1. */
 long lh_bound_find(const lh_boundary_t *b, size_t n, const char *spec, int for_to);
+/* The same over any array of n elements of stride bytes whose label is the `char *` at
+ * label_off (offsetof) in each: lists of snapshots kept in other shapes. */
+long lh_bound_find_in(const void *list, size_t n, size_t stride, size_t label_off,
+                      const char *spec, int for_to);
 /* Writes "'request' (2000), 'done' (1), 'exit' (1)" (distinct labels in order of first use,
  * with counts) into buf. */
 void lh_bound_labels(const lh_boundary_t *b, size_t n, char *buf, size_t len);
 
-/* Is b one of the boundaries growth is measured over: of kind is_snapshot, exit snapshots
- * (taken after shutdown freed everything) left out? */
-int lh_bound_is_point(const lh_boundary_t *b, int is_snapshot);
 /* The end of the main work among b[0..n) (growth.h: lh_trend_main_end over their heap). */
 size_t lh_bound_main_end(const lh_boundary_t *b, size_t n);
 

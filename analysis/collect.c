@@ -591,30 +591,10 @@ lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
     return c->pts.start[i + 1] - c->pts.start[i];
 }
 
-int
-lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots, lh_err_t *err)
+const lh_timeline_t *
+lh_collect_timeline(const lh_collect_t *c)
 {
-    lh_growth_opts_t o = {LH_BOUND_AUTO, 1};
-    lh_growth_t g;
-    memset(out, 0, c->n_stacks * sizeof *out);
-    *over_snapshots = 0;
-    int rc = lh_timeline_growth(c->tl, &o, &g, err);
-    if (rc < 0) {
-        return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: no growth to tell */
-    }
-    for (size_t i = 0; i < g.n_sites; i++) {
-        const lh_growth_site_t *s = &g.sites[i];
-        if (s->stack_id < c->n_stacks) {
-            out[s->stack_id] = (lh_cgrowth_t){s->slope_bytes, s->bytes[0],
-                                              s->bytes[g.n_points - 1],
-                                              (uint32_t)s->grew_intervals,
-                                              (uint32_t)s->intervals, s->trend, s->growing};
-        }
-    }
-    *over_snapshots = g.kind == LH_BOUND_SNAPSHOTS;
-    rc = g.n_points > 1000000000 ? 1000000000 : (int)g.n_points;
-    lh_growth_fini(&g);
-    return rc;
+    return c->tl;
 }
 
 size_t
@@ -627,12 +607,6 @@ const lh_ccolumn_t *
 lh_collect_column(const lh_collect_t *c, size_t i)
 {
     return i < lh_collect_n_columns(c) ? &c->colmeta[i] : NULL;
-}
-
-uint64_t
-lh_collect_column_width_ns(const lh_collect_t *c)
-{
-    return c->width;
 }
 
 int

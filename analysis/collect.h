@@ -73,17 +73,6 @@ typedef struct lh_rss_sample {
     uint64_t rss_bytes;
 } lh_rss_sample_t;
 
-/* Growth of one stack (lh_collect_growth): the timeline's (timeline.h: lh_timeline_growth,
- * the one growth model of growth.h), per stack id. */
-typedef struct lh_cgrowth {
-    double slope;          /* least-squares live bytes per boundary */
-    uint64_t first, last;  /* live bytes at the first and last boundary */
-    uint32_t n_up;         /* intervals in which its live bytes went up ... */
-    uint32_t n_intervals;  /* ... of these */
-    lh_trend_stats_t trend;
-    int growing;           /* trend.kind == LH_TREND_GROWING */
-} lh_cgrowth_t;
-
 /* Runs the one pass over path (stream.h) with the collector as its consumer and closes
  * nothing: the trace, replay and symbolizer stay available until lh_collect_free. Returns
  * 0, or a negative LH_E* code (message in err; LH_ETRUNC, LH_EFORMAT: the trace's tail is
@@ -126,16 +115,12 @@ typedef struct lh_cdelta {
     uint64_t bytes;
 } lh_cdelta_t;
 size_t lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out);
-/* Growth of every stack, as the timeline the pass also fed measures it (over the marks,
- * else the snapshots taken while running, up to the end of the main work); out has
- * lh_collect_n_stacks() entries, *over_snapshots says which kind. Returns the number of
- * boundaries used (growth needs 2 or more; with fewer, 0 and out all zero), or LH_ENOMEM. */
-int lh_collect_growth(const lh_collect_t *c, lh_cgrowth_t *out, int *over_snapshots,
-                      lh_err_t *err);
+/* The timeline the same pass fed (series on): per-site series, growth and trends
+ * (timeline.h) for the pictures, the attribution and the exports. */
+const lh_timeline_t *lh_collect_timeline(const lh_collect_t *c);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);
 const lh_ccolumn_t *lh_collect_column(const lh_collect_t *c, size_t i);
-uint64_t lh_collect_column_width_ns(const lh_collect_t *c);
 /* Live bytes of the n stacks ids[] at the end of every column: out[col * n + k]
  * (lh_collect_n_columns() x n entries). Also, when max_bytes is not NULL, each stack's
  * maximum over the columns, for all stacks (lh_collect_n_stacks() entries). Returns 0. */

@@ -61,9 +61,7 @@ lh_err_str(int code)
 void
 lh_warnings_init(lh_warnings_t *w)
 {
-    w->msgs = NULL;
-    w->n = 0;
-    w->cap = 0;
+    *w = (lh_warnings_t){0};
 }
 
 void

@@ -7,23 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct rank {
-    uint32_t id;
-    uint64_t max, leaked;
-} rank_t;
-
-static int
-cmp_rank(const void *a, const void *b)
-{
-    const rank_t *x = a, *y = b;
-    if (x->max != y->max) {
-        return x->max > y->max ? -1 : 1;
-    }
-    if (x->leaked != y->leaked) {
-        return x->leaked > y->leaked ? -1 : 1;
-    }
-    return x->id < y->id ? -1 : x->id > y->id;
-}
+#include "rank.h"
 
 static int
 oom(lh_evolution_t *e, lh_err_t *err)
@@ -92,21 +76,6 @@ suppressed(lh_collect_t *c, const lh_supp_t *supp, uint32_t id, lh_err_t *err)
     return rc < 0 ? rc : lh_supp_match(supp, site->frames, site->n_frames) >= 0;
 }
 
-/* The growth of every stack (collect.h; an array of lh_collect_n_stacks() entries, or NULL
- * on LH_ENOMEM); *n_points and *kind say over which boundaries (n_points < 2: no growth). */
-static lh_cgrowth_t *
-growth_of_stacks(const lh_collect_t *c, int *n_points, int *kind, lh_err_t *err)
-{
-    size_t ns = lh_collect_n_stacks(c);
-    lh_cgrowth_t *g = calloc(ns ? ns : 1, sizeof *g);
-    if (!g || (*n_points = lh_collect_growth(c, g, kind, err)) < 0) {
-        free(g);
-        lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
-        return NULL;
-    }
-    return g;
-}
-
 int
 lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
                    const lh_supp_t *supp, lh_err_t *err)
@@ -115,7 +84,7 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     uint64_t start = lh_collect_start_ns(c);
     int snapshots = 0;
     uint64_t *max = calloc(ns ? ns : 1, sizeof *max);
-    rank_t *ranks = NULL;
+    lh_rank_t *ranks = NULL;
     uint32_t *ids = NULL;
     uint64_t *cols = NULL;
     memset(e, 0, sizeof *e);
@@ -168,10 +137,10 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
             return sup;
         }
         if (max[id] && !sup) {
-            ranks[nr++] = (rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
+            ranks[nr++] = (lh_rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
         }
     }
-    lh_qsort(ranks, nr, sizeof *ranks, cmp_rank);
+    lh_qsort(ranks, nr, sizeof *ranks, lh_rank_cmp);
     e->n_series = top < nr ? top : nr;
     e->series = calloc(e->n_series ? e->n_series : 1, sizeof *e->series);
     ids = malloc((e->n_series ? e->n_series : 1) * sizeof *ids);
@@ -185,29 +154,30 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     if (!vals) {
         goto fail;
     }
-    int n_gp, g_kind;
-    lh_cgrowth_t *gr = growth_of_stacks(c, &n_gp, &g_kind, err);
-    if (!gr) {
+    const lh_timeline_t *tl = lh_collect_timeline(c);
+    int rc;
+    uint8_t *gr = lh_timeline_trend_map(tl, LH_BOUND_AUTO, &rc, err);
+    if (rc < 0) {
         free(vals);
         free(max);
         free(ranks);
         free(ids);
         lh_evolution_fini(e);
-        return LH_ENOMEM;
+        return rc;
     }
     for (size_t k = 0; k < e->n_series; k++) {
         lh_evo_series_t *s = &e->series[k];
         s->stack_id = ids[k] = ranks[k].id;
-        s->max = ranks[k].max;
-        s->trend = n_gp >= 2 ? gr[s->stack_id].trend.kind : LH_TREND_NONE;
+        s->max = ranks[k].key1;
+        s->trend = gr && s->stack_id < lh_timeline_n_sites(tl) ? (lh_trend_t)gr[s->stack_id]
+                                                               : LH_TREND_NONE;
         if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes))) {
             free(vals);
             free(gr);
             goto fail;
         }
         vals[k] = s->bytes;
-        int rc = lh_collect_site(c, s->stack_id, &s->site, err);
-        if (rc < 0) {
+        if (lh_collect_site(c, s->stack_id, &s->site, err) < 0) {
             free(vals);
             free(gr);
             goto fail;
@@ -310,45 +280,28 @@ lh_evolution_fini(lh_evolution_t *e)
     memset(e, 0, sizeof *e);
 }
 
+typedef struct drop_ctx {
+    lh_collect_t *c;
+    const lh_supp_t *supp;
+} drop_ctx_t;
+
 static int
-cmp_grow(const void *a, const void *b)
+drop_suppressed(void *ctx, uint32_t id, lh_err_t *err)
 {
-    const lh_grow_site_t *x = a, *y = b;
-    if (x->g.slope != y->g.slope) {
-        return x->g.slope > y->g.slope ? -1 : 1;
-    }
-    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+    const drop_ctx_t *d = ctx;
+    return suppressed(d->c, d->supp, id, err);
 }
 
 int
-lh_growth_rank(lh_growth_rank_t *r, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
+lh_growth_rank(lh_growth_t *g, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
 {
-    size_t ns = lh_collect_n_stacks(c);
-    memset(r, 0, sizeof *r);
-    lh_cgrowth_t *g = growth_of_stacks(c, &r->n_points, &r->over_snapshots, err);
-    if (!g || !(r->v = malloc((ns ? ns : 1) * sizeof *r->v))) {
-        free(g);
-        return lh_err_set(err, LH_ENOMEM, "out of memory ranking growth");
+    drop_ctx_t d = {c, supp};
+    int rc = lh_timeline_growth(lh_collect_timeline(c), NULL, g, err);
+    if (rc < 0) {
+        return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: g->n_points < 2 */
     }
-    for (uint32_t id = 0; r->n_points >= 2 && id < ns; id++) {
-        int sup = g[id].growing ? suppressed(c, supp, id, err) : 0;
-        if (sup < 0) {
-            free(g);
-            lh_growth_rank_fini(r);
-            return sup;
-        }
-        if (g[id].growing && !sup) {
-            r->v[r->n++] = (lh_grow_site_t){id, g[id]};
-        }
+    if ((rc = lh_growth_filter(g, drop_suppressed, &d, err)) < 0) {
+        lh_growth_fini(g);
     }
-    free(g);
-    lh_qsort(r->v, r->n, sizeof *r->v, cmp_grow);
-    return 0;
-}
-
-void
-lh_growth_rank_fini(lh_growth_rank_t *r)
-{
-    free(r->v);
-    memset(r, 0, sizeof *r);
+    return rc;
 }

@@ -56,23 +56,10 @@ int lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_mar
                        const lh_supp_t *supp, lh_err_t *err);
 void lh_evolution_fini(lh_evolution_t *e);
 
-/* The growth ranking: the stacks that grow over the marks (over the snapshots taken while
- * running when there are no marks) in the one growth model (growth.h), by least-squares
- * slope, descending. */
-typedef struct lh_grow_site {
-    uint32_t stack_id;
-    lh_cgrowth_t g;
-} lh_grow_site_t;
-
-typedef struct lh_growth_rank {
-    lh_grow_site_t *v;
-    size_t n;
-    int n_points;        /* boundaries (0 when fewer than two) */
-    int over_snapshots;
-} lh_growth_rank_t;
-
-/* Stacks a rule of supp matches (supp may be NULL) are left out. */
-int lh_growth_rank(lh_growth_rank_t *r, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err);
-void lh_growth_rank_fini(lh_growth_rank_t *r);
+/* The growth ranking: the sites that grow (timeline.h: lh_timeline_growth, the one growth
+ * model), by least-squares slope, descending; sites a rule of supp matches (supp may be
+ * NULL) are left out. With fewer than 2 boundaries, 0 and g->n_points < 2. Returns 0 or
+ * LH_ENOMEM; release with lh_growth_fini. */
+int lh_growth_rank(lh_growth_t *g, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err);
 
 #endif /* LH_EVOLUTION_H */

@@ -206,33 +206,31 @@ lh_funcs_stack_metrics(const lh_funcs_t *f, const lh_collect_t *c, uint32_t id,
                                                                : LH_TREND_NONE;
 }
 
-/* Growth per stack (collect.h: the timeline's, over marks, else snapshots). */
+/* Growth per stack: the timeline's (timeline.h), over marks, else snapshots. */
 static int
 stack_growth(lh_funcs_t *f, const lh_collect_t *c, lh_err_t *err)
 {
     size_t n = lh_collect_n_stacks(c);
-    lh_cgrowth_t *g = calloc(n ? n : 1, sizeof *g);
-    int k, rc = 0;
-    if (!g) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    lh_growth_opts_t o = {LH_BOUND_AUTO, 1};
+    lh_growth_t g;
+    int rc = lh_timeline_growth(lh_collect_timeline(c), &o, &g, err);
+    if (rc < 0) {
+        return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: no growth */
     }
-    if ((k = lh_collect_growth(c, g, &f->growth_is_snapshots, err)) < 0) {
-        rc = k;
-    } else if (k >= 2) {
-        f->n_growth_points = k;
-        f->stack_trend = calloc(n ? n : 1, sizeof *f->stack_trend);
-        if (!(f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth)) || !f->stack_trend) {
-            rc = lh_err_set(err, LH_ENOMEM, "out of memory");
-            goto done;
-        }
-        f->n_stack_growth = n;
-        for (size_t i = 0; i < n; i++) {
-            f->stack_growth[i] = g[i].growing ? g[i].slope : 0;
-            f->stack_trend[i] = (uint8_t)g[i].trend.kind;
+    f->n_growth_points = (int)g.n_points;
+    f->growth_is_snapshots = g.kind == LH_BOUND_SNAPSHOTS;
+    f->stack_trend = calloc(n ? n : 1, sizeof *f->stack_trend);
+    f->stack_growth = calloc(n ? n : 1, sizeof *f->stack_growth);
+    rc = f->stack_trend && f->stack_growth ? 0 : lh_err_set(err, LH_ENOMEM, "out of memory");
+    f->n_stack_growth = rc ? 0 : n;
+    for (size_t i = 0; !rc && i < g.n_sites; i++) {
+        const lh_growth_site_t *s = &g.sites[i];
+        if (s->stack_id < n) {
+            f->stack_growth[s->stack_id] = s->growing ? s->slope_bytes : 0;
+            f->stack_trend[s->stack_id] = (uint8_t)s->trend.kind;
         }
     }
-done:
-    free(g);
+    lh_growth_fini(&g);
     return rc;
 }
 

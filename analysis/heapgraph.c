@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,16 +88,8 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
 static long
 resolve(const lh_snapinfo_t *snaps, size_t n, const char *spec, int for_to)
 {
-    lh_bound_spec_t sp;
-    lh_bound_cursor_t c = {0};
-    long found = -1;
-    lh_bound_spec_parse(spec, &sp);
-    for (size_t i = 0; i < n; i++) {
-        if (lh_bound_step(&sp, &c, snaps[i].label, for_to)) {
-            found = (long)i;
-        }
-    }
-    return found;
+    return lh_bound_find_in(snaps, n, sizeof *snaps, offsetof(lh_snapinfo_t, label), spec,
+                            for_to);
 }
 
 long

@@ -10,9 +10,7 @@
 void
 lh_modules_init(lh_modules_t *t)
 {
-    t->mods = NULL;
-    t->n = 0;
-    t->cap = 0;
+    *t = (lh_modules_t){0};
 }
 
 void

@@ -113,35 +113,21 @@ aset_has(const aset_t *s, uint64_t a)
  * Reading
  * ------------------------------------------------------------------------------------- */
 
+/* The n-byte (1..8) unsigned integer at addr in the snapshot, 0 when unreadable. The
+ * snapshot is of a little-endian process (x86-64, aarch64): its n bytes are v's low ones. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "snapshots of little-endian processes");
 static uint64_t
-rd64(const pctx_t *c, uint64_t addr)
+rdn(const pctx_t *c, uint64_t addr, size_t n)
 {
     uint64_t v = 0;
-    if (!addr || lh_objheap_read(c->oh, addr, &v, 8) < 0) {
+    if (!addr || lh_objheap_read(c->oh, addr, &v, n) < 0) {
         return 0;
     }
     return v;
 }
-
-static uint32_t
-rd32(const pctx_t *c, uint64_t addr)
-{
-    uint32_t v = 0;
-    if (!addr || lh_objheap_read(c->oh, addr, &v, 4) < 0) {
-        return 0;
-    }
-    return v;
-}
-
-static uint8_t
-rd8(const pctx_t *c, uint64_t addr)
-{
-    uint8_t v = 0;
-    if (!addr || lh_objheap_read(c->oh, addr, &v, 1) < 0) {
-        return 0;
-    }
-    return v;
-}
+#define rd64(c, addr) rdn(c, addr, 8)
+#define rd32(c, addr) ((uint32_t)rdn(c, addr, 4))
+#define rd8(c, addr) ((uint8_t)rdn(c, addr, 1))
 
 static uint64_t
 ivar(const pctx_t *c, uint32_t off)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rank.h"
+
 static const char *
 module_base(const lh_frame_t *f)
 {
@@ -62,24 +64,6 @@ lh_site_location(const lh_frame_t *frames, size_t n)
         }
     }
     return n ? 0 : -1;
-}
-
-typedef struct rank {
-    uint32_t id;
-    uint64_t bytes, blocks;
-} rank_t;
-
-static int
-cmp_rank(const void *a, const void *b)
-{
-    const rank_t *x = a, *y = b;
-    if (x->bytes != y->bytes) {
-        return x->bytes > y->bytes ? -1 : 1;
-    }
-    if (x->blocks != y->blocks) {
-        return x->blocks > y->blocks ? -1 : 1;
-    }
-    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int
@@ -174,7 +158,7 @@ int
 lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
                 lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err)
 {
-    rank_t *ranks = NULL;
+    lh_rank_t *ranks = NULL;
     size_t n_ranks = 0;
     size_t n_stacks = lh_replay_n_stacks(r);
     size_t top = opts ? opts->top : 0;
@@ -204,10 +188,10 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     for (size_t id = 0; id < n_stacks; id++) {
         const lh_stack_stats_t *s = lh_replay_stack(r, (uint32_t)id);
         if (s->live_blocks) {
-            ranks[n_ranks++] = (rank_t){(uint32_t)id, s->live_bytes, s->live_blocks};
+            ranks[n_ranks++] = (lh_rank_t){(uint32_t)id, s->live_bytes, s->live_blocks};
         }
     }
-    lh_qsort(ranks, n_ranks, sizeof *ranks, cmp_rank);
+    lh_qsort(ranks, n_ranks, sizeof *ranks, lh_rank_cmp);
     rep->n_leak_sites = n_ranks;
     rep->n_sites = top && top < n_ranks ? top : n_ranks;
     rep->sites = calloc(rep->n_sites ? rep->n_sites : 1, sizeof *rep->sites);

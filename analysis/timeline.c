@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rank.h"
 #include "stacks.h"
 
 /* One change of a site's live set, recorded at the boundary with global index g. */
@@ -442,13 +443,8 @@ static int
 cmp_diff_site(const void *pa, const void *pb)
 {
     const lh_diff_site_t *a = pa, *b = pb;
-    if (a->score != b->score) {
-        return a->score > b->score ? -1 : 1;
-    }
-    if (a->total_bytes != b->total_bytes) {
-        return a->total_bytes > b->total_bytes ? -1 : 1;
-    }
-    return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+    return lh_rank_order(a->score, b->score, a->total_bytes, b->total_bytes, a->stack_id,
+                         b->stack_id);
 }
 
 static const char *
@@ -770,10 +766,8 @@ nomem:
     return oom(err);
 }
 
-/* The growth model's class of every site (an array of tl->n_sites entries), or NULL: fewer
- * than 2 points (*rc 0) or no memory (*rc LH_ENOMEM). */
-static uint8_t *
-trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
+uint8_t *
+lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
 {
     lh_growth_opts_t o = {kind, 1};
     lh_growth_t g;
@@ -795,29 +789,56 @@ trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh_err_t *err)
 }
 
 int
-lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
+lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *err), void *ctx,
+                 lh_err_t *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_sites; i++) {
+        lh_growth_site_t *s = &g->sites[i];
+        int rc = drop(ctx, s->stack_id, err);
+        if (rc < 0) {
+            return rc;
+        }
+        if (!rc) {
+            g->sites[k++] = *s;
+            continue;
+        }
+        g->n_growing -= s->growing;
+        g->n_trend[s->trend.kind]--;
+        g->n_active--;
+        free(s->blocks);
+        free(s->bytes);
+    }
+    g->n_sites = k;
+    return 0;
+}
+
+/* Sets the trend of every site of a diff (d) or group of counts by site (c). */
+static int
+set_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_counts_t *c, lh_err_t *err)
 {
     int rc;
-    uint8_t *map = trend_map(tl, d->kind, &rc, err);
-    for (size_t i = 0; map && i < d->n_sites; i++) {
-        uint32_t id = d->sites[i].stack_id;
-        d->sites[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+    uint8_t *map = lh_timeline_trend_map(tl, d ? d->kind : c->kind, &rc, err);
+    size_t n = !map ? 0 : d ? d->n_sites : c->n_groups;
+    for (size_t i = 0; i < n; i++) {
+        size_t id = d ? d->sites[i].stack_id : c->groups[i].group;
+        lh_trend_t t = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+        *(d ? &d->sites[i].trend : &c->groups[i].trend) = t;
     }
     free(map);
     return rc;
 }
 
 int
+lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
+{
+    return set_trends(tl, d, NULL, err);
+}
+
+int
 lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
 {
-    int rc;
-    uint8_t *map = trend_map(tl, c->kind, &rc, err);
-    for (size_t i = 0; map && i < c->n_groups; i++) {
-        size_t id = c->groups[i].group;
-        c->groups[i].trend = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
-    }
-    free(map);
-    return rc;
+    return set_trends(tl, NULL, c, err);
 }
 
 void
@@ -852,13 +873,7 @@ static int
 cmp_group(const void *pa, const void *pb)
 {
     const lh_count_group_t *a = pa, *b = pb;
-    if (a->final != b->final) {
-        return a->final > b->final ? -1 : 1;
-    }
-    if (a->max != b->max) {
-        return a->max > b->max ? -1 : 1;
-    }
-    return a->group < b->group ? -1 : a->group > b->group;
+    return lh_rank_order((double)a->final, (double)b->final, a->max, b->max, a->group, b->group);
 }
 
 int
@@ -974,13 +989,8 @@ static int
 cmp_temp(const void *pa, const void *pb)
 {
     const lh_temp_site_t *a = pa, *b = pb;
-    if (a->n_temp != b->n_temp) {
-        return a->n_temp > b->n_temp ? -1 : 1;
-    }
-    if (a->temp_bytes != b->temp_bytes) {
-        return a->temp_bytes > b->temp_bytes ? -1 : 1;
-    }
-    return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
+    return lh_rank_order((double)a->n_temp, (double)b->n_temp, a->temp_bytes, b->temp_bytes,
+                         a->stack_id, b->stack_id);
 }
 
 int

@@ -194,6 +194,16 @@ int lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_gr
                        lh_err_t *err);
 void lh_growth_fini(lh_growth_t *g);
 
+/* Removes the sites for which drop(ctx, stack id) says 1 (a suppressed site), with their
+ * part of the counts. Returns 0, or drop's negative error. */
+int lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *err),
+                     void *ctx, lh_err_t *err);
+/* The growth class (lh_trend_t) of every site over a kind: lh_timeline_n_sites() entries,
+ * freed by the caller; NULL with *rc 0 when there are fewer than 2 points, or with *rc
+ * LH_ENOMEM. */
+uint8_t *lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc,
+                               lh_err_t *err);
+
 /* Fills the growth statistics of s from its series (exposed for the unit tests). */
 void lh_growth_site_stats(lh_growth_site_t *s, size_t n_points);
 

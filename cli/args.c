@@ -115,31 +115,12 @@ lh_parse_size_bytes(const char *s, uint64_t *bytes)
     if (!p) {
         return LH_EINVAL;
     }
-    switch (*p) {
-    case '\0':
-    case 'b':
-    case 'B':
-        mult = 1;
-        break;
-    case 'k':
-    case 'K':
-        mult = 1ull << 10;
-        break;
-    case 'm':
-    case 'M':
-        mult = 1ull << 20;
-        break;
-    case 'g':
-    case 'G':
-        mult = 1ull << 30;
-        break;
-    case 't':
-    case 'T':
-        mult = 1ull << 40;
-        break;
-    default:
+    static const char units[] = "bkmgt"; /* bytes, then powers of 1024 */
+    const char *u = *p ? strchr(units, tolower((unsigned char)*p)) : units;
+    if (!u) {
         return LH_EINVAL;
     }
+    mult = 1ull << (10 * (u - units));
     if (*p && *p != 'b' && *p != 'B') {
         p++;
         /* "K", "KB", "KiB" (all binary) */

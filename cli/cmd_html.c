@@ -56,7 +56,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_funcs_t f;
     lh_tree_t t;
     lh_evolution_t e;
-    lh_growth_rank_t g;
+    lh_growth_t g;
     const lh_site_t **gsites = NULL;
     int have_rep = 0, have_f = 0, have_t = 0, have_e = 0, have_g = 0;
     char cwd[PATH_MAX], prog[256], ptitle[512], psub[512], ftitle[512];
@@ -97,13 +97,13 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_g = 1;
-    size_t ng = g.n < HTML_GROWTH_ROWS ? g.n : HTML_GROWTH_ROWS;
+    size_t ng = g.n_sites < HTML_GROWTH_ROWS ? g.n_sites : HTML_GROWTH_ROWS;
     if (!(gsites = calloc(ng ? ng : 1, sizeof *gsites))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < ng; i++) {
-        if ((rc = lh_collect_site(c, g.v[i].stack_id, &gsites[i], err)) < 0) {
+        if ((rc = lh_collect_site(c, g.sites[i].stack_id, &gsites[i], err)) < 0) {
             goto done;
         }
     }
@@ -133,7 +133,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
 done:
     free(gsites);
     if (have_g) {
-        lh_growth_rank_fini(&g);
+        lh_growth_fini(&g);
     }
     if (have_e) {
         lh_evolution_fini(&e);

@@ -117,6 +117,12 @@ note_split(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_
     return 0;
 }
 
+static int
+suppressed(void *p, uint32_t id, lh_err_t *err)
+{
+    return lh_pass_suppressed(p, id, err);
+}
+
 /* report --growth and report --temporary: one pass through a timeline. */
 static int
 report_over_time(const report_args_t *a, lh_err_t *err)
@@ -133,7 +139,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
-    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
     if (a->growth) {
@@ -149,29 +155,24 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     }
     have = 1;
     /* suppressed sites are left out, as from every listing */
-    size_t k = 0;
-    for (size_t i = 0; i < n_all; i++) {
-        uint32_t id = a->growth ? g.sites[i].stack_id : tmp.sites[i].stack_id;
-        if ((rc = lh_pass_suppressed(&p, id, err)) < 0) {
-            goto done;
+    if (a->growth) {
+        rc = lh_growth_filter(&g, suppressed, &p, err);
+        n_all = g.n_sites;
+    } else {
+        size_t k = 0;
+        for (size_t i = 0; rc >= 0 && i < n_all; i++) {
+            if ((rc = lh_pass_suppressed(&p, tmp.sites[i].stack_id, err)) == 1) {
+                tmp.n_temp -= tmp.sites[i].n_temp;
+                tmp.temp_bytes -= tmp.sites[i].temp_bytes;
+            } else if (rc == 0) {
+                tmp.sites[k++] = tmp.sites[i];
+            }
         }
-        if (rc && a->growth) {
-            g.n_growing -= g.sites[i].growing;
-            g.n_trend[g.sites[i].trend.kind]--;
-            g.n_active--;
-            free(g.sites[i].blocks);
-            free(g.sites[i].bytes);
-        } else if (rc) {
-            tmp.n_temp -= tmp.sites[i].n_temp;
-            tmp.temp_bytes -= tmp.sites[i].temp_bytes;
-        } else if (a->growth) {
-            g.sites[k++] = g.sites[i];
-        } else {
-            tmp.sites[k++] = tmp.sites[i];
-        }
+        n_all = tmp.n_sites = k;
     }
-    n_all = k;
-    *(a->growth ? &g.n_sites : &tmp.n_sites) = k;
+    if (rc < 0) {
+        goto done;
+    }
     n_shown = a->top && a->top < n_all ? a->top : n_all;
     if (!(ids = malloc((n_shown ? n_shown : 1) * sizeof *ids))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -223,7 +224,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         return report_over_time(&a, err);
     }
     lh_consumer_t hook = {note_split, &split};
-    if ((rc = lh_pass_run_hook(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
         goto done;
     }
     have_pass = 1;

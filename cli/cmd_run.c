@@ -177,14 +177,11 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         const char *arg = argv[i];
         const char **dst = NULL;
         const char *name = arg;
-        if (arg[0] != '-') {
+        int where = lh_opt_program_start(argv, &i);
+        if (where == LH_OPT_PROGRAM) {
             break;
         }
-        if (strcmp(arg, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        if (where == LH_OPT_HELP) {
             a->help = 1;
             return 0;
         }

@@ -301,6 +301,21 @@ capture_fini(capture_t *c)
     lh_mempool_fini(&c->pool);
 }
 
+/* MemAvailable of /proc/meminfo in bytes, or 0 when unknown. */
+static uint64_t
+mem_available(void)
+{
+    char buf[4096];
+    size_t n = read_file("/proc/meminfo", buf, sizeof buf - 1);
+    buf[n] = '\0';
+    const char *p = strstr(buf, "MemAvailable:");
+    unsigned long long kb = 0;
+    if (!p || sscanf(p + 13, "%llu", &kb) != 1) {
+        return 0;
+    }
+    return (uint64_t)kb * 1024;
+}
+
 static int
 capture(pid_t pid, const lh_glibc_layout_t *l, capture_t *c, lh_err_t *err)
 {
@@ -315,22 +330,42 @@ capture(pid_t pid, const lh_glibc_layout_t *l, capture_t *c, lh_err_t *err)
     }
     uint64_t want = lh_memcopy_size(&pre);
     lh_memcopy_fini(&pre);
+    /* The copy is as large as the writable mappings, resident or not: never so large that
+     * the machine could run short of memory (the OOM killer might pick the process). */
+    uint64_t avail = mem_available();
+    if (avail && want > avail / 2) {
+        return lh_err_set(err, LH_ENOMEM, "snapshot -p: copying process %d's writable memory "
+                          "would take %" PRIu64 " MiB, more than half of the %" PRIu64 " MiB "
+                          "available; the process was not touched", (int)pid, want >> 20,
+                          avail >> 20);
+    }
     lh_mempool_init(&c->pool, (size_t)(want + want / 8 + (4u << 20)));
     for (c->tries = 1; c->tries <= MAX_TRIES; c->tries++) {
         rc = lh_ptstop_stop(&c->stop, pid, err);
         if (rc < 0) {
             return rc;
         }
-        rc = lh_memcopy_maps(&c->mem, pid, err);
-        if (rc == 0) {
+        /* A thread stopped in malloc's code may be half-way through changing the heap
+         * (with no lock in a single-threaded process): release at once and retry. */
+        pid_t inside = 0;
+        for (size_t i = 0; i < c->stop.n && !inside; i++) {
+            if (lh_mwalk_in_malloc(l, c->stop.threads[i].regs.rip)) {
+                inside = c->stop.threads[i].tid;
+            }
+        }
+        rc = inside ? 0 : lh_memcopy_maps(&c->mem, pid, err);
+        if (rc == 0 && !inside) {
             rc = lh_memcopy_copy(&c->mem, &c->pool, err);
         }
         lh_ptstop_release(&c->stop);
         if (rc < 0) {
             return rc;
         }
-        uint64_t locked = lh_mwalk_locked_arena(l, &c->mem);
-        if (!locked) {
+        uint64_t locked = inside ? 0 : lh_mwalk_locked_arena(l, &c->mem);
+        if (inside) {
+            lh_err_set(&why, LH_EFORMAT, "snapshot -p: a thread (%d) was inside glibc's malloc "
+                       "code each time", (int)inside);
+        } else if (!locked) {
             uint64_t tps[4096];
             size_t n = c->stop.n < 4096 ? c->stop.n : 4096;
             for (size_t i = 0; i < n; i++) {
@@ -529,6 +564,11 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         lh_enc_varint(e, pause);
         lh_fw_rec_end(&fw);
 
+        char retry[96] = "";
+        if (c.tries > 1) {
+            snprintf(retry, sizeof retry, "; taken at try %u: a thread was inside malloc before",
+                     c.tries);
+        }
         /* chunks + tcache: what mallinfo2's uordblks + hblkhd count (it counts the chunks
          * waiting in a tcache as in use, and whole chunks, headers included). */
         printf("snapshot %lu of process %d (%s): %zu live blocks, %" PRIu64 " bytes (%" PRIu64
@@ -538,7 +578,7 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
                c.walk.tcache_bytes, c.walk.n_tcache, c.walk.arenas, c.walk.heaps,
                c.walk.n_mmapped, (double)pause / 1e6, c.stop.n,
                (double)c.mem.bytes_copied / (1024.0 * 1024.0),
-               c.tries > 1 ? ", after a retry: a thread was inside malloc" : "");
+               retry);
         if (c.walk.warning[0]) {
             printf("warning: %s\n", c.walk.warning);
         }

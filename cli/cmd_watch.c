@@ -26,6 +26,7 @@
 
 #include "cmd.h"
 #include "linfit.h"
+#include "opts.h"
 #include "procmem.h"
 #include "watch.h"
 
@@ -109,61 +110,38 @@ typedef struct watch_cfg {
 static int
 parse_args(int argc, char **argv, watch_args_t *a, lh_err_t *err)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-    } opts[] = {
-        {"-p", offsetof(watch_args_t, pid)},
-        {"--pid", offsetof(watch_args_t, pid)},
-        {"--load", offsetof(watch_args_t, load)},
-        {"-n", offsetof(watch_args_t, n)},
-        {"--rounds", offsetof(watch_args_t, rounds)},
-        {"--warmup", offsetof(watch_args_t, warmup)},
-        {"--settle", offsetof(watch_args_t, settle)},
-        {"--interval", offsetof(watch_args_t, interval)},
-        {"--duration", offsetof(watch_args_t, duration)},
-        {"--startup", offsetof(watch_args_t, startup)},
-        {"--metric", offsetof(watch_args_t, metric)},
-        {"--threshold", offsetof(watch_args_t, threshold)},
-        {"--format", offsetof(watch_args_t, format)},
+    const lh_opt_t opts[] = {
+        {"--pid", "-p", LH_OPT_STR, &a->pid, 0, 0, NULL},
+        {"--load", NULL, LH_OPT_STR, &a->load, 0, 0, NULL},
+        {"-n", NULL, LH_OPT_STR, &a->n, 0, 0, NULL},
+        {"--rounds", NULL, LH_OPT_STR, &a->rounds, 0, 0, NULL},
+        {"--warmup", NULL, LH_OPT_STR, &a->warmup, 0, 0, NULL},
+        {"--settle", NULL, LH_OPT_STR, &a->settle, 0, 0, NULL},
+        {"--interval", NULL, LH_OPT_STR, &a->interval, 0, 0, NULL},
+        {"--duration", NULL, LH_OPT_STR, &a->duration, 0, 0, NULL},
+        {"--startup", NULL, LH_OPT_STR, &a->startup, 0, 0, NULL},
+        {"--metric", NULL, LH_OPT_STR, &a->metric, 0, 0, NULL},
+        {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
+        {"--format", NULL, LH_OPT_STR, &a->format, 0, 0, NULL},
+        {"--show-load", NULL, LH_OPT_BOOL, &a->show_load, 0, 0, NULL},
     };
     int i;
     for (i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (arg[0] != '-' || arg[1] == '\0') {
+        int where = lh_opt_program_start(argv, &i);
+        if (where == LH_OPT_PROGRAM) {
             break;
         }
-        if (strcmp(arg, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        if (where == LH_OPT_HELP) {
             a->help = 1;
             return 0;
         }
-        if (strcmp(arg, "--show-load") == 0) {
-            a->show_load = 1;
-            continue;
+        int rc = lh_opt_parse("watch", opts, sizeof opts / sizeof *opts, argc, argv, &i, err);
+        if (rc < 0) {
+            return rc;
         }
-        const char *eq = strchr(arg, '=');
-        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const char **dst = NULL;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            if (strlen(opts[k].name) == len && strncmp(arg, opts[k].name, len) == 0) {
-                dst = (const char **)(void *)((char *)a + opts[k].off);
-            }
-        }
-        if (!dst) {
+        if (rc == 0) {
             return lh_err_set(err, LH_EINVAL,
-                              "unknown option '%s' (see leakhound help watch)", arg);
-        }
-        if (eq) {
-            *dst = eq + 1;
-        } else if (i + 1 < argc) {
-            *dst = argv[++i];
-        } else {
-            return lh_err_set(err, LH_EINVAL, "option '%.*s' needs a value", (int)len,
-                              arg);
+                              "watch: unknown option '%s' (see leakhound help watch)", argv[i]);
         }
     }
     a->cmd = i < argc ? argv + i : NULL;
@@ -783,7 +761,9 @@ lh_cmd_watch(int argc, char **argv, lh_err_t *err)
 {
     int rc = watch(argc, argv, err);
     if (rc < 0) {
-        fprintf(stderr, "leakhound: watch: %s\n", err->msg[0] ? err->msg : lh_err_str(rc));
+        const char *msg = err->msg[0] ? err->msg : lh_err_str(rc);
+        /* the argument layer's messages (opts.h) name the command already */
+        fprintf(stderr, "leakhound: %s%s\n", strncmp(msg, "watch: ", 7) ? "watch: " : "", msg);
         err->msg[0] = '\0';
         return WATCH_EXIT_FAILURE;
     }

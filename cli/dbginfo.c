@@ -67,7 +67,10 @@ lh_dbginfo_open(const char *path, const char *pkg, lh_dbginfo_t **out, lh_err_t 
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
     d->fd = -1;
-    snprintf(d->path, sizeof d->path, "/usr/lib/debug/.build-id/%.2s/%s.debug", hx, hx + 2);
+    /* LEAKHOUND_DEBUG_DIR: another root than Debian's (a debug tree unpacked elsewhere). */
+    const char *root = getenv("LEAKHOUND_DEBUG_DIR");
+    snprintf(d->path, sizeof d->path, "%s/.build-id/%.2s/%s.debug",
+             root && *root ? root : "/usr/lib/debug", hx, hx + 2);
     d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
     if (d->fd < 0) {
         int rc = lh_err_set(err, LH_ENOENT,
@@ -280,4 +283,30 @@ lh_dbginfo_member(lh_dbginfo_t *d, const char *strct, const char *member, uint64
         return 0;
     } while (dwarf_siblingof(&m, &m) == 0);
     return LH_ENOENT;
+}
+
+size_t
+lh_dbginfo_cu_ranges(lh_dbginfo_t *d, const char *cu_base, uint64_t (*out)[2], size_t max)
+{
+    Dwarf_Off off = 0, next;
+    size_t hsize, n = 0;
+    while (dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        const char *nm;
+        if (dwarf_offdie(d->dw, off + hsize, &cu) && (nm = dwarf_diename(&cu))) {
+            const char *b = strrchr(nm, '/');
+            if (strcmp(b ? b + 1 : nm, cu_base) == 0) {
+                Dwarf_Addr base, lo, hi;
+                ptrdiff_t it = 0;
+                while (n < max && (it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+                    out[n][0] = lo;
+                    out[n][1] = hi;
+                    n++;
+                }
+                return n;
+            }
+        }
+        off = next;
+    }
+    return 0;
 }

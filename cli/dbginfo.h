@@ -1,7 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * dbginfo.h: the separate debug info of one installed module (a Debian -dbg package:
- * /usr/lib/debug/.build-id/NN/REST.debug), found by the module's build id and read with
+ * /usr/lib/debug/.build-id/NN/REST.debug, or under $LEAKHOUND_DEBUG_DIR instead of
+ * /usr/lib/debug), found by the module's build id and read with
  * elfutils: symbol values from its .symtab, struct sizes and member offsets from its DWARF.
  * `snapshot -p` takes every glibc offset it uses from here, never from a guess.
  *
@@ -36,6 +37,12 @@ int lh_dbginfo_struct_size(lh_dbginfo_t *d, const char *name, uint64_t *size);
  * its element count (1 otherwise). Returns 0 or LH_ENOENT. */
 int lh_dbginfo_member(lh_dbginfo_t *d, const char *strct, const char *member, uint64_t *off,
                       uint64_t *size, uint64_t *count);
+
+/* The code address ranges (link-time [lo, hi) pairs) of the compilation unit whose source
+ * file's base name is cu_base ("malloc.c"), at most max. Returns the number found (0: no
+ * such unit, or it has no ranges). */
+size_t lh_dbginfo_cu_ranges(lh_dbginfo_t *d, const char *cu_base, uint64_t (*out)[2],
+                            size_t max);
 
 /* The path of the debug file read ("/usr/lib/debug/.build-id/..."). */
 const char *lh_dbginfo_path(const lh_dbginfo_t *d);

@@ -123,6 +123,16 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
         (rc = struct_size(d, libc_path, "pthread", &l->pthread_size, err)) < 0) {
         goto out;
     }
+    l->n_malloc_code = lh_dbginfo_cu_ranges(d, "malloc.c", l->malloc_code, 64);
+    if (!l->n_malloc_code) {
+        rc = lh_err_set(err, LH_EFORMAT, "snapshot -p: %s (%s) has no code range for malloc.c; "
+                        "the process was not touched", lh_dbginfo_path(d), libc_path);
+        goto out;
+    }
+    for (size_t i = 0; i < l->n_malloc_code; i++) {
+        l->malloc_code[i][0] += bias;
+        l->malloc_code[i][1] += bias;
+    }
     l->has_tcache = lh_dbginfo_symbol(d, "tcache", &l->tcache_tls) == 0;
     if (l->has_tcache) {
         const want_member_t t[] = {

@@ -36,8 +36,10 @@ lh_load_warnings(const lh_warnings_t *w)
     }
 }
 
-int
-lh_load_advise(int rc, lh_err_t *err)
+/* Adds the flag advice to a trace reader's error rc (a truncated or corrupt tail: what
+ * --salvage does); returns rc. */
+static int
+load_advise(int rc, lh_err_t *err)
 {
     if (rc == LH_ETRUNC || rc == LH_EFORMAT) {
         char msg[sizeof err->msg];
@@ -56,7 +58,7 @@ lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_t
     lh_progress_init(&bar, a->path, a->quiet);
     int rc = lh_stream_run(a->path, &so, t, r, err);
     lh_progress_done(&bar);
-    return lh_load_advise(rc, err);
+    return load_advise(rc, err);
 }
 
 int
@@ -73,7 +75,7 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
     lh_progress_init(&bar, a->path, a->quiet);
     o.on_progress = lh_progress_update;
     o.progress_ctx = &bar;
-    rc = lh_load_advise(lh_collect_run(a->path, &o, out, err), err);
+    rc = load_advise(lh_collect_run(a->path, &o, out, err), err);
     lh_progress_done(&bar);
     if (rc < 0) {
         return rc;

@@ -18,9 +18,6 @@
  * a->quiet; the trace and replay are the caller's on success. Returns 0 or an error. */
 int lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_trace_t **t,
                    lh_replay_t **r, lh_err_t *err);
-/* Adds the flag advice to a trace reader's error rc (a truncated or corrupt tail: what
- * --salvage does); returns rc. */
-int lh_load_advise(int rc, lh_err_t *err);
 /* Prints warnings to stderr, one "leakhound: warning: ..." line each. */
 void lh_load_warnings(const lh_warnings_t *w);
 

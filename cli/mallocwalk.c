@@ -316,6 +316,17 @@ cmp_block(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+int
+lh_mwalk_in_malloc(const lh_glibc_layout_t *l, uint64_t pc)
+{
+    for (size_t i = 0; i < l->n_malloc_code; i++) {
+        if (pc >= l->malloc_code[i][0] && pc < l->malloc_code[i][1]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 uint64_t
 lh_mwalk_locked_arena(const lh_glibc_layout_t *l, const lh_memcopy_t *m)
 {
@@ -405,6 +416,14 @@ lh_mwalk(const lh_glibc_layout_t *l, const lh_memcopy_t *m, const uint64_t *tps,
         w->chunk_bytes += sz;
     }
     lh_qsort(w->blocks, w->n, sizeof *w->blocks, cmp_block);
+    /* Blocks never overlap (a chunk header sits between two): a walk that says otherwise
+     * read a heap caught half-way through a change. */
+    for (size_t i = 1; i < w->n; i++) {
+        if (w->blocks[i - 1].addr + w->blocks[i - 1].size > w->blocks[i].addr) {
+            rc = bad(&k, "two blocks overlap", w->blocks[i].addr);
+            goto out;
+        }
+    }
 out:
     free(k.freed);
     free(k.inuse);

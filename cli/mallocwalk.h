@@ -47,6 +47,11 @@ typedef struct lh_glibc_layout {
     uint64_t tc_counts, tc_count_size, tc_entries, tc_n_bins, te_next;
     /* struct pthread size and the static TLS size (TLS roots) */
     uint64_t pthread_size, tls_static_size;
+    /* the code of malloc.c (runtime [lo, hi) ranges): a thread stopped there may be
+     * half-way through changing the heap, even without a lock (a single-threaded process
+     * takes none) */
+    uint64_t malloc_code[64][2];
+    size_t n_malloc_code;
 } lh_glibc_layout_t;
 
 /* Reads the layout of the libc at libc_path (loaded at bias; ldso_path/ldso_bias: the
@@ -74,6 +79,9 @@ typedef struct lh_mwalk {
     uint64_t n_fast, n_tcache, tcache_bytes, system_mem;
     char warning[512];              /* a non-fatal mismatch (mmapped chunks), or "" */
 } lh_mwalk_t;
+
+/* Nonzero when pc is in glibc's malloc code. */
+int lh_mwalk_in_malloc(const lh_glibc_layout_t *l, uint64_t pc);
 
 /* The arena whose mutex is held, or 0: a thread was inside malloc when the process was
  * stopped, so the structures may be half-changed; the caller lets it run and retries. */

@@ -22,7 +22,7 @@ lh_memcopy_maps(lh_memcopy_t *m, pid_t pid, lh_err_t *err)
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *f = fopen(path, "re");
     if (!f) {
-        return lh_err_set(err, LH_EIO, "snapshot -p: cannot read %s: %s", path,
+        return lh_err_set(err, LH_EIO, "cannot read %s: %s", path,
                           strerror(errno));
     }
     char *line = NULL;

@@ -286,3 +286,20 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
     }
     return 0;
 }
+
+int
+lh_opt_program_start(char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    if (arg[0] != '-' || arg[1] == '\0') {
+        return LH_OPT_PROGRAM;
+    }
+    if (strcmp(arg, "--") == 0) {
+        ++*i;
+        return LH_OPT_PROGRAM;
+    }
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        return LH_OPT_HELP;
+    }
+    return 0;
+}

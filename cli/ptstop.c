@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define STOP_WAIT_NS (2ull * 1000000000u)
+
 static uint64_t
 now_ns(void)
 {
@@ -32,19 +34,31 @@ known(const lh_ptstop_t *s, pid_t tid)
     return 0;
 }
 
-/* Waits for tid's stop after PTRACE_INTERRUPT. A signal-delivery stop may come first: the
- * thread is stopped all the same; the signal is remembered and re-sent at the release. */
+/* Waits for tid's stop after PTRACE_INTERRUPT, at most STOP_WAIT_NS: a thread in an
+ * uninterruptible sleep (state D: a hung NFS server, a device) stops only when it leaves
+ * it, and the other threads must not stay held meanwhile. A signal-delivery stop may come
+ * first: the thread is stopped all the same; the signal is remembered and re-sent at the
+ * release. Returns 0 (stopped), -1 (it exited) or -2 (it did not stop in time). */
 static int
 wait_stop(lh_pthread_regs_t *t)
 {
+    uint64_t deadline = now_ns() + STOP_WAIT_NS;
     for (;;) {
         int st;
-        pid_t r = waitpid(t->tid, &st, __WALL);
+        pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
         if (r < 0 && errno == EINTR) {
             continue;
         }
         if (r < 0) {
             return -1;
+        }
+        if (r == 0) {
+            if (now_ns() > deadline) {
+                return -2;
+            }
+            struct timespec ts = {0, 200 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
         }
         if (WIFEXITED(st) || WIFSIGNALED(st)) {
             return -1; /* the thread ended meanwhile */
@@ -54,14 +68,10 @@ wait_stop(lh_pthread_regs_t *t)
         }
         int sig = WSTOPSIG(st);
         int event = st >> 16;
-        if (event == PTRACE_EVENT_STOP) {
-            return 0; /* the interrupt (or a group stop) */
-        }
         if (event == 0 && sig != SIGTRAP) {
             t->pending_sig = sig;
-            return 0;
         }
-        return 0;
+        return 0; /* the interrupt, a group stop, or a signal stop */
     }
 }
 
@@ -122,7 +132,20 @@ lh_ptstop_stop(lh_ptstop_t *s, pid_t pid, lh_err_t *err)
             }
             s->n++;
             added = 1;
-            if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(t) < 0) {
+            int ws = ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ? -1 : wait_stop(t);
+            if (ws == -2) {
+                /* Not stopped: PTRACE_DETACH cannot release it; it is released when
+                 * leakhound exits (the kernel detaches a dead tracer's tracees and drops
+                 * the pending interrupt), right after this error. */
+                s->n--;
+                closedir(d);
+                lh_ptstop_release(s);
+                return lh_err_set(err, LH_EINVAL,
+                                  "snapshot -p: thread %d of process %d did not stop within 2 s "
+                                  "(an uninterruptible sleep, state D?): try again later; the "
+                                  "other threads were released", (int)tid, (int)pid);
+            }
+            if (ws < 0) {
                 /* Gone meanwhile: forget it (a seized thread that exits is reaped here). */
                 ptrace(PTRACE_DETACH, tid, NULL, NULL);
                 s->n--;

@@ -239,8 +239,5 @@ lh_view_flamegraph(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_
     fputs(id, out);
     fputs("'));\n", out);
     fputs("]]></script>\n</svg>\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the flame graph");
-    }
-    return 0;
+    return lh_view_flush(out, "the flame graph", err);
 }

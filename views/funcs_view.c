@@ -89,20 +89,7 @@ lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
         }
         fputc('\n', out);
     }
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the report");
-    }
-    return 0;
-}
-
-static void
-json_str(FILE *out, const char *s)
-{
-    if (s) {
-        lh_json_string(out, s, strlen(s));
-    } else {
-        fputs("null", out);
-    }
+    return lh_view_flush(out, "the report", err);
 }
 
 static void
@@ -118,7 +105,7 @@ lh_view_funcs_json(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
 {
     size_t n = v->top && v->top < f->n ? v->top : f->n;
     fputs("{\"trace\": ", out);
-    json_str(out, v->trace_path);
+    lh_json_str(out, v->trace_path);
     fprintf(out, ", \"metric\": \"%s\", \"sort\": \"%s\", \"growth_points\": %d, "
                  "\"growth_over\": %s, \"suppressed_stacks\": %" PRIu64 ", \"total\": ",
             lh_metric_name(v->metric), v->inclusive ? "inclusive" : "exclusive",
@@ -130,11 +117,11 @@ lh_view_funcs_json(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
     for (size_t i = 0; i < n; i++) {
         const lh_func_t *x = &f->v[i];
         fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
-        json_str(out, x->name);
+        lh_json_str(out, x->name);
         fputs(", \"module\": ", out);
-        json_str(out, x->module);
+        lh_json_str(out, x->module);
         fputs(", \"file\": ", out);
-        json_str(out, x->file);
+        lh_json_str(out, x->file);
         fprintf(out, ", \"line\": %" PRIu32 ", \"program\": %s, \"inclusive\": ", x->line,
                 x->is_program ? "true" : "false");
         json_figures(out, &x->incl);
@@ -143,8 +130,5 @@ lh_view_funcs_json(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
         fputc('}', out);
     }
     fputs("]}\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the report");
-    }
-    return 0;
+    return lh_view_flush(out, "the report", err);
 }

@@ -22,7 +22,7 @@ typedef struct lh_html_page {
     const lh_funcs_t *funcs;       /* sorted by exclusive leaked */
     const lh_evolution_t *evo;     /* over time */
     const lh_tree_t *flame;        /* top-down */
-    const lh_growth_rank_t *growth;
+    const lh_growth_t *growth;
     const lh_site_t *const *growth_sites; /* symbolized, parallel to growth->v */
     size_t n_growth_sites;         /* shown (<= growth->n) */
     const char *title;             /* the program */

@@ -5,6 +5,7 @@
 #include "json.h"
 
 #include "split_view.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -100,8 +101,8 @@ lh_json_string(FILE *out, const char *str, size_t len)
     fputc('"', out);
 }
 
-static void
-str_or_null(FILE *out, const char *s)
+void
+lh_json_str(FILE *out, const char *s)
 {
     if (s) {
         lh_json_string(out, s, strlen(s));
@@ -138,15 +139,15 @@ print_summary(FILE *out, const lh_report_t *rep)
     const lh_trace_end_t *e = rep->end;
 
     fputs("{\"program\": ", out);
-    str_or_null(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : NULL);
+    lh_json_str(out, in->exe[0] ? in->exe : in->argc ? in->argv[0] : NULL);
     fputs(", \"argv\": [", out);
     for (size_t i = 0; i < in->argc; i++) {
         fputs(i ? ", " : "", out);
-        str_or_null(out, in->argv[i]);
+        lh_json_str(out, in->argv[i]);
     }
     fprintf(out, "], \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64, in->pid, in->ppid);
     fputs(", \"trace\": ", out);
-    str_or_null(out, rep->trace_path);
+    lh_json_str(out, rep->trace_path);
     fprintf(out, ", \"duration_s\": %.6f", rep->duration_s);
     fprintf(out, ", \"total_events\": %" PRIu64, rep->stats->n_events);
     fprintf(out, ", \"total_allocations\": %" PRIu64, tot->n_allocs);
@@ -193,11 +194,11 @@ void
 lh_json_frame(FILE *out, const lh_frame_t *f)
 {
     fputs("{\"function\": ", out);
-    str_or_null(out, f->function);
+    lh_json_str(out, f->function);
     fputs(", \"file\": ", out);
-    str_or_null(out, f->file);
+    lh_json_str(out, f->file);
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
-    str_or_null(out, f->module);
+    lh_json_str(out, f->module);
     fprintf(out, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64
                  "\"",
             f->inlined ? "true" : "false", f->ip, f->offset);
@@ -263,8 +264,5 @@ lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err)
     fputs("]", out);
     lh_json_leak_split(out, rep);
     fputs("}\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the report");
-    }
-    return 0;
+    return lh_view_flush(out, "the report", err);
 }

@@ -36,5 +36,7 @@ void lh_json_site_frames(FILE *out, const lh_site_t *site);
 
 /* Writes s[0..len) as a JSON string literal, quotes included. */
 void lh_json_string(FILE *out, const char *s, size_t len);
+/* Writes the NUL-terminated s as a JSON string literal, or null when s is NULL. */
+void lh_json_str(FILE *out, const char *s);
 
 #endif /* LH_VIEW_JSON_H */

@@ -319,8 +319,5 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         fputs("</text>\n", out);
     }
     fputs("</svg>\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the chart");
-    }
-    return 0;
+    return lh_view_flush(out, "the chart", err);
 }

@@ -359,8 +359,14 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
             lh_text_site_split(out, rep, &rep->sites[i]);
         }
     }
+    return lh_view_flush(out, "the report", err);
+}
+
+int
+lh_view_flush(FILE *out, const char *what, lh_err_t *err)
+{
     if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the report");
+        return lh_err_set(err, LH_EIO, "error writing %s", what);
     }
     return 0;
 }

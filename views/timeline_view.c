@@ -14,15 +14,6 @@
  * Shared pieces
  * ------------------------------------------------------------------------------------- */
 
-static int
-finish(FILE *out, lh_err_t *err)
-{
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the report");
-    }
-    return 0;
-}
-
 static double
 secs(const lh_tl_view_t *v, uint64_t ts)
 {
@@ -114,6 +105,19 @@ json_u64_array(FILE *out, const char *name, const uint64_t *a, size_t n)
         fprintf(out, i ? ", %" PRIu64 : "%" PRIu64, a[i]);
     }
     fputc(']', out);
+}
+
+/* The end of a site object of leaks or growth: its two series (named k1 and k2, n values
+ * each), its frames, the closing brace. */
+static void
+json_site_end(FILE *out, const char *k1, const uint64_t *v1, const char *k2, const uint64_t *v2,
+              size_t n, const lh_site_t *site)
+{
+    json_u64_array(out, k1, v1, n);
+    json_u64_array(out, k2, v2, n);
+    fputs(", ", out);
+    lh_json_site_frames(out, site);
+    fputc('}', out);
 }
 
 /* A double with up to 6 decimals, trailing zeros dropped ("64", "0.48", "0.009505"). */
@@ -265,11 +269,8 @@ leaks_json(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
         json_num(out, (double)s->total_bytes / per_mark);
         fputs(", \"blocks_per_mark\": ", out);
         json_num(out, (double)s->total_blocks / per_mark);
-        json_u64_array(out, "interval_blocks", s->blocks, d->n_intervals);
-        json_u64_array(out, "interval_bytes", s->bytes, d->n_intervals);
-        fputs(", ", out);
-        lh_json_site_frames(out, &sites[i]);
-        fputc('}', out);
+        json_site_end(out, "interval_blocks", s->blocks, "interval_bytes", s->bytes,
+                      d->n_intervals, &sites[i]);
     }
     fputs("]}\n", out);
 }
@@ -283,7 +284,7 @@ lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_sit
     } else {
         leaks_text(out, v, d, sites, n_shown);
     }
-    return finish(out, err);
+    return lh_view_flush(out, "the report", err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -389,11 +390,8 @@ growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
                      ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
                 s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
                 s->blocks[0], s->blocks[last]);
-        json_u64_array(out, "live_bytes", s->bytes, g->n_points);
-        json_u64_array(out, "live_blocks", s->blocks, g->n_points);
-        fputs(", ", out);
-        lh_json_site_frames(out, &sites[i]);
-        fputc('}', out);
+        json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
+                      &sites[i]);
     }
     fputs("]}\n", out);
 }
@@ -407,7 +405,7 @@ lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_
     } else {
         growth_text(out, v, g, sites, n_shown);
     }
-    return finish(out, err);
+    return lh_view_flush(out, "the report", err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -451,7 +449,7 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
             fputc('}', out);
         }
         fputs("]}\n", out);
-        return finish(out, err);
+        return lh_view_flush(out, "the report", err);
     }
     text_header(out, v, "report --temporary");
     human_ns(d, sizeof d, (double)t->threshold_ns);
@@ -465,7 +463,7 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
             t->n_sites == 1 ? "" : "s");
     if (!t->n_sites) {
         fputs("\nNo temporary allocations.\n", out);
-        return finish(out, err);
+        return lh_view_flush(out, "the report", err);
     }
     fprintf(out, "\n%s %zu of %zu site%s by count (churn: costs time, does not leak):\n",
             n_shown < t->n_sites ? "Top" : "All", n_shown, t->n_sites, t->n_sites == 1 ? "" : "s");
@@ -480,7 +478,7 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
                 s->n_allocs, lh_text_human_bytes(h, sizeof h, s->temp_bytes), d);
         lh_text_stack(out, &sites[i], v->max_frames, v->cwd);
     }
-    return finish(out, err);
+    return lh_view_flush(out, "the report", err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -524,7 +522,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
             fputc('}', out);
         }
         fputs("]}\n", out);
-        return finish(out, err);
+        return lh_view_flush(out, "the report", err);
     }
     text_header(out, v, "counts");
     fprintf(out, "  points:      %zu %s%s; live blocks per %s at each, with the change since the "
@@ -534,7 +532,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
             names ? "function" : "site", noun);
     if (!c->n_shown) {
         fputs("\nNo live blocks at any point.\n", out);
-        return finish(out, err);
+        return lh_view_flush(out, "the report", err);
     }
     fprintf(out, "  groups:      top %zu of %zu by live blocks at the last %s\n\n", c->n_shown,
             c->n_groups, noun);
@@ -589,7 +587,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
         fprintf(out, "  (%zu of %zu %s shown; --rows N, or --format json for all)\n", k, n,
                 kind_noun(c->kind, 1));
     }
-    return finish(out, err);
+    return lh_view_flush(out, "the report", err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -693,7 +691,7 @@ lh_view_log(FILE *out, const lh_tl_view_t *v, const lh_history_t *h, const lh_si
             fputc('}', out);
         }
         fputs("}}\n", out);
-        return finish(out, err);
+        return lh_view_flush(out, "the report", err);
     }
     text_header(out, v, "log");
     fprintf(out, "  events:      %" PRIu64 " matched, %zu shown\n\n", h->n_matched, h->n);
@@ -738,5 +736,5 @@ lh_view_log(FILE *out, const lh_tl_view_t *v, const lh_history_t *h, const lh_si
     if (h->n < h->n_matched) {
         fprintf(out, "  ... %" PRIu64 " more (--limit N)\n", h->n_matched - h->n);
     }
-    return finish(out, err);
+    return lh_view_flush(out, "the report", err);
 }

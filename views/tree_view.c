@@ -109,20 +109,7 @@ lh_view_tree_text(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_t
         text_node(out, t, f, v, 0, prefix, 0, cap, 0, 1);
     }
     free(prefix);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the tree");
-    }
-    return 0;
-}
-
-static void
-json_str(FILE *out, const char *s)
-{
-    if (s) {
-        lh_json_string(out, s, strlen(s));
-    } else {
-        fputs("null", out);
-    }
+    return lh_view_flush(out, "the tree", err);
 }
 
 static void
@@ -132,11 +119,11 @@ json_node(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_tree_view
     const lh_tnode_t *x = &t->v[node];
     const lh_func_t *fn = node ? &f->v[x->func] : NULL;
     fputs("{\"function\": ", out);
-    json_str(out, fn ? fn->name : "all");
+    lh_json_str(out, fn ? fn->name : "all");
     fputs(", \"file\": ", out);
-    json_str(out, x->file);
+    lh_json_str(out, x->file);
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", x->line);
-    json_str(out, fn ? fn->module : NULL);
+    lh_json_str(out, fn ? fn->module : NULL);
     fprintf(out, ", \"value\": %.3f, \"percent\": %.4f, \"allocations\": %" PRIu64
                  ", \"children\": [",
             x->value, pct(t, x->value), x->n_allocs);
@@ -160,15 +147,12 @@ lh_view_tree_json(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_t
                   lh_err_t *err)
 {
     fputs("{\"trace\": ", out);
-    json_str(out, v->trace_path);
+    lh_json_str(out, v->trace_path);
     fprintf(out, ", \"metric\": \"%s\", \"direction\": \"%s\", \"focus\": ",
             lh_metric_name(t->metric), t->bottom_up ? "bottom-up" : "top-down");
-    json_str(out, v->focus);
+    lh_json_str(out, v->focus);
     fprintf(out, ", \"total\": %.3f, \"root\": ", t->total);
     json_node(out, t, f, v, 0, 0);
     fputs("}\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "error writing the tree");
-    }
-    return 0;
+    return lh_view_flush(out, "the tree", err);
 }

@@ -139,25 +139,12 @@ lh_view_watch_text(FILE *out, const lh_watch_result_t *res, lh_err_t *err)
         fprintf(out, "threshold: %s over the watch\n", thr);
     }
     fprintf(out, "verdict: %s: %s\n", lh_verdict_str(j->verdict), j->reason);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "cannot write the report");
-    }
-    return 0;
+    return lh_view_flush(out, "the report", err);
 }
 
 /* ---------------------------------------------------------------------------------------
  * JSON
  * ------------------------------------------------------------------------------------- */
-
-static void
-json_str(FILE *out, const char *s)
-{
-    if (s) {
-        lh_json_string(out, s, strlen(s));
-    } else {
-        fputs("null", out);
-    }
-}
 
 static void
 json_target(FILE *out, const lh_watch_result_t *res)
@@ -167,7 +154,7 @@ json_target(FILE *out, const lh_watch_result_t *res)
         fputc('[', out);
         for (char **a = res->command; *a; a++) {
             fputs(a == res->command ? "" : ", ", out);
-            json_str(out, *a);
+            lh_json_str(out, *a);
         }
         fputc(']', out);
     } else {
@@ -175,7 +162,7 @@ json_target(FILE *out, const lh_watch_result_t *res)
     }
     fprintf(out, ", \"started\": %s, \"exited\": %s, \"exit_note\": ",
             res->is_started ? "true" : "false", res->exit_note ? "true" : "false");
-    json_str(out, res->exit_note);
+    lh_json_str(out, res->exit_note);
     fputc('}', out);
 }
 
@@ -210,11 +197,11 @@ lh_view_watch_json(FILE *out, const lh_watch_result_t *res, lh_err_t *err)
     fputs("{\"target\": ", out);
     json_target(out, res);
     fprintf(out, ",\n \"mode\": \"%s\", \"metric\": ", res->by_load ? "load" : "time");
-    json_str(out, res->metric);
+    lh_json_str(out, res->metric);
     fputs(",\n \"load\": ", out);
     if (res->by_load) {
         fputs("{\"command\": ", out);
-        json_str(out, res->load_cmd);
+        lh_json_str(out, res->load_cmd);
         fprintf(out, ", \"per_round\": %lu, \"rounds\": %lu, \"warmup\": %lu, \"failures\": %lu}",
                 res->loads_per_round, res->rounds, res->warmup, res->load_failures);
     } else {
@@ -251,12 +238,9 @@ lh_view_watch_json(FILE *out, const lh_watch_result_t *res, lh_err_t *err)
     fputs(", \"growth_bytes\": ", out);
     json_num(out, j->has_fit, j->growth_bytes, "%.0f");
     fputs(",\n \"verdict\": ", out);
-    json_str(out, lh_verdict_str(j->verdict));
+    lh_json_str(out, lh_verdict_str(j->verdict));
     fputs(", \"reason\": ", out);
-    json_str(out, j->reason);
+    lh_json_str(out, j->reason);
     fputs("}\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        return lh_err_set(err, LH_EIO, "cannot write the report");
-    }
-    return 0;
+    return lh_view_flush(out, "the report", err);
 }

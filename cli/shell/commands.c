@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "format.h"
+#include "grow.h"
+#include "keyindex.h"
 #include "shell.h"
 #include "shell_int.h"
 #include "text.h"
@@ -112,7 +115,7 @@ parse_opt_count(const char *cmd, int argc, char **argv, int *i, unsigned long *o
         return lh_err_set(err, LH_EINVAL, "%s: %s needs a number", cmd, argv[*i]);
     }
     (*i)++;
-    return lh_shell_parse_count(cmd, argv[*i], 0, 100000000, out, err);
+    return lh_cli_parse_uint(cmd, argv[*i], 0, 100000000, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -308,7 +311,7 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (strcmp(argv[i], "--retained") == 0) {
             retained = 1;
         } else if (!have_n && argv[i][0] != '-') {
-            if (lh_shell_parse_count("largest", argv[i], 1, 100000, &n, err) < 0) {
+            if (lh_cli_parse_uint("largest", argv[i], 1, 100000, &n, err) < 0) {
                 return LH_EINVAL;
             }
             have_n = 1;
@@ -562,56 +565,27 @@ cmp_group(const void *a, const void *b)
 typedef struct grouping {
     group_t *v;
     size_t n, cap;
-    uint64_t *hkeys; /* key identity + 1 */
-    uint32_t *hidx;
-    size_t mask;
+    lh_keyindex_t ix; /* hashed on key identity + 1 */
 } grouping_t;
 
 static group_t *
 group_get(grouping_t *gr, uint64_t id, const char *key, uint32_t stack_id)
 {
-    if ((gr->n + 1) * 2 > gr->mask + 1) {
-        size_t cap = gr->mask ? (gr->mask + 1) * 2 : 256;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint32_t *x = calloc(cap, sizeof *x);
-        if (!k || !x) {
-            free(k);
-            free(x);
-            return NULL;
-        }
-        for (size_t i = 0; gr->hkeys && i <= gr->mask; i++) {
-            if (gr->hkeys[i]) {
-                size_t j = (size_t)(gr->hkeys[i] * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
-                while (k[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                k[j] = gr->hkeys[i];
-                x[j] = gr->hidx[i];
-            }
-        }
-        free(gr->hkeys);
-        free(gr->hidx);
-        gr->hkeys = k;
-        gr->hidx = x;
-        gr->mask = cap - 1;
+    lh_keyindex_t *ix = &gr->ix;
+    if (lh_keyindex_reserve(ix, gr->n) < 0) {
+        return NULL;
     }
-    size_t j = (size_t)((id + 1) * 0x9E3779B97F4A7C15ull >> 17) & gr->mask;
-    for (; gr->hkeys[j]; j = (j + 1) & gr->mask) {
-        if (gr->hkeys[j] == id + 1) {
-            return &gr->v[gr->hidx[j]];
+    size_t j = lh_keyindex_start(ix, id + 1);
+    for (; ix->hash[j]; j = (j + 1) & ix->mask) {
+        if (ix->hash[j] == id + 1) {
+            return &gr->v[ix->pos[j]];
         }
     }
-    if (gr->n == gr->cap) {
-        size_t cap = gr->cap ? gr->cap * 2 : 64;
-        group_t *v = realloc(gr->v, cap * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        gr->v = v;
-        gr->cap = cap;
+    if (lh_grow(&gr->v, &gr->cap, gr->n, sizeof *gr->v, 64) < 0) {
+        return NULL;
     }
-    gr->hkeys[j] = id + 1;
-    gr->hidx[j] = (uint32_t)gr->n;
+    ix->hash[j] = id + 1;
+    ix->pos[j] = (uint32_t)gr->n;
     group_t *g = &gr->v[gr->n++];
     memset(g, 0, sizeof *g);
     g->key = key;
@@ -624,8 +598,7 @@ static void
 grouping_fini(grouping_t *gr)
 {
     free(gr->v);
-    free(gr->hkeys);
-    free(gr->hidx);
+    lh_keyindex_fini(&gr->ix);
 }
 
 enum { BY_TYPE, BY_SITE, BY_FUNCTION };
@@ -766,7 +739,7 @@ cmd_roots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc > 2) {
         return lh_err_set(err, LH_EINVAL, "roots: roots [N]");
     }
-    if (argc == 2 && lh_shell_parse_count("roots", argv[1], 1, 1000000, &n, err) < 0) {
+    if (argc == 2 && lh_cli_parse_uint("roots", argv[1], 1, 1000000, &n, err) < 0) {
         return LH_EINVAL;
     }
     if (sh_need_graph(sh, "roots", err) < 0) {

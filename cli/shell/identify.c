@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "shell_int.h"
 
 #define MAX_PATHS 20
@@ -296,7 +297,7 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             if (i + 1 >= argc) {
                 return lh_err_set(err, LH_EINVAL, "identify: --depth needs a number");
             }
-            if (lh_shell_parse_count("identify --depth", argv[++i], 2, 100000, &depth, err) < 0) {
+            if (lh_cli_parse_uint("identify --depth", argv[++i], 2, 100000, &depth, err) < 0) {
                 return LH_EINVAL;
             }
         } else if (!a && argv[i][0] != '-') {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "keyindex.h"
 #include "shell_int.h"
 
 #define PATH_MAX_HOPS 64
@@ -177,9 +179,7 @@ typedef struct ogroup {
 typedef struct ogrouping {
     ogroup_t *v;
     size_t n, cap;
-    uint64_t *hk;
-    uint32_t *hi;
-    size_t mask;
+    lh_keyindex_t ix;
 } ogrouping_t;
 
 static uint64_t
@@ -195,50 +195,23 @@ key_hash(const char *key, uint32_t stack_id)
 static ogroup_t *
 ogroup_get(ogrouping_t *gr, const char *key, uint32_t stack_id)
 {
-    if ((gr->n + 1) * 2 > gr->mask + 1) {
-        size_t cap = gr->mask ? (gr->mask + 1) * 2 : 256;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint32_t *x = calloc(cap, sizeof *x);
-        if (!k || !x) {
-            free(k);
-            free(x);
-            return NULL;
-        }
-        for (size_t i = 0; gr->hk && i <= gr->mask; i++) {
-            if (gr->hk[i]) {
-                size_t j = (size_t)gr->hk[i] & (cap - 1);
-                while (k[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                k[j] = gr->hk[i];
-                x[j] = gr->hi[i];
-            }
-        }
-        free(gr->hk);
-        free(gr->hi);
-        gr->hk = k;
-        gr->hi = x;
-        gr->mask = cap - 1;
+    lh_keyindex_t *ix = &gr->ix;
+    if (lh_keyindex_reserve(ix, gr->n) < 0) {
+        return NULL;
     }
     uint64_t h = key_hash(key, stack_id);
-    size_t j = (size_t)h & gr->mask;
-    for (; gr->hk[j]; j = (j + 1) & gr->mask) {
-        ogroup_t *g = &gr->v[gr->hi[j]];
-        if (gr->hk[j] == h && g->stack_id == stack_id && strcmp(g->key, key) == 0) {
+    size_t j = lh_keyindex_start(ix, h);
+    for (; ix->hash[j]; j = (j + 1) & ix->mask) {
+        ogroup_t *g = &gr->v[ix->pos[j]];
+        if (ix->hash[j] == h && g->stack_id == stack_id && strcmp(g->key, key) == 0) {
             return g;
         }
     }
-    if (gr->n == gr->cap) {
-        size_t cap = gr->cap ? gr->cap * 2 : 64;
-        ogroup_t *v = realloc(gr->v, cap * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        gr->v = v;
-        gr->cap = cap;
+    if (lh_grow(&gr->v, &gr->cap, gr->n, sizeof *gr->v, 64) < 0) {
+        return NULL;
     }
-    gr->hk[j] = h;
-    gr->hi[j] = (uint32_t)gr->n;
+    ix->hash[j] = h;
+    ix->pos[j] = (uint32_t)gr->n;
     ogroup_t *g = &gr->v[gr->n++];
     *g = (ogroup_t){key, stack_id, 0, 0, LH_NODE_NONE};
     return g;
@@ -248,8 +221,7 @@ static void
 ogrouping_fini(ogrouping_t *gr)
 {
     free(gr->v);
-    free(gr->hk);
-    free(gr->hi);
+    lh_keyindex_fini(&gr->ix);
 }
 
 static int

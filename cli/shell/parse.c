@@ -155,18 +155,3 @@ lh_shell_parse_addr(const char *s, const uint32_t *rows, size_t n_rows, uint64_t
     }
     return lh_err_set(err, LH_EINVAL, "malformed address '%s' (expected 0x... or @N)", s);
 }
-
-int
-lh_shell_parse_count(const char *what, const char *s, unsigned long lo, unsigned long hi,
-                     unsigned long *out, lh_err_t *err)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long v = (s && *s >= '0' && *s <= '9') ? strtoul(s, &end, 10) : 0;
-    if (!s || !end || *end || errno || v < lo || v > hi) {
-        return lh_err_set(err, LH_EINVAL, "%s: expected a number from %lu to %lu, got '%s'",
-                          what, lo, hi, s ? s : "");
-    }
-    *out = v;
-    return 0;
-}

@@ -54,9 +54,6 @@ void lh_shell_line_fini(lh_shell_line_t *l);
 int lh_shell_parse_addr(const char *s, const uint32_t *rows, size_t n_rows, uint64_t *addr,
                         uint32_t *node, lh_err_t *err);
 
-/* A count ("10") in [lo, hi]; LH_EINVAL with a message naming what. */
-int lh_shell_parse_count(const char *what, const char *s, unsigned long lo, unsigned long hi,
-                         unsigned long *out, lh_err_t *err);
 
 /* ---------------------------------------------------------------------------------------
  * The shell

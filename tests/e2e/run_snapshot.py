@@ -18,6 +18,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -315,6 +316,31 @@ def case_badtargets(ctx):
                 t.stop()
         else:
             ctx.log("no %s: jemalloc case not run" % jem)
+        # A thread that cannot be stopped (state D, waiting in vfork): given up after 2 s,
+        # the process unharmed (it exits 0 when its vfork child is done).
+        p = subprocess.Popen([ctx.prog("snap_vfork")], stdout=subprocess.PIPE,
+                             start_new_session=True)
+        procs.append(p)
+        p.stdout.readline()
+        for _ in range(500):
+            if A.state(p.pid) == "D":
+                break
+            time.sleep(0.01)
+        A.expect_refusal(ctx, [lh, "snapshot", "-p", str(p.pid), "-o", out], "did not stop",
+                         "a thread in uninterruptible sleep")
+        A.untouched(ctx, p.pid, "the process in vfork", "D")
+        ctx.check(p.wait(timeout=60) == 0, "the process in vfork exits normally", 0,
+                  p.returncode)
+        # No debug info for its libc: "install libc6-dbg", nothing touched.
+        empty = os.path.join(ctx.workdir, "no-debug")
+        os.makedirs(empty)
+        t = Target(ctx)
+        try:
+            A.expect_refusal(ctx, [lh, "snapshot", "-p", str(t.pid), "-o", out], "libc6-dbg",
+                             "no debug info", env=dict(os.environ, LEAKHOUND_DEBUG_DIR=empty))
+            untouched(ctx, t, "a process whose libc has no debug info")
+        finally:
+            t.stop()
         if os.geteuid() == 0:
             tmp = tempfile.mkdtemp(prefix="lh-snap-")
             try:
@@ -432,8 +458,107 @@ def case_python(ctx):
         t.stop()
 
 
+def busy_round(ctx, argv, stop, label):
+    """20 snapshots of snap_busy while it churns; it must survive them and find its own
+    blocks intact."""
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        line = p.stdout.readline()
+        ctx.check(line.startswith("ready"), "%s: snap_busy started" % label, "ready", line)
+        trace = os.path.join(ctx.workdir, label + ".lht")
+        out = snapshot(ctx, p.pid, trace, ["--count", "20", "--interval", "20ms"])
+        ctx.log(out)
+        counts = [int(m.group(1)) for m in re.finditer(r"^snapshot \d+ of process \d+ "
+                                                       r"\(snap_busy\): (\d+) live blocks",
+                                                       out, re.M)]
+        ctx.check(len(counts) == 20, "%s: 20 snapshots taken" % label, 20, len(counts))
+        # 64 slots per churning thread, plus stdio's buffer and the tcaches' structs.
+        limit = 64 * (3 if "single" not in argv else 1) + 16
+        ctx.check(all(0 < c <= limit for c in counts), "%s: live blocks within the slots"
+                  % label, "1..%d" % limit, counts)
+        A.untouched(ctx, p.pid, label)
+        stop(p)
+        rest = p.stdout.read()
+        p.wait(timeout=60)
+        ctx.check(p.returncode == 0 and rest.startswith("ok "), "%s: snap_busy ran on, its "
+                  "blocks intact" % label, "exit 0, ok N", "%s, %r" % (p.returncode, rest))
+        s = shell(ctx, trace, "summary")
+        ctx.check("live: " in s, "%s: shell opens the 20 snapshots" % label, "live: ...", s)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def case_busy(ctx):
+    """Snapshots of threads that never stop calling malloc and free (3 threads with their
+    arenas; and a single-threaded process, where glibc takes no lock): every one is taken
+    (a thread caught inside malloc's code, or holding an arena's lock, makes leakhound let
+    it run on and look again), and the process survives with its heap intact."""
+    need_target_support()
+
+    def stdin_stop(p):
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+
+    busy_round(ctx, [ctx.prog("snap_busy")], stdin_stop, "threads")
+    busy_round(ctx, [ctx.prog("snap_busy"), "single"],
+               lambda p: os.kill(p.pid, signal.SIGUSR1), "single")
+
+
+def gdb_mallinfo2(ctx, pid):
+    """uordblks + hblkhd of glibc's mallinfo2(), called in the process by gdb."""
+    r = E.run(ctx, ["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "print mallinfo2()"])
+    m = re.search(r"hblkhd = (\d+),.*uordblks = (\d+),", r.stdout)
+    if not m:
+        raise Failure("gdb could not call mallinfo2() in %d: %s" % (pid, r.stdout[-600:]
+                                                                     + r.stderr[-600:]))
+    return int(m.group(1)) + int(m.group(2))
+
+
+def case_kv100k(ctx):
+    """The issue's redis-server test, on a key-value store that allocates with glibc's
+    malloc (Debian's redis-server links jemalloc: refused, see badtargets): 100,000 keys in
+    a perl hash; the in-use bytes within 1% of mallinfo2() read through gdb; the pause
+    printed; largest, count, roots, identify answer."""
+    need_target_support()
+    if shutil.which("gdb") is None or shutil.which("perl") is None:
+        raise Skip("no gdb or no perl")
+    t = Target(ctx, argv=["perl", ctx.prog("snap_kv.pl")])
+    try:
+        glibc = gdb_mallinfo2(ctx, t.pid)
+        trace = os.path.join(ctx.workdir, "kv.lht")
+        out = snapshot(ctx, t.pid, trace, ["--contents", "full"])
+        print("kv100k: " + out.splitlines()[0])
+        print("kv100k: mallinfo2 uordblks + hblkhd through gdb: %d" % glibc)
+        pause_ms(ctx, out)
+        untouched(ctx, t, "the key-value store")
+        m = re.search(r"(\d+) in chunks, \+ (\d+) in (\d+) tcache chunks", out)
+        chunks = int(m.group(1)) + int(m.group(2)) if m else None
+        ctx.check(chunks is not None and abs(chunks - glibc) <= glibc / 100,
+                  "in-use bytes within 1%% of mallinfo2 through gdb (%d)" % glibc,
+                  "%d +- %d" % (glibc, glibc // 100), chunks)
+        s = shell(ctx, trace, "roots 3")
+        ctx.check(re.search(r"^\s*1\s.*%main::DB \(HASH\)$", s, re.M) is not None,
+                  "roots: %main::DB retains the most", "%main::DB first", s)
+        s = shell(ctx, trace, "count --by type")
+        m = re.search(r"^\s*\d+\s+(\d+)\s+\S+ \S+\s+SCALAR\(PV\)", s, re.M)
+        ctx.check(m is not None and int(m.group(1)) >= 100000, "count: the 100,000 values",
+                  ">= 100000 SCALAR(PV)", m.group(0) if m else s)
+        s = shell(ctx, trace, "largest 3; identify @1")
+        ctx.check("%main::DB" in s, "largest + identify: the hash named", "%main::DB", s)
+        s = shell(ctx, trace, "largest 3 --native; count --native")
+        ctx.check(re.search(r"total \d+ blocks", s) is not None, "the block view answers too",
+                  "total N blocks", s)
+    finally:
+        t.stop()
+
+
 CASES = {
     "c_program": case_c_program,
+    "kv100k": case_kv100k,
+    "busy": case_busy,
     "python": case_python,
     "perl": case_perl,
     "diff": case_diff,

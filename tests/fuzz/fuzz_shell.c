@@ -34,10 +34,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int k = 0; k < c->argc; k++) {
                 uint64_t addr;
                 uint32_t node;
-                unsigned long n;
                 (void)lh_shell_parse_addr(c->argv[k], rows, 3, &addr, &node, &err);
                 (void)lh_shell_parse_addr(c->argv[k], NULL, 0, &addr, &node, &err);
-                (void)lh_shell_parse_count("count", c->argv[k], 1, 1000, &n, &err);
             }
         }
     }

@@ -199,6 +199,11 @@ test_opt_value(void **state)
     assert_int_equal(v, 3);
     assert_int_equal(lh_cli_parse_uint("--skip", "11", 0, 10, &v, &err), LH_EINVAL);
     assert_non_null(strstr(err.msg, "--skip"));
+    /* the shell's counts too ("largest 10") */
+    assert_int_equal(lh_cli_parse_uint("largest", "0", 1, 100, &v, &err), LH_EINVAL);
+    assert_int_equal(lh_cli_parse_uint("largest", "-3", 1, 100, &v, &err), LH_EINVAL);
+    assert_int_equal(lh_cli_parse_uint("largest", "7x", 1, 100, &v, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "largest: expected a number from 1 to 100, got '7x'");
 }
 
 /* The common layer: the trace, --format, --salvage, suppressions, and its messages. */

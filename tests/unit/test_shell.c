@@ -106,19 +106,6 @@ test_addresses(void **state)
     assert_int_equal(lh_shell_parse_addr("", rows, 3, &a, &n, &err), LH_EINVAL);
 }
 
-static void
-test_counts(void **state)
-{
-    (void)state;
-    unsigned long v;
-    lh_err_t err;
-    assert_int_equal(lh_shell_parse_count("largest", "10", 1, 100, &v, &err), 0);
-    assert_int_equal(v, 10);
-    assert_int_equal(lh_shell_parse_count("largest", "0", 1, 100, &v, &err), LH_EINVAL);
-    assert_int_equal(lh_shell_parse_count("largest", "-3", 1, 100, &v, &err), LH_EINVAL);
-    assert_int_equal(lh_shell_parse_count("largest", "7x", 1, 100, &v, &err), LH_EINVAL);
-}
-
 int
 main(void)
 {
@@ -126,7 +113,6 @@ main(void)
         cmocka_unit_test(test_split_and_quotes),
         cmocka_unit_test(test_bad_lines),
         cmocka_unit_test(test_addresses),
-        cmocka_unit_test(test_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

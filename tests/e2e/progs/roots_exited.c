@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vg_check.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int ready, go;
@@ -80,6 +82,7 @@ main(void)
     if (lh_snapshot) {
         lh_snapshot("live");
     }
+    vg_leak_check(); /* Valgrind's answer at the same moment */
     pthread_mutex_lock(&lock);
     go = 1;
     pthread_cond_broadcast(&cond);

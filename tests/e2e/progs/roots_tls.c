@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vg_check.h"
+
 static __thread void *t_ptr;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -91,6 +93,7 @@ main(int argc, char **argv)
     if (lh_snapshot) {
         lh_snapshot("tls");
     }
+    vg_leak_check(); /* Valgrind's answer at the same moment */
     pthread_mutex_lock(&lock);
     go = 1;
     pthread_cond_broadcast(&cond);

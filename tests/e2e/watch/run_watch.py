@@ -372,7 +372,7 @@ def case_badinput(ctx):
         (["-n", "0", "--load", "true", "--", "true"], "-n"),
         (["--rounds", "3", "--", "true"], "need --load"),
         (["--load", "true", "--interval", "1s", "--", "true"], "only without --load"),
-        (["--load", "", "--", "true"], "--load needs a command"),
+        (["--load", "", "--", "true"], "option '--load' needs a value"),  # opts.h's message
         (["--format", "xml", "--", "true"], "unknown format"),
         (["--metric", "vsz", "--", "true"], "unknown metric"),
         (["--threshold", "12Q", "--", "true"], "--threshold"),
