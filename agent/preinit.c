@@ -91,7 +91,12 @@ lh_preinit_realloc(void *(*real)(void *, size_t), void *p, size_t n, int kind, v
     lock();
     int open = !atomic_load_explicit(&lh_preinit_closed, memory_order_relaxed);
     if (open) {
+        /* Allocations inside the real call (an allocator starting a thread: its DTV) pass
+         * through: noting them would take this lock again. */
+        int guard = lh_tls.guard;
+        lh_tls.guard = 1;
         void *q = real(p, n);
+        lh_tls.guard = guard;
         if (p && (q || n == 0)) {
             drop((uintptr_t)p); /* moved, or freed by realloc(p, 0) */
         }

@@ -173,7 +173,7 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     }
     lh_timeline_opts_t tlo = {0};
     tlo.series = 1;
-    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
     if (a.by_function && (rc = group_by_function(&p, &group_of, &names, &n_names, err)) < 0) {

@@ -107,7 +107,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     tlo.diff = 1;
     tlo.series = 1; /* for the growth model's trend of each site */
     tlo.diff_to = a.to;
-    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
     lh_diff_opts_t dopts = {a.kind, a.from, a.skip};
@@ -125,7 +125,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         lh_diff_fini(&d);
         have_diff = 0;
         lh_pass_close(&p);
-        if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, err)) < 0) {
+        if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
             return rc;
         }
         if ((rc = lh_timeline_diff(p.tl, p.r, &dopts, &d, err)) < 0) {

@@ -125,7 +125,7 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
         return rc < 0 ? rc : 0;
     }
     lh_history_init(&h, &a.f);
-    if ((rc = lh_pass_run(&p, &a.load, NULL, &h, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, NULL, &h, NULL, err)) < 0) {
         lh_history_fini(&h);
         return rc;
     }

@@ -139,7 +139,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
-    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
     if (a->growth) {
@@ -224,7 +224,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         return report_over_time(&a, err);
     }
     lh_consumer_t hook = {note_split, &split};
-    if ((rc = lh_pass_run_hook(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
         goto done;
     }
     have_pass = 1;

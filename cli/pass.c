@@ -13,14 +13,7 @@
 
 int
 lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-            lh_history_t *hist, lh_err_t *err)
-{
-    return lh_pass_run_hook(p, a, tlo, hist, NULL, err);
-}
-
-int
-lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-                 lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err)
+            lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err)
 {
     lh_sym_opts_t sopts = {0};
     lh_consumer_t cs[2];

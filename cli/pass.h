@@ -33,15 +33,12 @@ typedef struct lh_pass {
     size_t n_supp_known;
 } lh_pass_t;
 
-/* Loads the suppressions a names, opens a->path and streams all its events (with a
+/* Loads the suppressions a names, opens a->path and runs the one pass over it (with a
  * progress bar unless a->quiet): through a timeline built with tlo, or, when hist is not
- * NULL, through that history. Returns 0 or a negative LH_E* code (message in err); on
- * failure the pass is closed. */
+ * NULL, through that history, and then through hook (may be NULL) when given. Returns 0 or
+ * a negative LH_E* code (message in err); on failure the pass is closed. */
 int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-                lh_history_t *hist, lh_err_t *err);
-/* The same, with hook (may be NULL) as one more consumer of the pass. */
-int lh_pass_run_hook(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tlo,
-                     lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err);
+                lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err);
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */

@@ -6,6 +6,8 @@
  */
 #include "target.h"
 
+#include "memcopy.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,35 +133,23 @@ check_modules(lh_target_t *t, const char *what, lh_err_t *err)
     } others[] = {{"libjemalloc", "jemalloc"},   {"libtcmalloc", "tcmalloc"},
                   {"libmimalloc", "mimalloc"},   {"libhoard", "Hoard"},
                   {"libsnmalloc", "snmalloc"},   {"librpmalloc", "rpmalloc"}};
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)t->pid);
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        return lh_err_set(err, LH_EIO, "%s: cannot read %s: %s", what, path, strerror(errno));
+    lh_memcopy_t m;
+    int rc = lh_memcopy_maps(&m, t->pid, err);
+    if (rc < 0) {
+        return rc;
     }
-    char line[4608];
     char seen[64][256];
     int n_seen = 0;
-    int rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi, off;
-        char perms[8];
-        int pos = 0;
-        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4) {
-            continue;
-        }
-        char *file = line + pos;
-        while (*file == ' ') {
-            file++;
-        }
-        file[strcspn(file, "\n")] = '\0';
+    for (size_t mi = 0; mi < m.n; mi++) {
+        const char *file = m.maps[mi].path;
+        uint64_t lo = m.maps[mi].lo, off = m.maps[mi].offset;
         if (file[0] != '/') {
             continue;
         }
         const char *b = base_name(file);
         if (strncmp(b, "libc.so.6", 9) == 0 && off == 0 && !t->libc[0]) {
             snprintf(t->libc, sizeof t->libc, "%s", file);
-            t->libc_base = lo;
+            t->libc_base = (unsigned long)lo;
         }
         if (strcmp(b, "libleakhound.so") == 0) {
             rc = lh_err_set(err, LH_EINVAL,
@@ -208,7 +198,7 @@ check_modules(lh_target_t *t, const char *what, lh_err_t *err)
                         what, (int)t->pid, t->comm, what);
     }
 out:
-    fclose(f);
+    lh_memcopy_fini(&m);
     return rc;
 }
 

@@ -636,6 +636,12 @@ def case_consistency(ctx):
         for n in GK_SITES:
             ctx.check(got.get(n) in GK_CLASS[n], "plot legend: class of %s" % n, GK_CLASS[n],
                       got.get(n))
+    # report --by function --metric growth: the same boundaries, the growing sites' slopes
+    # summed (48 + 32 B/mark: the other sites do not grow and count 0)
+    fg = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "growth"],
+                 "report --by function --metric growth")
+    eq(ctx, (fg.get("growth_points"), fg.get("growth_over"), fg["total"].get("growth")),
+       (200, "marks", sum(slopes.values())), "report --by function: points, kind, total growth")
     # report at exit: the appended string is one object at the line that created it
     rep = E.load_report(ctx, trace)
     if rep:
