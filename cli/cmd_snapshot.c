@@ -328,18 +328,16 @@ capture(pid_t pid, const lh_glibc_layout_t *l, capture_t *c, lh_err_t *err)
     if (rc < 0) {
         return rc;
     }
-    uint64_t want = lh_memcopy_size(&pre);
+    /* The copy is never so large that the machine could run short of memory (the OOM
+     * killer might pick the process). */
+    uint64_t avail = mem_available(), need = 0;
+    rc = lh_mempool_init(&c->pool, &pre, avail ? avail / 2 : UINT64_MAX, &need);
     lh_memcopy_fini(&pre);
-    /* The copy is as large as the writable mappings, resident or not: never so large that
-     * the machine could run short of memory (the OOM killer might pick the process). */
-    uint64_t avail = mem_available();
-    if (avail && want > avail / 2) {
-        return lh_err_set(err, LH_ENOMEM, "snapshot -p: copying process %d's writable memory "
-                          "would take %" PRIu64 " MiB, more than half of the %" PRIu64 " MiB "
-                          "available; the process was not touched", (int)pid, want >> 20,
-                          avail >> 20);
+    if (rc == -2) {
+        return lh_err_set(err, LH_ENOMEM, "snapshot -p: copying process %d's memory would take "
+                          "%" PRIu64 " MiB, more than half of the %" PRIu64 " MiB available; "
+                          "the process was not touched", (int)pid, need >> 20, avail >> 20);
     }
-    lh_mempool_init(&c->pool, (size_t)(want + want / 8 + (4u << 20)));
     for (c->tries = 1; c->tries <= MAX_TRIES; c->tries++) {
         rc = lh_ptstop_stop(&c->stop, pid, err);
         if (rc < 0) {

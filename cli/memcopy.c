@@ -5,6 +5,7 @@
 #include "memcopy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,46 +85,174 @@ lh_memcopy_read_live(pid_t pid, uint64_t addr, void *buf, size_t len)
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+/* Private anonymous memory ([heap], stacks, arenas, mmapped chunks): a page that is not
+ * resident and not swapped out has never been written and reads as zeros, so only the
+ * others are read. (File-backed and shared pages are read whole: an untouched page of a
+ * file mapping holds the file's bytes.) */
+static int
+sparse(const lh_mapping_t *mp)
+{
+    return mp->perms[3] == 'p' && (mp->path[0] == '\0' || mp->path[0] == '[');
+}
+
+#define PM_CHUNK 4096
+
+/* Calls fn(ctx, lo, hi) for each run of pages of [lo, hi) that are resident or swapped
+ * out, from /proc/PID/pagemap; the whole range when pagemap cannot be read. */
+static int
+runs(pid_t pid, uint64_t lo, uint64_t hi, int (*fn)(void *, uint64_t, uint64_t), void *ctx)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return fn(ctx, lo, hi);
+    }
+    uint64_t ent[PM_CHUNK];
+    uint64_t run_lo = 0;
+    int in_run = 0, rc = 0;
+    for (uint64_t a = lo; a < hi && rc == 0;) {
+        size_t n = (size_t)((hi - a) / page);
+        n = n > PM_CHUNK ? PM_CHUNK : n;
+        ssize_t r = pread(fd, ent, n * 8, (off_t)(a / page * 8));
+        if (r != (ssize_t)(n * 8)) {
+            close(fd);
+            return fn(ctx, in_run ? run_lo : a, hi);
+        }
+        for (size_t i = 0; i < n && rc == 0; i++, a += page) {
+            int here = (ent[i] >> 62) != 0; /* bit 63 present, bit 62 swapped */
+            if (here && !in_run) {
+                run_lo = a;
+                in_run = 1;
+            } else if (!here && in_run) {
+                rc = fn(ctx, run_lo, a);
+                in_run = 0;
+            }
+        }
+    }
+    if (in_run && rc == 0) {
+        rc = fn(ctx, run_lo, hi);
+    }
+    close(fd);
+    return rc;
+}
+
+static int
+count_run(void *ctx, uint64_t lo, uint64_t hi)
+{
+    *(uint64_t *)ctx += hi - lo;
+    return 0;
+}
+
+typedef struct touch {
+    uint8_t *buf;
+    uint64_t base;
+} touch_t;
+
+static int
+touch_run(void *ctx, uint64_t lo, uint64_t hi)
+{
+    touch_t *t = ctx;
+    memset(t->buf + (lo - t->base), 0, (size_t)(hi - lo));
+    return 0;
+}
+
+static void *
+map_buf(size_t len)
+{
+    void *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return b == MAP_FAILED ? NULL : b;
+}
+
 int
-lh_mempool_init(lh_mempool_t *p, size_t len)
+lh_mempool_init(lh_mempool_t *p, const lh_memcopy_t *pre, uint64_t limit, uint64_t *need)
 {
     memset(p, 0, sizeof *p);
-    void *b = len ? mmap(NULL, len, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_NORESERVE, -1, 0)
-                  : MAP_FAILED;
-    if (b == MAP_FAILED) {
+    *need = 0;
+    for (size_t i = 0; i < pre->n; i++) {
+        const lh_mapping_t *mp = &pre->maps[i];
+        if (copied(mp)) {
+            if (sparse(mp)) {
+                runs(pre->pid, mp->lo, mp->hi, count_run, need);
+            } else {
+                *need += mp->hi - mp->lo;
+            }
+        }
+    }
+    if (*need > limit) {
+        return -2;
+    }
+    p->v = calloc(pre->n ? pre->n : 1, sizeof *p->v);
+    if (!p->v) {
         return -1;
     }
-    p->base = b;
-    p->len = len;
+    for (size_t i = 0; i < pre->n; i++) {
+        const lh_mapping_t *mp = &pre->maps[i];
+        if (!copied(mp)) {
+            continue;
+        }
+        lh_prebuf_t *b = &p->v[p->n];
+        b->lo = mp->lo;
+        b->hi = mp->hi;
+        if (!(b->bytes = map_buf((size_t)(mp->hi - mp->lo)))) {
+            continue;
+        }
+        p->n++;
+        touch_t t = {b->bytes, mp->lo};
+        if (sparse(mp)) {
+            runs(pre->pid, mp->lo, mp->hi, touch_run, &t);
+        } else {
+            touch_run(&t, mp->lo, mp->hi);
+        }
+    }
     return 0;
 }
 
 void
 lh_mempool_fini(lh_mempool_t *p)
 {
-    if (p->base) {
-        munmap(p->base, p->len);
+    for (size_t i = 0; i < p->n; i++) {
+        munmap(p->v[i].bytes, (size_t)(p->v[i].hi - p->v[i].lo));
     }
+    free(p->v);
     memset(p, 0, sizeof *p);
 }
 
-uint64_t
-lh_memcopy_size(const lh_memcopy_t *m)
+typedef struct reader {
+    lh_memcopy_t *m;
+    lh_mapping_t *mp;
+} reader_t;
+
+/* Reads [lo, hi) of the process into the mapping's copy: at once, else page by page
+ * (zeros where a page fails: a hole of a file mapping past its end, a vanished mapping). */
+static int
+read_run(void *ctx, uint64_t lo, uint64_t hi)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < m->n; i++) {
-        n += copied(&m->maps[i]) ? m->maps[i].hi - m->maps[i].lo : 0;
+    reader_t *r = ctx;
+    uint8_t *dst = r->mp->bytes + (lo - r->mp->lo);
+    if (lh_memcopy_read_live(r->m->pid, lo, dst, (size_t)(hi - lo)) == 0) {
+        r->m->bytes_copied += hi - lo;
+        return 0;
     }
-    return n;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    for (uint64_t a = lo; a < hi; a += page) {
+        if (lh_memcopy_read_live(r->m->pid, a, dst + (a - lo), (size_t)page) == 0) {
+            r->m->bytes_copied += page;
+        } else {
+            memset(dst + (a - lo), 0, (size_t)page);
+            r->m->pages_unreadable++;
+        }
+    }
+    return 0;
 }
 
 int
 lh_memcopy_copy(lh_memcopy_t *m, lh_mempool_t *pool, lh_err_t *err)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    if (pool) {
-        pool->used = 0;
+    for (size_t k = 0; pool && k < pool->n; k++) {
+        pool->v[k].taken = 0;
     }
     for (size_t i = 0; i < m->n; i++) {
         lh_mapping_t *mp = &m->maps[i];
@@ -131,30 +260,30 @@ lh_memcopy_copy(lh_memcopy_t *m, lh_mempool_t *pool, lh_err_t *err)
             continue;
         }
         size_t len = (size_t)(mp->hi - mp->lo);
-        if (pool && pool->base && pool->len - pool->used >= len) {
-            mp->bytes = pool->base + pool->used;
-            mp->in_pool = 1;
-            pool->used += len;
-        } else {
-            mp->bytes = malloc(len);
+        for (size_t k = 0; pool && k < pool->n && !mp->bytes; k++) {
+            lh_prebuf_t *b = &pool->v[k];
+            if (!b->taken && b->lo == mp->lo && b->hi == mp->hi) {
+                b->taken = 1;
+                mp->bytes = b->bytes;
+                mp->in_pool = 1;
+                /* pages it held before may be gone: zero what is not read again */
+                if (sparse(mp)) {
+                    memset(mp->bytes, 0, len);
+                }
+            }
+        }
+        if (!mp->bytes) {
+            mp->bytes = map_buf(len);
         }
         if (!mp->bytes) {
             return lh_err_set(err, LH_ENOMEM, "snapshot -p: out of memory copying %zu bytes "
                               "at 0x%" PRIx64, len, mp->lo);
         }
-        if (lh_memcopy_read_live(m->pid, mp->lo, mp->bytes, len) == 0) {
-            m->bytes_copied += len;
-            continue;
-        }
-        /* Some page failed (a hole of a file mapping past its end, a vanished mapping):
-         * page by page, zeros where it fails. */
-        for (size_t o = 0; o < len; o += (size_t)page) {
-            if (lh_memcopy_read_live(m->pid, mp->lo + o, mp->bytes + o, (size_t)page) == 0) {
-                m->bytes_copied += (uint64_t)page;
-            } else {
-                memset(mp->bytes + o, 0, (size_t)page);
-                m->pages_unreadable++;
-            }
+        reader_t r = {m, mp};
+        if (sparse(mp)) {
+            runs(m->pid, mp->lo, mp->hi, read_run, &r);
+        } else {
+            read_run(&r, mp->lo, mp->hi);
         }
     }
     return 0;
@@ -165,8 +294,8 @@ lh_memcopy_fini(lh_memcopy_t *m)
 {
     for (size_t i = 0; i < m->n; i++) {
         free(m->maps[i].path);
-        if (!m->maps[i].in_pool) {
-            free(m->maps[i].bytes);
+        if (!m->maps[i].in_pool && m->maps[i].bytes) {
+            munmap(m->maps[i].bytes, (size_t)(m->maps[i].hi - m->maps[i].lo));
         }
     }
     free(m->maps);

@@ -6,8 +6,10 @@
  * process.
  *
  * Copied: every readable and writable mapping except the kernel's ([vvar], [vdso],
- * [vsyscall]). Read with process_vm_readv (one call per mapping, page by page where that
- * fails: a page that cannot be read is zeros and counted). Reading does not write the
+ * [vsyscall]); of a private anonymous mapping only the pages /proc/PID/pagemap says are
+ * resident or swapped out (the others were never written: zeros). Read with
+ * process_vm_readv (one call per run of pages, page by page where that fails: a page that
+ * cannot be read is zeros and counted). Reading does not write the
  * process and adds no memory to it (never-touched anonymous pages read as the shared zero
  * page). Not thread-safe.
  */
@@ -25,19 +27,31 @@ typedef struct lh_mapping {
     char perms[5];
     char *path;        /* "" anonymous, "/usr/lib/...", "[heap]", "[stack]" */
     uint8_t *bytes;    /* the copy (writable mappings), or NULL */
-    int in_pool;       /* bytes are in the pool, not malloc'd */
+    int in_pool;       /* bytes belong to the pool, else mmap'd here */
 } lh_mapping_t;
 
 /* Memory made resident before the process is stopped, for the copy: copying into pages
  * that fault in during the copy made the pause about 4 times longer (measured: 540 ms
- * instead of 144 ms for a 190 MiB heap). */
+ * instead of 144 ms for a 190 MiB heap). One buffer per writable mapping, of its size but
+ * resident only where the mapping's pages are (the same rule as the copy). */
+typedef struct lh_memcopy lh_memcopy_t;
+
+typedef struct lh_prebuf {
+    uint64_t lo, hi;
+    uint8_t *bytes;
+    int taken;
+} lh_prebuf_t;
+
 typedef struct lh_mempool {
-    uint8_t *base;
-    size_t len, used;
+    lh_prebuf_t *v;
+    size_t n;
 } lh_mempool_t;
 
-/* Reserves and populates len bytes (0 on success; on failure the copy uses malloc). */
-int lh_mempool_init(lh_mempool_t *p, size_t len);
+/* Buffers for pre's writable mappings (read before the stop). *need gets the bytes the
+ * copy will read (the resident and swapped pages of private anonymous mappings, the
+ * others whole). Returns 0, -2 (need > limit: nothing allocated) or -1 (no memory: the
+ * copy allocates its own). */
+int lh_mempool_init(lh_mempool_t *p, const lh_memcopy_t *pre, uint64_t limit, uint64_t *need);
 void lh_mempool_fini(lh_mempool_t *p);
 
 typedef struct lh_memcopy {
@@ -50,9 +64,6 @@ typedef struct lh_memcopy {
 
 /* Reads /proc/PID/maps into m (no memory copied yet). Returns 0 or LH_EIO/LH_ENOMEM. */
 int lh_memcopy_maps(lh_memcopy_t *m, pid_t pid, lh_err_t *err);
-
-/* Bytes lh_memcopy_copy would copy (the writable mappings). */
-uint64_t lh_memcopy_size(const lh_memcopy_t *m);
 
 /* Copies the writable mappings (the process must be held) into pool (may be NULL), then
  * malloc'd memory. Returns 0 or LH_ENOMEM. */
