@@ -91,19 +91,13 @@ minors=$(ls "$tmp" | sed -n 's/^3\.\([0-9]*\)$/\1/p' | sort -n)
         }'
     echo ""
     echo "/* clang-format on */"
-    args=$(i=0; for mm in $minors; do printf ', v%d' $i; i=$((i + 1)); done)
-    i=0
-    for mm in $minors; do
-        echo "#define LH_PYOFF_AT$i(f$args) .f = v$i,"
-        i=$((i + 1))
-    done
+    # column k of F(field, v0, v1, ...) is version k's value; the table has a row per column
+    n=$(echo $minors | wc -w)
+    args=$(seq 0 $((n - 1)) | sed 's/^/, v/' | tr -d '\n')
+    seq 0 $((n - 1)) | sed "s/.*/#define LH_PYOFF_AT&(f$args) .f = v&,/"
     echo ""
     echo "static const lh_pyoffsets_t table[] = {"
-    i=0
-    for mm in $minors; do
-        echo "    {LH_PYOFF_FIELDS(LH_PYOFF_AT$i)},"
-        i=$((i + 1))
-    done
+    seq 0 $((n - 1)) | sed 's/.*/    {LH_PYOFF_FIELDS(LH_PYOFF_AT&)},/'
     echo "};"
     echo ""
     echo "const lh_pyoffsets_t *"
