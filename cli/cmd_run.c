@@ -177,13 +177,8 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         const char *arg = argv[i];
         const char **dst = NULL;
         const char *name = arg;
-        int where = lh_opt_program_start(argv, &i);
-        if (where == LH_OPT_PROGRAM) {
+        if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
-        }
-        if (where == LH_OPT_HELP) {
-            a->help = 1;
-            return 0;
         }
         if (strncmp(arg, "--mark-function", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
             const char *v = arg[15] ? arg + 16 : i + 1 < argc ? argv[++i] : NULL;
@@ -287,6 +282,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         } else {
             return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
         }
+    }
+    if (a->help) {
+        return 0;
     }
     if (snap_exit >= 0) {
         a->snap_exit = snap_exit ? "on" : "off";

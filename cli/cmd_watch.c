@@ -127,13 +127,8 @@ parse_args(int argc, char **argv, watch_args_t *a, lh_err_t *err)
     };
     int i;
     for (i = 1; i < argc; i++) {
-        int where = lh_opt_program_start(argv, &i);
-        if (where == LH_OPT_PROGRAM) {
+        if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
-        }
-        if (where == LH_OPT_HELP) {
-            a->help = 1;
-            return 0;
         }
         int rc = lh_opt_parse("watch", opts, sizeof opts / sizeof *opts, argc, argv, &i, err);
         if (rc < 0) {

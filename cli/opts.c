@@ -288,18 +288,15 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
 }
 
 int
-lh_opt_program_start(char **argv, int *i)
+lh_opt_program_start(char **argv, int *i, int *help)
 {
     const char *arg = argv[*i];
-    if (arg[0] != '-' || arg[1] == '\0') {
-        return LH_OPT_PROGRAM;
-    }
     if (strcmp(arg, "--") == 0) {
         ++*i;
-        return LH_OPT_PROGRAM;
+        return 1;
     }
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-        return LH_OPT_HELP;
+        *help = 1;
     }
-    return 0;
+    return arg[0] != '-' || arg[1] == '\0' || *help;
 }

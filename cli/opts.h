@@ -80,12 +80,11 @@ int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_arg
 int lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **argv, int *i,
                  lh_err_t *err);
 
-/* For a command that runs a program (run, watch): where its options stop. Returns
- * LH_OPT_PROGRAM when argv[*i] is the program's start (the first argument that is not an
- * option; a lone "-" is not one) or "--" (then *i moves past it), LH_OPT_HELP for -h or
- * --help, 0 for an option to parse. */
-enum { LH_OPT_PROGRAM = 1, LH_OPT_HELP = 2 };
-int lh_opt_program_start(char **argv, int *i);
+/* For a command that runs a program (run, watch): do its options stop at argv[*i]? 1 at
+ * the program's start (the first argument that is not an option; a lone "-" is not one),
+ * at "--" (then *i moves past it), and at -h or --help (then *help = 1); 0 for an option
+ * to parse. */
+int lh_opt_program_start(char **argv, int *i, int *help);
 
 /* "on", "yes", "true", "1" give 1; "off", "no", "false", "0" give 0; else -1. */
 int lh_opt_bool_value(const char *s);

@@ -13,10 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Reads a small /proc file whole into buf (NUL-terminated). Returns the length, or -1 with
- * errno set. */
-static ssize_t
-read_small(const char *path, char *buf, size_t len)
+ssize_t
+lh_proc_read_small(const char *path, char *buf, size_t len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -44,6 +42,14 @@ read_small(const char *path, char *buf, size_t len)
     return (ssize_t)k;
 }
 
+ssize_t
+lh_proc_read_pid(pid_t pid, const char *name, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, name);
+    return lh_proc_read_small(path, buf, len);
+}
+
 typedef struct stat_line {
     pid_t pid;
     pid_t ppid;
@@ -56,9 +62,8 @@ typedef struct stat_line {
 static int
 read_stat(pid_t pid, stat_line_t *out)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    if (read_small(path, buf, sizeof buf) <= 0) {
+    char buf[1024];
+    if (lh_proc_read_pid(pid, "stat", buf, sizeof buf) <= 0) {
         return -1;
     }
     char *p = strrchr(buf, ')');
@@ -125,9 +130,8 @@ kb_field(const char *text, const char *key)
 static int
 add_process(pid_t pid, lh_watch_mem_t *out)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%ld/statm", (long)pid);
-    if (read_small(path, buf, sizeof buf) <= 0) {
+    char buf[4096];
+    if (lh_proc_read_pid(pid, "statm", buf, sizeof buf) <= 0) {
         return -1;
     }
     unsigned long long size_pages = 0, rss_pages = 0;
@@ -136,14 +140,12 @@ add_process(pid_t pid, lh_watch_mem_t *out)
     }
     out->rss_bytes += rss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
 
-    snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", (long)pid);
-    if (read_small(path, buf, sizeof buf) > 0 && strstr(buf, "Pss:")) {
+    if (lh_proc_read_pid(pid, "smaps_rollup", buf, sizeof buf) > 0 && strstr(buf, "Pss:")) {
         out->pss_bytes += kb_field(buf, "Pss");
         out->anon_bytes += kb_field(buf, "Anonymous");
     } else {
         out->has_pss = 0;
-        snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-        if (read_small(path, buf, sizeof buf) > 0) {
+        if (lh_proc_read_pid(pid, "status", buf, sizeof buf) > 0) {
             out->anon_bytes += kb_field(buf, "RssAnon");
         }
     }

@@ -31,6 +31,12 @@
 int lh_procmem_tree(pid_t pid, lh_watch_mem_t *out, unsigned long long *start_ticks,
                    lh_err_t *err);
 
+/* Reads a small /proc file whole into buf (NUL-terminated): the /proc reader of watch and
+ * attach. Returns the length, or -1 with errno set. */
+ssize_t lh_proc_read_small(const char *path, char *buf, size_t len);
+/* The same for /proc/PID/NAME. */
+ssize_t lh_proc_read_pid(pid_t pid, const char *name, char *buf, size_t len);
+
 /* Reads the root's start time (clock ticks after boot) and state character from
  * /proc/PID/stat. Returns 0, or LH_ENOENT when there is no such process. */
 int lh_procmem_stat(pid_t pid, unsigned long long *start_ticks, char *state, lh_err_t *err);

@@ -7,6 +7,7 @@
 #include "target.h"
 
 #include "memcopy.h"
+#include "procmem.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -16,30 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Reads a small /proc file into buf (NUL-terminated). Returns its length or -1. */
-static ssize_t
-read_small(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -1;
-    }
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t k = read(fd, buf + n, cap - 1 - n);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k <= 0) {
-            break;
-        }
-        n += (size_t)k;
-    }
-    close(fd);
-    buf[n] = '\0';
-    return (ssize_t)n;
-}
 
 /* The value after "Key:" in /proc/PID/status, or NULL. */
 static const char *
@@ -205,9 +182,8 @@ out:
 int
 lh_target_alive(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (read_small(path, buf, sizeof buf) <= 0) {
+    char buf[512];
+    if (lh_proc_read_pid(pid, "stat", buf, sizeof buf) <= 0) {
         return 0;
     }
     const char *rp = strrchr(buf, ')');
@@ -226,12 +202,10 @@ lh_target_check(pid_t pid, const char *what, lh_target_t *t, lh_err_t *err)
         return lh_err_set(err, LH_EINVAL, "%s: -p %d is leakhound itself", what, (int)pid);
     }
     char path[64], status[8192], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    if (read_small(path, status, sizeof status) <= 0) {
+    if (lh_proc_read_pid(pid, "status", status, sizeof status) <= 0) {
         return lh_err_set(err, LH_ENOENT, "%s: no process with id %d", what, (int)pid);
     }
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    if (read_small(path, t->comm, sizeof t->comm) > 0) {
+    if (lh_proc_read_pid(pid, "comm", t->comm, sizeof t->comm) > 0) {
         t->comm[strcspn(t->comm, "\n")] = '\0';
     }
     const char *st = status_field(status, "State");
@@ -268,7 +242,7 @@ lh_target_check(pid_t pid, const char *what, lh_target_t *t, lh_err_t *err)
                           "system calls leakhound makes in it could kill it; not touching it",
                           what, (int)pid, t->comm, atoi(sc));
     }
-    if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0) {
+    if (lh_proc_read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0) {
         int scope = atoi(buf);
         if (scope >= 3) {
             return lh_err_set(err, LH_EINVAL,

@@ -15,5 +15,5 @@ if ! diff -u "$table" "$tmp/table.c"; then
     echo "pyoffsets_table.c differs from the headers on this machine: run scripts/pyoffsets/gen.sh" >&2
     exit 1
 fi
-n=$(grep -c '^        \.minor = ' "$table")
+n=$(sed -n 's/^#define LH_PYOFF_MINORS //p' "$table" | tr ',' '\n' | grep -c .)
 echo "pyoffsets_table.c: $n CPython versions, matching the headers found here"

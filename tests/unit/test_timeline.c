@@ -279,6 +279,32 @@ test_bound_find(void **state)
     char buf[128];
     lh_bound_labels(b, 5, buf, sizeof buf);
     assert_string_equal(buf, "'start' (1), 'req' (3), 'x#1' (1)");
+    /* fed one at a time, as a pass sees them, the last hit is the answer for the whole list
+     * (an end moves with every later match, an exact one never with #N after it) */
+    const char *specs[] = {"req", "req#2", "#4", "x#1", "start", "nope"};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        for (int for_to = 0; for_to < 2; for_to++) {
+            lh_bound_spec_t sp;
+            lh_bound_cursor_t cur = {0};
+            long last = -1;
+            lh_bound_spec_parse(specs[k], &sp);
+            for (long i = 0; i < 5; i++) {
+                last = lh_bound_step(&sp, &cur, b[i].label, for_to) ? i : last;
+            }
+            assert_int_equal(last, lh_bound_find(b, 5, specs[k], for_to));
+        }
+    }
+    /* the same rule over another shape of list */
+    struct snap {
+        int n;
+        char *label;
+    } snaps[3] = {{1, "a"}, {2, "b"}, {3, "a"}};
+    assert_int_equal(lh_bound_find_in(snaps, 3, sizeof *snaps, offsetof(struct snap, label),
+                                      "a", 1), 2);
+    assert_int_equal(lh_bound_find_in(snaps, 3, sizeof *snaps, offsetof(struct snap, label),
+                                      "a", 0), 0);
+    assert_int_equal(lh_bound_find_in(snaps, 3, sizeof *snaps, offsetof(struct snap, label),
+                                      "#2", 0), 1);
 }
 
 /* Snapshots taken while running win over marks; the exit snapshot is not the default end. */
