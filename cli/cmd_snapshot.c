@@ -59,18 +59,10 @@ typedef struct snap_args {
 } snap_args_t;
 
 static uint64_t
-mono_ns(void)
+clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-real_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -133,7 +125,7 @@ info_block(uint8_t *buf, size_t cap, const lh_target_t *t, uint64_t mono0)
     r = lh_enc_rec_begin(&e, LH_REC_INFO_CLOCK);
     lh_enc_varint(&e, 1);
     lh_enc_varint(&e, mono0);
-    lh_enc_varint(&e, real_ns() - (mono_ns() - mono0));
+    lh_enc_varint(&e, clock_ns(CLOCK_REALTIME) - (clock_ns(CLOCK_MONOTONIC) - mono0));
     lh_enc_rec_end(&e, r);
     r = lh_enc_rec_begin(&e, LH_REC_INFO_AGENT);
     lh_enc_str(&e, "snapshot -p");
@@ -597,7 +589,7 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     lh_enc_t *e = lh_fw_rec_begin(&fw, LH_REC_END, 80);
-    lh_fw_ts(&fw, mono_ns());
+    lh_fw_ts(&fw, clock_ns(CLOCK_MONOTONIC));
     lh_enc_varint(e, LH_EXIT_DETACH);
     lh_enc_varint(e, 0);
     lh_enc_varint(e, 0);
