@@ -250,7 +250,10 @@ static int
 is_to(lh_timeline_t *tl, int k, const lh_boundary_t *b)
 {
     if (!tl->to.whole) {
-        return !(b->is_snapshot && b->trigger == LH_SNAP_EXIT);
+        /* The default end is the last boundary taken while the program ran; with a single
+         * snapshot taken while running there is no interval before exit, and the exit
+         * snapshot is the only end there is (the output names it). */
+        return !(b->is_snapshot && b->trigger == LH_SNAP_EXIT) || (k && tl->n_running == 1);
     }
     return lh_bound_step(&tl->to, &tl->ts[k].cur, b->label, 1);
 }

@@ -175,10 +175,13 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
     text_bound(out, &d->bounds[d->from], d->from);
     fputs(" to ", out);
     text_bound(out, &d->bounds[d->to], d->to);
-    fprintf(out, " (%s%s)\n", d->kind == LH_BOUND_SNAPSHOTS ? "snapshots taken while running"
-                                                           : "marks: the trace has no snapshots "
-                                                             "taken while running",
-            "");
+    int at_exit = d->kind == LH_BOUND_SNAPSHOTS && d->bounds[d->to].is_snapshot &&
+                  d->bounds[d->to].trigger == LH_SNAP_EXIT;
+    fprintf(out, " (%s)\n",
+            at_exit ? "one snapshot taken while running: the range ends at the exit snapshot"
+            : d->kind == LH_BOUND_SNAPSHOTS
+                ? "snapshots taken while running"
+                : "marks: the trace has no snapshots taken while running");
     if (d->to_before_teardown) {
         fprintf(out, "  end:         %s #%zu, the last before teardown: the heap fell from %s to "
                      "%s over the %zu after it (--to '#%zu' for the last)\n",

@@ -689,6 +689,25 @@ def case_teardown(ctx):
         eq(ctx, label_overlaps(labels), [], "%s: no two snapshot labels overlap" % what)
 
 
+def case_one_snapshot(ctx):
+    """One snapshot taken while running, then exit: `leaks` ends at the exit snapshot and
+    says so (it said "empty range" before), with the 20 blocks kept after the snapshot."""
+    trace = record(ctx, [ctx.prog("growth_kinds"), "once"])
+    lk = lh_json(ctx, ["leaks", trace], "leaks")
+    summ = lk["summary"]
+    eq(ctx, (summ.get("from"), summ.get("to"), summ.get("intervals")), (0, 1, 1),
+       "leaks: one interval, from snapshot 'mid' to the exit snapshot")
+    top = top_is(ctx, lk, "gk_leak", "leaks (one running snapshot)")
+    if top:
+        eq(ctx, (top.get("leaked_blocks"), top.get("leaked_bytes")), (20, 20 * 48),
+           "leaks: the 20 blocks kept after the snapshot")
+    res = E.run(ctx, [ctx.lh, "leaks", trace])
+    ctx.check(res.returncode == 0 and "the range ends at the exit snapshot" in res.stdout,
+              "leaks text: exit 0 and says the range ends at the exit snapshot",
+              "exit 0, 'the range ends at the exit snapshot'",
+              "exit %d: %s" % (res.returncode, (res.stdout + res.stderr)[:600]))
+
+
 def label_boxes(svg):
     """The rotated mark/snapshot labels of a plot: (x, y, angle in degrees, font px)."""
     return [(float(x), float(y), float(a), float(px)) for x, y, a, px in re.findall(
@@ -710,6 +729,7 @@ def label_overlaps(labels):
 
 
 CASES = {
+    "one_snapshot": case_one_snapshot,
     "freed_list": case_freed_list,
     "transient": case_transient,
     "slow_leak": case_slow_leak,

@@ -20,6 +20,9 @@
  * `growth_kinds teardown`: 100 iterations keeping 48 bytes each (gk_leak), lh_snapshot
  *   ("tick") every 10 iterations; then a teardown that frees the leak in 3 parts, with a
  *   snapshot after each (periodic snapshots taken during teardown).
+ * `growth_kinds once`: 30 iterations keeping 48 bytes each, one lh_snapshot("mid") after
+ *   the 10th, then exit with all 30 kept: a single snapshot taken while running (the exit
+ *   snapshot is the only end of an interval).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -163,11 +166,24 @@ run_teardown(void)
     }
 }
 
+static void
+run_once(void)
+{
+    for (int i = 0; i < 30; i++) {
+        keep_leak();
+        if (i == 9) {
+            lh_snapshot("mid");
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "teardown") == 0) {
         run_teardown();
+    } else if (argc > 1 && strcmp(argv[1], "once") == 0) {
+        run_once();
     } else {
         run_marks();
     }
