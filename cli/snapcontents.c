@@ -202,16 +202,33 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One PTRS record of the nb (address, value) pairs buffered. */
+static void
+flush_pointers(lh_fw_t *fw, const uint64_t *buf_a, const uint64_t *buf_v, size_t nb,
+               lh_snapc_stats_t *st)
+{
+    lh_enc_t *e = lh_fw_rec_begin(fw, LH_SREC_PTRS, 10 + nb * 20);
+    lh_enc_varint(e, nb);
+    for (size_t j = 0; j < nb; j++) {
+        lh_enc_varint(e, (buf_a[j] - fw->prev_addr) / 8);
+        lh_enc_svarint(e, (int64_t)(buf_v[j] - fw->prev_val));
+        fw->prev_addr = buf_a[j];
+        fw->prev_val = buf_v[j];
+    }
+    lh_fw_rec_end(fw);
+    st->ptrs += nb;
+}
+
 static void
 write_pointers(lh_fw_t *fw, const regs_t *rs, const lh_memcopy_t *m, lh_snapc_stats_t *st,
                uint64_t **hdr_vals, size_t *n_hdr, size_t *cap_hdr)
 {
     uint64_t buf_a[PTRS_PER_REC], buf_v[PTRS_PER_REC];
     size_t nb = 0;
-    for (size_t i = 0; i <= rs->n; i++) {
-        const reg_t *r = i < rs->n ? &rs->r[i] : NULL;
-        uint64_t nw = r ? (r->hi - r->lo) / 8 : 0;
-        for (uint64_t k = 0; r && k < nw; k++) {
+    for (size_t i = 0; i < rs->n; i++) {
+        const reg_t *r = &rs->r[i];
+        uint64_t nw = (r->hi - r->lo) / 8;
+        for (uint64_t k = 0; k < nw; k++) {
             uint64_t v;
             memcpy(&v, r->bytes + 8 * k, 8);
             st->words++;
@@ -234,26 +251,16 @@ write_pointers(lh_fw_t *fw, const regs_t *rs, const lh_memcopy_t *m, lh_snapc_st
                     (*hdr_vals)[(*n_hdr)++] = v;
                 }
             }
-            if (nb < PTRS_PER_REC) {
-                continue;
+            /* A full buffer is written and the scan goes on in the same region (a region
+             * with more pointers than a record holds lost the rest before). */
+            if (nb == PTRS_PER_REC) {
+                flush_pointers(fw, buf_a, buf_v, nb, st);
+                nb = 0;
             }
-            goto flush;
         }
-        if (!nb) {
-            continue;
-        }
-    flush:;
-        lh_enc_t *e = lh_fw_rec_begin(fw, LH_SREC_PTRS, 10 + nb * 20);
-        lh_enc_varint(e, nb);
-        for (size_t j = 0; j < nb; j++) {
-            lh_enc_varint(e, (buf_a[j] - fw->prev_addr) / 8);
-            lh_enc_svarint(e, (int64_t)(buf_v[j] - fw->prev_val));
-            fw->prev_addr = buf_a[j];
-            fw->prev_val = buf_v[j];
-        }
-        lh_fw_rec_end(fw);
-        st->ptrs += nb;
-        nb = 0;
+    }
+    if (nb) {
+        flush_pointers(fw, buf_a, buf_v, nb, st);
     }
 }
 

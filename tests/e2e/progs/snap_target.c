@@ -8,7 +8,8 @@
  *
  * Known sets (usable size == requested size: n + 8 is a multiple of 16):
  *   small:  1000 x 1000 bytes, main arena, reachable from g_small
- *   list:   100 nodes of 200 bytes, a linked list from g_list
+ *   list:   6000 nodes of 200 bytes, a linked list from g_list (more pointers in the heap
+ *           than one record of the contents file holds)
  *   lost:   37 x 424 bytes, their only pointers dropped (unreachable)
  *   big:    10 x 300000 bytes, mmapped chunks, reachable from g_big
  *   thread: 500 x 2024 bytes allocated by a second thread (its own arena), from g_thread
@@ -97,7 +98,7 @@ main(void)
         g_small[g_n_small] = malloc(1000);
         memset(g_small[g_n_small], 0x11, 1000);
     }
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 6000; i++) {
         struct node *n = malloc(sizeof *n); /* 200 bytes */
         n->next = g_list;
         g_list = n;
