@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 static void
 one_line(char *s)
 {
@@ -88,14 +90,8 @@ lh_warn(lh_warnings_t *w, const char *fmt, ...)
             return 0;
         }
     }
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 8;
-        char **m = realloc(w->msgs, cap * sizeof *m);
-        if (!m) {
-            return LH_ENOMEM;
-        }
-        w->msgs = m;
-        w->cap = cap;
+    if (lh_grow(&w->msgs, &w->cap, w->n, sizeof *w->msgs, 8) < 0) {
+        return LH_ENOMEM;
     }
     char *s = strdup(buf);
     if (!s) {

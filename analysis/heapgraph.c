@@ -15,6 +15,8 @@
 #include "format.h"
 #include "replay.h"
 #include "boundary.h"
+#include "dupstr.h"
+#include "grow.h"
 #include "stream.h"
 
 typedef struct tag {
@@ -36,19 +38,6 @@ typedef struct pass {
 /* ---------------------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------------------- */
-
-static char *
-dup_n(const char *s, size_t n)
-{
-    char *r = malloc(n + 1);
-    if (r) {
-        if (n) {
-            memcpy(r, s, n);
-        }
-        r[n] = '\0';
-    }
-    return r;
-}
 
 static const char *
 base_name(const char *path)
@@ -77,7 +66,7 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
         hg->types = v;
         hg->types[0] = NULL;
     }
-    char *c = dup_n(s, n);
+    char *c = lh_dupstr(s, n);
     if (!c) {
         return 0;
     }
@@ -114,14 +103,8 @@ lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel
 static int
 add_snapshot(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev, const lh_replay_t *r)
 {
-    if (hg->n_snaps == ps->cap_snaps) {
-        size_t cap = ps->cap_snaps ? ps->cap_snaps * 2 : 16;
-        lh_snapinfo_t *v = realloc(hg->snaps, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        hg->snaps = v;
-        ps->cap_snaps = cap;
+    if (lh_grow(&hg->snaps, &ps->cap_snaps, hg->n_snaps, sizeof *hg->snaps, 16) < 0) {
+        return LH_ENOMEM;
     }
     lh_snapinfo_t *s = &hg->snaps[hg->n_snaps];
     memset(s, 0, sizeof *s);
@@ -132,7 +115,7 @@ add_snapshot(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev, const lh_repl
     s->mode = ev->file && ev->epoch <= LH_CONTENTS_FULL ? (uint8_t)ev->epoch : LH_CONTENTS_NONE;
     s->live_blocks = lh_replay_totals(r)->heap_blocks;
     s->live_bytes = lh_replay_totals(r)->heap_bytes;
-    if (!(s->label = dup_n(ev->label, ev->label_len)) ||
+    if (!(s->label = lh_dupstr(ev->label, ev->label_len)) ||
         (ev->file && !(s->file = strdup(ev->file)))) {
         free(s->label);
         return LH_ENOMEM;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void
 lh_history_init(lh_history_t *h, const lh_hist_filter_t *f)
 {
@@ -75,14 +77,8 @@ lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev, lh
     if (h->f.limit && h->n >= h->f.limit) {
         return 0;
     }
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        lh_hist_entry_t *v = realloc(h->v, cap * sizeof *v);
-        if (!v) {
-            return lh_err_set(err, LH_ENOMEM, "out of memory in the event history");
-        }
-        h->v = v;
-        h->cap = cap;
+    if (lh_grow(&h->v, &h->cap, h->n, sizeof *h->v, 64) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory in the event history");
     }
     lh_hist_entry_t *e = &h->v[h->n];
     memset(e, 0, sizeof *e);

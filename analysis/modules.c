@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void
 lh_modules_init(lh_modules_t *t)
 {
@@ -31,14 +33,8 @@ lh_modules_add(lh_modules_t *t, const char *path, size_t path_len, uint64_t load
                size_t n_segs, uint64_t epoch)
 {
     lh_module_t m = {0};
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        lh_module_t *mods = realloc(t->mods, cap * sizeof *mods);
-        if (!mods) {
-            return LH_ENOMEM;
-        }
-        t->mods = mods;
-        t->cap = cap;
+    if (lh_grow(&t->mods, &t->cap, t->n, sizeof *t->mods, 16) < 0) {
+        return LH_ENOMEM;
     }
     m.path = malloc(path_len + 1);
     if (!m.path) {

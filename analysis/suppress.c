@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* The default list. Each entry was seen at exit in programs that free everything they
  * allocate themselves (a C program using stdio, setlocale, getpwnam, localtime and a thread;
  * a C++ program using iostreams and exceptions; perl; python3), under the agent on Debian
@@ -84,14 +86,8 @@ lh_supp_fini(lh_supp_t *s)
 static int
 add_rule(lh_supp_t *s, const char *pat, size_t len, const char *origin, lh_err_t *err)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 32;
-        lh_supp_rule_t *v = realloc(s->rules, cap * sizeof *v);
-        if (!v) {
-            return lh_err_set(err, LH_ENOMEM, "out of memory reading suppressions");
-        }
-        s->rules = v;
-        s->cap = cap;
+    if (lh_grow(&s->rules, &s->cap, s->n, sizeof *s->rules, 32) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory reading suppressions");
     }
     lh_supp_rule_t *r = &s->rules[s->n];
     memset(r, 0, sizeof *r);

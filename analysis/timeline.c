@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #include "rank.h"
 #include "stacks.h"
 
@@ -68,23 +70,6 @@ static int
 oom(lh_err_t *err)
 {
     return lh_err_set(err, LH_ENOMEM, "out of memory in the timeline");
-}
-
-/* Grows *v (of *cap elements of size sz) to hold n + 1. Returns 0 or -1. */
-static int
-grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*v, c * sz);
-    if (!p) {
-        return -1;
-    }
-    *v = p;
-    *cap = c;
-    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -204,7 +189,7 @@ touch(lh_timeline_t *tl, uint32_t id)
         return -1;
     }
     if (s->dirty_gen != tl->gen) {
-        if (grow((void **)&tl->dirty, &tl->cap_dirty, tl->n_dirty, sizeof *tl->dirty) < 0) {
+        if (lh_grow(&tl->dirty, &tl->cap_dirty, tl->n_dirty, sizeof *tl->dirty, 16) < 0) {
             return -1;
         }
         tl->dirty[tl->n_dirty++] = id;
@@ -226,7 +211,7 @@ freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
                 fb->ts_ns < tl->b[k].v[0].ts_ns) {
                 continue; /* born after `to`, or before the first boundary */
             }
-            if (grow((void **)&t->after, &t->cap_after, t->n_after, sizeof *t->after) < 0) {
+            if (lh_grow(&t->after, &t->cap_after, t->n_after, sizeof *t->after, 16) < 0) {
                 return -1;
             }
             t->after[t->n_after++] = (after_t){fb->ts_ns, fb->size, fb->stack_id};
@@ -263,7 +248,7 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 {
     int k = ev->type == LH_REC_SNAPSHOT;
     bvec_t *bv = &tl->b[k];
-    if (grow((void **)&bv->v, &bv->cap, bv->n, sizeof *bv->v) < 0) {
+    if (lh_grow(&bv->v, &bv->cap, bv->n, sizeof *bv->v, 16) < 0) {
         return -1;
     }
     lh_boundary_t *b = &bv->v[bv->n];
@@ -288,7 +273,7 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
             if (st->live_blocks == last_blocks && st->live_bytes == last_bytes) {
                 continue;
             }
-            if (grow((void **)&s->series, &s->cap_series, s->n_series, sizeof *s->series) < 0) {
+            if (lh_grow(&s->series, &s->cap_series, s->n_series, sizeof *s->series, 16) < 0) {
                 return -1;
             }
             s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes,
@@ -421,7 +406,7 @@ diff_add(diff_acc_t *a, uint32_t stack_id, uint64_t ts, uint64_t size)
         a->n_ids = n;
     }
     if (!a->slot_of[stack_id]) {
-        if (grow((void **)&d->sites, &a->cap_sites, d->n_sites, sizeof *d->sites) < 0) {
+        if (lh_grow(&d->sites, &a->cap_sites, d->n_sites, sizeof *d->sites, 16) < 0) {
             return -1;
         }
         lh_diff_site_t *s = &d->sites[d->n_sites];
@@ -742,7 +727,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         if (!s.growing && !(o && o->every_site)) {
             continue;
         }
-        if (grow((void **)&g->sites, &cap, g->n_sites, sizeof *g->sites) < 0) {
+        if (lh_grow(&g->sites, &cap, g->n_sites, sizeof *g->sites, 16) < 0) {
             goto nomem;
         }
         s.blocks = malloc(n * sizeof *s.blocks);
@@ -1012,7 +997,7 @@ lh_timeline_temporary(const lh_timeline_t *tl, const lh_replay_t *r, lh_temp_t *
         if (!s->n_temp) {
             continue;
         }
-        if (grow((void **)&t->sites, &cap, t->n_sites, sizeof *t->sites) < 0) {
+        if (lh_grow(&t->sites, &cap, t->n_sites, sizeof *t->sites, 16) < 0) {
             lh_temp_fini(t);
             return oom(err);
         }

@@ -15,6 +15,7 @@
 
 #include "sitecanon.h"
 #include "dec.h"
+#include "dupstr.h"
 #include "enc.h"
 #include "prefetch.h"
 #include "window.h"
@@ -72,24 +73,11 @@ typedef struct frame_state {
  * Small helpers
  * ------------------------------------------------------------------------------------- */
 
-static char *
-dup_n(const char *s, size_t n)
-{
-    char *r = malloc(n + 1);
-    if (r) {
-        if (n) {
-            memcpy(r, s, n);
-        }
-        r[n] = '\0';
-    }
-    return r;
-}
-
 /* Replaces *dst by a NUL-terminated copy of s[0..n). */
 static int
 set_str(char **dst, const char *s, size_t n)
 {
-    char *r = dup_n(s, n);
+    char *r = lh_dupstr(s, n);
     if (!r) {
         return LH_ENOMEM;
     }
@@ -186,7 +174,7 @@ info_cmdline(lh_trace_t *t, lh_dec_t *pl)
         if (!lh_dec_ok(pl)) {
             goto fail;
         }
-        argv[i] = dup_n(s, len);
+        argv[i] = lh_dupstr(s, len);
         if (!argv[i]) {
             goto fail;
         }
@@ -328,7 +316,7 @@ set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
         t->threads = v;
         t->cap_threads = cap;
     }
-    char *s = dup_n(name, len);
+    char *s = lh_dupstr(name, len);
     if (!s) {
         return LH_ENOMEM;
     }
@@ -483,7 +471,7 @@ rec_snapshot_contents(lh_trace_t *t, lh_dec_t *pl, lh_event_t *ev)
         return LH_ENOMEM;
     }
     t->snap_files = v;
-    if (!(v[t->n_snap_files] = dup_n(file, len))) {
+    if (!(v[t->n_snap_files] = lh_dupstr(file, len))) {
         return LH_ENOMEM;
     }
     ev->file = v[t->n_snap_files++];

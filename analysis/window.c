@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #include "err.h"
 
 void
@@ -36,14 +38,8 @@ lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
         w->sorted -= w->pos;
         w->pos = 0;
     }
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 4096;
-        lh_pending_t *v = realloc(w->v, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        w->v = v;
-        w->cap = cap;
+    if (lh_grow(&w->v, &w->cap, w->n, sizeof *w->v, 4096) < 0) {
+        return LH_ENOMEM;
     }
     if (ev->label_len) {
         label = malloc(ev->label_len);

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 #include "cmd.h"
 #include "linfit.h"
 #include "opts.h"
@@ -509,14 +511,8 @@ take_sample(watch_state_t *w, unsigned round, lh_err_t *err)
                           "ptrace access); use --metric rss",
                           (long)w->target.pid);
     }
-    if (w->n_samples == w->cap) {
-        size_t ncap = w->cap ? w->cap * 2 : 64;
-        lh_watch_sample_t *ns = realloc(w->samples, ncap * sizeof *ns);
-        if (!ns) {
-            return lh_err_set(err, LH_ENOMEM, "out of memory");
-        }
-        w->samples = ns;
-        w->cap = ncap;
+    if (lh_grow(&w->samples, &w->cap, w->n_samples, sizeof *w->samples, 64) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
     lh_watch_sample_t *s = &w->samples[w->n_samples++];
     s->round = round;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #include "calltree.h"
 
 typedef struct line {
@@ -53,15 +55,9 @@ add_path(void *ctx, const lh_frame_t *const *path, size_t n, double value, lh_er
         }
     }
     s[len] = '\0';
-    if (ls->n == ls->cap) {
-        size_t c2 = ls->cap ? ls->cap * 2 : 256;
-        line_t *v = realloc(ls->v, c2 * sizeof *v);
-        if (!v) {
-            free(s);
-            return lh_err_set(err, LH_ENOMEM, "out of memory");
-        }
-        ls->v = v;
-        ls->cap = c2;
+    if (lh_grow(&ls->v, &ls->cap, ls->n, sizeof *ls->v, 256) < 0) {
+        free(s);
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
     ls->v[ls->n++] = (line_t){s, value};
     return 0;
