@@ -558,8 +558,8 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     lh_snapfile_opts_t so = {keep_word, hg, 1};
     if (s->mode == LH_CONTENTS_NONE || !s->file) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
-                 "snapshot %zu '%s' has no contents; run with --snapshot-contents pointers "
-                 "(LEAKHOUND_SNAPSHOT_CONTENTS=pointers)", hg->cur + 1, s->label);
+                 "snapshot %zu '%s' has no contents", hg->cur + 1, s->label);
+        hg->no_graph_code = LH_GRAPH_NO_CONTENTS;
         return 1;
     }
     const char *slash = strrchr(hg->trace_path, '/');
@@ -574,6 +574,7 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     free(path);
     if (rc < 0) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "%s", err->msg);
+        hg->no_graph_code = LH_GRAPH_UNREADABLE;
         lh_snapfile_fini(&hg->sf);
         return rc == LH_ENOMEM ? rc : 1;
     }
@@ -690,7 +691,7 @@ lh_heuristics_parse(const char *s, unsigned *out, lh_err_t *err)
             i++;
         }
         if (i == 4) {
-            return lh_err_set(err, LH_EINVAL, "--heuristics: unknown heuristic '%.*s' (none, "
+            return lh_err_set(err, LH_EINVAL, "unknown heuristic '%.*s' (none, "
                               "all, or a list of stdstring, length64, newarray, "
                               "multipleinheritance)", (int)n, p);
         }
@@ -908,8 +909,8 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
         goto fail;
     }
     if (hg->n_snaps == 0) {
-        rc = lh_err_set(err, LH_EINVAL, "%s: the trace has no snapshots (they are taken at "
-                        "exit by default, with lh_snapshot(), SIGUSR2 or --snapshot-every)",
+        rc = lh_err_set(err, LH_EINVAL, "%s: the trace has no snapshots (one is taken at "
+                        "exit by default, others with lh_snapshot() or SIGUSR2)",
                         path);
         goto fail;
     }
@@ -943,7 +944,8 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
     }
     if (opts->no_graph) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "the graph was not built "
-                 "(--no-graph)");
+                 "(the live set only was asked for)");
+        hg->no_graph_code = LH_GRAPH_NOT_ASKED;
     } else if ((rc = build_graph(hg, err)) < 0) {
         goto fail;
     }

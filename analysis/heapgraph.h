@@ -31,7 +31,8 @@
  *
  * Default snapshot: the exit snapshot (the last one taken at exit) if any, else the last.
  * A snapshot without contents (mode none, or a missing file) still gives the live set:
- * has_graph is 0 and no_graph_why says what is missing and how to capture it.
+ * has_graph is 0, no_graph_why says what is missing and no_graph_code why (the CLI, which
+ * owns the option names, adds how to capture it).
  *
  * Memory per live block: 32 bytes of block data, 8 of retained size, 4 of idom, 1 of
  * class, plus the CSR edges (8 bytes per edge with the reverse index) and the words kept
@@ -93,6 +94,14 @@ enum lh_heuristic {
     LH_HEUR_NONE = 0x100, /* in lh_heapgraph_opts_t: none (0 there is the default, all) */
 };
 
+/* Why a snapshot has no graph. */
+typedef enum lh_graph_why {
+    LH_GRAPH_BUILT = 0,
+    LH_GRAPH_NO_CONTENTS,  /* recorded without contents (mode none, or no file) */
+    LH_GRAPH_UNREADABLE,   /* the contents file is truncated, corrupt or missing */
+    LH_GRAPH_NOT_ASKED,    /* the caller asked for the live set only (opts.no_graph) */
+} lh_graph_why_t;
+
 typedef struct lh_heapgraph {
     char *trace_path;
     lh_trace_t *trace;     /* read to its end: module and stack tables complete */
@@ -109,6 +118,8 @@ typedef struct lh_heapgraph {
 
     int has_graph;
     char no_graph_why[600];
+    lh_graph_why_t no_graph_code; /* the reason, for the caller's advice (which option
+                                     records contents is the CLI's to say) */
     lh_snapfile_t sf;      /* words: only those held by a live block or a root */
     lh_hroot_t *roots;     /* node n_blocks + i is roots[i] */
     uint32_t n_roots;
@@ -169,7 +180,7 @@ const char *lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block);
 /* The name of a node (a block's "0x... (type)", a root's name) into buf. */
 const char *lh_heapgraph_node_name(lh_heapgraph_t *hg, uint32_t node, char *buf, size_t len);
 
-/* Parses --heuristics: "all", "none" or a comma-separated list of names into *out
+/* Parses a heuristics list: "all", "none" or a comma-separated list of names into *out
  * (LH_HEUR_* bits, LH_HEUR_NONE for none). Returns 0, or LH_EINVAL naming the bad word. */
 int lh_heuristics_parse(const char *s, unsigned *out, lh_err_t *err);
 /* The name of one heuristic bit ("stdstring", ...), or "?". */

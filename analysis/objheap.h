@@ -166,6 +166,8 @@ typedef struct lh_objheap {
     uint8_t lang;        /* lh_objlang; NONE: no interpreter found (n_objs == 0) */
     char version[32];    /* interpreter version found in the snapshot ("5.36.0") */
     char note[512];      /* one line for the user when decoding stopped short, else "" */
+    int needs_full;      /* the note is that the snapshot lacks full contents (the CLI
+                            says which option records them) */
 
     lh_obj_t *objs;      /* n_objs, sorted by addr */
     uint32_t n_objs;

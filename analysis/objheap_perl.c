@@ -1029,8 +1029,8 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
     const lh_snapinfo_t *si = &hg->snaps[hg->cur];
     if (!hg->has_graph || si->mode != LH_CONTENTS_FULL || hg->sf.n_pages == 0) {
         snprintf(oh->note, sizeof oh->note, "snapshot %zu '%s' of this perl process has no "
-                 "full contents: run with --snapshot-contents full to see the Perl heap",
-                 hg->cur + 1, si->label ? si->label : "");
+                 "full contents", hg->cur + 1, si->label ? si->label : "");
+        oh->needs_full = 1;
         return 1;
     }
     if (lh_objheap_read(oh, sym, &interp, 8) < 0 || !interp) {

@@ -216,9 +216,9 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
     }
     oh->lang = LH_OBJLANG_PYTHON;
     if (!hg->sf.n_pages) {
-        snprintf(oh->note, sizeof oh->note, "python: snapshot %zu has no memory contents; the "
-                 "python heap needs --snapshot-contents full (the default for python)",
+        snprintf(oh->note, sizeof oh->note, "python: snapshot %zu has no memory contents",
                  hg->cur + 1);
+        oh->needs_full = 1;
         return 1;
     }
     lh_procimage_t *pi = NULL;

@@ -244,6 +244,12 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
         in->sample_rate_bytes = lh_dec_varint(pl);
         in->has_agent = lh_dec_ok(pl);
         break;
+    case LH_REC_INFO_ATTACH:
+        in->attach_how = lh_dec_varint(pl);
+        if (!lh_dec_ok(pl)) {
+            in->attach_how = 0;
+        }
+        break;
     case LH_REC_INFO_PARENT:
         in->parent_pid = lh_dec_varint(pl);
         in->has_parent = lh_dec_ok(pl);

@@ -41,6 +41,8 @@ typedef struct lh_trace_info {
     uint64_t pid, ppid;
     int has_parent;          /* INFO_PARENT: this process was started by fork() ... */
     uint64_t parent_pid;     /* ... of this pid */
+    uint64_t attach_how;     /* INFO_ATTACH: 1 `leakhound attach`, 2 `leakhound snapshot -p`;
+                                0: the agent ran from the start */
     const char *exe;
     char **argv;             /* argc strings, then NULL */
     size_t argc;

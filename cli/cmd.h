@@ -38,6 +38,9 @@ extern const char lh_cmd_report_usage[];
  * option). */
 int lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
                       unsigned long *out, lh_err_t *err);
+/* Parses --heuristics (lh_heuristics_parse, heapgraph.h); the message names the option
+ * (cmd_shell.c; report takes it too). */
+int lh_cli_parse_heuristics(const char *s, unsigned *out, lh_err_t *err);
 
 /* leakhound watch (-p PID | -- CMD...) [--load CMD ...]: 0 no leak, 1 leak, 2 inconclusive,
  * 3 error (printed by the command itself, since 2 means inconclusive here). */

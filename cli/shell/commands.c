@@ -52,11 +52,39 @@ sh_row_add(lh_shell_t *sh, uint32_t node)
     return (int)sh->n_rows;
 }
 
+const char *
+sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len)
+{
+    if (lh_trace_info(sh->hg->trace)->attach_how == 2) {
+        snprintf(buf, len, "take it with `leakhound snapshot --contents %s`", mode);
+    } else {
+        snprintf(buf, len, "run with --snapshot-contents %s", mode);
+    }
+    return buf;
+}
+
+const char *
+sh_graph_why(const lh_shell_t *sh, char *buf, size_t len)
+{
+    char advice[128];
+    if (sh->hg->no_graph_code == LH_GRAPH_NO_CONTENTS) {
+        /* `run` also reads the environment (an agent preloaded without `run`) */
+        int run = lh_trace_info(sh->hg->trace)->attach_how != 2;
+        snprintf(buf, len, "%s; %s%s", sh->hg->no_graph_why,
+                 sh_contents_advice(sh, "pointers", advice, sizeof advice),
+                 run ? " (LEAKHOUND_SNAPSHOT_CONTENTS=pointers)" : "");
+    } else {
+        snprintf(buf, len, "%s", sh->hg->no_graph_why);
+    }
+    return buf;
+}
+
 int
 sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err)
 {
+    char why[sizeof sh->hg->no_graph_why + 128];
     if (!sh->hg->has_graph) {
-        return lh_err_set(err, LH_EINVAL, "%s: %s", cmd, sh->hg->no_graph_why);
+        return lh_err_set(err, LH_EINVAL, "%s: %s", cmd, sh_graph_why(sh, why, sizeof why));
     }
     return 0;
 }
@@ -160,7 +188,8 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
     if (!hg->has_graph) {
-        fprintf(sh->out, "graph: none: %s\n", hg->no_graph_why);
+        char why[sizeof hg->no_graph_why + 128];
+        fprintf(sh->out, "graph: none: %s\n", sh_graph_why(sh, why, sizeof why));
         return 0;
     }
     fprintf(sh->out, "graph: %u roots, %" PRIu64 " references (%" PRIu64 " to a block's start, "
@@ -449,7 +478,8 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             !bl->type ? "allocating function" : "tag or vtable");
     show_stack(sh, bl->stack_id);
     if (!hg->has_graph) {
-        fprintf(sh->out, "  references: unknown: %s\n", hg->no_graph_why);
+        char why[sizeof hg->no_graph_why + 128];
+        fprintf(sh->out, "  references: unknown: %s\n", sh_graph_why(sh, why, sizeof why));
         return 0;
     }
     fprintf(sh->out, "  class: %s\n", lh_leak_class_name(hg->g.cls[b]));

@@ -578,7 +578,13 @@ sh_obj_summary(lh_shell_t *sh, FILE *out)
         return;
     }
     if (oh->note[0]) {
-        fprintf(out, "%s heap: %s\n", lang_name(oh), oh->note);
+        char advice[128];
+        fprintf(out, "%s heap: %s", lang_name(oh), oh->note);
+        if (oh->needs_full) {
+            fprintf(out, ": %s to see the %s heap", sh_contents_advice(sh, "full", advice,
+                    sizeof advice), oh->lang == LH_OBJLANG_PYTHON ? "Python" : "Perl");
+        }
+        fputc('\n', out);
         return;
     }
     uint64_t bytes = 0;

@@ -15,6 +15,11 @@ const char *sh_bytes(char *buf, size_t len, uint64_t n);
 /* The last listing's rows: reset, then add a node per row (returns the row number). */
 int sh_rows_reset(lh_shell_t *sh);
 int sh_row_add(lh_shell_t *sh, uint32_t node);
+/* The option that records contents of MODE ("pointers", "full") the way the trace was
+ * recorded ("run with --snapshot-contents MODE"): `snapshot -p` spells it --contents. */
+const char *sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len);
+/* Why the snapshot has no graph (no_graph_why), with that advice when contents are missing. */
+const char *sh_graph_why(const lh_shell_t *sh, char *buf, size_t len);
 /* LH_EINVAL with "cmd: <why the snapshot has no graph>" when it has none. */
 int sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err);
 /* An ADDR argument to a node (a block containing the address, or the row's node). */

@@ -222,6 +222,14 @@ def case_c_program(ctx):
         ctx.check(m and (int(m.group(1)), int(m.group(2))) == (37 * 424, 37),
                   "summary: the 37 dropped blocks definitely lost, nothing else",
                   "%d bytes in 37 blocks" % (37 * 424), m.group(0) if m else s)
+        # No contents: the shell's advice spells snapshot's option, not run's.
+        bare = os.path.join(ctx.workdir, "bare.lht")
+        snapshot(ctx, t.pid, bare, ["--contents", "none"])
+        s = shell(ctx, bare, "summary")
+        ctx.check("has no contents; take it with `leakhound snapshot --contents pointers`"
+                  in s and "--snapshot-contents" not in s,
+                  "summary without contents: snapshot's --contents advice",
+                  "take it with `leakhound snapshot --contents pointers`", s)
         # The process runs on as before.
         t.send("grow")
         t.report = t.read_report()
