@@ -78,6 +78,18 @@ thread_roots(const lh_memcopy_t *m, const lh_ptstop_t *th, const lh_glibc_layout
         if (add(sp, lo & ~7ull, mp->hi, LH_REGION_STACK, mp, nm, NULL) < 0) {
             return LH_ENOMEM;
         }
+        /* The registers the stop read are part of the thread's stack root, as the agent
+         * spills the capturing thread's onto its stack: written as a region of the same
+         * name in the dead stack right below the red zone (the copy only: the target's
+         * memory is not touched), so a pointer held only in a register keeps its block. */
+        const struct user_regs_struct *ur = &th->threads[i].regs;
+        uint64_t rlo = (lo & ~7ull) - sizeof *ur;
+        if ((lo & ~7ull) >= mp->lo + sizeof *ur && rlo >= mp->lo) {
+            if (add(sp, rlo, lo & ~7ull, LH_REGION_STACK, mp, nm, NULL) < 0) {
+                return LH_ENOMEM;
+            }
+            sp->r[sp->n - 1].bytes = (const uint8_t *)ur;
+        }
     }
     size_t n_stacks = sp->n;
     for (size_t i = 0; i < th->n; i++) {
@@ -153,6 +165,7 @@ build_regions(const lh_memcopy_t *m, const lh_ptstop_t *th, const lh_glibc_layou
             if ((rc = add(out, x->lo, x->hi, x->kind, mp, x->name, NULL)) < 0) {
                 break;
             }
+            out->r[out->n - 1].bytes = x->bytes; /* a register block is not in the copy */
             at = x->hi;
         }
         if (rc == 0 && kind && at < mp->hi) {

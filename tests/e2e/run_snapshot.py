@@ -566,7 +566,34 @@ def case_kv100k(ctx):
         t.stop()
 
 
+def case_registers(ctx):
+    """A block whose only pointer is in a register (rbx) of a thread blocked in read(2)
+    (tests/e2e/progs/roots_regs.c, `wait`): the stop reads every thread's registers and
+    they are part of the thread's stack root, so the block is reachable from
+    "[stack of thread TID]" (under `run`, where other threads are not stopped, it is
+    definitely lost: e2e.roots.other_thread_register)."""
+    need_target_support()
+    t = Target(ctx, argv=[ctx.prog("roots_regs"), "wait"])
+    try:
+        trace = os.path.join(ctx.workdir, "regs.lht")
+        snapshot(ctx, t.pid, trace)
+        s = shell(ctx, trace, "largest 2; identify @2")
+        rows = [ln.split() for ln in s.splitlines() if re.match(r"\s+\d+\s+0x", ln)]
+        sizes = [(r[2] + " " + r[3], r[6] if len(r) > 6 else "") for r in rows]
+        eq = [x for x in sizes if x[0] == "1.2 KiB"]
+        ctx.check(len(eq) == 1 and eq[0][1] == "reachable",
+                  "the 1234-byte block held in rbx only: reachable", "1.2 KiB reachable", sizes)
+        m = re.search(r"\[stack of thread (\d+)", s)
+        ctx.check(m is not None and int(m.group(1)) != t.pid,
+                  "identify: from the worker's stack root (its registers), not main's",
+                  "[stack of thread TID] with TID != %d" % t.pid, s[-600:])
+    finally:
+        t.p.kill()
+        t.p.wait()
+
+
 CASES = {
+    "registers": case_registers,
     "c_program": case_c_program,
     "kv100k": case_kv100k,
     "busy": case_busy,

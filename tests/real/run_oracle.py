@@ -231,23 +231,32 @@ def main():
     env.pop("LD_PRELOAD", None)
     prepare(args.program, workdir, env)
     drive = drive_redis if args.program == "redis-server" else None
-    lh = leakhound_classes(build, argv, env, stdin_path, workdir, args.verbose, drive)
-    vg = valgrind_classes(argv, env, stdin_path, workdir, args.verbose, drive)
-    failures = []
-    for cls in CLASSES:
-        print("  %-16s leakhound %9d bytes in %6d blocks   valgrind %9d bytes in %6d blocks"
-              % ((cls,) + lh[cls] + vg[cls]))
-    if args.program in ("perl", "python3"):
-        for cls in CLASSES[:2]:
-            if lh[cls][0] != 0:
-                failures.append("%s, before the interpreter's teardown: %s: expected 0 "
-                                "bytes, got %d" % (args.program, cls, lh[cls][0]))
-    else:
+    # redis-server's heap at SHUTDOWN depends on the timing of its cron (client buffers it
+    # shrinks, clients it closes): on a loaded machine one pair of runs came out 1.6% apart
+    # in possibly lost. It gets a second pair of runs; both pairs are printed.
+    attempts = 2 if args.program == "redis-server" else 1
+    for attempt in range(attempts):
+        lh = leakhound_classes(build, argv, env, stdin_path, workdir, args.verbose, drive)
+        vg = valgrind_classes(argv, env, stdin_path, workdir, args.verbose, drive)
+        failures = []
         for cls in CLASSES:
-            a, b = lh[cls][0], vg[cls][0]
-            if abs(a - b) * 100 > max(a, b):
-                failures.append("%s: leakhound %d bytes, valgrind %d bytes (more than 1%% "
-                                "apart)" % (cls, a, b))
+            print("  %-16s leakhound %9d bytes in %6d blocks   valgrind %9d bytes in %6d "
+                  "blocks" % ((cls,) + lh[cls] + vg[cls]))
+        if args.program in ("perl", "python3"):
+            for cls in CLASSES[:2]:
+                if lh[cls][0] != 0:
+                    failures.append("%s, before the interpreter's teardown: %s: expected 0 "
+                                    "bytes, got %d" % (args.program, cls, lh[cls][0]))
+        else:
+            for cls in CLASSES:
+                a, b = lh[cls][0], vg[cls][0]
+                if abs(a - b) * 100 > max(a, b):
+                    failures.append("%s: leakhound %d bytes, valgrind %d bytes (more than 1%% "
+                                    "apart)" % (cls, a, b))
+        if not failures:
+            break
+        if attempt + 1 < attempts:
+            print("  (more than 1% apart: %s; running both again)" % "; ".join(failures))
     if failures:
         print("FAIL oracle.%s (files kept in %s)" % (args.program, workdir))
         for f in failures:

@@ -13,6 +13,10 @@
  * thread in a system call, saved on its kernel stack), regs_stack_block reachable from the
  * worker's stack. Valgrind, which keeps every thread's registers itself, says
  * regs_block is still reachable. x86-64 only (the register is named in assembly).
+ *
+ * `roots_regs wait` (for `leakhound snapshot -p`, which stops every thread and reads its
+ * registers): says "ready" once the worker is about to block, then waits for a line on
+ * standard input; there regs_block is reachable from the worker's stack root.
  */
 #define LH_WEAK_API
 #include <leakhound.h>
@@ -84,7 +88,7 @@ worker(void *arg)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     pthread_t t;
     if (pipe(pipe_fds) != 0 || pthread_create(&t, NULL, worker, NULL) != 0) {
@@ -92,6 +96,14 @@ main(void)
     }
     while (!atomic_load(&about_to_block)) {
         sched_yield();
+    }
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        /* For `leakhound snapshot -p` (run_snapshot.py): say so, wait for a line. */
+        char line[64];
+        write(1, "ready\n", 6);
+        ssize_t n = read(0, line, sizeof line);
+        (void)n;
+        exit(0);
     }
     if (lh_snapshot) {
         lh_snapshot("blocked");
