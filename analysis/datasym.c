@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 static const Dwfl_Callbacks callbacks = {
@@ -190,14 +192,8 @@ module_open(lh_datasym_t *ds, long mi)
 static int
 push_var(dmod_t *m, size_t *cap, uint64_t addr, const char *file)
 {
-    if (m->n_vars == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        var_loc_t *v = realloc(m->vars, c * sizeof *v);
-        if (!v) {
-            return -1;
-        }
-        m->vars = v;
-        *cap = c;
+    if (lh_grow(&m->vars, cap, m->n_vars, sizeof *m->vars, 64) < 0) {
+        return -1;
     }
     m->vars[m->n_vars++] = (var_loc_t){addr, file};
     return 0;

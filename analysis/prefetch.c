@@ -20,6 +20,7 @@
 #include "dec.h"
 #include "enc.h"
 #include "err.h"
+#include "grow.h"
 
 enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_READY = 2 };
 
@@ -47,25 +48,6 @@ struct lh_prefetch {
     pthread_t *threads;
     int n_threads;
 };
-
-static int
-grow(uint8_t **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap : 65536;
-    while (c < need) {
-        c *= 2;
-    }
-    uint8_t *b = realloc(*buf, c);
-    if (!b) {
-        return -1;
-    }
-    *buf = b;
-    *cap = c;
-    return 0;
-}
 
 static size_t
 rd(lh_prefetch_t *p, void *buf, size_t n)
@@ -104,7 +86,7 @@ read_frame_locked(lh_prefetch_t *p, slot_t *s)
         }
         extra -= n;
     }
-    if (grow(&s->comp, &s->comp_cap, fr->h.comp_len ? fr->h.comp_len : 1) < 0) {
+    if (lh_grow_to(&s->comp, &s->comp_cap, fr->h.comp_len ? fr->h.comp_len : 1, 1, 65536) < 0) {
         return LH_PF_NOMEM;
     }
     if (rd(p, s->comp, fr->h.comp_len) != fr->h.comp_len) {
@@ -124,7 +106,7 @@ finish_frame(slot_t *s, ZSTD_DCtx *dctx)
     }
     fr->payload = s->comp;
     if (fr->h.codec == LH_CODEC_ZSTD) {
-        if (grow(&s->raw, &s->raw_cap, fr->h.raw_len ? fr->h.raw_len : 1) < 0) {
+        if (lh_grow_to(&s->raw, &s->raw_cap, fr->h.raw_len ? fr->h.raw_len : 1, 1, 65536) < 0) {
             return LH_PF_NOMEM;
         }
         size_t n = dctx ? ZSTD_decompressDCtx(dctx, s->raw, fr->h.raw_len, s->comp,

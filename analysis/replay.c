@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "stacks.h"
 
 typedef struct slot {
@@ -62,14 +63,8 @@ note_grower(lh_replay_t *r, uint32_t origin, uint32_t grower)
             return 0;
         }
     }
-    if (r->n_growers == r->cap_growers) {
-        size_t cap = r->cap_growers ? 2 * r->cap_growers : 64;
-        grower_t *v = realloc(r->growers, cap * sizeof *v);
-        if (!v) {
-            return -1;
-        }
-        r->growers = v;
-        r->cap_growers = cap;
+    if (lh_grow(&r->growers, &r->cap_growers, r->n_growers, sizeof *r->growers, 64) < 0) {
+        return -1;
     }
     r->growers[r->n_growers++] = (grower_t){origin, grower};
     return 0;

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 typedef struct named_die {
     const char *name; /* owned by libdw's string table */
     Dwarf_Die die;
@@ -177,14 +179,9 @@ index_structs(lh_dbginfo_t *d)
                 if (dup) {
                     continue;
                 }
-                if (d->n_structs == d->cap_structs) {
-                    size_t cap = d->cap_structs ? 2 * d->cap_structs : 256;
-                    named_die_t *p = realloc(d->structs, cap * sizeof *p);
-                    if (!p) {
-                        return LH_ENOMEM;
-                    }
-                    d->structs = p;
-                    d->cap_structs = cap;
+                if (lh_grow(&d->structs, &d->cap_structs, d->n_structs, sizeof *d->structs,
+                            256) < 0) {
+                    return LH_ENOMEM;
                 }
                 d->structs[d->n_structs].name = nm;
                 d->structs[d->n_structs++].die = child;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 #define PREV_INUSE 1u
 #define IS_MMAPPED 2u
 #define SIZE_BITS 7u
@@ -31,14 +33,8 @@ typedef struct walk {
 static int
 push(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 1024;
-        uint64_t *p = realloc(*a, c * sizeof *p);
-        if (!p) {
-            return LH_ENOMEM;
-        }
-        *a = p;
-        *cap = c;
+    if (lh_grow(a, cap, *n, sizeof **a, 1024) < 0) {
+        return LH_ENOMEM;
     }
     (*a)[(*n)++] = v;
     return 0;

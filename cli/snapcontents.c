@@ -11,6 +11,7 @@
 
 #include "filewriter.h"
 #include "format.h"
+#include "grow.h"
 
 #define RED_ZONE 128
 #define PTRS_PER_REC 4096
@@ -35,14 +36,8 @@ add(regs_t *rs, uint64_t lo, uint64_t hi, uint8_t kind, const lh_mapping_t *mp,
     if (hi <= lo) {
         return 0;
     }
-    if (rs->n == rs->cap) {
-        size_t c = rs->cap ? 2 * rs->cap : 256;
-        reg_t *p = realloc(rs->r, c * sizeof *p);
-        if (!p) {
-            return LH_ENOMEM;
-        }
-        rs->r = p;
-        rs->cap = c;
+    if (lh_grow(&rs->r, &rs->cap, rs->n, sizeof *rs->r, 256) < 0) {
+        return LH_ENOMEM;
     }
     reg_t *r = &rs->r[rs->n++];
     r->lo = lo;
