@@ -76,11 +76,8 @@ parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
         {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
         {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
     };
-    const lh_cmd_spec_t spec = {"attach", lh_cmd_attach_usage, LH_ARGS_NO_TRACE, opts,
-                                sizeof opts / sizeof opts[0]};
-    lh_trace_args_t ta;
-    memset(&ta, 0, sizeof ta);
-    int rc = lh_args_parse(&spec, argc, argv, &ta, err);
+    int rc = lh_args_parse_own("attach", lh_cmd_attach_usage, opts, sizeof opts / sizeof opts[0],
+                               argc, argv, err);
     if (rc != 0) {
         return rc;
     }

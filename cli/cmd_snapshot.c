@@ -400,11 +400,8 @@ parse_args(int argc, char **argv, snap_args_t *a, lh_err_t *err)
         {"--count", NULL, LH_OPT_UINT, &a->count, 1, 1000, NULL},
         {"--interval", NULL, LH_OPT_STR, &a->interval, 0, 0, NULL},
     };
-    const lh_cmd_spec_t spec = {"snapshot", lh_cmd_snapshot_usage, LH_ARGS_NO_TRACE, opts,
-                                sizeof opts / sizeof opts[0]};
-    lh_trace_args_t ta;
-    memset(&ta, 0, sizeof ta);
-    int rc = lh_args_parse(&spec, argc, argv, &ta, err);
+    size_t n = sizeof opts / sizeof opts[0];
+    int rc = lh_args_parse_own("snapshot", lh_cmd_snapshot_usage, opts, n, argc, argv, err);
     if (rc != 0) {
         return rc;
     }

@@ -288,6 +288,16 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
 }
 
 int
+lh_args_parse_own(const char *cmd, const char *usage, const lh_opt_t *opts, size_t n,
+                  int argc, char **argv, lh_err_t *err)
+{
+    const lh_cmd_spec_t spec = {cmd, usage, LH_ARGS_NO_TRACE, opts, n};
+    lh_trace_args_t ta;
+    memset(&ta, 0, sizeof ta);
+    return lh_args_parse(&spec, argc, argv, &ta, err);
+}
+
+int
 lh_opt_program_start(char **argv, int *i, int *help)
 {
     const char *arg = argv[*i];

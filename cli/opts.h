@@ -74,6 +74,11 @@ typedef struct lh_cmd_spec {
 int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
                   lh_err_t *err);
 
+/* lh_args_parse for a command that reads no trace (LH_ARGS_NO_TRACE): its own options and
+ * --help only (attach, snapshot). */
+int lh_args_parse_own(const char *cmd, const char *usage, const lh_opt_t *opts, size_t n,
+                      int argc, char **argv, lh_err_t *err);
+
 /* One option at argv[*i] against opts (advancing *i past a separate value). Returns 1
  * (consumed), 0 (not one of them) or LH_EINVAL (message names cmd). For commands whose
  * positional arguments are not a trace (run: the program). */
