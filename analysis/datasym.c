@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -263,15 +264,7 @@ var_file(lh_datasym_t *ds, dmod_t *m, uint64_t start)
             lh_qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
         }
     }
-    size_t lo = 0, hi = m->n_vars;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->vars[mid].addr < start) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = LH_LOWER(m->vars, m->n_vars, var_loc_t, addr, start);
     return lo < m->n_vars && m->vars[lo].addr == start ? m->vars[lo].file : NULL;
 }
 

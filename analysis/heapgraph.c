@@ -15,6 +15,7 @@
 #include "format.h"
 #include "replay.h"
 #include "boundary.h"
+#include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
 #include "stream.h"
@@ -300,15 +301,8 @@ apply_tags(lh_heapgraph_t *hg, pass_t *ps)
 uint32_t
 lh_heapgraph_block_at(const lh_heapgraph_t *hg, uint64_t addr)
 {
-    size_t lo = 0, hi = hg->n_blocks;
-    while (lo < hi) { /* the first block starting after addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (hg->blocks[mid].addr <= addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    /* the first block starting after addr */
+    size_t lo = LH_UPPER(hg->blocks, hg->n_blocks, lh_hblock_t, addr, addr);
     if (lo == 0) {
         return LH_NODE_NONE;
     }
@@ -695,15 +689,7 @@ word_at(const lh_heapgraph_t *hg, uint64_t addr, uint64_t *val)
     const lh_word_t *v[2] = {hg->sf.words, hg->sf.hdr};
     size_t n[2] = {hg->sf.n_words, hg->sf.n_hdr};
     for (int k = 0; k < 2; k++) {
-        size_t lo = 0, hi = n[k];
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (v[k][mid].addr < addr) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        size_t lo = LH_LOWER(v[k], n[k], lh_word_t, addr, addr);
         if (lo < n[k] && v[k][lo].addr == addr) {
             *val = v[k][lo].val;
             return 1;
@@ -1078,16 +1064,8 @@ size_t
 lh_heapgraph_block_words(const lh_heapgraph_t *hg, uint32_t block, size_t *first)
 {
     const lh_word_t *w = hg->sf.words;
-    size_t lo = 0, hi = hg->sf.n_words;
     uint64_t a = hg->blocks[block].addr, end = a + hg->blocks[block].size;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid].addr < a) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = LH_LOWER(w, hg->sf.n_words, lh_word_t, addr, a);
     size_t k = lo;
     while (k < hg->sf.n_words && w[k].addr < end) {
         k++;

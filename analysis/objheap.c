@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 #include "hash.h"
 
@@ -237,15 +238,8 @@ lh_objheap_read(const lh_objheap_t *oh, uint64_t addr, void *dst, size_t len)
     const lh_snapfile_t *sf = &oh->hg->sf;
     uint8_t *out = dst;
     while (len > 0) {
-        size_t lo = 0, hi = sf->n_pages;
-        while (lo < hi) { /* the first page starting after addr */
-            size_t mid = lo + (hi - lo) / 2;
-            if (sf->pages[mid].addr <= addr) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        /* the first page starting after addr */
+        size_t lo = LH_UPPER(sf->pages, sf->n_pages, lh_page_t, addr, addr);
         if (lo == 0) {
             return -1;
         }

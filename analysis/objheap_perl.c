@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "format.h"
 #include "objheap.h"
 #include "perl_layout.h"
@@ -140,15 +141,7 @@ ivar(const pctx_t *c, uint32_t off)
 static const psv_t *
 sv_at(const pctx_t *c, uint64_t addr)
 {
-    size_t lo = 0, hi = c->n_svs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->svs[mid].addr < addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = LH_LOWER(c->svs, c->n_svs, psv_t, addr, addr);
     return lo < c->n_svs && c->svs[lo].addr == addr ? &c->svs[lo] : NULL;
 }
 

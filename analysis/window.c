@@ -9,6 +9,7 @@
 
 #include "grow.h"
 
+#include "bound.h"
 #include "err.h"
 
 void
@@ -187,16 +188,7 @@ lh_window_release(lh_window_t *w, uint64_t ts, int all)
         return;
     }
     /* Binary search for the first entry stamped at or after ts. */
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w->v[mid].ev.ts_ns < ts) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    w->ready = lo;
+    w->ready = LH_LOWER(w->v, w->n, lh_pending_t, ev.ts_ns, ts);
 }
 
 void
