@@ -12,6 +12,7 @@
 
 #include <zstd.h>
 
+#include "bound.h"
 #include "dec.h"
 #include "enc.h"
 #include "format.h"
@@ -534,16 +535,8 @@ lh_snapfile_fini(lh_snapfile_t *sf)
 const lh_region_t *
 lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr)
 {
-    size_t lo = 0, hi = sf->n_regions;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (addr < sf->regions[mid].start) {
-            hi = mid;
-        } else if (addr - sf->regions[mid].start >= sf->regions[mid].len) {
-            lo = mid + 1;
-        } else {
-            return &sf->regions[mid];
-        }
-    }
-    return NULL;
+    /* the last region starting at or before addr (they are sorted and do not overlap) */
+    size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, addr);
+    const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
+    return r && addr - r->start < r->len ? r : NULL;
 }

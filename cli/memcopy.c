@@ -14,6 +14,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bound.h"
+
 int
 lh_memcopy_maps(lh_memcopy_t *m, pid_t pid, lh_err_t *err)
 {
@@ -305,18 +307,10 @@ lh_memcopy_fini(lh_memcopy_t *m)
 const lh_mapping_t *
 lh_memcopy_find(const lh_memcopy_t *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (addr < m->maps[mid].lo) {
-            hi = mid;
-        } else if (addr >= m->maps[mid].hi) {
-            lo = mid + 1;
-        } else {
-            return &m->maps[mid];
-        }
-    }
-    return NULL;
+    /* the last mapping starting at or before addr (sorted, without overlaps) */
+    size_t i = LH_UPPER(m->maps, m->n, lh_mapping_t, lo, addr);
+    const lh_mapping_t *mp = i ? &m->maps[i - 1] : NULL;
+    return mp && addr < mp->hi ? mp : NULL;
 }
 
 int
