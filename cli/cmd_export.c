@@ -148,15 +148,14 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     if (a.folded) {
-        FILE *out = strcmp(a.folded, "-") == 0 ? stdout : fopen(a.folded, "w");
+        FILE *out = lh_load_out_open(a.folded, err);
         if (!out) {
-            rc = lh_err_set(err, LH_EIO, "cannot write %s", a.folded);
+            rc = LH_EIO;
             goto done;
         }
-        rc = lh_view_folded(out, c, &f, supp.n ? &supp : NULL, a.metric, err);
-        if (out != stdout && fclose(out) != 0 && rc >= 0) {
-            rc = lh_err_set(err, LH_EIO, "error writing %s", a.folded);
-        }
+        rc = lh_load_out_close(out, a.folded,
+                               lh_view_folded(out, c, &f, supp.n ? &supp : NULL, a.metric, err),
+                               err);
         if (rc < 0) {
             goto done;
         }

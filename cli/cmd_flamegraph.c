@@ -67,15 +67,10 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
     }
     title(head, sizeof head, lf.c, to.metric);
     lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
-    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
-    if (!out) {
-        rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
-    } else {
-        rc = lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err);
-        if (out != stdout && fclose(out) != 0 && rc >= 0) {
-            rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
-        }
-    }
+    FILE *out = lh_load_out_open(out_path, err);
+    rc = !out ? LH_EIO
+              : lh_load_out_close(out, out_path, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),
+                                  err);
     lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;
 }

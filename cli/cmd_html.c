@@ -120,15 +120,12 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
                   ftitle, sizeof ftitle);
     lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, prog, ptitle, psub, ftitle,
                            getcwd(cwd, sizeof cwd), LH_VERSION};
-    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
+    FILE *out = lh_load_out_open(out_path, err);
     if (!out) {
-        rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
+        rc = LH_EIO;
         goto done;
     }
-    rc = lh_view_html(out, &page, err);
-    if (out != stdout && fclose(out) != 0 && rc >= 0) {
-        rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
-    }
+    rc = lh_load_out_close(out, out_path, lh_view_html(out, &page, err), err);
     lh_load_sym_warnings(c);
 done:
     free(gsites);

@@ -73,15 +73,12 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_load_title(c, "Heap over time", head, sizeof head);
     lh_load_subtitle(c, sub, sizeof sub);
     lh_plot_opts_t po = {"plot", 0, head, sub, getcwd(cwd, sizeof cwd), (int)width};
-    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
+    FILE *out = lh_load_out_open(out_path, err);
     if (!out) {
-        rc = lh_err_set(err, LH_EIO, "cannot write %s", out_path);
+        rc = LH_EIO;
         goto done;
     }
-    rc = lh_view_svg_plot(out, &e, &po, err);
-    if (out != stdout && fclose(out) != 0 && rc >= 0) {
-        rc = lh_err_set(err, LH_EIO, "error writing %s", out_path);
-    }
+    rc = lh_load_out_close(out, out_path, lh_view_svg_plot(out, &e, &po, err), err);
     lh_load_sym_warnings(c);
 done:
     if (have_e) {

@@ -4,8 +4,11 @@
  */
 #include "load.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "progress.h"
@@ -154,4 +157,31 @@ lh_load_funcs_fini(lh_load_funcs_t *lf)
     lh_funcs_fini(&lf->f);
     lh_supp_fini(&lf->supp);
     lh_collect_free(lf->c);
+}
+
+FILE *
+lh_load_out_open(const char *path, lh_err_t *err)
+{
+    if (strcmp(path, "-") == 0) {
+        return stdout;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!out) {
+        lh_err_set(err, LH_EIO, "cannot write %s: %s", path,
+                   errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+    }
+    return out;
+}
+
+int
+lh_load_out_close(FILE *out, const char *path, int rc, lh_err_t *err)
+{
+    if (out != stdout && fclose(out) != 0 && rc >= 0) {
+        rc = lh_err_set(err, LH_EIO, "error writing %s", path);
+    }
+    return rc;
 }

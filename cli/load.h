@@ -6,6 +6,8 @@
 #ifndef LH_CLI_LOAD_H
 #define LH_CLI_LOAD_H
 
+#include <stdio.h>
+
 #include "calltree.h"
 #include "collect.h"
 #include "funcs.h"
@@ -51,5 +53,13 @@ int lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_
                   lh_err_t *err);
 /* Prints the symbolizer's warnings and releases everything. */
 void lh_load_funcs_fini(lh_load_funcs_t *lf);
+
+/* The file an -o option names, for writing: "-" is standard output; a file is opened
+ * without following a symbolic link, created with mode 0600, truncated. NULL with a
+ * message naming it. */
+FILE *lh_load_out_open(const char *path, lh_err_t *err);
+/* Closes out (not standard output). Returns rc, or LH_EIO naming path when rc was not an
+ * error and the data did not reach the file. */
+int lh_load_out_close(FILE *out, const char *path, int rc, lh_err_t *err);
 
 #endif /* LH_CLI_LOAD_H */
