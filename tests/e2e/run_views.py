@@ -527,6 +527,17 @@ def case_plot_marks(ctx):
     ctx.check(svg.startswith("<?xml") and svg.rstrip().endswith("</svg>"), "an SVG document")
     ctx.check(">mark<" in svg, "x axis in marks")
     ctx.check(svg.count("<path ") == 4, "3 sites + other", 4, svg.count("<path "))
+    # -o FILE: created 0600 whatever the umask; a symbolic link is not followed.
+    out = ctx.path("marks_plot.svg")
+    ctx.run([ctx.lh, "plot", trace, "-o", out, "--x", "marks"])
+    mode = os.stat(out).st_mode & 0o777
+    ctx.check(mode == 0o600, "plot -o: mode 0600", "0o600", oct(mode))
+    link, target = ctx.path("plot_link.svg"), ctx.path("plot_target.svg")
+    os.symlink(target, link)
+    p = ctx.run([ctx.lh, "plot", trace, "-o", link], expect=1)
+    ctx.check("cannot write %s: it is a symbolic link" % link in p.stderr
+              and not os.path.exists(target), "plot -o LINK: refused, nothing written",
+              "cannot write %s: it is a symbolic link" % link, p.stderr)
     clean = ctx.path("nomarks.lht")
     ctx.run([ctx.lh, "run", "--no-snapshot-at-exit", "-o", clean, "--",
              os.path.join(ctx.progs, "stdio_clean")])
