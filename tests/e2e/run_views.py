@@ -533,6 +533,9 @@ def case_plot_marks(ctx):
     mode = os.stat(out).st_mode & 0o777
     ctx.check(mode == 0o600, "plot -o: mode 0600", "0o600", oct(mode))
     link, target = ctx.path("plot_link.svg"), ctx.path("plot_target.svg")
+    for f in (link, target):  # a rerun in the same directory starts over
+        if os.path.lexists(f):
+            os.unlink(f)
     os.symlink(target, link)
     p = ctx.run([ctx.lh, "plot", trace, "-o", link], expect=1)
     ctx.check("cannot write %s: it is a symbolic link" % link in p.stderr
