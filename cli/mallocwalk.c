@@ -401,7 +401,8 @@ lh_mwalk(const lh_glibc_layout_t *l, const lh_memcopy_t *m, const uint64_t *tps,
         uint64_t c = k.inuse[i];
         int mmapped = (k.inuse_size[i] >> 63) != 0;
         uint64_t sz = k.inuse_size[i] & ~(1ull << 63);
-        if (!mmapped && bsearch(&c, k.freed, k.n_freed, sizeof *k.freed, cmp_u64)) {
+        if (!mmapped && k.n_freed &&
+            bsearch(&c, k.freed, k.n_freed, sizeof *k.freed, cmp_u64)) {
             continue;
         }
         lh_mblock_t *b = &w->blocks[w->n++];
