@@ -801,32 +801,35 @@ lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *e
     return 0;
 }
 
-/* Sets the trend of every site of a diff (d) or group of counts by site (c). */
-static int
-set_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_counts_t *c, lh_err_t *err)
+/* The trend of site id in a trend map (none beyond the timeline's sites). */
+static lh_trend_t
+trend_of(const lh_timeline_t *tl, const uint8_t *map, size_t id)
+{
+    return id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+}
+
+int
+lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
 {
     int rc;
-    uint8_t *map = lh_timeline_trend_map(tl, d ? d->kind : c->kind, &rc, err);
-    size_t n = !map ? 0 : d ? d->n_sites : c->n_groups;
-    for (size_t i = 0; i < n; i++) {
-        size_t id = d ? d->sites[i].stack_id : c->groups[i].group;
-        lh_trend_t t = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
-        *(d ? &d->sites[i].trend : &c->groups[i].trend) = t;
+    uint8_t *map = lh_timeline_trend_map(tl, d->kind, &rc, err);
+    for (size_t i = 0; map && i < d->n_sites; i++) {
+        d->sites[i].trend = trend_of(tl, map, d->sites[i].stack_id);
     }
     free(map);
     return rc;
 }
 
 int
-lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
-{
-    return set_trends(tl, d, NULL, err);
-}
-
-int
 lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
 {
-    return set_trends(tl, NULL, c, err);
+    int rc;
+    uint8_t *map = lh_timeline_trend_map(tl, c->kind, &rc, err);
+    for (size_t i = 0; map && i < c->n_groups; i++) {
+        c->groups[i].trend = trend_of(tl, map, c->groups[i].group);
+    }
+    free(map);
+    return rc;
 }
 
 void
