@@ -32,8 +32,9 @@
  * which ranks a site that leaks a little in every interval above one that leaked a lot
  * once (start-up, a cache filling). By default the kind is snapshots when the trace has
  * any taken while running (exit snapshots do not count: they come after shutdown frees
- * everything), else marks; `to` is the last boundary that is not an exit snapshot, `from`
- * the first boundary, and the first `skip` intervals of the range are start-up noise.
+ * everything), else marks; `to` is the last boundary that is not an exit snapshot (when a
+ * single snapshot was taken while running, the exit snapshot: there is no other interval),
+ * `from` the first boundary, and the first `skip` intervals of the range are start-up noise.
  *
  * Growth (lh_timeline_growth). Per site, the live blocks and bytes at each boundary
  * (marks by default, else running snapshots) up to the end of the main work (growth.h:
