@@ -30,6 +30,7 @@ typedef struct ckset {
     uint32_t *dirty;    /* stacks changed since the last checkpoint */
     size_t n_dirty, cap_dirty;
     uint32_t *gen;      /* per stack: the checkpoint generation it was last marked dirty in */
+    size_t cap_gen;
     uint32_t cur_gen;   /* starts at 1, so that gen 0 means never */
 } ckset_t;
 
@@ -172,23 +173,14 @@ ckset_halve(ckset_t *s)
 static int
 ensure_stack(lh_collect_t *c, uint32_t id)
 {
-    if (id < c->n_st) {
+    size_t need = (size_t)id + 1;
+    if (need <= c->n_st) {
         return 0;
     }
-    size_t need = (size_t)id + 1, old = c->cap_st;
-    if (need > c->cap_st) {
-        size_t cap = old;
-        if (lh_grow_to(&c->st, &cap, need, sizeof *c->st, 16) < 0) {
-            return -1;
-        }
-        size_t cap2 = old;
-        if (lh_grow_to(&c->cols.gen, &cap2, cap, sizeof *c->cols.gen, 16) < 0) {
-            return -1;
-        }
-        c->cap_st = cap;
+    if (lh_grow_zeroed(&c->st, &c->cap_st, need, sizeof *c->st, 16) < 0 ||
+        lh_grow_zeroed(&c->cols.gen, &c->cols.cap_gen, need, sizeof *c->cols.gen, 16) < 0) {
+        return -1;
     }
-    memset(c->st + c->n_st, 0, (need - c->n_st) * sizeof *c->st);
-    memset(c->cols.gen + c->n_st, 0, (need - c->n_st) * sizeof *c->cols.gen);
     c->n_st = need;
     return 0;
 }

@@ -1028,15 +1028,8 @@ const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
     static lh_site_t none = {.location = -1};
-    if (stack_id >= hg->n_sites) {
-        size_t n = (size_t)stack_id + 64;
-        lh_site_t **v = realloc(hg->sites, n * sizeof *v);
-        if (!v) {
-            return &none;
-        }
-        memset(v + hg->n_sites, 0, (n - hg->n_sites) * sizeof *v);
-        hg->sites = v;
-        hg->n_sites = n;
+    if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
+        return &none;
     }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);
