@@ -4,7 +4,9 @@
  * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program), and exits
  * with its status.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +34,8 @@ const char lh_cmd_run_usage[] =
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
     "`leakhound report FILE`. Exits with PROG's exit status.\n"
     "\n"
-    "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
+    "  -o, --output FILE  write the trace to FILE (replaced if it exists, with the\n"
+    "                     snapshot files an earlier run left beside it: FILE.snapN.lhs)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
     "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
     "                     what they cannot express; works without frame pointers),\n"
@@ -601,6 +604,62 @@ done:
     return status;
 }
 
+/* -o replaces a trace: the snapshot contents files the replaced one named (TRACE minus
+ * ".lht", then ".snap<N>.lhs" and anything after that, such as the agent's ".1" when the
+ * name was taken) go with it. Left in place, the new run's snapshots would be written
+ * beside them as X.snap1.lhs.1 and a reader of the directory could pair the wrong ones. */
+static void
+remove_old_snapshots(const char *trace)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(trace, '/');
+    const char *base = slash ? slash + 1 : trace;
+    size_t n = slash ? (size_t)(slash - trace) : 0;
+    if (n >= sizeof dir) {
+        return;
+    }
+    if (slash == NULL) {
+        strcpy(dir, ".");
+    } else if (n == 0) {
+        strcpy(dir, "/");
+    } else {
+        memcpy(dir, trace, n);
+        dir[n] = '\0';
+    }
+    size_t stem = strlen(base);
+    if (stem > 4 && strcmp(base + stem - 4, ".lht") == 0) {
+        stem -= 4;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        if (strncmp(p, base, stem) != 0 || strncmp(p + stem, ".snap", 5) != 0) {
+            continue;
+        }
+        p += stem + 5;
+        if (*p < '0' || *p > '9') {
+            continue;
+        }
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (strncmp(p, ".lhs", 4) != 0 || (p[4] != '\0' && p[4] != '.')) {
+            continue;
+        }
+        /* Only regular files: unlinkat never follows a link, but a directory is kept. */
+        struct stat st;
+        int dfd = dirfd(d);
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+            unlinkat(dfd, e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
 /* The run's index of traces (agent/output.c appends "pid TAB program TAB path" per trace
  * file opened): a private temporary file, named to the agent by LEAKHOUND_INDEX. */
 static int
@@ -758,6 +817,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         if (unlink(a.output) != 0 && errno != ENOENT) {
             return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.output, strerror(errno));
         }
+        remove_old_snapshots(a.output);
         size_t k = 0;
         for (const char *p = a.output; *p && k + 2 < sizeof pattern; p++) {
             if (*p == '%') {
