@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dwscopes.h"
+#include "grow.h"
 #include "scriptstack.h"
 #include "symcache.h"
 
@@ -169,15 +170,9 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
 static Dwfl_Module *
 module_open(lh_symbolizer_t *s, long mi)
 {
-    if ((size_t)mi >= s->n_smods) {
-        size_t n = s->mods->n;
-        sym_module_t *v = realloc(s->smods, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + s->n_smods, 0, (n - s->n_smods) * sizeof *v);
-        s->smods = v;
-        s->n_smods = n;
+    if (lh_grow_zeroed(&s->smods, &s->n_smods, (size_t)mi + 1, sizeof *s->smods, s->mods->n) <
+        0) {
+        return NULL;
     }
     sym_module_t *sm = &s->smods[mi];
     if (sm->opened) {
