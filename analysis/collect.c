@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */
 
 /* ---------------------------------------------------------------------------------------
@@ -28,6 +30,7 @@ typedef struct ckset {
     uint32_t *dirty;    /* stacks changed since the last checkpoint */
     size_t n_dirty, cap_dirty;
     uint32_t *gen;      /* per stack: the checkpoint generation it was last marked dirty in */
+    size_t cap_gen;
     uint32_t cur_gen;   /* starts at 1, so that gen 0 means never */
 } ckset_t;
 
@@ -71,25 +74,6 @@ struct lh_collect {
 };
 
 static int
-grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap : 16;
-    while (c < need) {
-        c *= 2;
-    }
-    void *p = realloc(*v, c * elem);
-    if (!p) {
-        return -1;
-    }
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
-static int
 oom(lh_err_t *err)
 {
     return lh_err_set(err, LH_ENOMEM, "out of memory collecting the trace");
@@ -115,8 +99,8 @@ cmp_u32(const void *a, const void *b)
 static int
 ckset_close(ckset_t *s, const sstate_t *st)
 {
-    if (grow((void **)&s->start, &s->cap_ck, s->n_ck + 2, sizeof *s->start) < 0 ||
-        grow((void **)&s->e, &s->cap, s->n + s->n_dirty, sizeof *s->e) < 0) {
+    if (lh_grow_to(&s->start, &s->cap_ck, s->n_ck + 2, sizeof *s->start, 16) < 0 ||
+        lh_grow_to(&s->e, &s->cap, s->n + s->n_dirty, sizeof *s->e, 16) < 0) {
         return -1;
     }
     if (s->n_ck == 0) {
@@ -140,7 +124,7 @@ ckset_touch(ckset_t *s, uint32_t id)
     if (s->gen[id] == s->cur_gen) {
         return 0;
     }
-    if (grow((void **)&s->dirty, &s->cap_dirty, s->n_dirty + 1, sizeof *s->dirty) < 0) {
+    if (lh_grow_to(&s->dirty, &s->cap_dirty, s->n_dirty + 1, sizeof *s->dirty, 16) < 0) {
         return -1;
     }
     s->gen[id] = s->cur_gen;
@@ -189,23 +173,14 @@ ckset_halve(ckset_t *s)
 static int
 ensure_stack(lh_collect_t *c, uint32_t id)
 {
-    if (id < c->n_st) {
+    size_t need = (size_t)id + 1;
+    if (need <= c->n_st) {
         return 0;
     }
-    size_t need = (size_t)id + 1, old = c->cap_st;
-    if (need > c->cap_st) {
-        size_t cap = old;
-        if (grow((void **)&c->st, &cap, need, sizeof *c->st) < 0) {
-            return -1;
-        }
-        size_t cap2 = old;
-        if (grow((void **)&c->cols.gen, &cap2, cap, sizeof *c->cols.gen) < 0) {
-            return -1;
-        }
-        c->cap_st = cap;
+    if (lh_grow_zeroed(&c->st, &c->cap_st, need, sizeof *c->st, 16) < 0 ||
+        lh_grow_zeroed(&c->cols.gen, &c->cols.cap_gen, need, sizeof *c->cols.gen, 16) < 0) {
+        return -1;
     }
-    memset(c->st + c->n_st, 0, (need - c->n_st) * sizeof *c->st);
-    memset(c->cols.gen + c->n_st, 0, (need - c->n_st) * sizeof *c->cols.gen);
     c->n_st = need;
     return 0;
 }
@@ -235,7 +210,7 @@ static int
 push_column(lh_collect_t *c)
 {
     size_t k = c->cols.n_ck;
-    if (grow((void **)&c->colmeta, &c->cap_colmeta, k + 1, sizeof *c->colmeta) < 0 ||
+    if (lh_grow_to(&c->colmeta, &c->cap_colmeta, k + 1, sizeof *c->colmeta, 16) < 0 ||
         ckset_close(&c->cols, c->st) < 0) {
         return -1;
     }
@@ -316,7 +291,7 @@ apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev
         }
         break;
     case LH_REC_RSS:
-        if (grow((void **)&c->rss, &c->cap_rss, c->n_rss + 1, sizeof *c->rss) < 0) {
+        if (lh_grow_to(&c->rss, &c->cap_rss, c->n_rss + 1, sizeof *c->rss, 16) < 0) {
             return oom(err);
         }
         c->rss[c->n_rss++] = (lh_rss_sample_t){ev->ts_ns, ev->size};

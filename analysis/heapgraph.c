@@ -64,18 +64,12 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
     if (hg->n_types == 0) {
         hg->n_types = 1; /* index 0: none */
     }
-    if ((hg->n_types & (hg->n_types - 1)) == 0 || hg->n_types == 1) {
-        char **v = realloc(hg->types, (size_t)hg->n_types * 2 * sizeof *v);
-        if (!v) {
-            return 0;
-        }
-        hg->types = v;
-        hg->types[0] = NULL;
-    }
-    char *c = lh_dupstr(s, n);
-    if (!c) {
+    char *c = NULL;
+    if (lh_grow(&hg->types, &hg->cap_types, hg->n_types, sizeof *hg->types, 16) < 0 ||
+        !(c = lh_dupstr(s, n))) {
         return 0;
     }
+    hg->types[0] = NULL;
     hg->types[hg->n_types] = c;
     return hg->n_types++;
 }
@@ -163,14 +157,8 @@ add_tag(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev)
     if (!type) {
         return LH_ENOMEM;
     }
-    if (ps->n_tags == ps->cap_tags) {
-        size_t cap = ps->cap_tags ? ps->cap_tags * 2 : 64;
-        tag_t *v = realloc(ps->tags, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        ps->tags = v;
-        ps->cap_tags = cap;
+    if (lh_grow(&ps->tags, &ps->cap_tags, ps->n_tags, sizeof *ps->tags, 64) < 0) {
+        return LH_ENOMEM;
     }
     ps->tags[ps->n_tags++] = (tag_t){ev->addr, ev->ts_ns, type};
     return 0;
@@ -1040,15 +1028,8 @@ const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
     static lh_site_t none = {.location = -1};
-    if (stack_id >= hg->n_sites) {
-        size_t n = (size_t)stack_id + 64;
-        lh_site_t **v = realloc(hg->sites, n * sizeof *v);
-        if (!v) {
-            return &none;
-        }
-        memset(v + hg->n_sites, 0, (n - hg->n_sites) * sizeof *v);
-        hg->sites = v;
-        hg->n_sites = n;
+    if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
+        return &none;
     }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);

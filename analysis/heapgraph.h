@@ -121,6 +121,7 @@ typedef struct lh_heapgraph {
     uint64_t live_bytes;
     char **types;          /* interned type names; types[0] unused */
     uint32_t n_types;
+    size_t cap_types;
 
     int has_graph;
     char no_graph_why[600];

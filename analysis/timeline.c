@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 
 #include "rank.h"
@@ -171,21 +172,9 @@ lh_timeline_free(lh_timeline_t *tl)
 static site_t *
 site_at(lh_timeline_t *tl, uint32_t id)
 {
-    if (id >= tl->n_sites) {
-        if (id > LH_STACK_ID_MAX) {
-            return NULL;
-        }
-        size_t n = tl->n_sites ? tl->n_sites : 64;
-        while (n <= id) {
-            n *= 2;
-        }
-        site_t *v = realloc(tl->sites, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + tl->n_sites, 0, (n - tl->n_sites) * sizeof *v);
-        tl->sites = v;
-        tl->n_sites = n;
+    if (id > LH_STACK_ID_MAX ||
+        lh_grow_zeroed(&tl->sites, &tl->n_sites, (size_t)id + 1, sizeof *tl->sites, 64) < 0) {
+        return NULL;
     }
     return &tl->sites[id];
 }
@@ -412,23 +401,6 @@ lh_timeline_rss(const lh_timeline_t *tl)
  * Differential leaks
  * ------------------------------------------------------------------------------------- */
 
-/* Interval of time stamp ts among b[0..n): the i with b[i].ts <= ts < b[i+1].ts. ts must
- * not be before b[0]. */
-static size_t
-interval_of(const lh_boundary_t *b, size_t n, uint64_t ts)
-{
-    size_t lo = 0, hi = n; /* the answer is the last i in [lo, hi) with b[i].ts <= ts */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].ts_ns <= ts) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 typedef struct diff_acc {
     lh_diff_t *d;
     uint32_t *slot_of;   /* stack id -> index + 1 in d->sites, 0: none */
@@ -443,19 +415,10 @@ diff_add(diff_acc_t *a, uint32_t stack_id, uint64_t ts, uint64_t size)
     if (ts < d->bounds[d->first].ts_ns || ts >= d->bounds[d->to].ts_ns) {
         return 0;
     }
-    size_t i = interval_of(d->bounds, d->n_bounds, ts) - d->first;
-    if (stack_id >= a->n_ids) {
-        size_t n = a->n_ids ? a->n_ids : 64;
-        while (n <= stack_id) {
-            n *= 2;
-        }
-        uint32_t *v = realloc(a->slot_of, n * sizeof *v);
-        if (!v) {
-            return -1;
-        }
-        memset(v + a->n_ids, 0, (n - a->n_ids) * sizeof *v);
-        a->slot_of = v;
-        a->n_ids = n;
+    /* the interval of ts: the last boundary at or before it */
+    size_t i = LH_UPPER(d->bounds, d->n_bounds, lh_boundary_t, ts_ns, ts) - 1 - d->first;
+    if (lh_grow_zeroed(&a->slot_of, &a->n_ids, (size_t)stack_id + 1, sizeof *a->slot_of, 64) < 0) {
+        return -1;
     }
     if (!a->slot_of[stack_id]) {
         if (lh_grow(&d->sites, &a->cap_sites, d->n_sites, sizeof *d->sites, 16) < 0) {
