@@ -386,6 +386,27 @@ def case_snap_exit_off(ctx):
         eq(ctx, snaps(off), [], " ".join(flags) + ": no snapshot")
 
 
+def case_snap_replace(ctx):
+    """`run -o X` twice: the second run replaces X and the snapshot files the first wrote
+    beside it (X.snap1.lhs, not X.snap1.lhs.1); files that only share the prefix stay."""
+    argv = [ctx.prog("signal_exit"), str(int(signal.SIGUSR2)), "exit"]
+    keep = ["sig.snapshot-notes.txt", "sig.snap1.lhsx", "sig.snapx.lhs"]
+    for name in keep:
+        with open(os.path.join(ctx.workdir, name), "w") as f:
+            f.write("not a snapshot\n")
+    trace = record(ctx, argv, name="sig.lht")
+    first = sorted(os.listdir(ctx.workdir))
+    eq(ctx, [n for n in first if n.startswith("sig.")],
+       sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]), "first run: files")
+    record(ctx, argv, name="sig.lht")
+    eq(ctx, sorted(n for n in os.listdir(ctx.workdir) if n.startswith("sig.")),
+       sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]),
+       "second run: the same files, the old snapshots replaced")
+    eq(ctx, shell_snapshots(ctx, trace),
+       [("signal-1", "signal", 7, "861 B", "pointers"), ("exit", "exit", 7, "861 B", "pointers")],
+       "second run: its snapshots read back")
+
+
 # ---------------------------------------------------------------------------------------
 # counts, log, temporary, rss
 # ---------------------------------------------------------------------------------------
@@ -741,6 +762,7 @@ CASES = {
     "snap_period": case_snap_period,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
+    "snap_replace": case_snap_replace,
     "counts": case_counts,
     "log": case_log,
     "temporary": case_temporary,
