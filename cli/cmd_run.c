@@ -178,8 +178,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
     a->follow_exec = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char **dst = NULL;
-        const char *name = arg;
         if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
         }
@@ -251,39 +249,25 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->mark_subs[a->n_mark_subs++] = v;
             continue;
         }
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
-            (n == 8 && strncmp(arg, "--output", 8) == 0)) {
-            dst = &a->output;
-        } else if (n == 7 && strncmp(arg, "--depth", 7) == 0) {
-            dst = &a->depth;
-        } else if (n == 8 && strncmp(arg, "--unwind", 8) == 0) {
-            dst = &a->unwind;
-        } else if (n == 17 && strncmp(arg, "--snapshot-signal", 17) == 0) {
-            dst = &a->snap_signal;
-        } else if (n == 16 && strncmp(arg, "--snapshot-every", 16) == 0) {
-            dst = &a->snap_every;
-        } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
-            dst = &a->snap_growth;
-        } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
-            dst = &a->rss_interval;
-        } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
-            dst = &a->contents;
-        } else if (n == 13 && strncmp(arg, "--sample-rate", 13) == 0) {
-            dst = &a->sample_rate;
-        } else if (n == 10 && strncmp(arg, "--max-leak", 10) == 0) {
-            dst = &a->max_leak;
-        } else {
+        const lh_opt_t values[] = {
+            {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
+            {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
+            {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+            {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
+            {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
+            {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
+            {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
+            {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
+            {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
+            {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
+        };
+        if ((rc = lh_opt_parse("run", values, sizeof values / sizeof *values, argc, argv, &i,
+                               err)) == 0) {
             return lh_err_set(err, LH_EINVAL, "run: unknown option '%s' (see leakhound help run)",
                               arg);
         }
-        if (eq) {
-            *dst = eq + 1;
-        } else if (i + 1 < argc) {
-            *dst = argv[++i];
-        } else {
-            return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
+        if (rc < 0) {
+            return rc;
         }
     }
     if (a->help) {
@@ -300,9 +284,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                           "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
     }
     a->prog_argv = argv + i;
-    if (a->output && !*a->output) {
-        return lh_err_set(err, LH_EINVAL, "run: -o needs a file name");
-    }
     if (a->depth) {
         unsigned long d;
         if (lh_cli_parse_uint("--depth", a->depth, 1, RUN_MAX_DEPTH, &d, err) < 0) {
