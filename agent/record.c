@@ -503,8 +503,8 @@ begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st
     return 0;
 }
 
-int
-lh_rec_begin(lh_rec_t *r, int want_stack)
+static inline __attribute__((always_inline)) int
+rec_begin(lh_rec_t *r, int want_stack)
 {
     r->slot = NULL;
     r->stack_id = 0;
@@ -534,6 +534,12 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
     r->slot = s;
     r->ts = lh_sys_now_ns();
     return 0;
+}
+
+int
+lh_rec_begin(lh_rec_t *r, int want_stack)
+{
+    return rec_begin(r, want_stack);
 }
 
 /* Makes room for one record and returns where it starts. Slot lock held. */
@@ -577,8 +583,8 @@ close_short(lh_slot_t *s, uint8_t *b, uint8_t type, uint8_t *q)
     s->n_events++;
 }
 
-void
-lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
+static inline __attribute__((always_inline)) void
+rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
 {
     lh_slot_t *s = r->slot;
     uint8_t *b = room(s, EVENT_MAX);
@@ -592,14 +598,48 @@ lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
     close_short(s, b, LH_REC_ALLOC, q);
 }
 
-void
-lh_rec_free(lh_rec_t *r, const void *p)
+static inline __attribute__((always_inline)) void
+rec_free(lh_rec_t *r, const void *p)
 {
     lh_slot_t *s = r->slot;
     uint8_t *b = room(s, EVENT_MAX);
     uint8_t *q = put_ts(s, b + 2, r->ts);
     q = put_addr(s, q, p);
     close_short(s, b, LH_REC_FREE, q);
+}
+
+void
+lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
+{
+    rec_alloc(r, p, size, kind);
+}
+
+void
+lh_rec_free(lh_rec_t *r, const void *p)
+{
+    rec_free(r, p);
+}
+
+/* The whole of an allocation's and a free's recording in one call each: the hooks' common
+ * case, with lh_rec_begin, the encoder and lh_rec_end inlined into one frame. */
+void
+lh_rec_alloc_event(const void *p, size_t size, int kind)
+{
+    lh_rec_t r;
+    if (rec_begin(&r, 1) == 0) {
+        rec_alloc(&r, p, size, kind);
+        lh_slot_unlock(r.slot);
+    }
+}
+
+void
+lh_rec_free_event(const void *p)
+{
+    lh_rec_t r;
+    if (rec_begin(&r, 0) == 0) {
+        rec_free(&r, p);
+        lh_slot_unlock(r.slot);
+    }
 }
 
 void
