@@ -987,6 +987,9 @@ lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
         hg->sites = v;
         hg->n_sites = n;
     }
+    if (!hg->sites[stack_id] && !hg->trace) {
+        return &none; /* loaded from an index (graphindex.h) without this site */
+    }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);
         lh_err_t err;
