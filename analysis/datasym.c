@@ -151,15 +151,8 @@ module_path(const lh_datasym_t *ds, long mi)
 static dmod_t *
 module_open(lh_datasym_t *ds, long mi)
 {
-    if ((size_t)mi >= ds->n_dm) {
-        size_t n = ds->mods->n;
-        dmod_t *v = realloc(ds->dm, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + ds->n_dm, 0, (n - ds->n_dm) * sizeof *v);
-        ds->dm = v;
-        ds->n_dm = n;
+    if (lh_grow_zeroed(&ds->dm, &ds->n_dm, (size_t)mi + 1, sizeof *ds->dm, ds->mods->n) < 0) {
+        return NULL;
     }
     dmod_t *m = &ds->dm[mi];
     if (m->opened) {

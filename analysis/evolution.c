@@ -31,15 +31,16 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
 {
     size_t ns = lh_collect_n_stacks(c), k = 0;
     uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur);
-    if (!cur) {
+    lh_tl_changes_t ch;
+    lh_err_t e2;
+    if (!cur || lh_timeline_changes(lh_collect_timeline(c), &ch, &e2) < 0) {
+        free(cur);
         return -1;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
         const lh_boundary_t *p = lh_collect_point(c, i);
-        const lh_cdelta_t *d;
-        size_t nd = lh_collect_point_delta(c, i, &d);
-        for (size_t j = 0; j < nd; j++) {
-            cur[d[j].stack] = d[j].bytes;
+        for (size_t j = ch.start[i]; j < ch.start[i + 1]; j++) {
+            cur[ch.v[j].stack_id] = ch.v[j].bytes;
         }
         if (!use_point(p, snapshots) || k >= n_x) {
             continue;
@@ -60,6 +61,7 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
         }
         k++;
     }
+    lh_tl_changes_fini(&ch);
     free(cur);
     return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 const char *
 lh_metric_name(lh_metric_t m)
 {
@@ -273,16 +275,9 @@ lh_funcs_build(lh_funcs_t *f, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *
                 rc = lh_err_set(err, LH_ENOMEM, "out of memory");
                 goto fail;
             }
-            if ((size_t)k >= cap_seen) {
-                size_t cap = cap_v;
-                uint32_t *v = realloc(seen, cap * sizeof *v);
-                if (!v) {
-                    rc = lh_err_set(err, LH_ENOMEM, "out of memory");
-                    goto fail;
-                }
-                memset(v + cap_seen, 0, (cap - cap_seen) * sizeof *v);
-                seen = v;
-                cap_seen = cap;
+            if (lh_grow_zeroed(&seen, &cap_seen, (size_t)k + 1, sizeof *seen, cap_v) < 0) {
+                rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+                goto fail;
             }
             if (seen[k] != id + 1) { /* recursion: once per stack */
                 seen[k] = id + 1;

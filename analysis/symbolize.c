@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "dwscopes.h"
+#include "grow.h"
 #include "scriptstack.h"
+#include "symcache.h"
 
 /* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -32,6 +34,7 @@ typedef struct sym_module {
     int opened; /* 0: not tried yet; 1: tried (dwfl may still be NULL) */
     Dwfl *dwfl;
     Dwfl_Module *mod;
+    lh_symcache_t *sc; /* its on-disk cache (symcache.h), NULL when not used */
 } sym_module_t;
 
 typedef struct cache_entry {
@@ -167,15 +170,9 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
 static Dwfl_Module *
 module_open(lh_symbolizer_t *s, long mi)
 {
-    if ((size_t)mi >= s->n_smods) {
-        size_t n = s->mods->n;
-        sym_module_t *v = realloc(s->smods, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + s->n_smods, 0, (n - s->n_smods) * sizeof *v);
-        s->smods = v;
-        s->n_smods = n;
+    if (lh_grow_zeroed(&s->smods, &s->n_smods, (size_t)mi + 1, sizeof *s->smods, s->mods->n) <
+        0) {
+        return NULL;
     }
     sym_module_t *sm = &s->smods[mi];
     if (sm->opened) {
@@ -206,6 +203,7 @@ module_open(lh_symbolizer_t *s, long mi)
         return NULL;
     }
     check_build_id(s, m, sm->mod, path);
+    sm->sc = lh_symcache_open(path, sm->mod);
     return sm->mod;
 }
 
@@ -360,6 +358,13 @@ dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr b
     return rc;
 }
 
+static int resolve_dwarf(lh_symbolizer_t *s, Dwfl_Module *mod, uint64_t ip, lh_frame_t f,
+                         frame_vec_t *fv);
+
+/* The frames of ip in module record mi (-1: none). What this gives for a module address
+ * depends only on the module's file, its debug information and leakhound's code, which
+ * the on-disk cache's key and fingerprint cover (symcache.h): the cache answers instead of
+ * libdw when it has the address, and records what libdw answered otherwise. */
 static int
 resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
 {
@@ -376,6 +381,38 @@ resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
     if (!mod) {
         return push_frame(fv, &f);
     }
+    lh_symcache_t *sc = s->smods[mi].sc;
+    const lh_symcache_frame_t *cf;
+    int nc = lh_symcache_get(sc, f.offset, &cf);
+    for (int k = 0; k < nc; k++) {
+        f.function = cf[k].function;
+        f.file = cf[k].file;
+        f.line = cf[k].line;
+        f.inlined = (int)cf[k].inlined;
+        if (push_frame(fv, &f) < 0) {
+            return LH_ENOMEM;
+        }
+    }
+    if (nc > 0) {
+        return 0;
+    }
+    uint32_t first = fv->n;
+    int rc = resolve_dwarf(s, mod, ip, f, fv);
+    if (rc == 0 && sc && fv->n > first && fv->n - first <= 64) {
+        lh_symcache_frame_t put[64];
+        for (uint32_t k = first; k < fv->n; k++) {
+            put[k - first] = (lh_symcache_frame_t){fv->v[k].function, fv->v[k].file,
+                                                   fv->v[k].line, (uint32_t)fv->v[k].inlined};
+        }
+        lh_symcache_put(sc, f.offset, put, fv->n - first);
+    }
+    return rc;
+}
+
+/* resolve() with libdw: f has the module, ip and offset set. */
+static int
+resolve_dwarf(lh_symbolizer_t *s, Dwfl_Module *mod, uint64_t ip, lh_frame_t f, frame_vec_t *fv)
+{
     /* A return address points after the call; ip - 1 is inside it. */
     Dwarf_Addr addr = ip ? ip - 1 : 0;
     const char *file = NULL;
@@ -474,6 +511,8 @@ lh_sym_free(lh_symbolizer_t *s)
         return;
     }
     for (size_t i = 0; i < s->n_smods; i++) {
+        lh_symcache_save(s->smods[i].sc); /* before the pool its new strings are in */
+        lh_symcache_free(s->smods[i].sc);
         if (s->smods[i].dwfl) {
             dwfl_end(s->smods[i].dwfl);
         }

@@ -4,7 +4,9 @@
  * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program), and exits
  * with its status.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +34,8 @@ const char lh_cmd_run_usage[] =
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
     "`leakhound report FILE`. Exits with PROG's exit status.\n"
     "\n"
-    "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
+    "  -o, --output FILE  write the trace to FILE (replaced if it exists, with the\n"
+    "                     snapshot files an earlier run left beside it: FILE.snapN.lhs)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
     "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
     "                     what they cannot express; works without frame pointers),\n"
@@ -175,8 +178,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
     a->follow_exec = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char **dst = NULL;
-        const char *name = arg;
         if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
         }
@@ -248,39 +249,25 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->mark_subs[a->n_mark_subs++] = v;
             continue;
         }
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
-            (n == 8 && strncmp(arg, "--output", 8) == 0)) {
-            dst = &a->output;
-        } else if (n == 7 && strncmp(arg, "--depth", 7) == 0) {
-            dst = &a->depth;
-        } else if (n == 8 && strncmp(arg, "--unwind", 8) == 0) {
-            dst = &a->unwind;
-        } else if (n == 17 && strncmp(arg, "--snapshot-signal", 17) == 0) {
-            dst = &a->snap_signal;
-        } else if (n == 16 && strncmp(arg, "--snapshot-every", 16) == 0) {
-            dst = &a->snap_every;
-        } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
-            dst = &a->snap_growth;
-        } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
-            dst = &a->rss_interval;
-        } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
-            dst = &a->contents;
-        } else if (n == 13 && strncmp(arg, "--sample-rate", 13) == 0) {
-            dst = &a->sample_rate;
-        } else if (n == 10 && strncmp(arg, "--max-leak", 10) == 0) {
-            dst = &a->max_leak;
-        } else {
+        const lh_opt_t values[] = {
+            {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
+            {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
+            {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+            {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
+            {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
+            {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
+            {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
+            {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
+            {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
+            {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
+        };
+        if ((rc = lh_opt_parse("run", values, sizeof values / sizeof *values, argc, argv, &i,
+                               err)) == 0) {
             return lh_err_set(err, LH_EINVAL, "run: unknown option '%s' (see leakhound help run)",
                               arg);
         }
-        if (eq) {
-            *dst = eq + 1;
-        } else if (i + 1 < argc) {
-            *dst = argv[++i];
-        } else {
-            return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
+        if (rc < 0) {
+            return rc;
         }
     }
     if (a->help) {
@@ -297,9 +284,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                           "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
     }
     a->prog_argv = argv + i;
-    if (a->output && !*a->output) {
-        return lh_err_set(err, LH_EINVAL, "run: -o needs a file name");
-    }
     if (a->depth) {
         unsigned long d;
         if (lh_cli_parse_uint("--depth", a->depth, 1, RUN_MAX_DEPTH, &d, err) < 0) {
@@ -601,6 +585,62 @@ done:
     return status;
 }
 
+/* -o replaces a trace: the snapshot contents files the replaced one named (TRACE minus
+ * ".lht", then ".snap<N>.lhs" and anything after that, such as the agent's ".1" when the
+ * name was taken) go with it. Left in place, the new run's snapshots would be written
+ * beside them as X.snap1.lhs.1 and a reader of the directory could pair the wrong ones. */
+static void
+remove_old_snapshots(const char *trace)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(trace, '/');
+    const char *base = slash ? slash + 1 : trace;
+    size_t n = slash ? (size_t)(slash - trace) : 0;
+    if (n >= sizeof dir) {
+        return;
+    }
+    if (slash == NULL) {
+        strcpy(dir, ".");
+    } else if (n == 0) {
+        strcpy(dir, "/");
+    } else {
+        memcpy(dir, trace, n);
+        dir[n] = '\0';
+    }
+    size_t stem = strlen(base);
+    if (stem > 4 && strcmp(base + stem - 4, ".lht") == 0) {
+        stem -= 4;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        if (strncmp(p, base, stem) != 0 || strncmp(p + stem, ".snap", 5) != 0) {
+            continue;
+        }
+        p += stem + 5;
+        if (*p < '0' || *p > '9') {
+            continue;
+        }
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (strncmp(p, ".lhs", 4) != 0 || (p[4] != '\0' && p[4] != '.')) {
+            continue;
+        }
+        /* Only regular files: unlinkat never follows a link, but a directory is kept. */
+        struct stat st;
+        int dfd = dirfd(d);
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+            unlinkat(dfd, e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
 /* The run's index of traces (agent/output.c appends "pid TAB program TAB path" per trace
  * file opened): a private temporary file, named to the agent by LEAKHOUND_INDEX. */
 static int
@@ -758,6 +798,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         if (unlink(a.output) != 0 && errno != ENOENT) {
             return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.output, strerror(errno));
         }
+        remove_old_snapshots(a.output);
         size_t k = 0;
         for (const char *p = a.output; *p && k + 2 < sizeof pattern; p++) {
             if (*p == '%') {

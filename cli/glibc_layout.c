@@ -42,24 +42,18 @@ members(lh_dbginfo_t *d, const char *what, const want_member_t *w, size_t n, lh_
     return 0;
 }
 
+/* The address of symbol name (kind "symbol") or the size of struct name (kind "struct") in
+ * d; a missing one is an error naming d and what. */
 static int
-symbol(lh_dbginfo_t *d, const char *what, const char *name, uint64_t *v, lh_err_t *err)
+need(lh_dbginfo_t *d, const char *what, const char *kind, const char *name, uint64_t *v,
+     lh_err_t *err)
 {
-    if (lh_dbginfo_symbol(d, name, v) < 0) {
+    int rc = strcmp(kind, "struct") == 0 ? lh_dbginfo_struct_size(d, name, v)
+                                          : lh_dbginfo_symbol(d, name, v);
+    if (rc < 0) {
         return lh_err_set(err, LH_EFORMAT,
-                          "snapshot -p: %s (%s) has no symbol %s; the process was not touched",
-                          lh_dbginfo_path(d), what, name);
-    }
-    return 0;
-}
-
-static int
-struct_size(lh_dbginfo_t *d, const char *what, const char *name, uint64_t *v, lh_err_t *err)
-{
-    if (lh_dbginfo_struct_size(d, name, v) < 0) {
-        return lh_err_set(err, LH_EFORMAT,
-                          "snapshot -p: %s (%s) has no struct %s; the process was not touched",
-                          lh_dbginfo_path(d), what, name);
+                          "snapshot -p: %s (%s) has no %s %s; the process was not touched",
+                          lh_dbginfo_path(d), what, kind, name);
     }
     return 0;
 }
@@ -79,9 +73,9 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
     }
     uint64_t vers = 0, arena, mp, unused;
     char v[16] = "";
-    if ((rc = symbol(d, libc_path, "__libc_version", &vers, err)) < 0 ||
-        (rc = symbol(d, libc_path, "main_arena", &arena, err)) < 0 ||
-        (rc = symbol(d, libc_path, "mp_", &mp, err)) < 0) {
+    if ((rc = need(d, libc_path, "symbol", "__libc_version", &vers, err)) < 0 ||
+        (rc = need(d, libc_path, "symbol", "main_arena", &arena, err)) < 0 ||
+        (rc = need(d, libc_path, "symbol", "mp_", &mp, err)) < 0) {
         goto out;
     }
     if (lh_memcopy_read_live(pid, bias + vers, v, sizeof v - 1) < 0 ||
@@ -118,9 +112,9 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
         {"malloc_par", "mmapped_mem", &l->mp_mmapped_mem, NULL, NULL},
     };
     if ((rc = members(d, libc_path, w, sizeof w / sizeof w[0], err)) < 0 ||
-        (rc = struct_size(d, libc_path, "malloc_state", &l->ms_size, err)) < 0 ||
-        (rc = struct_size(d, libc_path, "_heap_info", &l->hi_size_of, err)) < 0 ||
-        (rc = struct_size(d, libc_path, "pthread", &l->pthread_size, err)) < 0) {
+        (rc = need(d, libc_path, "struct", "malloc_state", &l->ms_size, err)) < 0 ||
+        (rc = need(d, libc_path, "struct", "_heap_info", &l->hi_size_of, err)) < 0 ||
+        (rc = need(d, libc_path, "struct", "pthread", &l->pthread_size, err)) < 0) {
         goto out;
     }
     l->n_malloc_code = lh_dbginfo_cu_ranges(d, "malloc.c", l->malloc_code, 64);
@@ -178,8 +172,8 @@ ldso_part(pid_t pid, const char *ldso_path, uint64_t bias, lh_glibc_layout_t *l,
         {"link_map", "l_tls_offset", &o_tls, NULL, NULL},
         {"rtld_global_ro", "_dl_tls_static_size", &o_tls_size, NULL, NULL},
     };
-    if ((rc = symbol(d, ldso_path, "_r_debug", &r_debug, err)) < 0 ||
-        (rc = symbol(d, ldso_path, "_rtld_global_ro", &rtld_ro, err)) < 0 ||
+    if ((rc = need(d, ldso_path, "symbol", "_r_debug", &r_debug, err)) < 0 ||
+        (rc = need(d, ldso_path, "symbol", "_rtld_global_ro", &rtld_ro, err)) < 0 ||
         (rc = members(d, ldso_path, w, sizeof w / sizeof w[0], err)) < 0) {
         goto out;
     }

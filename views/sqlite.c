@@ -324,15 +324,17 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
     uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes), *blocks = calloc(n ? n : 1, sizeof *blocks);
     int64_t seq[2] = {0, 0};
     double start = (double)lh_collect_start_ns(c);
-    int rc = 0;
+    lh_tl_changes_t ch;
+    int rc = lh_timeline_changes(lh_collect_timeline(c), &ch, err);
+    if (rc < 0) {
+        goto done;
+    }
     if (!bytes || !blocks) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
         const lh_boundary_t *p = lh_collect_point(c, i);
-        const lh_cdelta_t *d;
-        size_t nd = lh_collect_point_delta(c, i, &d);
         sqlite3_bind_int64(b, 1, (sqlite3_int64)i + 1);
         sqlite3_bind_text(b, 2, p->is_snapshot ? "snapshot" : "mark", -1, SQLITE_STATIC);
         sqlite3_bind_int64(b, 3, ++seq[p->is_snapshot]);
@@ -348,9 +350,9 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
             rc = db_err(o, err, "inserting boundaries");
             goto done;
         }
-        for (size_t k = 0; k < nd; k++) {
-            bytes[d[k].stack] = d[k].bytes;
-            blocks[d[k].stack] = d[k].blocks;
+        for (size_t k = ch.start[i]; k < ch.start[i + 1]; k++) {
+            bytes[ch.v[k].stack_id] = ch.v[k].bytes;
+            blocks[ch.v[k].stack_id] = ch.v[k].blocks;
         }
         for (size_t s = 0; s < n; s++) {
             if (!blocks[s]) {
@@ -367,6 +369,7 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         }
     }
 done:
+    lh_tl_changes_fini(&ch);
     free(bytes);
     free(blocks);
     return rc;

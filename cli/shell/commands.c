@@ -352,40 +352,43 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
  * largest, show, elems
  * ------------------------------------------------------------------------------------- */
 
-static lh_heapgraph_t *sort_hg; /* qsort has no context argument */
-static int sort_retained;
-
-static int
-cmp_largest(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t vx = sort_retained ? sort_hg->g.retained[x] : sort_hg->blocks[x].size;
-    uint64_t vy = sort_retained ? sort_hg->g.retained[y] : sort_hg->blocks[y].size;
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
-}
-
-/* The top n blocks by key, without sorting them all: a bounded insertion list. */
-static size_t
-top_blocks(lh_heapgraph_t *hg, int retained, uint32_t *top, size_t n)
+/* A bounded insertion list: each id goes in only when it beats the last kept. */
+size_t
+sh_top_n(const uint32_t *ids, size_t nc, uint64_t (*key)(const void *ctx, uint32_t id),
+         const void *ctx, uint32_t *top, size_t n)
 {
     size_t k = 0;
-    sort_hg = hg;
-    sort_retained = retained;
-    for (uint32_t b = 0; b < hg->n_blocks; b++) {
-        if (k == n && cmp_largest(&b, &top[k - 1]) >= 0) {
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t v = ids ? ids[i] : (uint32_t)i;
+        uint64_t kv = key(ctx, v);
+        size_t j = k;
+        while (j > 0) { /* top[j - 1] before v: a larger key, or the same and a lower id */
+            uint64_t kt = key(ctx, top[j - 1]);
+            if (kt > kv || (kt == kv && top[j - 1] < v)) {
+                break;
+            }
+            j--;
+        }
+        if (j == n) {
             continue;
         }
-        size_t i = k < n ? k++ : n - 1;
-        while (i > 0 && cmp_largest(&b, &top[i - 1]) < 0) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = b;
+        k += k < n;
+        memmove(top + j + 1, top + j, (k - 1 - j) * sizeof *top);
+        top[j] = v;
     }
     return k;
+}
+
+static uint64_t
+block_size(const void *hg, uint32_t b)
+{
+    return ((const lh_heapgraph_t *)hg)->blocks[b].size;
+}
+
+static uint64_t
+block_retained(const void *hg, uint32_t b)
+{
+    return ((const lh_heapgraph_t *)hg)->g.retained[b];
 }
 
 static int
@@ -417,7 +420,8 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!top) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    size_t k = top_blocks(sh->hg, retained, top, n);
+    size_t k = sh_top_n(NULL, sh->hg->n_blocks, retained ? block_retained : block_size, sh->hg,
+                        top, n);
     sh_rows_reset(sh);
     fprintf(sh->out, "   @  %-18s %10s %10s  %-15s  %-20s %s\n", "address", "size", "retained",
             "class", "type", "site");

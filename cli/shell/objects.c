@@ -301,37 +301,11 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
  * largest, roots
  * ------------------------------------------------------------------------------------- */
 
-static const uint64_t *top_key;
-
-static int
-cmp_top(const void *a, const void *b)
+/* key[id], for sh_top_n */
+static uint64_t
+key_at(const void *key, uint32_t id)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (top_key[x] != top_key[y]) {
-        return top_key[x] > top_key[y] ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
-}
-
-/* The n first of cand[0..nc) by key (descending), in place. */
-static size_t
-top_n(uint32_t *cand, size_t nc, const uint64_t *key, size_t n)
-{
-    size_t k = 0;
-    top_key = key;
-    for (size_t i = 0; i < nc; i++) {
-        uint32_t v = cand[i];
-        if (k == n && cmp_top(&v, &cand[k - 1]) >= 0) {
-            continue;
-        }
-        size_t j = k < n ? k++ : n - 1;
-        while (j > 0 && cmp_top(&v, &cand[j - 1]) < 0) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = v;
-    }
-    return k;
+    return ((const uint64_t *)key)[id];
 }
 
 int
@@ -343,10 +317,8 @@ sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
     if (!cand) {
         return lh_err_set(err, LH_ENOMEM, "largest: out of memory");
     }
-    for (uint32_t v = 0; v < oh->n_objs; v++) {
-        cand[v] = v;
-    }
-    size_t k = top_n(cand, oh->n_objs, retained ? oh->g.retained : oh->node_size, n);
+    size_t k = sh_top_n(NULL, oh->n_objs, key_at, retained ? oh->g.retained : oh->node_size,
+                        cand, n);
     fprintf(sh->out, "   @  %-16s %10s %10s  %-40s %s\n", "type", "size", "retained", "what",
             "created at");
     sh_rows_reset(sh);
@@ -386,7 +358,7 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
         }
         cand[nc++] = nm->node;
     }
-    size_t k = top_n(cand, nc, oh->g.retained, n);
+    size_t k = sh_top_n(cand, nc, key_at, oh->g.retained, cand, n);
     fprintf(sh->out, "   @  %10s %10s  %s\n", "retained", "size", "variable");
     sh_rows_reset(sh);
     sh->rows_obj = 1;

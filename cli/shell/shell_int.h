@@ -12,6 +12,11 @@
 
 /* Human-readable bytes ("1.5 KiB") into buf. */
 const char *sh_bytes(char *buf, size_t len, uint64_t n);
+/* The n ids with the largest key(ctx, id) (ties: the lower id first), in that order, into
+ * top without sorting them all: the ids are ids[0..nc), or 0..nc-1 when ids is NULL (top
+ * may be ids). Returns how many (the smaller of n and nc). */
+size_t sh_top_n(const uint32_t *ids, size_t nc, uint64_t (*key)(const void *ctx, uint32_t id),
+                const void *ctx, uint32_t *top, size_t n);
 /* The last listing's rows: reset, then add a node per row (returns the row number). */
 int sh_rows_reset(lh_shell_t *sh);
 int sh_row_add(lh_shell_t *sh, uint32_t node);
