@@ -42,6 +42,8 @@ typedef struct header {
     uint64_t snapshot;       /* 1-based; 0 for the catalog */
     uint32_t heuristics, flags; /* flags: 1 salvage, 2 native */
     char lh_version[32];
+    uint64_t bases_hash;     /* the keys of snapshots 1..N-1's contents files: a delta
+                                snapshot's unchanged pages are in an earlier one's file */
 } header_t;
 
 /* ---------------------------------------------------------------------------------------
@@ -129,8 +131,9 @@ contents_path(const char *trace_path, const lh_snapinfo_t *s)
 /* The header an index for these inputs must carry (payload fields zero). */
 static int
 expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind,
-                const lh_snapinfo_t *s, long idx, header_t *h)
+                const lh_snapinfo_t *snaps, long idx, header_t *h)
 {
+    const lh_snapinfo_t *s = snaps ? &snaps[idx] : NULL;
     memset(h, 0, sizeof *h);
     memcpy(h->magic, MAGIC, 8);
     h->byte_order = BYTE_ORDER_MARK;
@@ -151,6 +154,19 @@ expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind
             }
             file_key(cp, &h->contents); /* missing: zero, as when it was built */
             free(cp);
+        }
+        h->bases_hash = 1;
+        for (long i = 0; i < idx; i++) {
+            fkey_t k = {0};
+            if (snaps[i].mode != LH_CONTENTS_NONE && snaps[i].file) {
+                char *cp = contents_path(trace_path, &snaps[i]);
+                if (!cp) {
+                    return -1;
+                }
+                file_key(cp, &k);
+                free(cp);
+            }
+            h->bases_hash = hash_bytes(h->bases_hash, &k, sizeof k);
         }
     }
     return 0;
@@ -452,8 +468,8 @@ lh_gindex_write(lh_heapgraph_t *hg, const lh_objheap_t *oh, const char *note,
     int rc = 0;
     if (!cat || !snap) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
-    } else if (expected_header(hg->trace_path, o, KIND_SNAPSHOT, &hg->snaps[hg->cur],
-                               (long)hg->cur, &h) < 0) {
+    } else if (expected_header(hg->trace_path, o, KIND_SNAPSHOT, hg->snaps, (long)hg->cur,
+                               &h) < 0) {
         rc = lh_err_set(err, LH_EIO, "%s: cannot read it back", hg->trace_path);
     } else if ((rc = write_file(snap, &h, body_snapshot, &c, err)) == 0) {
         expected_header(hg->trace_path, o, KIND_CATALOG, NULL, -1, &h);
@@ -1093,7 +1109,7 @@ lh_gindex_load(const char *trace_path, const lh_gindex_opts_t *o, long idx,
     /* The contents file's key needs the snapshot's record: from the catalog. */
     if (!lh_gindex_read_catalog(trace_path, o, &snaps, &n_snaps) || idx < 0 ||
         (size_t)idx >= n_snaps || !(path = index_path(trace_path, idx)) ||
-        expected_header(trace_path, o, KIND_SNAPSHOT, &snaps[idx], idx, &want) < 0 ||
+        expected_header(trace_path, o, KIND_SNAPSHOT, snaps, idx, &want) < 0 ||
         !(m = map_index(path, &want, &len))) {
         goto fail;
     }
