@@ -24,27 +24,25 @@ use_point(const lh_boundary_t *p, int snapshots)
 }
 
 /* Per-stack maximum over the x points, and the per-x values of all stacks in vals when not
- * NULL (marks mode), replaying the boundary deltas. */
+ * NULL (marks mode), from the live sets at each point. */
 static int
 marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, size_t n_x,
              const uint32_t *ids, size_t n_ids, lh_evolution_t *e)
 {
     size_t ns = lh_collect_n_stacks(c), k = 0;
-    uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur);
-    lh_tl_changes_t ch;
+    uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur), *blk = calloc(ns ? ns : 1, sizeof *blk);
     lh_err_t e2;
-    if (!cur || lh_timeline_changes(lh_collect_timeline(c), &ch, &e2) < 0) {
+    if (!cur || !blk) {
         free(cur);
+        free(blk);
         return -1;
     }
     for (size_t i = 0; i < lh_collect_n_points(c); i++) {
         const lh_boundary_t *p = lh_collect_point(c, i);
-        for (size_t j = ch.start[i]; j < ch.start[i + 1]; j++) {
-            cur[ch.v[j].stack_id] = ch.v[j].bytes;
-        }
         if (!use_point(p, snapshots) || k >= n_x) {
             continue;
         }
+        lh_collect_at_point(c, i, cur, blk, &e2);
         if (max) {
             for (size_t s = 0; s < ns; s++) {
                 if (cur[s] > max[s]) {
@@ -61,8 +59,8 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
         }
         k++;
     }
-    lh_tl_changes_fini(&ch);
     free(cur);
+    free(blk);
     return 0;
 }
 

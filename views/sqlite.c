@@ -324,11 +324,7 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
     uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes), *blocks = calloc(n ? n : 1, sizeof *blocks);
     int64_t seq[2] = {0, 0};
     double start = (double)lh_collect_start_ns(c);
-    lh_tl_changes_t ch;
-    int rc = lh_timeline_changes(lh_collect_timeline(c), &ch, err);
-    if (rc < 0) {
-        goto done;
-    }
+    int rc = 0;
     if (!bytes || !blocks) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
@@ -350,9 +346,8 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
             rc = db_err(o, err, "inserting boundaries");
             goto done;
         }
-        for (size_t k = ch.start[i]; k < ch.start[i + 1]; k++) {
-            bytes[ch.v[k].stack_id] = ch.v[k].bytes;
-            blocks[ch.v[k].stack_id] = ch.v[k].blocks;
+        if ((rc = lh_collect_at_point(c, i, bytes, blocks, err)) < 0) {
+            goto done;
         }
         for (size_t s = 0; s < n; s++) {
             if (!blocks[s]) {
@@ -369,7 +364,6 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         }
     }
 done:
-    lh_tl_changes_fini(&ch);
     free(bytes);
     free(blocks);
     return rc;
