@@ -130,10 +130,10 @@ reg_unlock(void)
     __atomic_store_n(&map_reg_lock, 0, __ATOMIC_RELEASE);
 }
 
-void *
-lh_sys_map(size_t len)
+static void *
+map_flags(size_t len, int share)
 {
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, share | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (p == MAP_FAILED) {
         return NULL;
@@ -146,6 +146,18 @@ lh_sys_map(size_t len)
     }
     reg_unlock();
     return p;
+}
+
+void *
+lh_sys_map(size_t len)
+{
+    return map_flags(len, MAP_PRIVATE);
+}
+
+void *
+lh_sys_map_shared(size_t len)
+{
+    return map_flags(len, MAP_SHARED);
 }
 
 void

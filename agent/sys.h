@@ -63,6 +63,9 @@ pid_t lh_sys_gettid(void);
 int lh_sys_write_all(int fd, const void *buf, size_t len);
 /* Anonymous private mapping of len bytes, NULL on failure. AS-safe. */
 void *lh_sys_map(size_t len);
+/* The same, shared: what a copy-on-write child writes there, its parent and the next
+ * child see (snapshot.c's per-page sums). Agent memory too. AS-safe. */
+void *lh_sys_map_shared(size_t len);
 void lh_sys_unmap(void *p, size_t len);
 /* An allocator for zstd's ZSTD_customMem, on lh_sys_map: zstd's workspace never comes
  * from the host's heap. AS-safe. */
