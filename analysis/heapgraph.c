@@ -1017,6 +1017,9 @@ lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
     if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
         return &none;
     }
+    if (!hg->sites[stack_id] && !hg->trace) {
+        return &none; /* loaded from an index (graphindex.h) without this site */
+    }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);
         lh_err_t err;
