@@ -18,6 +18,7 @@
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
+#include "hash.h"
 #include "stream.h"
 
 typedef struct tag {
@@ -214,7 +215,6 @@ read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     ps->n_tags = 0;
     ps->captured = -1;
     ps->epoch = 0;
-    hg->owns_trace = 1;
     int rc = lh_stream_run(hg->trace_path, &so, &hg->trace, &r, err);
     lh_replay_free(r);
     return rc;
@@ -326,47 +326,42 @@ typedef struct root_map {
     uint32_t sym_root;
 } root_map_t;
 
-static size_t
-key_hash(uint64_t k)
+/* Puts key1 (a start + 1) in a table with room for it. */
+static void
+place(root_map_t *m, uint64_t key1, uint32_t val)
 {
-    uint64_t h = k * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 29));
+    size_t j = lh_hash_mix(key1) & m->mask;
+    while (m->keys[j]) {
+        j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key1;
+    m->vals[j] = val;
 }
 
 static int
 map_put(root_map_t *m, uint64_t key, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->mask + 1) {
+        root_map_t old = *m;
         size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint32_t *v = calloc(cap, sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
+        m->keys = calloc(cap, sizeof *m->keys);
+        m->vals = calloc(cap, sizeof *m->vals);
+        if (!m->keys || !m->vals) {
+            free(m->keys);
+            free(m->vals);
+            *m = old;
             return LH_ENOMEM;
         }
-        for (size_t i = 0; m->keys && i <= m->mask; i++) {
-            if (m->keys[i]) {
-                size_t j = key_hash(m->keys[i]) & (cap - 1);
-                while (k[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                k[j] = m->keys[i];
-                v[j] = m->vals[i];
+        m->mask = cap - 1;
+        for (size_t i = 0; old.keys && i <= old.mask; i++) {
+            if (old.keys[i]) {
+                place(m, old.keys[i], old.vals[i]);
             }
         }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->mask = cap - 1;
+        free(old.keys);
+        free(old.vals);
     }
-    size_t j = key_hash(key + 1) & m->mask;
-    while (m->keys[j]) {
-        j = (j + 1) & m->mask;
-    }
-    m->keys[j] = key + 1;
-    m->vals[j] = val;
+    place(m, key + 1, val);
     m->n++;
     return 0;
 }
@@ -377,7 +372,7 @@ map_get(const root_map_t *m, uint64_t key)
     if (!m->keys) {
         return LH_NODE_NONE;
     }
-    for (size_t j = key_hash(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
+    for (size_t j = lh_hash_mix(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
         if (m->keys[j] == key + 1) {
             return m->vals[j];
         }
@@ -389,13 +384,8 @@ static uint32_t
 new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const char *name,
          const char *file, const char *module)
 {
-    if ((hg->n_roots & (hg->n_roots + 1)) == 0 || hg->n_roots == 0) {
-        size_t cap = hg->n_roots ? ((size_t)hg->n_roots + 1) * 2 : 16;
-        lh_hroot_t *v = realloc(hg->roots, cap * sizeof *v);
-        if (!v) {
-            return LH_NODE_NONE;
-        }
-        hg->roots = v;
+    if (lh_grow(&hg->roots, &hg->cap_roots, hg->n_roots, sizeof *hg->roots, 16) < 0) {
+        return LH_NODE_NONE;
     }
     lh_hroot_t *r = &hg->roots[hg->n_roots];
     memset(r, 0, sizeof *r);
@@ -419,11 +409,7 @@ new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const ch
 static uint32_t
 thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
 {
-    uint64_t key = 0xcbf29ce484222325ull; /* FNV-1a of the name, tagged apart from addresses */
-    for (const char *c = rg->name; *c; c++) {
-        key = (key ^ (uint8_t)*c) * 0x100000001b3ull;
-    }
-    key |= 1ull << 63;
+    uint64_t key = lh_hash_str(rg->name) | 1ull << 63; /* tagged apart from addresses */
     uint32_t id = map_get(m, key);
     if (id != LH_NODE_NONE) {
         return id;
@@ -469,8 +455,7 @@ thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
 static int
 is_allocator_state(const lh_dsym_t *ds)
 {
-    const char *m = ds->module ? strrchr(ds->module, '/') : NULL;
-    m = m ? m + 1 : ds->module ? ds->module : "";
+    const char *m = base_name(ds->module);
     return strncmp(m, "libc.so", 7) == 0 &&
            (strcmp(ds->name, "main_arena") == 0 || strcmp(ds->name, "mp_") == 0);
 }
@@ -901,7 +886,7 @@ lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err)
     int rc;
     if (hg->trace != t) {
         hg->trace = t;
-        hg->owns_trace = 0;
+        hg->trace_borrowed = 1;
     }
     if (ps->captured < 0) {
         return lh_err_set(err, LH_EFORMAT, "%s: the trace changed while it was read",
@@ -1009,7 +994,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     free(hg->sites);
     lh_datasym_free(hg->ds);
     lh_sym_free(hg->sym);
-    if (hg->owns_trace) {
+    if (!hg->trace_borrowed) {
         lh_trace_close(hg->trace);
     }
     if (hg->pass) {
@@ -1030,6 +1015,9 @@ lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
     static lh_site_t none = {.location = -1};
     if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
         return &none;
+    }
+    if (!hg->sites[stack_id] && !hg->trace) {
+        return &none; /* loaded from an index (graphindex.h) without this site */
     }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);

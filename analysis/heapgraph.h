@@ -108,7 +108,7 @@ typedef enum lh_graph_why {
 typedef struct lh_heapgraph {
     char *trace_path;
     lh_trace_t *trace;     /* read to its end: module and stack tables complete */
-    int owns_trace;        /* 0: the caller's pass owns it (lh_heapgraph_finish) */
+    int trace_borrowed;    /* 1: the caller's pass owns it (lh_heapgraph_finish) */
     struct lh_hgpass *pass; /* the capture's state, until lh_heapgraph_finish */
     int no_graph;          /* opts.no_graph */
     lh_snapinfo_t *snaps;
@@ -130,6 +130,7 @@ typedef struct lh_heapgraph {
     lh_snapfile_t sf;      /* words: only those held by a live block or a root */
     lh_hroot_t *roots;     /* node n_blocks + i is roots[i] */
     uint32_t n_roots;
+    size_t cap_roots;
     uint64_t *root_woff;   /* n_roots + 1: root_words[root_woff[i] ..] are root i's words */
     uint32_t *root_words;  /* indices into sf.words */
     lh_refgraph_t g;

@@ -110,32 +110,22 @@ lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id)
 }
 
 int
-lh_leak_split_suppress(lh_leak_split_t *ls, const lh_supp_t *supp, const lh_trace_t *t,
-                       lh_symbolizer_t *sym, lh_err_t *err)
+lh_leak_split_filter(lh_leak_split_t *ls, int (*drop)(void *ctx, uint32_t id, lh_err_t *err),
+                     void *ctx, lh_err_t *err)
 {
-    for (size_t id = 0; ls->present && supp && supp->n && id < ls->n_stacks; id++) {
+    for (size_t id = 0; ls->present && id < ls->n_stacks; id++) {
         lh_class_counts_t *c = &ls->by_stack[id];
-        uint64_t any = 0;
-        for (int k = 0; k < LH_CLASS_COUNT; k++) {
-            any |= c->blocks[k];
-        }
-        if (!any) {
-            continue;
-        }
-        lh_site_t site = {0};
-        site.stack_id = (uint32_t)id;
-        int rc = lh_site_symbolize(&site, t, sym, err);
+        int rc = lh_leak_split_site(ls, (uint32_t)id) ? drop(ctx, (uint32_t)id, err) : 0;
         if (rc < 0) {
             return rc;
         }
-        if (lh_supp_match(supp, site.frames, site.n_frames) >= 0) {
-            for (int k = 0; k < LH_CLASS_COUNT; k++) {
-                ls->total.blocks[k] -= c->blocks[k];
-                ls->total.bytes[k] -= c->bytes[k];
-            }
+        for (int k = 0; rc && k < LH_CLASS_COUNT; k++) {
+            ls->total.blocks[k] -= c->blocks[k];
+            ls->total.bytes[k] -= c->bytes[k];
+        }
+        if (rc) {
             memset(c, 0, sizeof *c);
         }
-        lh_site_fini(&site);
     }
     return 0;
 }

@@ -14,10 +14,8 @@
 #include <stdint.h>
 
 #include "err.h"
-#include "event.h"
 #include "refgraph.h"
 #include "stream.h"
-#include "suppress.h"
 #include "trace.h"
 
 typedef struct lh_class_counts {
@@ -53,9 +51,10 @@ int lh_leak_split_build(lh_leak_split_t *ls, lh_trace_t *t, lh_err_t *err);
 /* The counts of one stack id, or NULL when none of its blocks was live at the snapshot. */
 const lh_class_counts_t *lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id);
 
-/* Leaves out of the split the stacks a rule of supp matches (symbolized with t and sym),
- * so that its totals count what the report's site list shows. Returns 0 or LH_ENOMEM. */
-int lh_leak_split_suppress(lh_leak_split_t *ls, const lh_supp_t *supp, const lh_trace_t *t,
-                           lh_symbolizer_t *sym, lh_err_t *err);
+/* Leaves out of the split the stacks for which drop(ctx, stack id) says 1 (a suppressed
+ * site), so that its totals count what the report's site list shows. Returns 0, or drop's
+ * negative error. */
+int lh_leak_split_filter(lh_leak_split_t *ls, int (*drop)(void *ctx, uint32_t id, lh_err_t *err),
+                         void *ctx, lh_err_t *err);
 
 #endif /* LH_LEAKSPLIT_H */

@@ -19,7 +19,7 @@
 typedef struct sentry {
     uint64_t blocks;
     uint64_t bytes;
-    uint32_t g;
+    uint64_t g;
 } sentry_t;
 
 typedef struct site {
@@ -314,8 +314,7 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
             if (lh_grow(&s->series, &s->cap_series, s->n_series, sizeof *s->series, 16) < 0) {
                 return -1;
             }
-            s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes,
-                                                  (uint32_t)b->global};
+            s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes, b->global};
         }
         tl->n_dirty = 0;
         tl->gen++;
@@ -1007,64 +1006,14 @@ lh_timeline_at(const lh_timeline_t *tl, size_t g, size_t n, uint64_t *bytes, uin
     if (!tl->o.series || g >= tl->all.n) {
         return LH_EINVAL;
     }
-    memset(bytes, 0, n * sizeof *bytes);
-    memset(blocks, 0, n * sizeof *blocks);
-    for (size_t id = 0; id < tl->n_sites && id < n; id++) {
-        const site_t *s = &tl->sites[id];
-        for (size_t j = 0; j < s->n_series && s->series[j].g <= g; j++) {
-            bytes[id] = s->series[j].bytes;
-            blocks[id] = s->series[j].blocks;
-        }
+    for (size_t id = 0; id < n; id++) {
+        const site_t *s = id < tl->n_sites ? &tl->sites[id] : NULL;
+        /* the site's last change at or before g */
+        size_t j = s ? LH_UPPER(s->series, s->n_series, sentry_t, g, g) : 0;
+        bytes[id] = j ? s->series[j - 1].bytes : 0;
+        blocks[id] = j ? s->series[j - 1].blocks : 0;
     }
     return 0;
-}
-
-int
-lh_timeline_changes(const lh_timeline_t *tl, lh_tl_changes_t *c, lh_err_t *err)
-{
-    size_t nb = tl->all.n, total = 0;
-    memset(c, 0, sizeof *c);
-    if (!tl->o.series) {
-        return lh_err_set(err, LH_EINVAL, "the timeline was not asked for series");
-    }
-    /* a counting sort of the series entries by boundary; sites in id order keep each
-     * boundary's changes sorted by stack id */
-    if (!(c->start = calloc(nb + 1, sizeof *c->start))) {
-        return oom(err);
-    }
-    for (size_t id = 0; id < tl->n_sites; id++) {
-        for (size_t j = 0; j < tl->sites[id].n_series; j++) {
-            c->start[tl->sites[id].series[j].g + 1]++;
-            total++;
-        }
-    }
-    for (size_t g = 0; g < nb; g++) {
-        c->start[g + 1] += c->start[g];
-    }
-    size_t *fill = malloc((nb ? nb : 1) * sizeof *fill);
-    if (!fill || !(c->v = malloc((total ? total : 1) * sizeof *c->v))) {
-        free(fill);
-        lh_tl_changes_fini(c);
-        return oom(err);
-    }
-    memcpy(fill, c->start, nb * sizeof *fill);
-    for (size_t id = 0; id < tl->n_sites; id++) {
-        for (size_t j = 0; j < tl->sites[id].n_series; j++) {
-            const sentry_t *e = &tl->sites[id].series[j];
-            c->v[fill[e->g]++] = (lh_tl_change_t){(uint32_t)id, e->blocks, e->bytes};
-        }
-    }
-    free(fill);
-    c->n_bounds = nb;
-    return 0;
-}
-
-void
-lh_tl_changes_fini(lh_tl_changes_t *c)
-{
-    free(c->v);
-    free(c->start);
-    memset(c, 0, sizeof *c);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -250,24 +250,10 @@ void lh_counts_fini(lh_counts_t *c);
 int lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err);
 
 /* Live bytes and blocks of the sites below n at the boundary with global index g (arrays of n
- * entries, overwritten). Returns 0, or LH_EINVAL (no such boundary, or no series). */
+ * entries, overwritten; a binary search per site). Returns 0, or LH_EINVAL (no such
+ * boundary, or no series). */
 int lh_timeline_at(const lh_timeline_t *tl, size_t g, size_t n, uint64_t *bytes,
                    uint64_t *blocks);
-/* The series turned boundary by boundary: the sites whose live set changed at global
- * boundary g are v[start[g] .. start[g + 1]), by stack id, with their values there, so
- * that replaying them gives every boundary in turn. Built on demand (the series are the one
- * storage). Returns 0, LH_EINVAL (no series) or LH_ENOMEM; release with lh_tl_changes_fini. */
-typedef struct lh_tl_change {
-    uint32_t stack_id;
-    uint64_t blocks, bytes;
-} lh_tl_change_t;
-typedef struct lh_tl_changes {
-    lh_tl_change_t *v;
-    size_t *start;             /* n_bounds + 1 */
-    size_t n_bounds;
-} lh_tl_changes_t;
-int lh_timeline_changes(const lh_timeline_t *tl, lh_tl_changes_t *out, lh_err_t *err);
-void lh_tl_changes_fini(lh_tl_changes_t *c);
 
 /* ---------------------------------------------------------------------------------------
  * Temporary allocations (needs opts.temporary)

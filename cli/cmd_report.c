@@ -242,7 +242,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         }
     }
     /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
-    if (rep.split && (rc = lh_leak_split_suppress(&split, &p.supp, p.t, p.sym, err)) < 0) {
+    if (rep.split && (rc = lh_leak_split_filter(&split, suppressed, &p, err)) < 0) {
         goto done;
     }
     lh_pass_warnings(&p);

@@ -126,6 +126,20 @@ duration_ms(const char *opt, const char *v, uint64_t max_ms, char *out, size_t l
     return 0;
 }
 
+/* Size option opt's value v (at most max bytes) as the agent's env value, in bytes. */
+static int
+size_env(const char *opt, const char *v, uint64_t max, const char *examples, char *out,
+         size_t len, lh_err_t *err)
+{
+    uint64_t bytes;
+    if (lh_parse_size_bytes(v, &bytes) < 0 || bytes > max) {
+        return lh_err_set(err, LH_EINVAL, "run: %s: expected a size such as %s, got '%s'", opt,
+                          examples, v);
+    }
+    snprintf(out, len, "%llu", (unsigned long long)bytes);
+    return 0;
+}
+
 /* Checks the snapshot options and turns them into the agent's env values. */
 static int
 check_snapshot_args(run_args_t *a, lh_err_t *err)
@@ -147,26 +161,20 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
                                        sizeof a->env_rss, err) < 0) {
         return LH_EINVAL;
     }
-    if (a->snap_growth) {
-        uint64_t bytes;
-        if (lh_parse_size_bytes(a->snap_growth, &bytes) < 0 || bytes > (1ull << 50)) {
-            return lh_err_set(err, LH_EINVAL, "run: --snapshot-on-growth: expected a size such as "
-                              "64M, 512K or 0 (at most 1P), got '%s'", a->snap_growth);
-        }
-        snprintf(a->env_growth, sizeof a->env_growth, "%llu", (unsigned long long)bytes);
+    if (a->snap_growth && size_env("--snapshot-on-growth", a->snap_growth, 1ull << 50,
+                                   "64M, 512K or 0 (at most 1P)", a->env_growth,
+                                   sizeof a->env_growth, err) < 0) {
+        return LH_EINVAL;
     }
     if (a->contents && strcmp(a->contents, "none") != 0 && strcmp(a->contents, "pointers") != 0 &&
         strcmp(a->contents, "full") != 0) {
         return lh_err_set(err, LH_EINVAL, "run: --snapshot-contents: expected none, pointers or "
                           "full, got '%s'", a->contents);
     }
-    if (a->sample_rate) {
-        uint64_t bytes;
-        if (lh_parse_size_bytes(a->sample_rate, &bytes) < 0 || bytes > (1ull << 40)) {
-            return lh_err_set(err, LH_EINVAL, "run: --sample-rate: expected a size such as 512K "
-                              "or 0 (record everything), got '%s'", a->sample_rate);
-        }
-        snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
+    if (a->sample_rate && size_env("--sample-rate", a->sample_rate, 1ull << 40,
+                                   "512K or 0 (record everything)", a->env_sample,
+                                   sizeof a->env_sample, err) < 0) {
+        return LH_EINVAL;
     }
     return 0;
 }
@@ -399,33 +407,50 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* Sets variable name to first, then ':' and the variable's old value when it had one. */
+static int
+prepend_env(const char *name, const char *first, lh_err_t *err)
+{
+    const char *old = getenv(name);
+    size_t n = strlen(first) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(n);
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(v, n, "%s%s%s", first, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env(name, v, err);
+    free(v);
+    return rc;
+}
+
+/* dir: the agent's directory and "/" sub. Returns 0 when the agent's path has no directory. */
+static int
+beside_agent(const char *agent, const char *sub, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, len - (size_t)(slash - dir), "/%s", sub);
+    return 1;
+}
+
 /* Puts the leakhound Python module (python/ in the tree, installed beside the agent) first
  * on PYTHONPATH; its sitecustomize applies --mark-function and then runs the one it hides. */
 static int
 python_path(const char *agent, lh_err_t *err)
 {
     char dir[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s", agent);
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
+    if (!beside_agent(agent, "python", dir, sizeof dir)) {
         return 0;
     }
-    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/python");
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/leakhound.py", dir);
     if (!is_file(probe)) {
         return 0; /* an agent without the module: Python programs run as they are */
     }
-    const char *old = getenv("PYTHONPATH");
-    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
-    char *v = malloc(n);
-    if (!v) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(v, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
-    int rc = set_env("PYTHONPATH", v, err);
-    free(v);
-    return rc;
+    return prepend_env("PYTHONPATH", dir, err);
 }
 
 /* The LeakHound Perl module (perl/LeakHound.pm): in perl5/ next to the agent. `run` puts it
@@ -434,12 +459,9 @@ static int
 perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
 {
     char dir[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s", agent);
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
+    if (!beside_agent(agent, "perl5", dir, sizeof dir)) {
         return 0;
     }
-    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/perl5");
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         if (a->n_mark_subs) {
@@ -448,20 +470,12 @@ perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
         }
         return 0;
     }
-    const char *old = getenv("PERL5LIB");
-    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
-    char *lib = malloc(n);
-    if (!lib) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(lib, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
-    int rc = set_env("PERL5LIB", lib, err);
-    free(lib);
+    int rc = prepend_env("PERL5LIB", dir, err);
     if (rc < 0 || !a->n_mark_subs) {
         return rc;
     }
-    old = getenv("PERL5OPT");
-    n = (old ? strlen(old) : 0) + 32;
+    const char *old = getenv("PERL5OPT");
+    size_t n = (old ? strlen(old) : 0) + 32;
     for (size_t i = 0; i < a->n_mark_subs; i++) {
         n += strlen(a->mark_subs[i]) + 10;
     }
@@ -482,16 +496,7 @@ perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
 static int
 prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
 {
-    const char *old = getenv("LD_PRELOAD");
-    size_t n = strlen(agent) + (old ? strlen(old) : 0) + 2;
-    char *preload = malloc(n);
-    int rc;
-    if (!preload) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(preload, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
-    rc = set_env("LD_PRELOAD", preload, err);
-    free(preload);
+    int rc = prepend_env("LD_PRELOAD", agent, err);
     if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0 ||
         (rc = perl_env(a, agent, err)) < 0) {
         return rc;

@@ -324,17 +324,15 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
     uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes), *blocks = calloc(n ? n : 1, sizeof *blocks);
     int64_t seq[2] = {0, 0};
     double start = (double)lh_collect_start_ns(c);
-    lh_tl_changes_t ch;
-    int rc = lh_timeline_changes(lh_collect_timeline(c), &ch, err);
-    if (rc < 0) {
-        goto done;
-    }
+    int rc = 0;
     if (!bytes || !blocks) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_boundary_t *p = lh_collect_point(c, i);
+    size_t np;
+    const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &np);
+    for (size_t i = 0; i < np; i++) {
+        const lh_boundary_t *p = &pts[i];
         sqlite3_bind_int64(b, 1, (sqlite3_int64)i + 1);
         sqlite3_bind_text(b, 2, p->is_snapshot ? "snapshot" : "mark", -1, SQLITE_STATIC);
         sqlite3_bind_int64(b, 3, ++seq[p->is_snapshot]);
@@ -350,10 +348,7 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
             rc = db_err(o, err, "inserting boundaries");
             goto done;
         }
-        for (size_t k = ch.start[i]; k < ch.start[i + 1]; k++) {
-            bytes[ch.v[k].stack_id] = ch.v[k].bytes;
-            blocks[ch.v[k].stack_id] = ch.v[k].blocks;
-        }
+        lh_timeline_at(lh_collect_timeline(c), i, n, bytes, blocks);
         for (size_t s = 0; s < n; s++) {
             if (!blocks[s]) {
                 continue;
@@ -369,7 +364,6 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         }
     }
 done:
-    lh_tl_changes_fini(&ch);
     free(bytes);
     free(blocks);
     return rc;

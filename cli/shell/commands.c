@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "graphindex.h"
 #include "grow.h"
 #include "keyindex.h"
 #include "shell.h"
@@ -55,7 +56,7 @@ sh_row_add(lh_shell_t *sh, uint32_t node)
 const char *
 sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len)
 {
-    if (lh_trace_info(sh->hg->trace)->attach_how == 2) {
+    if (sh->info.attach_how == 2) {
         snprintf(buf, len, "take it with `leakhound snapshot --contents %s`", mode);
     } else {
         snprintf(buf, len, "run with --snapshot-contents %s", mode);
@@ -69,7 +70,7 @@ sh_graph_why(const lh_shell_t *sh, char *buf, size_t len)
     char advice[128];
     if (sh->hg->no_graph_code == LH_GRAPH_NO_CONTENTS) {
         /* `run` also reads the environment (an agent preloaded without `run`) */
-        int run = lh_trace_info(sh->hg->trace)->attach_how != 2;
+        int run = sh->info.attach_how != 2;
         snprintf(buf, len, "%s; %s%s", sh->hg->no_graph_why,
                  sh_contents_advice(sh, "pointers", advice, sizeof advice),
                  run ? " (LEAKHOUND_SNAPSHOT_CONTENTS=pointers)" : "");
@@ -164,11 +165,75 @@ mode_name(int m)
 }
 
 static double
-snap_time(const lh_heapgraph_t *hg, const lh_snapinfo_t *s)
+snap_time(const lh_shell_t *sh, const lh_snapinfo_t *s)
 {
-    const lh_trace_info_t *in = lh_trace_info(hg->trace);
-    uint64_t start = in->has_clock ? in->mono_start_ns : hg->snaps[0].ts_ns;
+    const lh_gindex_info_t *in = &sh->info;
+    uint64_t start = in->has_clock ? in->mono_start_ns : sh->hg->snaps[0].ts_ns;
     return s->ts_ns > start ? (double)(s->ts_ns - start) / 1e9 : 0.0;
+}
+
+/* Opens the snapshot (selector sel, or index idx >= 0) as sh->hg and sh->oh: from its
+ * index file when a valid one is there, else from the trace, then writes the index. On
+ * failure sh keeps the snapshot it had. */
+static int
+sh_load(lh_shell_t *sh, const char *sel, long idx, lh_err_t *err)
+{
+    lh_gindex_opts_t go = {sh->heuristics, sh->salvage, lh_sym_get_native()};
+    lh_heapgraph_t *hg = NULL;
+    lh_objheap_t *oh = NULL;
+    char *note = NULL;
+    lh_gindex_info_t info;
+    if (!sh->no_index && idx < 0) {
+        lh_snapinfo_t *snaps;
+        size_t n;
+        if (lh_gindex_read_catalog(sh->trace_path, &go, &snaps, &n)) {
+            idx = sel ? lh_heapgraph_find_snapshot(snaps, n, sel, 1)
+                      : lh_gindex_default_snapshot(snaps, n);
+            lh_gindex_snaps_free(snaps, n);
+        }
+    }
+    if (!sh->no_index && idx >= 0 &&
+        lh_gindex_load(sh->trace_path, &go, idx, &hg, &oh, &note, &info)) {
+        lh_objheap_free(sh->oh);
+        lh_heapgraph_free(sh->hg);
+        free(sh->obj_note);
+        sh->hg = hg;
+        sh->oh = oh;
+        sh->info = info;
+        sh->obj_note = note[0] ? note : NULL;
+        if (note[0]) {
+            fprintf(sh->errs, "note: %s\n", note);
+        } else {
+            free(note);
+        }
+        sh_rows_reset(sh);
+        return 0;
+    }
+    lh_heapgraph_opts_t o = {idx >= 0 ? NULL : sel, idx, sh->salvage, 0, sh->heuristics};
+    int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
+    if (rc < 0) {
+        return rc;
+    }
+    lh_objheap_free(sh->oh);
+    sh->oh = NULL;
+    lh_heapgraph_free(sh->hg);
+    sh->hg = hg;
+    lh_gindex_info_of(hg, &sh->info);
+    sh_rows_reset(sh);
+    if ((rc = sh_obj_open(sh, err)) < 0) {
+        return rc;
+    }
+    if (!sh->no_index) {
+        lh_err_t e2;
+        lh_gindex_write(hg, sh->oh, sh->obj_note, &go, &e2); /* a cache: best effort */
+    }
+    return 0;
+}
+
+int
+sh_need_trace(lh_shell_t *sh, lh_err_t *err)
+{
+    return lh_gindex_attach(sh->hg, sh->salvage, err);
 }
 
 static int
@@ -183,7 +248,7 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     fprintf(sh->out, "trace: %s\n", lh_text_rel_path(sh->trace_path, sh->cwd));
     fprintf(sh->out, "snapshot %zu of %zu: '%s' (%s) at %.3f s, contents: %s\n", hg->cur + 1,
-            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(hg, s),
+            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(sh, s),
             mode_name(s->mode));
     fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
@@ -256,7 +321,7 @@ cmd_snapshots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         const lh_snapinfo_t *s = &hg->snaps[i];
         fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s  %s\n",
                 i == hg->cur ? "*" : " ", i + 1, s->label, trigger_name(s->trigger),
-                snap_time(hg, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
+                snap_time(sh, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
                 mode_name(s->mode));
     }
     return 0;
@@ -272,18 +337,11 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (idx < 0) {
         return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
     }
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
-    lh_heapgraph_t *hg = NULL;
-    int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
+    int rc = sh_load(sh, NULL, idx, err);
     if (rc < 0) {
         return rc;
     }
-    lh_heapgraph_free(sh->hg);
-    sh->hg = hg;
-    sh_rows_reset(sh);
-    if ((rc = sh_obj_open(sh, err)) < 0) {
-        return rc;
-    }
+    lh_heapgraph_t *hg = sh->hg;
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
     fprintf(sh->out, "using snapshot %zu '%s': %u live blocks%s\n", hg->cur + 1, s->label,
             hg->n_blocks, hg->has_graph ? "" : " (no contents: graph commands unavailable)");
@@ -468,6 +526,10 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_node_arg(sh, "show", argv[1], &b, &addr, err) < 0) {
         return LH_EINVAL;
     }
+    int rc = sh_need_trace(sh, err);
+    if (rc < 0) {
+        return rc;
+    }
     if (b >= hg->n_blocks) {
         return show_root(sh, b);
     }
@@ -547,6 +609,10 @@ cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     if (b >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "elems: %s is a root; use show", a);
+    }
+    int rc = sh_need_trace(sh, err);
+    if (rc < 0) {
+        return rc;
     }
     size_t first;
     size_t n = lh_heapgraph_block_words(hg, b, &first);
@@ -1041,19 +1107,18 @@ lh_shell_run_line(lh_shell_t *sh, const char *line)
 
 int
 lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
-              unsigned heuristics, FILE *out, FILE *errs, lh_err_t *err)
+              unsigned heuristics, int no_index, FILE *out, FILE *errs, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {snapshot, -1, salvage, 0, heuristics};
     memset(sh, 0, sizeof *sh);
     sh->out = out;
     sh->errs = errs;
     sh->salvage = salvage;
     sh->heuristics = heuristics;
+    sh->no_index = no_index;
     if (!(sh->trace_path = strdup(trace_path))) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    int rc = lh_heapgraph_open(trace_path, &o, &sh->hg, err);
-    return rc < 0 ? rc : sh_obj_open(sh, err);
+    return sh_load(sh, snapshot, -1, err);
 }
 
 void
@@ -1061,6 +1126,7 @@ lh_shell_fini(lh_shell_t *sh)
 {
     lh_objheap_free(sh->oh);
     lh_heapgraph_free(sh->hg);
+    free(sh->obj_note);
     free(sh->trace_path);
     free(sh->rows);
     memset(sh, 0, sizeof *sh);

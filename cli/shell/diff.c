@@ -128,11 +128,15 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && !by_given) {
         return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
+    int rc = sh_need_trace(sh, err); /* the sites of the other snapshot's blocks */
+    if (rc < 0) {
+        return rc;
+    }
     sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;
     size_t ng = 0;
-    int rc = collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err);
+    rc = collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err);
     if (rc < 0) {
         goto done;
     }

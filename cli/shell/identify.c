@@ -322,11 +322,15 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (t >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "identify: %s is a root, not a block", a);
     }
+    int rc = sh_need_trace(sh, err); /* the heuristics read data symbols (vtables) */
+    if (rc < 0) {
+        return rc;
+    }
     s.hg = hg;
     s.target = t;
     int cls = hg->g.cls[t];
     s.lost = cls == LH_CLASS_DEFINITE || cls == LH_CLASS_INDIRECT;
-    int rc = bfs(&s);
+    rc = bfs(&s);
     int widened = 0;
     if (rc == 0 && !s.n_paths && !s.weak) {
         s.weak = 1;

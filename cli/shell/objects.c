@@ -33,13 +33,18 @@ sh_obj_open(lh_shell_t *sh, lh_err_t *err)
 {
     lh_objheap_free(sh->oh);
     sh->oh = NULL;
+    free(sh->obj_note);
+    sh->obj_note = NULL;
     if (!sh->hg->has_graph) {
         return 0;
     }
     int rc = lh_objheap_open(sh->hg, &sh->oh, err);
     if (rc < 0 && rc != LH_ENOMEM) {
-        /* A heap that does not decode leaves the native view; say why once. */
+        /* A heap that does not decode leaves the native view; say why once (and again
+         * when loaded from the index: graphindex.h). */
         fprintf(sh->errs, "note: %s\n", err->msg);
+        free(sh->obj_note);
+        sh->obj_note = strdup(err->msg);
         return 0;
     }
     if (rc == 0) {

@@ -36,6 +36,9 @@ void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
 /* One note line on out when no live block has an allocation stack (`snapshot -p`), for
  * the commands that group by site or function. */
 void sh_note_no_stacks(lh_shell_t *sh);
+/* A graph loaded from an index has no trace: opens it (read, not replayed) for the
+ * commands that need data symbols or other snapshots' sites. Returns 0 or LH_E*. */
+int sh_need_trace(lh_shell_t *sh, lh_err_t *err);
 /* The one-line Valgrind-style LEAK SUMMARY. */
 void sh_leak_summary(lh_shell_t *sh, FILE *out);
 
