@@ -459,11 +459,14 @@ print_word(lh_shell_t *sh, uint64_t base, const lh_word_t *w, int numbered)
         }
         sh_block_brief(sh, t, sh->out);
     } else {
-        const char *cls = lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
+        /* data symbols: a graph loaded from its index opens the trace for them */
+        lh_err_t e2;
+        const char *cls = sh_need_trace(sh, &e2) < 0
+                              ? NULL : lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
         lh_dsym_t ds;
         if (cls) {
             fprintf(sh->out, " -> vtable for %s", cls);
-        } else if (lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
+        } else if (hg->ds && lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
             fprintf(sh->out, " -> %s", ds.name);
         } else {
             fputs(" (not a live block)", sh->out);
@@ -525,10 +528,6 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     if (sh_node_arg(sh, "show", argv[1], &b, &addr, err) < 0) {
         return LH_EINVAL;
-    }
-    int rc = sh_need_trace(sh, err);
-    if (rc < 0) {
-        return rc;
     }
     if (b >= hg->n_blocks) {
         return show_root(sh, b);
@@ -610,10 +609,7 @@ cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (b >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "elems: %s is a root; use show", a);
     }
-    int rc = sh_need_trace(sh, err);
-    if (rc < 0) {
-        return rc;
-    }
+
     size_t first;
     size_t n = lh_heapgraph_block_words(hg, b, &first);
     size_t shown = 0;
