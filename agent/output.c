@@ -249,7 +249,9 @@ compress_frame(void *dst, size_t cap, const void *src, size_t len)
 {
     ZSTD_CCtx_setParameter(lh_g.cctx, ZSTD_c_minMatch, long_matches ? 7 : 0);
     size_t clen = ZSTD_compress2(lh_g.cctx, dst, cap, src, len);
-    if (!ZSTD_isError(clen)) {
+    if (!ZSTD_isError(clen) && len >= 16384) {
+        /* Only full-sized frames decide: the ticker's SYNC and module frames are a few
+         * bytes that never shrink much, and would switch every thread to long matches. */
         long_matches = clen * 3 > len * 2;
     }
     return clen;

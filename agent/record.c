@@ -174,28 +174,28 @@ ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
 }
 
 /* The return address into the program and its stack slot, found by walking the agent's
- * own frames (always built with frame pointers). */
-static int
+ * own frames (always built with frame pointers). Every frame walked is the agent's, so the
+ * only checks are that the chain goes up the thread's stack. */
+static inline int
 first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    uintptr_t lo = fp;
     uintptr_t hi = s->stack_hi;
-    if (fp < s->stack_lo || fp >= hi) {
+    uintptr_t self_lo = lh_g.self_lo;
+    uintptr_t self_len = lh_g.self_hi - self_lo;
+    if (fp < s->stack_lo || fp >= hi || fp > hi - 16) {
         return -1; /* on a signal stack or a coroutine's: not the thread's own stack */
     }
     for (int i = 0; i < 16; i++) {
-        if (fp < lo || fp > hi - 16 || (fp & 7)) {
-            return -1;
-        }
-        uintptr_t ret = ((const uintptr_t *)fp)[1];
-        if (!is_self(ret)) {
+        const uintptr_t *f = (const uintptr_t *)fp;
+        uintptr_t ret = f[1];
+        if (ret - self_lo >= self_len) { /* not the agent's code */
             *ip0 = ret;
             *slot0 = fp + 8;
             return 0;
         }
-        uintptr_t next = ((const uintptr_t *)fp)[0];
-        if (next <= fp) {
+        uintptr_t next = f[0];
+        if (next <= fp || next > hi - 16 || (next & 7)) {
             return -1;
         }
         fp = next;

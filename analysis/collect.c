@@ -486,39 +486,6 @@ lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *e
     return 0;
 }
 
-size_t
-lh_collect_n_points(const lh_collect_t *c)
-{
-    size_t n;
-    lh_timeline_all_bounds(c->tl, &n);
-    return n;
-}
-
-const lh_boundary_t *
-lh_collect_point(const lh_collect_t *c, size_t i)
-{
-    size_t n;
-    const lh_boundary_t *b = lh_timeline_all_bounds(c->tl, &n);
-    return i < n ? &b[i] : NULL;
-}
-
-const lh_boundary_t *
-lh_collect_points(const lh_collect_t *c, size_t *n)
-{
-    return lh_timeline_all_bounds(c->tl, n);
-}
-
-int
-lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
-                    lh_err_t *err)
-{
-    if (lh_timeline_at(c->tl, i, c->n_stacks, bytes, blocks) < 0) {
-        return lh_err_set(err, LH_EINVAL, "no boundary #%zu (the trace has %zu)", i + 1,
-                          lh_collect_n_points(c));
-    }
-    return 0;
-}
-
 const lh_timeline_t *
 lh_collect_timeline(const lh_collect_t *c)
 {

@@ -96,18 +96,9 @@ const lh_cstack_t *lh_collect_stack(const lh_collect_t *c, uint32_t id);
  * *out pointing into the collector, or LH_ENOMEM. */
 int lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err);
 
-size_t lh_collect_n_points(const lh_collect_t *c);
-/* Boundary i of all, both kinds in time order (global == i; the timeline's): lh_bound_find
- * resolves a spec among them. NULL past the end. */
-const lh_boundary_t *lh_collect_point(const lh_collect_t *c, size_t i);
-/* All of them: *n entries. */
-const lh_boundary_t *lh_collect_points(const lh_collect_t *c, size_t *n);
-/* Live bytes and blocks of every stack at boundary i (arrays of lh_collect_n_stacks()
- * entries, overwritten). Returns 0 or LH_EINVAL (no such boundary). */
-int lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
-                        lh_err_t *err);
-/* The timeline the same pass fed (series on): per-site series, growth and trends
- * (timeline.h) for the pictures, the attribution and the exports. */
+/* The timeline the same pass fed (series on): the boundaries (lh_timeline_all_bounds: both
+ * kinds in time order), every stack's live set at each (lh_timeline_at), per-site series,
+ * growth and trends (timeline.h) for the pictures, the attribution and the exports. */
 const lh_timeline_t *lh_collect_timeline(const lh_collect_t *c);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);
