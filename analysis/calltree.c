@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hash.h"
 
 static uint64_t
@@ -48,14 +49,8 @@ child(lh_tree_t *t, uint32_t parent, uint32_t func, const lh_frame_t *fr)
         }
         return child(t, parent, func, fr);
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap * 2;
-        lh_tnode_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            return LH_TNODE_NONE;
-        }
-        t->v = v;
-        t->cap = cap;
+    if (lh_grow(&t->v, &t->cap, t->n, sizeof *t->v, 1024) < 0) {
+        return LH_TNODE_NONE;
     }
     uint32_t k = (uint32_t)t->n++;
     t->v[k] = (lh_tnode_t){func, parent, LH_TNODE_NONE, t->v[parent].first_child, 0, 0,
