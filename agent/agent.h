@@ -125,6 +125,8 @@ typedef struct lh_config {
     int snapshot_contents; /* LH_CONTENTS_* */
     int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
                                   which is full in a perl or python process) */
+    int snapshot_delta; /* LEAKHOUND_SNAPSHOT_DELTA: contents files refer to earlier ones
+                           for what did not change (1, the default) or are whole (0) */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush

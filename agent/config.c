@@ -186,6 +186,7 @@ load(lh_config_t *cfg)
     if (sr && *sr && strcmp(sr, "0") != 0 && !cfg->sample_rate) {
         lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
     }
+    cfg->snapshot_delta = (int)env_long("LEAKHOUND_SNAPSHOT_DELTA", 1, 0, 1);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
     cfg->snapshot_contents_set = sc && *sc;

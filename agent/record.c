@@ -174,28 +174,28 @@ ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
 }
 
 /* The return address into the program and its stack slot, found by walking the agent's
- * own frames (always built with frame pointers). */
-static int
+ * own frames (always built with frame pointers). Every frame walked is the agent's, so the
+ * only checks are that the chain goes up the thread's stack. */
+static inline int
 first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    uintptr_t lo = fp;
     uintptr_t hi = s->stack_hi;
-    if (fp < s->stack_lo || fp >= hi) {
+    uintptr_t self_lo = lh_g.self_lo;
+    uintptr_t self_len = lh_g.self_hi - self_lo;
+    if (fp < s->stack_lo || fp >= hi || fp > hi - 16) {
         return -1; /* on a signal stack or a coroutine's: not the thread's own stack */
     }
     for (int i = 0; i < 16; i++) {
-        if (fp < lo || fp > hi - 16 || (fp & 7)) {
-            return -1;
-        }
-        uintptr_t ret = ((const uintptr_t *)fp)[1];
-        if (!is_self(ret)) {
+        const uintptr_t *f = (const uintptr_t *)fp;
+        uintptr_t ret = f[1];
+        if (ret - self_lo >= self_len) { /* not the agent's code */
             *ip0 = ret;
             *slot0 = fp + 8;
             return 0;
         }
-        uintptr_t next = ((const uintptr_t *)fp)[0];
-        if (next <= fp) {
+        uintptr_t next = f[0];
+        if (next <= fp || next > hi - 16 || (next & 7)) {
             return -1;
         }
         fp = next;
@@ -208,8 +208,8 @@ first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0)
  * stack): always with frame pointers, where they come free; with libunwind, whose step
  * API is several times slower than unw_backtrace, only for a call site and depth seen
  * twice in a row (a loop), so programs whose stacks rarely repeat do not pay for it. */
-static uint32_t
-ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots)
+static inline uint32_t
+ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots, const lh_stacktab_entry_t **out)
 {
     uint64_t ip0;
     uintptr_t slot0;
@@ -251,6 +251,7 @@ ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots)
         s->uc_hits >>= 1; /* decay: the recent past decides */
         s->uc_fills >>= 1;
     }
+    *out = st;
     return e->id;
 }
 
@@ -438,68 +439,56 @@ intern(const uint64_t *ips, int n, uint32_t epoch, int *emit)
     return id;
 }
 
-int
-lh_rec_begin(lh_rec_t *r, int want_stack)
+/* lh_rec_begin's way when the stack is not a remembered one already written to this file:
+ * unwind (or copy the remembered stack for its first use in this file), intern, add the
+ * script frames, then lock and write what is new. Out of line: the common case does not
+ * pay for its frame (two arrays of LH_MAX_DEPTH). */
+__attribute__((noinline)) static int
+begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st,
+           uint32_t epoch, int want_slots)
 {
     uint64_t ips[LH_MAX_DEPTH + 16];
     int n = 0;
     int start = 0;
     int emit = 0;
-    uint32_t epoch = 0;
     lh_script_stack_t ss;
     ss.id = 0;
-    r->slot = NULL;
-    r->stack_id = 0;
-    if (unlikely(!lh_recording())) {
-        return -1;
+    if (id) {
+        uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+        uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
+                                            memory_order_relaxed);
+        if (old != gen && atomic_compare_exchange_strong(
+                              &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
+            emit = 1; /* first use in this trace file (after a fork) */
+            n = (int)st->n;
+            memcpy(ips, st->ips, (size_t)n * sizeof *ips);
+        }
+        r->stack_id = id;
+        if (unlikely(lh_g.cfg.unwind_verify)) {
+            verify_walk(st->ips, (int)st->n);
+        }
+    } else {
+        uintptr_t slots[LH_MAX_DEPTH + 16];
+        int use_slots = want_slots;
+        int by_table = 0;
+        n = capture(s, ips, use_slots ? slots : NULL, &start, &by_table);
+        r->stack_id = intern(ips + start, n, epoch, &emit);
+        if (use_slots) {
+            ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch);
+        }
+        if (unlikely(lh_g.cfg.unwind_verify) && by_table) {
+            verify_walk(ips + start, n);
+        }
     }
-    lh_slot_t *s = lh_thread_slot();
-    if (unlikely(!s)) {
-        atomic_fetch_add_explicit(&lh_g.n_dropped, 1, memory_order_relaxed);
-        return -1;
+    if (unlikely(emit)) {
+        /* A new stack may run through a library loaded behind our back (dlopen from
+         * a constructor, NSS): make sure its module record exists. Cheap when nothing
+         * changed, and rare: once per distinct stack. No agent lock is held here. */
+        lh_maps_scan(0);
     }
-    if (want_stack) {
-        epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
-        int want_slots = 0;
-        uint32_t id = ucache_find(s, epoch, &want_slots);
-        if (id) {
-            const lh_stacktab_entry_t *st = lh_stacktab_get(&lh_g.stacks, id);
-            uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-            uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
-                                                memory_order_relaxed);
-            if (old != gen && atomic_compare_exchange_strong(
-                                  &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
-                emit = 1; /* first use in this trace file (after a fork) */
-                n = (int)st->n;
-                memcpy(ips, st->ips, (size_t)n * sizeof *ips);
-            }
-            r->stack_id = id;
-            if (unlikely(lh_g.cfg.unwind_verify)) {
-                verify_walk(st->ips, (int)st->n); /* st is not NULL: ucache_find checked */
-            }
-        } else {
-            uintptr_t slots[LH_MAX_DEPTH + 16];
-            int use_slots = want_slots;
-            int by_table = 0;
-            n = capture(s, ips, use_slots ? slots : NULL, &start, &by_table);
-            r->stack_id = intern(ips + start, n, epoch, &emit);
-            if (use_slots) {
-                ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch);
-            }
-            if (unlikely(lh_g.cfg.unwind_verify) && by_table) {
-                verify_walk(ips + start, n);
-            }
-        }
-        if (unlikely(emit)) {
-            /* A new stack may run through a library loaded behind our back (dlopen from
-             * a constructor, NSS): make sure its module record exists. Cheap when nothing
-             * changed, and rare: once per distinct stack. No agent lock is held here. */
-            lh_maps_scan(0);
-        }
-        if (lh_script_on) {
-            /* Perl or Python code running: its frames join the native ones. */
-            lh_script_stack(&ss, r->stack_id, epoch);
-        }
+    if (lh_script_on) {
+        /* Perl or Python code running: its frames join the native ones. */
+        lh_script_stack(&ss, r->stack_id, epoch);
     }
     lh_slot_lock(s);
     r->slot = s;
@@ -512,6 +501,45 @@ lh_rec_begin(lh_rec_t *r, int want_stack)
     }
     r->ts = lh_sys_now_ns();
     return 0;
+}
+
+static inline __attribute__((always_inline)) int
+rec_begin(lh_rec_t *r, int want_stack)
+{
+    r->slot = NULL;
+    r->stack_id = 0;
+    if (unlikely(!lh_recording())) {
+        return -1;
+    }
+    lh_slot_t *s = lh_thread_slot();
+    if (unlikely(!s)) {
+        atomic_fetch_add_explicit(&lh_g.n_dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    if (want_stack) {
+        /* The common case: a stack this thread saw before at the same place, written to
+         * this file already, no script frames to add, nothing to verify. */
+        uint32_t epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
+        int want_slots = 0;
+        const lh_stacktab_entry_t *st = NULL;
+        uint32_t id = ucache_find(s, epoch, &want_slots, &st);
+        if (unlikely(!id || lh_script_on || lh_g.cfg.unwind_verify ||
+                     atomic_load_explicit(&st->emitted_gen, memory_order_relaxed) !=
+                         atomic_load_explicit(&lh_g.gen, memory_order_relaxed))) {
+            return begin_slow(r, s, id, st, epoch, want_slots);
+        }
+        r->stack_id = id;
+    }
+    lh_slot_lock(s);
+    r->slot = s;
+    r->ts = lh_sys_now_ns();
+    return 0;
+}
+
+int
+lh_rec_begin(lh_rec_t *r, int want_stack)
+{
+    return rec_begin(r, want_stack);
 }
 
 /* Makes room for one record and returns where it starts. Slot lock held. */
@@ -555,8 +583,8 @@ close_short(lh_slot_t *s, uint8_t *b, uint8_t type, uint8_t *q)
     s->n_events++;
 }
 
-void
-lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
+static inline __attribute__((always_inline)) void
+rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
 {
     lh_slot_t *s = r->slot;
     uint8_t *b = room(s, EVENT_MAX);
@@ -570,14 +598,48 @@ lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
     close_short(s, b, LH_REC_ALLOC, q);
 }
 
-void
-lh_rec_free(lh_rec_t *r, const void *p)
+static inline __attribute__((always_inline)) void
+rec_free(lh_rec_t *r, const void *p)
 {
     lh_slot_t *s = r->slot;
     uint8_t *b = room(s, EVENT_MAX);
     uint8_t *q = put_ts(s, b + 2, r->ts);
     q = put_addr(s, q, p);
     close_short(s, b, LH_REC_FREE, q);
+}
+
+void
+lh_rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
+{
+    rec_alloc(r, p, size, kind);
+}
+
+void
+lh_rec_free(lh_rec_t *r, const void *p)
+{
+    rec_free(r, p);
+}
+
+/* The whole of an allocation's and a free's recording in one call each: the hooks' common
+ * case, with lh_rec_begin, the encoder and lh_rec_end inlined into one frame. */
+void
+lh_rec_alloc_event(const void *p, size_t size, int kind)
+{
+    lh_rec_t r;
+    if (rec_begin(&r, 1) == 0) {
+        rec_alloc(&r, p, size, kind);
+        lh_slot_unlock(r.slot);
+    }
+}
+
+void
+lh_rec_free_event(const void *p)
+{
+    lh_rec_t r;
+    if (rec_begin(&r, 0) == 0) {
+        rec_free(&r, p);
+        lh_slot_unlock(r.slot);
+    }
 }
 
 void

@@ -29,4 +29,8 @@ void lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *fi
                      unsigned number, uint64_t pause_ns);
 void lh_rec_end(lh_rec_t *r);
 
+/* lh_rec_begin + lh_rec_alloc (with the stack) or lh_rec_free + lh_rec_end, in one call. */
+void lh_rec_alloc_event(const void *p, size_t size, int kind);
+void lh_rec_free_event(const void *p);
+
 #endif /* LH_RECORD_H */

@@ -68,7 +68,6 @@ before_recording_alloc(void *p, size_t size, int kind)
 void
 lh_recorder_alloc(void *p, size_t size, int kind)
 {
-    lh_rec_t r;
     int saved = errno;
     if (__builtin_expect(!lh_recording(), 0) && before_recording_alloc(p, size, kind)) {
         errno = saved;
@@ -78,10 +77,7 @@ lh_recorder_alloc(void *p, size_t size, int kind)
         lh_sample_mark(p);
     }
     lh_tls.guard = 1;
-    if (lh_rec_begin(&r, 1) == 0) {
-        lh_rec_alloc(&r, p, size, kind);
-        lh_rec_end(&r);
-    }
+    lh_rec_alloc_event(p, size, kind);
     lh_tls.guard = 0;
     if (lh_script_on) {
         lh_script_check_end(); /* perl's global destruction is not the program's */
@@ -92,7 +88,6 @@ lh_recorder_alloc(void *p, size_t size, int kind)
 void
 lh_recorder_free(void *p)
 {
-    lh_rec_t r;
     int saved = errno;
     if (__builtin_expect(!atomic_load_explicit(&lh_preinit_closed, memory_order_acquire), 0) &&
         lh_preinit_free(p)) {
@@ -104,10 +99,7 @@ lh_recorder_free(void *p)
         lh_script_check_end(); /* before: a free in global destruction is not recorded */
     }
     lh_tls.guard = 1;
-    if (lh_rec_begin(&r, 0) == 0) {
-        lh_rec_free(&r, p);
-        lh_rec_end(&r);
-    }
+    lh_rec_free_event(p);
     lh_tls.guard = 0;
     errno = saved;
 }

@@ -11,7 +11,7 @@
 #include "agent.h"
 #include "sys.h"
 
-#define FILTER_SIZE 65536
+#define FILTER_SIZE (1u << LH_SAMPLE_FILTER_BITS)
 #define SET_CAP (1u << 20) /* sampled live blocks; past it new samples are not recorded */
 
 static uint64_t rate;
@@ -28,7 +28,7 @@ static __thread uint64_t t_rng __attribute__((tls_model("initial-exec")));
 static inline uint32_t
 filter_index(const void *p)
 {
-    return (uint32_t)((((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) >> 48);
+    return (uint32_t)((((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - LH_SAMPLE_FILTER_BITS));
 }
 
 static inline uint32_t

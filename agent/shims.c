@@ -153,18 +153,29 @@ malloc_boot(size_t n)
     return real.malloc ? malloc_record(real.malloc(n), n) : boot_alloc(n, 16);
 }
 
-LH_EXPORT void *
-malloc(size_t n)
+/* Everything but sampling mode's common case: the real call, then the recording. The
+ * agent's code starts here, so this is where the stack is realigned (LH_REALIGN). */
+__attribute__((noinline)) LH_REALIGN static void *
+malloc_slow(size_t n)
 {
     void *(*f)(size_t) = real.malloc;
     if (unlikely(!f)) {
         return malloc_boot(n);
     }
-    void *p = f(n);
-    if (likely(lh_recorder_sampling) && lh_sample_skip(n)) {
-        return p;
+    return malloc_record(f(n), n);
+}
+
+/* Sampling mode's common case, an allocation that does not reach the next sample, is the
+ * countdown and a jump to the real malloc: no frame of ours, so no realignment either
+ * (glibc's malloc runs on whatever stack the program called it with). */
+__attribute__((visibility("default"))) void *
+malloc(size_t n)
+{
+    void *(*f)(size_t) = real.malloc;
+    if (likely(lh_recorder_sampling) && likely(f != NULL) && lh_sample_skip(n)) {
+        return f(n);
     }
-    return malloc_record(p, n);
+    return malloc_slow(n);
 }
 
 LH_EXPORT void *
@@ -188,7 +199,7 @@ calloc(size_t n, size_t m)
     return p;
 }
 
-__attribute__((noinline)) static void
+__attribute__((noinline)) LH_REALIGN static void
 free_record(void *p)
 {
     if (unlikely(is_boot(p))) {
@@ -203,7 +214,10 @@ free_record(void *p)
     real.free(p);
 }
 
-LH_EXPORT void
+/* As malloc: sampling mode's common case, a block that was not sampled, is the filter
+ * lookup and a jump to the real free; the agent's code (and the realignment) starts in
+ * free_record. */
+__attribute__((visibility("default"))) void
 free(void *p)
 {
     if (unlikely(!p)) {

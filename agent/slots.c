@@ -41,40 +41,33 @@ extern void *__libc_stack_end;
  * sweep waits for it) or will see req and step aside until the sweep is done with its slot
  * (the asymmetric Dekker pattern of liburcu's sys_membarrier flavour). Without membarrier
  * (old kernels) the owner pays a full fence instead. */
-static int asym_ok;
+int lh_slot_asym;
 static pthread_mutex_t sweep_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 asym_register(void)
 {
-    asym_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    lh_slot_asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 static void
 barrier_all(void)
 {
-    if (!asym_ok || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+    if (!lh_slot_asym || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
         atomic_thread_fence(memory_order_seq_cst);
         /* membarrier failed after registration (should not happen): owners still fence */
-        if (asym_ok) {
-            asym_ok = 0;
+        if (lh_slot_asym) {
+            lh_slot_asym = 0;
         }
     }
 }
 
+/* lh_slot_lock (slots.h) found a sweep's request: step aside until the sweep is done with
+ * this slot, then take it again. */
 void
-lh_slot_lock(lh_slot_t *s)
+lh_slot_lock_wait(lh_slot_t *s)
 {
     for (;;) {
-        atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
-        if (asym_ok) {
-            atomic_signal_fence(memory_order_seq_cst);
-        } else {
-            atomic_thread_fence(memory_order_seq_cst);
-        }
-        if (__builtin_expect(!atomic_load_explicit(&s->req, memory_order_acquire), 1)) {
-            return;
-        }
         atomic_store_explicit(&s->busy, 0, memory_order_release);
         int spins = 0;
         while (atomic_load_explicit(&s->req, memory_order_acquire)) {
@@ -82,13 +75,16 @@ lh_slot_lock(lh_slot_t *s)
                 sched_yield();
             }
         }
+        atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+        if (lh_slot_asym) {
+            atomic_signal_fence(memory_order_seq_cst);
+        } else {
+            atomic_thread_fence(memory_order_seq_cst);
+        }
+        if (!atomic_load_explicit(&s->req, memory_order_acquire)) {
+            return;
+        }
     }
-}
-
-void
-lh_slot_unlock(lh_slot_t *s)
-{
-    atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
 /* -------------------------------------------------------------------------------------
@@ -258,12 +254,9 @@ thread_bounds(lh_slot_t *s)
 }
 
 lh_slot_t *
-lh_thread_slot(void)
+lh_thread_slot_take(void)
 {
     unsigned gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-    if (lh_tls.registered && lh_tls.pid_gen == gen) {
-        return lh_tls.slot;
-    }
     lh_slot_t *s = NULL;
     for (int i = 0; i < LH_MAX_SLOTS; i++) {
         int expect = 0;

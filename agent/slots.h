@@ -18,11 +18,48 @@
  * Returns 0 or -1 (no memory). At init, not AS-safe. */
 int lh_slots_init(void);
 
+/* Takes a slot for the calling thread (lh_thread_slot's first call in a thread). */
+lh_slot_t *lh_thread_slot_take(void);
+
 /* The calling thread's slot, taken on its first event (and again in a fork child); NULL
- * when none is free. Guard held. */
-lh_slot_t *lh_thread_slot(void);
-void lh_slot_lock(lh_slot_t *s);   /* AS-safe for the owner thread */
-void lh_slot_unlock(lh_slot_t *s); /* AS-safe */
+ * when none is free. Guard held. Inline: every event asks. */
+static inline lh_slot_t *
+lh_thread_slot(void)
+{
+    unsigned gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
+    if (__builtin_expect(lh_tls.registered && lh_tls.pid_gen == gen, 1)) {
+        return lh_tls.slot;
+    }
+    return lh_thread_slot_take();
+}
+
+/* The slot lock (see slots.c for the asymmetric protocol). lh_slot_asym: membarrier is
+ * registered, so the owner needs no fence. The common case is inline: a store, a compiler
+ * fence and a load. */
+extern int lh_slot_asym;
+void lh_slot_lock_wait(lh_slot_t *s);
+
+/* AS-safe for the owner thread. */
+static inline void
+lh_slot_lock(lh_slot_t *s)
+{
+    atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+    if (__builtin_expect(lh_slot_asym, 1)) {
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+    if (__builtin_expect(atomic_load_explicit(&s->req, memory_order_acquire) != 0, 0)) {
+        lh_slot_lock_wait(s);
+    }
+}
+
+/* AS-safe. */
+static inline void
+lh_slot_unlock(lh_slot_t *s)
+{
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+}
 /* Make room for need bytes, flushing the slot (locked by the caller) when full. Returns 0,
  * or -1 when the records cannot fit even in an empty buffer. */
 int lh_slot_reserve(lh_slot_t *s, size_t need);

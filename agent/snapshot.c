@@ -27,6 +27,7 @@
 #include "record.h"
 #include "enc.h"
 #include "format.h"
+#include "snapdelta.h"
 #include "sys.h"
 #include "threads.h"
 
@@ -142,18 +143,23 @@ out_frame(out_t *o)
     o->prev_addr = o->prev_val = 0;
 }
 
+/* A count reserved as a 5-byte varint (padded), so it can be patched in place. */
+static void
+patch_count(uint8_t *at, uint32_t c)
+{
+    for (int i = 0; i < 5; i++) {
+        at[i] = (uint8_t)((c & 0x7f) | (i < 4 ? 0x80 : 0));
+        c >>= 7;
+    }
+}
+
 static void
 ptrs_close(out_t *o)
 {
     if (!o->ptrs_rec) {
         return;
     }
-    /* The count was reserved as a 5-byte varint (padded) so it can be patched in place. */
-    uint32_t c = o->ptrs_count;
-    for (int i = 0; i < 5; i++) {
-        o->ptrs_count_at[i] = (uint8_t)((c & 0x7f) | (i < 4 ? 0x80 : 0));
-        c >>= 7;
-    }
+    patch_count(o->ptrs_count_at, o->ptrs_count);
     lh_enc_rec_end(&o->e, o->ptrs_rec);
     o->ptrs_rec = NULL;
     o->n_records++;
@@ -240,8 +246,11 @@ read_maps(void)
         }
         const char *name = f && *f ? f : "";
         r->name_off = (uint32_t)(name - maps_buf);
-        r->file = name[0] == '/';
-        if (!readable) {
+        /* The agent's shared table (snapdelta.c) is listed as "/dev/zero (deleted)": not a
+         * module (the anonymous memory after it is no module's bss), never scanned. */
+        int agent_shared = perm[3] == 's' && lh_sys_is_agent_memory(r->lo, r->hi);
+        r->file = name[0] == '/' && !agent_shared;
+        if (!readable || agent_shared) {
             r->kind = 0;
         } else if (r->file) {
             r->kind = writable ? LH_REGION_DATA : 0;
@@ -410,6 +419,59 @@ emit_headers(out_t *o)
     }
 }
 
+/* Writes one page of mode full (or the part of it in the region) unless the snapshot
+ * refers to an earlier file for it; notes its header words either way. */
+static void
+scan_page_full(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, uintptr_t min_t,
+               uintptr_t max_t, uint64_t *bytes)
+{
+    const uint64_t *w0 = (const uint64_t *)a;
+    size_t nw = (b - a) / 8;
+    for (size_t i = 0; i < nw; i++) {
+        uintptr_t v = w0[i];
+        if ((v & 15) == 8 && v >= min_t && v < max_t) {
+            note_header(rs, n, v);
+        }
+    }
+    if (lh_snapdelta_piece(a, (uint32_t)(b - a), lh_snapdelta_sum(w0, nw, b - a), 0)) {
+        return; /* unchanged: an earlier file has these bytes */
+    }
+    out_room(o, (b - a) + 32);
+    ptrs_close(o);
+    uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_BYTES);
+    lh_enc_varint(&o->e, a);
+    lh_enc_bytes(&o->e, (const void *)a, b - a);
+    lh_enc_rec_end(&o->e, rec);
+    o->n_records++;
+    *bytes += b - a;
+}
+
+/* The pointer words of one page (mode pointers): gathered first, so that a page whose
+ * pointers did not change is referred to, not written. Returns how many it wrote. */
+static uint64_t
+scan_page_ptrs(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, uintptr_t min_t,
+               uintptr_t max_t)
+{
+    static uint64_t found[2 * 512]; /* (address, value) pairs of one page */
+    size_t k = 0;
+    for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
+        uintptr_t v = *w;
+        if (v < min_t || v >= max_t || !is_target(rs, n, v)) {
+            continue;
+        }
+        found[k++] = (uint64_t)(uintptr_t)w;
+        found[k++] = v;
+        note_header(rs, n, v);
+    }
+    if (lh_snapdelta_piece(a, (uint32_t)(b - a), lh_snapdelta_sum(found, k, b - a), k == 0)) {
+        return 0; /* unchanged: an earlier file has these words */
+    }
+    for (size_t i = 0; i < k; i += 2) {
+        out_ptr(o, found[i], found[i + 1]);
+    }
+    return k / 2;
+}
+
 /* Scans the resident pages of one region. */
 static void
 scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *words,
@@ -436,31 +498,11 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
             }
             uintptr_t a = chunk + pg * page;
             uintptr_t b = a + page < end ? a + page : end;
+            *words += (b - a) / 8;
             if (contents_mode == LH_CONTENTS_FULL) {
-                out_room(o, page + 32);
-                ptrs_close(o);
-                uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_BYTES);
-                lh_enc_varint(&o->e, a);
-                lh_enc_bytes(&o->e, (const void *)a, b - a);
-                lh_enc_rec_end(&o->e, rec);
-                o->n_records++;
-                *bytes += b - a;
-                for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
-                    if ((*w & 15) == 8 && *w >= min_t && *w < max_t) {
-                        note_header(rs, n, *w);
-                    }
-                }
-                continue;
-            }
-            for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
-                uintptr_t v = *w;
-                (*words)++;
-                if (v < min_t || v >= max_t || !is_target(rs, n, v)) {
-                    continue;
-                }
-                out_ptr(o, (uintptr_t)w, v);
-                (*ptrs)++;
-                note_header(rs, n, v);
+                scan_page_full(o, a, b, rs, n, min_t, max_t, bytes);
+            } else {
+                *ptrs += scan_page_ptrs(o, a, b, rs, n, min_t, max_t);
             }
         }
     }
@@ -723,6 +765,46 @@ emit_cut(out_t *o, const region_t *r, const job_t *job, counts_t *c)
     }
 }
 
+/* BASE and SAME records: the earlier files this one refers to, and for each the pieces
+ * whose contents are stored there (docs/FORMAT.md). */
+static void
+emit_refs(out_t *o)
+{
+    unsigned number;
+    const char *name;
+    for (int i = 0; lh_snapdelta_base(i, &number, &name); i++) {
+        ptrs_close(o);
+        out_room(o, 64 + strlen(name));
+        uint8_t *rec = lh_enc_rec_begin(&o->e, LH_SREC_BASE);
+        lh_enc_varint(&o->e, number);
+        lh_enc_str(&o->e, name);
+        lh_enc_rec_end(&o->e, rec);
+        o->n_records++;
+        size_t pos = 0;
+        uintptr_t addr;
+        uint32_t len;
+        int more = lh_snapdelta_next_ref(number, &pos, &addr, &len);
+        while (more) {
+            out_room(o, 4096 * 12 + 64);
+            rec = lh_enc_rec_begin(&o->e, LH_SREC_SAME);
+            lh_enc_varint(&o->e, number);
+            uint8_t *count_at = o->e.p;
+            lh_enc_bytes(&o->e, "\0\0\0\0\0", 5);
+            uint32_t count = 0;
+            uintptr_t last = 0;
+            for (; more && count < 4096; count++) {
+                lh_enc_varint(&o->e, (addr - last) / 8);
+                lh_enc_varint(&o->e, len / 8);
+                last = addr;
+                more = lh_snapdelta_next_ref(number, &pos, &addr, &len);
+            }
+            patch_count(count_at, count);
+            lh_enc_rec_end(&o->e, rec);
+            o->n_records++;
+        }
+    }
+}
+
 __attribute__((noreturn)) static void
 child_main(const job_t *job)
 {
@@ -754,6 +836,9 @@ child_main(const job_t *job)
     lh_enc_init(&o.e, raw_buf, OUT_RAW + 65536);
 
     n_regions = read_maps();
+    if (lh_g.cfg.snapshot_delta) {
+        lh_snapdelta_begin(job->pid, contents_mode, job->number);
+    }
     uintptr_t cap_lo = 0, cap_hi = 0;
     collect_troots(job, &cap_lo, &cap_hi);
     uint8_t *tr = lh_enc_rec_begin(&o.e, LH_SREC_THREAD);
@@ -772,6 +857,7 @@ child_main(const job_t *job)
     }
     uint64_t words = c.words, ptrs = c.ptrs, bytes = c.bytes, nreg = c.nreg;
     emit_headers(&o);
+    emit_refs(&o);
     ptrs_close(&o);
     out_room(&o, 64);
     uint8_t *er = lh_enc_rec_begin(&o.e, LH_SREC_END);
@@ -783,6 +869,8 @@ child_main(const job_t *job)
     o.n_records++;
     out_frame(&o);
     close(o.fd);
+    const char *base = strrchr(job->path, '/');
+    lh_snapdelta_end(!o.failed, base ? base + 1 : job->path);
     syscall(SYS_exit_group, o.failed ? 1 : 0);
     __builtin_unreachable();
 }
@@ -954,6 +1042,9 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     }
     default_contents();
     lh_snapshot_reap(0);
+    if (lh_g.cfg.snapshot_delta) {
+        lh_snapdelta_prepare(); /* once; without it, files are whole */
+    }
     int free_slot = -1;
     for (int i = 0; i < MAX_CHILDREN; i++) {
         if (!children[i]) {

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t
-clock_ns(void)
+uint64_t
+lh_sys_clock_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,30 +26,14 @@ clock_ns(void)
  * aarch64's generic timer always), so it is synchronized across CPUs. The conversion is
  * fixed at init, so every time stamp of a process, including the ticker's SYNC times, comes
  * from the same scale: ordering is exact, absolute times are within calibration error
- * (about 1e-5) of CLOCK_MONOTONIC. */
-static int use_counter;
-static uint64_t counter0, ns0, mult; /* ns = ns0 + ((counter - counter0) * mult) >> 32 */
-
-static inline uint64_t
-read_counter(void)
-{
-#if defined(__x86_64__)
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return (uint64_t)hi << 32 | lo;
-#elif defined(__aarch64__)
-    uint64_t v;
-    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
-    return v;
-#else
-    return 0;
-#endif
-}
+ * (about 1e-5) of CLOCK_MONOTONIC. lh_sys_now_ns (sys.h) is inline: it runs twice per
+ * malloc/free pair. */
+lh_sys_clock_t lh_sys_clock;
 
 void
 lh_sys_clock_init(int mode)
 {
-    use_counter = 0;
+    lh_sys_clock.use_counter = 0;
     if (mode == 0) {
         return;
     }
@@ -62,44 +46,31 @@ lh_sys_clock_init(int mode)
             return;
         }
     }
-    uint64_t t0 = clock_ns();
-    uint64_t c0 = read_counter();
+    uint64_t t0 = lh_sys_clock_ns();
+    uint64_t c0 = lh_sys_counter();
     uint64_t t1;
     do {
-        t1 = clock_ns();
+        t1 = lh_sys_clock_ns();
     } while (t1 - t0 < 2000000u);
-    uint64_t c1 = read_counter();
+    uint64_t c1 = lh_sys_counter();
     if (c1 <= c0) {
         return;
     }
-    mult = (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0));
-    counter0 = c1;
-    ns0 = t1;
-    use_counter = mult != 0;
+    lh_sys_clock.mult = (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0));
+    lh_sys_clock.counter0 = c1;
+    lh_sys_clock.ns0 = t1;
+    lh_sys_clock.use_counter = lh_sys_clock.mult != 0;
 #elif defined(__aarch64__)
     uint64_t freq;
     __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(freq));
     if (!freq) {
         return;
     }
-    mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / freq);
-    counter0 = read_counter();
-    ns0 = clock_ns();
-    use_counter = 1;
+    lh_sys_clock.mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / freq);
+    lh_sys_clock.counter0 = lh_sys_counter();
+    lh_sys_clock.ns0 = lh_sys_clock_ns();
+    lh_sys_clock.use_counter = 1;
 #endif
-}
-
-uint64_t
-lh_sys_now_ns(void)
-{
-    if (__builtin_expect(use_counter, 1)) {
-        int64_t d = (int64_t)(read_counter() - counter0);
-        if (d < 0) {
-            d = 0; /* a CPU whose counter lags by a few cycles */
-        }
-        return ns0 + (uint64_t)(((unsigned __int128)(uint64_t)d * mult) >> 32);
-    }
-    return clock_ns();
 }
 
 uint64_t
@@ -159,10 +130,10 @@ reg_unlock(void)
     __atomic_store_n(&map_reg_lock, 0, __ATOMIC_RELEASE);
 }
 
-void *
-lh_sys_map(size_t len)
+static void *
+map_flags(size_t len, int share)
 {
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, share | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (p == MAP_FAILED) {
         return NULL;
@@ -175,6 +146,18 @@ lh_sys_map(size_t len)
     }
     reg_unlock();
     return p;
+}
+
+void *
+lh_sys_map(size_t len)
+{
+    return map_flags(len, MAP_PRIVATE);
+}
+
+void *
+lh_sys_map_shared(size_t len)
+{
+    return map_flags(len, MAP_SHARED);
 }
 
 void

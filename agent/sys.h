@@ -13,8 +13,47 @@
 /* Chooses the time source, once, before any time stamp is taken: mode 0 = clock_gettime,
  * 1 = the CPU counter, -1 = the counter when the kernel's clocksource is "tsc". */
 void lh_sys_clock_init(int mode);
+/* CLOCK_MONOTONIC in ns through clock_gettime. AS-safe. */
+uint64_t lh_sys_clock_ns(void);
+
+/* The time source chosen by lh_sys_clock_init (see sys.c): the CPU's counter, converted as
+ * ns = ns0 + ((counter - counter0) * mult) >> 32, or clock_gettime. */
+typedef struct lh_sys_clock {
+    int use_counter;
+    uint64_t counter0, ns0, mult;
+} lh_sys_clock_t;
+extern lh_sys_clock_t lh_sys_clock;
+
+static inline uint64_t
+lh_sys_counter(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return 0;
+#endif
+}
+
 /* Monotonic time in ns on the CLOCK_MONOTONIC scale (see sys.c). AS-safe. */
-uint64_t lh_sys_now_ns(void);
+static inline uint64_t
+lh_sys_now_ns(void)
+{
+    if (__builtin_expect(lh_sys_clock.use_counter, 1)) {
+        int64_t d = (int64_t)(lh_sys_counter() - lh_sys_clock.counter0);
+        if (d < 0) {
+            d = 0; /* a CPU whose counter lags by a few cycles */
+        }
+        return lh_sys_clock.ns0 +
+               (uint64_t)(((unsigned __int128)(uint64_t)d * lh_sys_clock.mult) >> 32);
+    }
+    return lh_sys_clock_ns();
+}
 /* CLOCK_REALTIME in ns. AS-safe. */
 uint64_t lh_sys_realtime_ns(void);
 /* The calling thread's kernel tid. AS-safe. */
@@ -24,6 +63,9 @@ pid_t lh_sys_gettid(void);
 int lh_sys_write_all(int fd, const void *buf, size_t len);
 /* Anonymous private mapping of len bytes, NULL on failure. AS-safe. */
 void *lh_sys_map(size_t len);
+/* The same, shared: what a copy-on-write child writes there, its parent and the next
+ * child see (snapshot.c's per-page sums). Agent memory too. AS-safe. */
+void *lh_sys_map_shared(size_t len);
 void lh_sys_unmap(void *p, size_t len);
 /* An allocator for zstd's ZSTD_customMem, on lh_sys_map: zstd's workspace never comes
  * from the host's heap. AS-safe. */

@@ -9,12 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */
 
 /* ---------------------------------------------------------------------------------------
  * Checkpoint sets: the stacks changed since the previous checkpoint, with their values.
  * ------------------------------------------------------------------------------------- */
-typedef lh_cdelta_t entry_t;
+typedef struct entry {
+    uint32_t stack;
+    uint64_t blocks;
+    uint64_t bytes;
+} entry_t;
 
 typedef struct ckset {
     entry_t *e;
@@ -24,6 +30,7 @@ typedef struct ckset {
     uint32_t *dirty;    /* stacks changed since the last checkpoint */
     size_t n_dirty, cap_dirty;
     uint32_t *gen;      /* per stack: the checkpoint generation it was last marked dirty in */
+    size_t cap_gen;
     uint32_t cur_gen;   /* starts at 1, so that gen 0 means never */
 } ckset_t;
 
@@ -60,36 +67,11 @@ struct lh_collect {
     uint64_t t0, width;
     int have_t0;
 
-    /* boundaries */
-    ckset_t pts;
-    lh_boundary_t *points;
-    size_t n_points, cap_points;
-    uint64_t n_marks;
-
     lh_rss_sample_t *rss;
     size_t n_rss, cap_rss;
 
     uint64_t start_ns, end_ns;
 };
-
-static int
-grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t c = *cap ? *cap : 16;
-    while (c < need) {
-        c *= 2;
-    }
-    void *p = realloc(*v, c * elem);
-    if (!p) {
-        return -1;
-    }
-    *v = p;
-    *cap = c;
-    return 0;
-}
 
 static int
 oom(lh_err_t *err)
@@ -117,8 +99,8 @@ cmp_u32(const void *a, const void *b)
 static int
 ckset_close(ckset_t *s, const sstate_t *st)
 {
-    if (grow((void **)&s->start, &s->cap_ck, s->n_ck + 2, sizeof *s->start) < 0 ||
-        grow((void **)&s->e, &s->cap, s->n + s->n_dirty, sizeof *s->e) < 0) {
+    if (lh_grow_to(&s->start, &s->cap_ck, s->n_ck + 2, sizeof *s->start, 16) < 0 ||
+        lh_grow_to(&s->e, &s->cap, s->n + s->n_dirty, sizeof *s->e, 16) < 0) {
         return -1;
     }
     if (s->n_ck == 0) {
@@ -142,7 +124,7 @@ ckset_touch(ckset_t *s, uint32_t id)
     if (s->gen[id] == s->cur_gen) {
         return 0;
     }
-    if (grow((void **)&s->dirty, &s->cap_dirty, s->n_dirty + 1, sizeof *s->dirty) < 0) {
+    if (lh_grow_to(&s->dirty, &s->cap_dirty, s->n_dirty + 1, sizeof *s->dirty, 16) < 0) {
         return -1;
     }
     s->gen[id] = s->cur_gen;
@@ -191,25 +173,14 @@ ckset_halve(ckset_t *s)
 static int
 ensure_stack(lh_collect_t *c, uint32_t id)
 {
-    if (id < c->n_st) {
+    size_t need = (size_t)id + 1;
+    if (need <= c->n_st) {
         return 0;
     }
-    size_t need = (size_t)id + 1, old = c->cap_st;
-    if (need > c->cap_st) {
-        size_t cap = old;
-        if (grow((void **)&c->st, &cap, need, sizeof *c->st) < 0) {
-            return -1;
-        }
-        size_t cap2 = old, cap3 = old;
-        if (grow((void **)&c->cols.gen, &cap2, cap, sizeof *c->cols.gen) < 0 ||
-            grow((void **)&c->pts.gen, &cap3, cap, sizeof *c->pts.gen) < 0) {
-            return -1;
-        }
-        c->cap_st = cap;
+    if (lh_grow_zeroed(&c->st, &c->cap_st, need, sizeof *c->st, 16) < 0 ||
+        lh_grow_zeroed(&c->cols.gen, &c->cols.cap_gen, need, sizeof *c->cols.gen, 16) < 0) {
+        return -1;
     }
-    memset(c->st + c->n_st, 0, (need - c->n_st) * sizeof *c->st);
-    memset(c->cols.gen + c->n_st, 0, (need - c->n_st) * sizeof *c->cols.gen);
-    memset(c->pts.gen + c->n_st, 0, (need - c->n_st) * sizeof *c->pts.gen);
     c->n_st = need;
     return 0;
 }
@@ -232,17 +203,14 @@ change(lh_collect_t *c, uint32_t id, int64_t dblocks, int64_t dbytes)
     s->live_bytes += (uint64_t)dbytes;
     c->heap_blocks += (uint64_t)dblocks;
     c->heap_bytes += (uint64_t)dbytes;
-    if ((c->opts.n_columns && ckset_touch(&c->cols, id) < 0) || ckset_touch(&c->pts, id) < 0) {
-        return -1;
-    }
-    return 0;
+    return c->opts.n_columns ? ckset_touch(&c->cols, id) : 0;
 }
 
 static int
 push_column(lh_collect_t *c)
 {
     size_t k = c->cols.n_ck;
-    if (grow((void **)&c->colmeta, &c->cap_colmeta, k + 1, sizeof *c->colmeta) < 0 ||
+    if (lh_grow_to(&c->colmeta, &c->cap_colmeta, k + 1, sizeof *c->colmeta, 16) < 0 ||
         ckset_close(&c->cols, c->st) < 0) {
         return -1;
     }
@@ -287,20 +255,6 @@ advance_columns(lh_collect_t *c, uint64_t ts)
     return 0;
 }
 
-static int
-add_point(lh_collect_t *c, const lh_event_t *ev)
-{
-    if (grow((void **)&c->points, &c->cap_points, c->n_points + 1, sizeof *c->points) < 0 ||
-        ckset_close(&c->pts, c->st) < 0 ||
-        lh_boundary_init(&c->points[c->n_points], ev, c->n_points, c->n_marks, c->heap_bytes,
-                         c->heap_blocks) < 0) {
-        return -1;
-    }
-    c->n_marks += ev->type == LH_REC_MARK;
-    c->n_points++;
-    return 0;
-}
-
 /* The collector's consumer of the one pass (stream.h): ev was just applied to r. */
 static int
 apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
@@ -336,14 +290,8 @@ apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev
             }
         }
         break;
-    case LH_REC_MARK:
-    case LH_REC_SNAPSHOT:
-        if (add_point(c, ev) < 0) {
-            return oom(err);
-        }
-        break;
     case LH_REC_RSS:
-        if (grow((void **)&c->rss, &c->cap_rss, c->n_rss + 1, sizeof *c->rss) < 0) {
+        if (lh_grow_to(&c->rss, &c->cap_rss, c->n_rss + 1, sizeof *c->rss, 16) < 0) {
             return oom(err);
         }
         c->rss[c->n_rss++] = (lh_rss_sample_t){ev->ts_ns, ev->size};
@@ -426,7 +374,7 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
     if (opts) {
         c->opts = *opts;
     }
-    c->cols.cur_gen = c->pts.cur_gen = 1;
+    c->cols.cur_gen = 1;
     if (ensure_stack(c, 0) < 0) {
         rc = oom(err);
         goto fail;
@@ -456,17 +404,12 @@ lh_collect_free(lh_collect_t *c)
     for (size_t i = 0; c->sites && i < c->n_stacks; i++) {
         lh_site_fini(&c->sites[i]);
     }
-    for (size_t i = 0; i < c->n_points; i++) {
-        free(c->points[i].label);
-    }
     free(c->sites);
     free(c->site_done);
     free(c->stacks);
     free(c->st);
     ckset_fini(&c->cols);
-    ckset_fini(&c->pts);
     free(c->colmeta);
-    free(c->points);
     free(c->rss);
     lh_sym_free(c->sym);
     lh_timeline_free(c->tl);
@@ -541,54 +484,6 @@ lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *e
     }
     *out = &c->sites[id];
     return 0;
-}
-
-size_t
-lh_collect_n_points(const lh_collect_t *c)
-{
-    return c->n_points;
-}
-
-const lh_boundary_t *
-lh_collect_point(const lh_collect_t *c, size_t i)
-{
-    return i < c->n_points ? &c->points[i] : NULL;
-}
-
-const lh_boundary_t *
-lh_collect_points(const lh_collect_t *c, size_t *n)
-{
-    *n = c->n_points;
-    return c->points;
-}
-
-int
-lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
-                    lh_err_t *err)
-{
-    if (i >= c->n_points) {
-        return lh_err_set(err, LH_EINVAL, "no boundary #%zu (the trace has %zu)", i + 1,
-                          c->n_points);
-    }
-    memset(bytes, 0, c->n_stacks * sizeof *bytes);
-    memset(blocks, 0, c->n_stacks * sizeof *blocks);
-    for (size_t e = 0; e < c->pts.start[i + 1]; e++) {
-        const entry_t *x = &c->pts.e[e];
-        bytes[x->stack] = x->bytes;
-        blocks[x->stack] = x->blocks;
-    }
-    return 0;
-}
-
-size_t
-lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out)
-{
-    if (i >= c->n_points) {
-        *out = NULL;
-        return 0;
-    }
-    *out = c->pts.e + c->pts.start[i];
-    return c->pts.start[i + 1] - c->pts.start[i];
 }
 
 const lh_timeline_t *

@@ -10,8 +10,8 @@
  *     the stacks whose live bytes changed in it, with their values at its end, and the
  *     total heap; the width starts at 1 ms and doubles (merging pairs of columns) so that
  *     there are never more than 2 x opts.n_columns of them;
- *   - the boundaries (MARK and SNAPSHOT records) with, likewise, the stacks that changed
- *     since the previous boundary: per-stack live bytes at any boundary, and growth;
+ *   - through the timeline it feeds in the same pass (timeline.h, series on): the
+ *     boundaries (MARK and SNAPSHOT records), per-stack live bytes at any of them, growth;
  *   - RSS samples.
  *
  * Peak per stack without a second pass: a stack's value at the latest peak is saved lazily,
@@ -96,27 +96,9 @@ const lh_cstack_t *lh_collect_stack(const lh_collect_t *c, uint32_t id);
  * *out pointing into the collector, or LH_ENOMEM. */
 int lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err);
 
-size_t lh_collect_n_points(const lh_collect_t *c);
-/* Boundary i of all, both kinds in time order (global == i): lh_bound_find resolves a spec
- * among them. NULL past the end. */
-const lh_boundary_t *lh_collect_point(const lh_collect_t *c, size_t i);
-/* All of them: *n entries. */
-const lh_boundary_t *lh_collect_points(const lh_collect_t *c, size_t *n);
-/* Live bytes and blocks of every stack at boundary i (arrays of lh_collect_n_stacks()
- * entries, overwritten). Returns 0 or LH_EINVAL (no such boundary). */
-int lh_collect_at_point(const lh_collect_t *c, size_t i, uint64_t *bytes, uint64_t *blocks,
-                        lh_err_t *err);
-/* The stacks whose live set changed since boundary i - 1 (since the start for i = 0), with
- * their values at boundary i, sorted by stack id: replaying these deltas gives every
- * boundary in turn. Returns the number of entries, *out pointing into the collector. */
-typedef struct lh_cdelta {
-    uint32_t stack;
-    uint64_t blocks;
-    uint64_t bytes;
-} lh_cdelta_t;
-size_t lh_collect_point_delta(const lh_collect_t *c, size_t i, const lh_cdelta_t **out);
-/* The timeline the same pass fed (series on): per-site series, growth and trends
- * (timeline.h) for the pictures, the attribution and the exports. */
+/* The timeline the same pass fed (series on): the boundaries (lh_timeline_all_bounds: both
+ * kinds in time order), every stack's live set at each (lh_timeline_at), per-site series,
+ * growth and trends (timeline.h) for the pictures, the attribution and the exports. */
 const lh_timeline_t *lh_collect_timeline(const lh_collect_t *c);
 
 size_t lh_collect_n_columns(const lh_collect_t *c);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrsym.h"
 #include "bound.h"
 #include "grow.h"
 
@@ -31,6 +32,8 @@ typedef struct dmod {
     int opened;
     Dwfl *dwfl;
     Dwfl_Module *mod;
+    int syms_indexed;
+    lh_addrsym_t *syms; /* addrsym.h: dwfl_module_addrinfo without reading the table */
     int vars_read;
     var_loc_t *vars; /* sorted by addr */
     size_t n_vars;
@@ -128,6 +131,7 @@ lh_datasym_free(lh_datasym_t *ds)
         if (ds->dm[i].dwfl) {
             dwfl_end(ds->dm[i].dwfl);
         }
+        lh_addrsym_free(ds->dm[i].syms);
         free(ds->dm[i].vars);
     }
     free(ds->dm);
@@ -151,15 +155,8 @@ module_path(const lh_datasym_t *ds, long mi)
 static dmod_t *
 module_open(lh_datasym_t *ds, long mi)
 {
-    if ((size_t)mi >= ds->n_dm) {
-        size_t n = ds->mods->n;
-        dmod_t *v = realloc(ds->dm, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + ds->n_dm, 0, (n - ds->n_dm) * sizeof *v);
-        ds->dm = v;
-        ds->n_dm = n;
+    if (lh_grow_zeroed(&ds->dm, &ds->n_dm, (size_t)mi + 1, sizeof *ds->dm, ds->mods->n) < 0) {
+        return NULL;
     }
     dmod_t *m = &ds->dm[mi];
     if (m->opened) {
@@ -183,6 +180,17 @@ module_open(lh_datasym_t *ds, long mi)
         m->dwfl = NULL;
     }
     return m;
+}
+
+/* dwfl_module_addrinfo's answer for addr, from the module's symbol index. */
+static const char *
+addr_symbol(dmod_t *m, uint64_t addr, GElf_Off *off, GElf_Sym *sym)
+{
+    if (!m->syms_indexed) {
+        m->syms_indexed = 1;
+        m->syms = lh_addrsym_new(m->mod);
+    }
+    return lh_addrsym_info(m->syms, m->mod, addr, off, sym);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -284,7 +292,7 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     }
     GElf_Off off = 0;
     GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *name = addr_symbol(m, addr, &off, &sym);
     if (!name || !name[0]) {
         return 0;
     }
@@ -306,7 +314,7 @@ vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     }
     GElf_Off off = 0;
     GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(m->mod, value, &off, &sym, NULL, NULL, NULL);
+    const char *name = addr_symbol(m, value, &off, &sym);
     if (!name || strncmp(name, "_ZTV", 4) != 0) {
         return NULL;
     }

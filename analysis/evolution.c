@@ -16,51 +16,43 @@ oom(lh_evolution_t *e, lh_err_t *err)
     return lh_err_set(err, LH_ENOMEM, "out of memory building the evolution chart");
 }
 
-/* Which boundaries are the x axis in marks mode: marks, else snapshots. */
-static int
-use_point(const lh_boundary_t *p, int snapshots)
+/* The x axis in marks mode: the boundaries of one kind, marks, else snapshots. */
+static const lh_boundary_t *
+x_points(lh_collect_t *c, int snapshots, size_t *n)
 {
-    return p->is_snapshot == snapshots;
+    return lh_timeline_bounds(lh_collect_timeline(c),
+                              snapshots ? LH_BOUND_SNAPSHOTS : LH_BOUND_MARKS, n);
 }
 
 /* Per-stack maximum over the x points, and the per-x values of all stacks in vals when not
- * NULL (marks mode), replaying the boundary deltas. */
+ * NULL (marks mode), from the live sets at each point. */
 static int
 marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, size_t n_x,
              const uint32_t *ids, size_t n_ids, lh_evolution_t *e)
 {
-    size_t ns = lh_collect_n_stacks(c), k = 0;
-    uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur);
-    if (!cur) {
+    size_t ns = lh_collect_n_stacks(c), np;
+    const lh_boundary_t *pts = x_points(c, snapshots, &np);
+    uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur), *blk = calloc(ns ? ns : 1, sizeof *blk);
+    if (!cur || !blk) {
+        free(cur);
+        free(blk);
         return -1;
     }
-    for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_boundary_t *p = lh_collect_point(c, i);
-        const lh_cdelta_t *d;
-        size_t nd = lh_collect_point_delta(c, i, &d);
-        for (size_t j = 0; j < nd; j++) {
-            cur[d[j].stack] = d[j].bytes;
-        }
-        if (!use_point(p, snapshots) || k >= n_x) {
-            continue;
-        }
-        if (max) {
-            for (size_t s = 0; s < ns; s++) {
-                if (cur[s] > max[s]) {
-                    max[s] = cur[s];
-                }
-            }
+    for (size_t k = 0; k < np && k < n_x; k++) {
+        lh_timeline_at(lh_collect_timeline(c), pts[k].global, ns, cur, blk);
+        for (size_t s = 0; max && s < ns; s++) {
+            max[s] = cur[s] > max[s] ? cur[s] : max[s];
         }
         if (vals) {
             for (size_t j = 0; j < n_ids; j++) {
                 vals[j][k] = cur[ids[j]];
             }
             e->x[k] = (double)(k + 1);
-            e->total[k] = p->heap_bytes;
+            e->total[k] = pts[k].heap_bytes;
         }
-        k++;
     }
     free(cur);
+    free(blk);
     return 0;
 }
 
@@ -96,14 +88,9 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         return oom(e, err);
     }
     if (x_marks) {
-        size_t n_m = 0, n_s = 0;
-        for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-            if (lh_collect_point(c, i)->is_snapshot) {
-                n_s++;
-            } else {
-                n_m++;
-            }
-        }
+        size_t n_m, n_s;
+        x_points(c, 0, &n_m);
+        x_points(c, 1, &n_s);
         if (!n_m && !n_s) {
             free(max);
             return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
@@ -214,10 +201,13 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     }
     e->x_max = x_marks ? (double)e->n : (double)(lh_collect_end_ns(c) - start) / 1e9;
     /* RSS and boundary lines */
-    size_t nrss = lh_collect_n_rss(c), np = lh_collect_n_points(c);
+    size_t nrss = lh_collect_n_rss(c), np, nx;
+    const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &np);
+    const lh_boundary_t *xs = x_points(c, snapshots, &nx);
     const lh_rss_sample_t *rs = lh_collect_rss(c);
-    e->rss_x = calloc(nrss ? nrss : 1, sizeof *e->rss_x);
-    e->rss = calloc(nrss ? nrss : 1, sizeof *e->rss);
+    size_t n_rss = x_marks ? nx : nrss; /* over marks: one sample (or none) at each */
+    e->rss_x = calloc(n_rss ? n_rss : 1, sizeof *e->rss_x);
+    e->rss = calloc(n_rss ? n_rss : 1, sizeof *e->rss);
     e->lines = calloc(np ? np : 1, sizeof *e->lines);
     if (!e->rss_x || !e->rss || !e->lines) {
         goto fail;
@@ -229,24 +219,17 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         }
         e->n_rss = nrss;
         for (size_t i = 0; i < np; i++) {
-            const lh_boundary_t *p = lh_collect_point(c, i);
-            e->lines[e->n_lines++] = (lh_evo_line_t){(double)(p->ts_ns - start) / 1e9, p->label,
-                                                     p->is_snapshot};
+            e->lines[e->n_lines++] = (lh_evo_line_t){(double)(pts[i].ts_ns - start) / 1e9,
+                                                     pts[i].label, pts[i].is_snapshot};
         }
     } else {
         /* RSS at each mark: the last sample taken before it */
-        size_t k = 0, r = 0;
-        for (size_t i = 0; i < np; i++) {
-            const lh_boundary_t *p = lh_collect_point(c, i);
-            if (!use_point(p, snapshots)) {
-                continue;
-            }
-            k++;
-            while (r < nrss && rs[r].ts_ns <= p->ts_ns) {
+        for (size_t k = 0, r = 0; k < nx; k++) {
+            while (r < nrss && rs[r].ts_ns <= xs[k].ts_ns) {
                 r++;
             }
             if (r > 0) {
-                e->rss_x[e->n_rss] = (double)k;
+                e->rss_x[e->n_rss] = (double)(k + 1);
                 e->rss[e->n_rss++] = rs[r - 1].rss_bytes;
             }
         }

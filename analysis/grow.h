@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -42,6 +43,21 @@ static inline int
 lh_grow(void *pv, size_t *cap, size_t n, size_t elem, size_t first)
 {
     return lh_grow_to(pv, cap, n + 1, elem, first);
+}
+
+/* lh_grow_to, with the elements it adds (from the old capacity to the new) zeroed: for
+ * arrays indexed by an id, where an unused slot must read as empty. */
+static inline int
+lh_grow_zeroed(void *pv, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    size_t old = *cap;
+    if (lh_grow_to(pv, cap, need, elem, first) < 0) {
+        return LH_ENOMEM;
+    }
+    if (*cap > old) {
+        memset((char *)*(void **)pv + old * elem, 0, (*cap - old) * elem);
+    }
+    return 0;
 }
 
 #endif /* LH_GROW_H */

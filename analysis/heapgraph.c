@@ -18,6 +18,7 @@
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
+#include "hash.h"
 #include "stream.h"
 
 typedef struct tag {
@@ -25,16 +26,21 @@ typedef struct tag {
     uint32_t type;
 } tag_t;
 
+/* What the pass captures besides an index (LH_HG_EXIT_CONTENTS is the third). */
+#define WANT_EXIT (-1)    /* the exit snapshot (the last one) */
+#define WANT_NONE (-3)    /* nothing: the list only */
+
 /* State of the pass over the trace. */
-typedef struct pass {
-    long want;            /* snapshot index to capture, -1: the exit snapshot */
+struct lh_hgpass {
+    long want;            /* snapshot index to capture, or WANT_* */
     long captured;        /* index captured, -1: none */
     tag_t *tags;
     size_t n_tags, cap_tags, tags_at_capture;
     size_t cap_snaps;
     uint64_t epoch;       /* of the newest module event */
     lh_heapgraph_t *hg;
-} pass_t;
+};
+typedef struct lh_hgpass pass_t;
 
 /* ---------------------------------------------------------------------------------------
  * Small helpers
@@ -59,18 +65,12 @@ intern_type(lh_heapgraph_t *hg, const char *s, size_t n)
     if (hg->n_types == 0) {
         hg->n_types = 1; /* index 0: none */
     }
-    if ((hg->n_types & (hg->n_types - 1)) == 0 || hg->n_types == 1) {
-        char **v = realloc(hg->types, (size_t)hg->n_types * 2 * sizeof *v);
-        if (!v) {
-            return 0;
-        }
-        hg->types = v;
-        hg->types[0] = NULL;
-    }
-    char *c = lh_dupstr(s, n);
-    if (!c) {
+    char *c = NULL;
+    if (lh_grow(&hg->types, &hg->cap_types, hg->n_types, sizeof *hg->types, 16) < 0 ||
+        !(c = lh_dupstr(s, n))) {
         return 0;
     }
+    hg->types[0] = NULL;
     hg->types[hg->n_types] = c;
     return hg->n_types++;
 }
@@ -158,14 +158,8 @@ add_tag(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev)
     if (!type) {
         return LH_ENOMEM;
     }
-    if (ps->n_tags == ps->cap_tags) {
-        size_t cap = ps->cap_tags ? ps->cap_tags * 2 : 64;
-        tag_t *v = realloc(ps->tags, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        ps->tags = v;
-        ps->cap_tags = cap;
+    if (lh_grow(&ps->tags, &ps->cap_tags, ps->n_tags, sizeof *ps->tags, 64) < 0) {
+        return LH_ENOMEM;
     }
     ps->tags[ps->n_tags++] = (tag_t){ev->addr, ev->ts_ns, type};
     return 0;
@@ -187,7 +181,10 @@ on_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t 
     } else if (ev->type == LH_REC_SNAPSHOT) {
         rc = add_snapshot(hg, ps, ev, r);
         long idx = (long)hg->n_snaps - 1;
-        if (rc == 0 && (ps->want == idx || (ps->want == -1 && ev->kind == LH_SNAP_EXIT))) {
+        int at_exit = ev->kind == LH_SNAP_EXIT;
+        if (rc == 0 && (ps->want == idx || (ps->want == WANT_EXIT && at_exit) ||
+                        (ps->want == LH_HG_EXIT_CONTENTS && at_exit &&
+                         hg->snaps[idx].mode != LH_CONTENTS_NONE))) {
             rc = capture(hg, ps, r, ps->epoch);
         }
     }
@@ -200,11 +197,13 @@ on_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t 
     return 0;
 }
 
+/* The graph's own read of the trace (lh_heapgraph_open), which then owns it. */
 static int
-read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_err_t *err)
+read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
 {
+    pass_t *ps = hg->pass;
     lh_consumer_t me = {on_event, ps};
-    lh_stream_opts_t so = {opts->salvage, &me, 1, NULL, NULL};
+    lh_stream_opts_t so = {salvage, &me, 1, NULL, NULL};
     lh_replay_t *r = NULL;
     lh_trace_close(hg->trace);
     hg->trace = NULL;
@@ -216,7 +215,6 @@ read_trace(lh_heapgraph_t *hg, pass_t *ps, const lh_heapgraph_opts_t *opts, lh_e
     ps->n_tags = 0;
     ps->captured = -1;
     ps->epoch = 0;
-    ps->hg = hg;
     int rc = lh_stream_run(hg->trace_path, &so, &hg->trace, &r, err);
     lh_replay_free(r);
     return rc;
@@ -328,47 +326,42 @@ typedef struct root_map {
     uint32_t sym_root;
 } root_map_t;
 
-static size_t
-key_hash(uint64_t k)
+/* Puts key1 (a start + 1) in a table with room for it. */
+static void
+place(root_map_t *m, uint64_t key1, uint32_t val)
 {
-    uint64_t h = k * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 29));
+    size_t j = lh_hash_mix(key1) & m->mask;
+    while (m->keys[j]) {
+        j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key1;
+    m->vals[j] = val;
 }
 
 static int
 map_put(root_map_t *m, uint64_t key, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->mask + 1) {
+        root_map_t old = *m;
         size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint32_t *v = calloc(cap, sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
+        m->keys = calloc(cap, sizeof *m->keys);
+        m->vals = calloc(cap, sizeof *m->vals);
+        if (!m->keys || !m->vals) {
+            free(m->keys);
+            free(m->vals);
+            *m = old;
             return LH_ENOMEM;
         }
-        for (size_t i = 0; m->keys && i <= m->mask; i++) {
-            if (m->keys[i]) {
-                size_t j = key_hash(m->keys[i]) & (cap - 1);
-                while (k[j]) {
-                    j = (j + 1) & (cap - 1);
-                }
-                k[j] = m->keys[i];
-                v[j] = m->vals[i];
+        m->mask = cap - 1;
+        for (size_t i = 0; old.keys && i <= old.mask; i++) {
+            if (old.keys[i]) {
+                place(m, old.keys[i], old.vals[i]);
             }
         }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->mask = cap - 1;
+        free(old.keys);
+        free(old.vals);
     }
-    size_t j = key_hash(key + 1) & m->mask;
-    while (m->keys[j]) {
-        j = (j + 1) & m->mask;
-    }
-    m->keys[j] = key + 1;
-    m->vals[j] = val;
+    place(m, key + 1, val);
     m->n++;
     return 0;
 }
@@ -379,7 +372,7 @@ map_get(const root_map_t *m, uint64_t key)
     if (!m->keys) {
         return LH_NODE_NONE;
     }
-    for (size_t j = key_hash(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
+    for (size_t j = lh_hash_mix(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
         if (m->keys[j] == key + 1) {
             return m->vals[j];
         }
@@ -391,13 +384,8 @@ static uint32_t
 new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const char *name,
          const char *file, const char *module)
 {
-    if ((hg->n_roots & (hg->n_roots + 1)) == 0 || hg->n_roots == 0) {
-        size_t cap = hg->n_roots ? ((size_t)hg->n_roots + 1) * 2 : 16;
-        lh_hroot_t *v = realloc(hg->roots, cap * sizeof *v);
-        if (!v) {
-            return LH_NODE_NONE;
-        }
-        hg->roots = v;
+    if (lh_grow(&hg->roots, &hg->cap_roots, hg->n_roots, sizeof *hg->roots, 16) < 0) {
+        return LH_NODE_NONE;
     }
     lh_hroot_t *r = &hg->roots[hg->n_roots];
     memset(r, 0, sizeof *r);
@@ -421,11 +409,7 @@ new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const ch
 static uint32_t
 thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
 {
-    uint64_t key = 0xcbf29ce484222325ull; /* FNV-1a of the name, tagged apart from addresses */
-    for (const char *c = rg->name; *c; c++) {
-        key = (key ^ (uint8_t)*c) * 0x100000001b3ull;
-    }
-    key |= 1ull << 63;
+    uint64_t key = lh_hash_str(rg->name) | 1ull << 63; /* tagged apart from addresses */
     uint32_t id = map_get(m, key);
     if (id != LH_NODE_NONE) {
         return id;
@@ -471,8 +455,7 @@ thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
 static int
 is_allocator_state(const lh_dsym_t *ds)
 {
-    const char *m = ds->module ? strrchr(ds->module, '/') : NULL;
-    m = m ? m + 1 : ds->module ? ds->module : "";
+    const char *m = base_name(ds->module);
     return strncmp(m, "libc.so", 7) == 0 &&
            (strcmp(ds->name, "main_arena") == 0 || strcmp(ds->name, "mp_") == 0);
 }
@@ -852,29 +835,95 @@ done:
  * ------------------------------------------------------------------------------------- */
 
 int
-lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
-                  lh_err_t *err)
+lh_heapgraph_begin(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
+                   lh_err_t *err)
 {
     static const lh_heapgraph_opts_t defaults = {NULL, -1, 0, 0, 0};
     lh_heapgraph_t *hg = calloc(1, sizeof *hg);
-    pass_t ps = {0};
-    lh_sym_opts_t so = {0};
-    int rc;
     *out = NULL;
     if (!opts) {
         opts = &defaults;
     }
-    if (!hg || !(hg->trace_path = strdup(path))) {
+    if (!hg || !(hg->trace_path = strdup(path)) || !(hg->pass = calloc(1, sizeof *hg->pass))) {
+        if (hg) {
+            free(hg->trace_path);
+        }
         free(hg);
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
     hg->heuristics = opts->heuristics == 0                ? LH_HEUR_ALL
                    : (opts->heuristics & LH_HEUR_NONE) ? 0
                                                          : opts->heuristics & LH_HEUR_ALL;
+    hg->no_graph = opts->no_graph;
     /* Default: capture exit snapshots on the way. A selector needs the list first: a
-     * pass that captures nothing (-2). A known index: captured at once. */
-    ps.want = opts->index >= 0 ? opts->index : opts->snapshot ? -2 : -1;
-    if ((rc = read_trace(hg, &ps, opts, err)) < 0) {
+     * pass that captures nothing (WANT_NONE). A known index: captured at once. */
+    hg->pass->want = opts->index >= 0 || opts->index == LH_HG_EXIT_CONTENTS ? opts->index
+                   : opts->snapshot                                       ? WANT_NONE
+                                                                          : WANT_EXIT;
+    hg->pass->captured = -1;
+    hg->pass->hg = hg;
+    *out = hg;
+    return 0;
+}
+
+lh_consumer_t
+lh_heapgraph_consumer(lh_heapgraph_t *hg)
+{
+    return (lh_consumer_t){on_event, hg->pass};
+}
+
+int
+lh_heapgraph_captured(const lh_heapgraph_t *hg)
+{
+    return hg->pass ? hg->pass->captured >= 0 : 1;
+}
+
+int
+lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err)
+{
+    pass_t *ps = hg->pass;
+    lh_sym_opts_t so = {0};
+    int rc;
+    if (hg->trace != t) {
+        hg->trace = t;
+        hg->trace_borrowed = 1;
+    }
+    if (ps->captured < 0) {
+        return lh_err_set(err, LH_EFORMAT, "%s: the trace changed while it was read",
+                          hg->trace_path);
+    }
+    hg->cur = (size_t)ps->captured;
+    sort_blocks(hg->blocks, hg->n_blocks);
+    apply_tags(hg, ps);
+    free(ps->tags);
+    free(ps);
+    hg->pass = NULL;
+    so.exe_path = lh_trace_info(t)->exe;
+    if ((rc = lh_sym_new(lh_trace_modules(t), &so, &hg->sym, err)) < 0 ||
+        (rc = lh_datasym_new(lh_trace_modules(t), so.exe_path, &hg->ds, err)) < 0) {
+        return rc;
+    }
+    if (hg->no_graph) {
+        snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "the graph was not built "
+                 "(the live set only was asked for)");
+        hg->no_graph_code = LH_GRAPH_NOT_ASKED;
+        return 0;
+    }
+    return build_graph(hg, err);
+}
+
+int
+lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
+                  lh_err_t *err)
+{
+    lh_heapgraph_t *hg;
+    int salvage = opts ? opts->salvage : 0;
+    int rc;
+    *out = NULL;
+    if ((rc = lh_heapgraph_begin(path, opts, &hg, err)) < 0) {
+        return rc;
+    }
+    if ((rc = read_trace(hg, salvage, err)) < 0) {
         goto fail;
     }
     if (hg->n_snaps == 0) {
@@ -883,46 +932,27 @@ lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgrap
                         path);
         goto fail;
     }
-    long want = opts->index >= 0 ? opts->index
-              : opts->snapshot   ? lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps,
-                                                              opts->snapshot, 1)
-                                 : (long)hg->n_snaps - 1;
+    const char *sel = opts ? opts->snapshot : NULL;
+    long want = opts && opts->index >= 0 ? opts->index
+              : sel ? lh_heapgraph_find_snapshot(hg->snaps, hg->n_snaps, sel, 1)
+                    : (long)hg->n_snaps - 1;
     if (want < 0 || (size_t)want >= hg->n_snaps) {
         rc = lh_err_set(err, LH_EINVAL, "%s: no snapshot '%s' (%zu snapshots: see the "
-                        "`snapshots` command)", path, opts->snapshot ? opts->snapshot : "?",
-                        hg->n_snaps);
+                        "`snapshots` command)", path, sel ? sel : "?", hg->n_snaps);
         goto fail;
     }
-    if (ps.captured < 0) {
-        ps.want = want;
-        if ((rc = read_trace(hg, &ps, opts, err)) < 0) {
+    if (hg->pass->captured < 0) {
+        hg->pass->want = want;
+        if ((rc = read_trace(hg, salvage, err)) < 0) {
             goto fail;
         }
     }
-    if (ps.captured < 0) {
-        rc = lh_err_set(err, LH_EFORMAT, "%s: the trace changed while it was read", path);
+    if ((rc = lh_heapgraph_finish(hg, hg->trace, err)) < 0) {
         goto fail;
     }
-    hg->cur = (size_t)ps.captured;
-    sort_blocks(hg->blocks, hg->n_blocks);
-    apply_tags(hg, &ps);
-    so.exe_path = lh_trace_info(hg->trace)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(hg->trace), &so, &hg->sym, err)) < 0 ||
-        (rc = lh_datasym_new(lh_trace_modules(hg->trace), so.exe_path, &hg->ds, err)) < 0) {
-        goto fail;
-    }
-    if (opts->no_graph) {
-        snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "the graph was not built "
-                 "(the live set only was asked for)");
-        hg->no_graph_code = LH_GRAPH_NOT_ASKED;
-    } else if ((rc = build_graph(hg, err)) < 0) {
-        goto fail;
-    }
-    free(ps.tags);
     *out = hg;
     return 0;
 fail:
-    free(ps.tags);
     lh_heapgraph_free(hg);
     return rc;
 }
@@ -964,7 +994,13 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     free(hg->sites);
     lh_datasym_free(hg->ds);
     lh_sym_free(hg->sym);
-    lh_trace_close(hg->trace);
+    if (!hg->trace_borrowed) {
+        lh_trace_close(hg->trace);
+    }
+    if (hg->pass) {
+        free(hg->pass->tags);
+        free(hg->pass);
+    }
     free(hg->trace_path);
     free(hg);
 }
@@ -977,15 +1013,11 @@ const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
     static lh_site_t none = {.location = -1};
-    if (stack_id >= hg->n_sites) {
-        size_t n = (size_t)stack_id + 64;
-        lh_site_t **v = realloc(hg->sites, n * sizeof *v);
-        if (!v) {
-            return &none;
-        }
-        memset(v + hg->n_sites, 0, (n - hg->n_sites) * sizeof *v);
-        hg->sites = v;
-        hg->n_sites = n;
+    if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
+        return &none;
+    }
+    if (!hg->sites[stack_id] && !hg->trace) {
+        return &none; /* loaded from an index (graphindex.h) without this site */
     }
     if (!hg->sites[stack_id]) {
         lh_site_t *s = calloc(1, sizeof *s);

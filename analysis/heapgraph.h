@@ -1,9 +1,11 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * heapgraph.h: "why is it still alive": one heap snapshot of a trace with its reference
- * graph. Opening it reads the trace once (replaying the events up to the chosen SNAPSHOT
- * record for the live set: address, size, stack, time, lh_tag type) and the snapshot's
- * contents file (.lhs, snapfile.h), then:
+ * graph. Opening it reads the trace once (the live set at the chosen SNAPSHOT record:
+ * address, size, stack, time, lh_tag type; a snapshot chosen by label needs the list of
+ * snapshots first, and a second read) and then the snapshot's contents file (.lhs,
+ * snapfile.h). A caller that reads the trace for more than the graph runs the graph as a
+ * consumer of its own pass instead (lh_heapgraph_begin). Then:
  *
  *   - maps every pointer word to its holder: the live block containing the word, or a root
  *     (module data/bss: the global variable it falls in, by symbol; a thread's stack), and
@@ -49,6 +51,7 @@
 #include "refgraph.h"
 #include "report.h"
 #include "snapfile.h"
+#include "stream.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -105,6 +108,9 @@ typedef enum lh_graph_why {
 typedef struct lh_heapgraph {
     char *trace_path;
     lh_trace_t *trace;     /* read to its end: module and stack tables complete */
+    int trace_borrowed;    /* 1: the caller's pass owns it (lh_heapgraph_finish) */
+    struct lh_hgpass *pass; /* the capture's state, until lh_heapgraph_finish */
+    int no_graph;          /* opts.no_graph */
     lh_snapinfo_t *snaps;
     size_t n_snaps;
     size_t cur;            /* the chosen snapshot */
@@ -115,6 +121,7 @@ typedef struct lh_heapgraph {
     uint64_t live_bytes;
     char **types;          /* interned type names; types[0] unused */
     uint32_t n_types;
+    size_t cap_types;
 
     int has_graph;
     char no_graph_why[600];
@@ -123,6 +130,7 @@ typedef struct lh_heapgraph {
     lh_snapfile_t sf;      /* words: only those held by a live block or a root */
     lh_hroot_t *roots;     /* node n_blocks + i is roots[i] */
     uint32_t n_roots;
+    size_t cap_roots;
     uint64_t *root_woff;   /* n_roots + 1: root_words[root_woff[i] ..] are root i's words */
     uint32_t *root_words;  /* indices into sf.words */
     lh_refgraph_t g;
@@ -143,11 +151,14 @@ typedef struct lh_heapgraph_opts {
     const char *snapshot;  /* a spec (boundary.h; a bare "3" is "#3", the 3rd snapshot of
                               the trace); NULL: the default */
     long index;            /* >= 0: the snapshot at this index (0-based), overrides
-                              snapshot; -1: not given */
+                              snapshot; -1: not given; LH_HG_EXIT_CONTENTS: the last exit
+                              snapshot recorded with contents, none when there is none */
     int salvage;           /* accept a truncated trace (lh_trace_opts_t.salvage) */
     int no_graph;          /* the live set and the snapshot list only */
     unsigned heuristics;   /* LH_HEUR_* bits, LH_HEUR_NONE, or 0: the default (all) */
 } lh_heapgraph_opts_t;
+
+#define LH_HG_EXIT_CONTENTS (-2)
 
 /* Opens the trace at path and builds the graph of one snapshot. Returns 0 (*out set,
  * release with lh_heapgraph_free), or LH_E* with a one-line message: the trace's errors,
@@ -157,6 +168,18 @@ typedef struct lh_heapgraph_opts {
 int lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
                       lh_err_t *err);
 void lh_heapgraph_free(lh_heapgraph_t *hg);
+
+/* The graph as a consumer of a pass the caller runs (stream.h), so that a command reads the
+ * trace once: lh_heapgraph_begin (opts.snapshot is not read here: it needs the whole list;
+ * opts.index or the exit snapshot), the consumer in the pass, then, when
+ * lh_heapgraph_captured says the snapshot was met, lh_heapgraph_finish with the pass's
+ * trace (borrowed: it must outlive hg) builds what lh_heapgraph_open does. Release with
+ * lh_heapgraph_free in every case. Errors as lh_heapgraph_open's. */
+int lh_heapgraph_begin(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
+                       lh_err_t *err);
+lh_consumer_t lh_heapgraph_consumer(lh_heapgraph_t *hg);
+int lh_heapgraph_captured(const lh_heapgraph_t *hg);
+int lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err);
 
 /* Resolves a snapshot selector against the snapshot list by boundary.h's one rule (for_to:
  * as an end or a single point), a bare number N taken as "#N" when no snapshot is labelled

@@ -65,10 +65,15 @@ matches(const lh_hist_filter_t *f, const lh_event_t *ev, const lh_live_block_t *
     return 1;
 }
 
-int
-lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+/* The history's consumer of the one pass: keeps ev, which r has just applied, when it
+ * matches. */
+static int
+consume(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
+        lh_err_t *err)
 {
+    lh_history_t *h = ctx;
     const lh_live_block_t *fb = NULL;
+    (void)t;
     size_t nfb = is_heap_event(ev) ? lh_replay_freed(r, &fb) : 0;
     if (!matches(&h->f, ev, fb, nfb)) {
         return 0;
@@ -109,13 +114,6 @@ lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev, lh
     }
     h->n++;
     return 0;
-}
-
-static int
-consume(void *h, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
-{
-    (void)t;
-    return lh_history_event(h, r, ev, err);
 }
 
 lh_consumer_t

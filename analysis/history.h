@@ -56,10 +56,7 @@ typedef struct lh_history {
 
 void lh_history_init(lh_history_t *h, const lh_hist_filter_t *f);
 void lh_history_fini(lh_history_t *h);
-/* Keeps ev, which r has just applied, when it matches. Returns 0 or LH_ENOMEM. */
-int lh_history_event(lh_history_t *h, const lh_replay_t *r, const lh_event_t *ev,
-                     lh_err_t *err);
-/* The history as a consumer of the one pass (stream.h). */
+/* The history as a consumer of the one pass (stream.h): keeps the events that match. */
 lh_consumer_t lh_history_consumer(lh_history_t *h);
 
 #endif /* LH_HISTORY_H */

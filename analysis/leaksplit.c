@@ -17,39 +17,43 @@ void
 lh_leak_split_init(lh_leak_split_t *ls)
 {
     memset(ls, 0, sizeof *ls);
-    ls->snap_index = -1;
 }
 
 void
 lh_leak_split_fini(lh_leak_split_t *ls)
 {
     free(ls->by_stack);
+    lh_heapgraph_free(ls->hg);
     lh_leak_split_init(ls);
 }
 
-void
-lh_leak_split_note(lh_leak_split_t *ls, const lh_event_t *ev)
+int
+lh_leak_split_begin(lh_leak_split_t *ls, const char *path, lh_consumer_t *c, lh_err_t *err)
 {
-    if (ev->type != LH_REC_SNAPSHOT) {
-        return;
+    lh_heapgraph_opts_t o = {NULL, LH_HG_EXIT_CONTENTS, 0, 0, ls->heuristics};
+    int rc = lh_heapgraph_begin(path, &o, &ls->hg, err);
+    if (rc == 0) {
+        *c = lh_heapgraph_consumer(ls->hg);
     }
-    if (ev->kind == LH_SNAP_EXIT && ev->file && ev->epoch != LH_CONTENTS_NONE) {
-        ls->snap_index = ls->n_snaps_seen;
-    }
-    ls->n_snaps_seen++;
+    return rc;
 }
 
 int
-lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t *err)
+lh_leak_split_captured(const lh_leak_split_t *ls)
 {
-    lh_heapgraph_opts_t o = {NULL, ls->snap_index, salvage, 0, ls->heuristics};
-    lh_heapgraph_t *hg = NULL;
+    return ls->hg && lh_heapgraph_captured(ls->hg);
+}
+
+int
+lh_leak_split_build(lh_leak_split_t *ls, lh_trace_t *t, lh_err_t *err)
+{
+    lh_heapgraph_t *hg = ls->hg;
     int rc;
-    if (ls->snap_index < 0) {
+    if (!lh_leak_split_captured(ls)) {
         return 0;
     }
-    if ((rc = lh_heapgraph_open(path, &o, &hg, err)) < 0) {
-        return rc;
+    if ((rc = lh_heapgraph_finish(hg, t, err)) < 0) {
+        goto done;
     }
     if (!hg->has_graph) {
         rc = lh_err_set(err, LH_EFORMAT, "no leak summary: %s", hg->no_graph_why);
@@ -86,6 +90,7 @@ lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t
     ls->present = 1;
 done:
     lh_heapgraph_free(hg);
+    ls->hg = NULL;
     return rc;
 }
 
@@ -105,32 +110,22 @@ lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id)
 }
 
 int
-lh_leak_split_suppress(lh_leak_split_t *ls, const lh_supp_t *supp, const lh_trace_t *t,
-                       lh_symbolizer_t *sym, lh_err_t *err)
+lh_leak_split_filter(lh_leak_split_t *ls, int (*drop)(void *ctx, uint32_t id, lh_err_t *err),
+                     void *ctx, lh_err_t *err)
 {
-    for (size_t id = 0; ls->present && supp && supp->n && id < ls->n_stacks; id++) {
+    for (size_t id = 0; ls->present && id < ls->n_stacks; id++) {
         lh_class_counts_t *c = &ls->by_stack[id];
-        uint64_t any = 0;
-        for (int k = 0; k < LH_CLASS_COUNT; k++) {
-            any |= c->blocks[k];
-        }
-        if (!any) {
-            continue;
-        }
-        lh_site_t site = {0};
-        site.stack_id = (uint32_t)id;
-        int rc = lh_site_symbolize(&site, t, sym, err);
+        int rc = lh_leak_split_site(ls, (uint32_t)id) ? drop(ctx, (uint32_t)id, err) : 0;
         if (rc < 0) {
             return rc;
         }
-        if (lh_supp_match(supp, site.frames, site.n_frames) >= 0) {
-            for (int k = 0; k < LH_CLASS_COUNT; k++) {
-                ls->total.blocks[k] -= c->blocks[k];
-                ls->total.bytes[k] -= c->bytes[k];
-            }
+        for (int k = 0; rc && k < LH_CLASS_COUNT; k++) {
+            ls->total.blocks[k] -= c->blocks[k];
+            ls->total.bytes[k] -= c->bytes[k];
+        }
+        if (rc) {
             memset(c, 0, sizeof *c);
         }
-        lh_site_fini(&site);
     }
     return 0;
 }

@@ -3,9 +3,9 @@
  * leaksplit.h: what `leakhound report` adds when the trace holds an exit snapshot with
  * contents: Valgrind's LEAK SUMMARY (definitely, indirectly, possibly lost, still
  * reachable) over the blocks live at exit, in total and per allocation site. Built from the
- * snapshot's reference graph (heapgraph.h), so it costs a second read of the trace and the
- * .lhs file, and nothing at all when there is no such snapshot (the caller notes it while
- * it replays, with lh_leak_split_note).
+ * snapshot's reference graph (heapgraph.h), captured in the report's own pass over the
+ * trace (lh_leak_split_consumer), then the .lhs file; nothing at all when there is no such
+ * snapshot.
  */
 #ifndef LH_LEAKSPLIT_H
 #define LH_LEAKSPLIT_H
@@ -14,9 +14,8 @@
 #include <stdint.h>
 
 #include "err.h"
-#include "event.h"
 #include "refgraph.h"
-#include "suppress.h"
+#include "stream.h"
 #include "trace.h"
 
 typedef struct lh_class_counts {
@@ -24,8 +23,7 @@ typedef struct lh_class_counts {
 } lh_class_counts_t;
 
 typedef struct lh_leak_split {
-    long snap_index;         /* the exit snapshot with contents (lh_leak_split_note), or -1 */
-    long n_snaps_seen;
+    struct lh_heapgraph *hg; /* capturing, until lh_leak_split_build */
     unsigned heuristics;     /* for the graph: LH_HEUR_* (heapgraph.h); 0: the default */
     int present;             /* built: the fields below are valid */
     char label[256];         /* the snapshot's label */
@@ -34,25 +32,29 @@ typedef struct lh_leak_split {
     size_t n_stacks;
 } lh_leak_split_t;
 
-/* Starts with no snapshot noted. */
+/* Starts with nothing captured. */
 void lh_leak_split_init(lh_leak_split_t *ls);
 void lh_leak_split_fini(lh_leak_split_t *ls);
 
-/* Feeds one event of the replay: notes SNAPSHOT events taken at exit with a contents file
- * (the last one wins). Cheap: a type test per event. */
-void lh_leak_split_note(lh_leak_split_t *ls, const lh_event_t *ev);
+/* Before the pass over the trace at path: *c becomes the consumer that captures the live
+ * set at the last exit snapshot recorded with contents. Returns 0 or LH_ENOMEM. */
+int lh_leak_split_begin(lh_leak_split_t *ls, const char *path, lh_consumer_t *c,
+                        lh_err_t *err);
+/* 1 when the pass met such a snapshot (lh_leak_split_build has something to build). */
+int lh_leak_split_captured(const lh_leak_split_t *ls);
 
-/* Builds the split from the noted snapshot of the trace at path (nothing to do and 0 when
- * none was noted). Returns 0, or LH_E* with a message (a missing or damaged .lhs file):
- * callers show it as a warning, the rest of the report stands. */
-int lh_leak_split_build(lh_leak_split_t *ls, const char *path, int salvage, lh_err_t *err);
+/* After the pass (t: its trace, borrowed): builds the split from the snapshot captured
+ * (nothing to do and 0 when none was). Returns 0, or LH_E* with a message (a missing or
+ * damaged .lhs file): callers show it as a warning, the rest of the report stands. */
+int lh_leak_split_build(lh_leak_split_t *ls, lh_trace_t *t, lh_err_t *err);
 
 /* The counts of one stack id, or NULL when none of its blocks was live at the snapshot. */
 const lh_class_counts_t *lh_leak_split_site(const lh_leak_split_t *ls, uint32_t stack_id);
 
-/* Leaves out of the split the stacks a rule of supp matches (symbolized with t and sym),
- * so that its totals count what the report's site list shows. Returns 0 or LH_ENOMEM. */
-int lh_leak_split_suppress(lh_leak_split_t *ls, const lh_supp_t *supp, const lh_trace_t *t,
-                           lh_symbolizer_t *sym, lh_err_t *err);
+/* Leaves out of the split the stacks for which drop(ctx, stack id) says 1 (a suppressed
+ * site), so that its totals count what the report's site list shows. Returns 0, or drop's
+ * negative error. */
+int lh_leak_split_filter(lh_leak_split_t *ls, int (*drop)(void *ctx, uint32_t id, lh_err_t *err),
+                         void *ctx, lh_err_t *err);
 
 #endif /* LH_LEAKSPLIT_H */

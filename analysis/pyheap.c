@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hash.h"
 
 #define NONE32 UINT32_MAX
@@ -138,16 +139,18 @@ typedef struct dec {
     amap_t objmap;   /* object address -> index */
     amap_t typemap;  /* type address -> tinfo index (NONE32 - 1: not a type) */
     tinfo_t *tinfo;
-    uint32_t n_tinfo, cap_tinfo;
-    uint32_t cap_objs, cap_types;
+    uint32_t n_tinfo;
+    size_t cap_tinfo, cap_objs, cap_types;
     edge_t *edges;
-    uint64_t n_edges, cap_edges;
+    uint64_t n_edges;
+    size_t cap_edges;
     amap_t labelmap; /* label hash -> index (collisions checked by strcmp) */
-    uint32_t cap_labels, cap_roots;
+    size_t cap_labels, cap_roots;
     uint64_t static_types[K_NONE_LIKE + 1];
     uint64_t set_dummy;
     uint32_t *work;
-    uint32_t n_work, cap_work;
+    uint32_t n_work;
+    size_t cap_work;
     int oom;
 } dec_t;
 
@@ -207,15 +210,10 @@ label(dec_t *d, const char *s)
         k = k ? k : 1;
         uint32_t i = amap_get(&d->labelmap, k);
         if (i == NONE32) {
-            if (ph->n_labels == d->cap_labels) {
-                uint32_t cap = d->cap_labels ? d->cap_labels * 2 : 256;
-                char **l = realloc(ph->labels, cap * sizeof *l);
-                if (!l) {
-                    d->oom = 1;
-                    return 0;
-                }
-                ph->labels = l;
-                d->cap_labels = cap;
+            if (lh_grow(&ph->labels, &d->cap_labels, ph->n_labels, sizeof *ph->labels, 256) <
+                0) {
+                d->oom = 1;
+                return 0;
             }
             char *c = strdup(s);
             if (!c || amap_put(&d->labelmap, k, ph->n_labels) != 0) {
@@ -311,15 +309,9 @@ static uint32_t
 add_type_name(dec_t *d, uint64_t addr, const char *name, const char *module)
 {
     lh_pyheap_t *ph = d->ph;
-    if (ph->n_types == d->cap_types) {
-        uint32_t cap = d->cap_types ? d->cap_types * 2 : 256;
-        lh_pytype_t *t = realloc(ph->types, cap * sizeof *t);
-        if (!t) {
-            d->oom = 1;
-            return 0;
-        }
-        ph->types = t;
-        d->cap_types = cap;
+    if (lh_grow(&ph->types, &d->cap_types, ph->n_types, sizeof *ph->types, 256) < 0) {
+        d->oom = 1;
+        return 0;
     }
     lh_pytype_t *t = &ph->types[ph->n_types];
     t->addr = addr;
@@ -384,15 +376,9 @@ type_info(dec_t *d, uint64_t t)
             has_module = 1;
         }
     }
-    if (d->n_tinfo == d->cap_tinfo) {
-        uint32_t cap = d->cap_tinfo ? d->cap_tinfo * 2 : 256;
-        tinfo_t *n = realloc(d->tinfo, cap * sizeof *n);
-        if (!n) {
-            d->oom = 1;
-            return NONE32;
-        }
-        d->tinfo = n;
-        d->cap_tinfo = cap;
+    if (lh_grow(&d->tinfo, &d->cap_tinfo, d->n_tinfo, sizeof *d->tinfo, 256) < 0) {
+        d->oom = 1;
+        return NONE32;
     }
     ti = d->n_tinfo++;
     tinfo_t *x = &d->tinfo[ti];
@@ -430,15 +416,9 @@ static uint32_t
 obj_add(dec_t *d, uint64_t addr, uint32_t ti, uint32_t flags)
 {
     lh_pyheap_t *ph = d->ph;
-    if (ph->n_objs == d->cap_objs) {
-        uint32_t cap = d->cap_objs ? d->cap_objs * 2 : 4096;
-        lh_pyobj_t *n = realloc(ph->objs, cap * sizeof *n);
-        if (!n) {
-            d->oom = 1;
-            return NONE32;
-        }
-        ph->objs = n;
-        d->cap_objs = cap;
+    if (lh_grow(&ph->objs, &d->cap_objs, ph->n_objs, sizeof *ph->objs, 4096) < 0) {
+        d->oom = 1;
+        return NONE32;
     }
     uint32_t i = ph->n_objs;
     lh_pyobj_t *ob = &ph->objs[i];
@@ -452,15 +432,9 @@ obj_add(dec_t *d, uint64_t addr, uint32_t ti, uint32_t flags)
         return NONE32;
     }
     ph->n_objs++;
-    if (d->n_work == d->cap_work) {
-        uint32_t cap = d->cap_work ? d->cap_work * 2 : 4096;
-        uint32_t *w = realloc(d->work, cap * sizeof *w);
-        if (!w) {
-            d->oom = 1;
-            return i;
-        }
-        d->work = w;
-        d->cap_work = cap;
+    if (lh_grow(&d->work, &d->cap_work, d->n_work, sizeof *d->work, 4096) < 0) {
+        d->oom = 1;
+        return i;
     }
     d->work[d->n_work++] = i;
     return i;
@@ -490,15 +464,9 @@ obj_get(dec_t *d, uint64_t addr)
 static void
 edge_add(dec_t *d, uint32_t src, uint32_t dst, uint32_t lab, int count)
 {
-    if (d->n_edges == d->cap_edges) {
-        uint64_t cap = d->cap_edges ? d->cap_edges * 2 : 16384;
-        edge_t *n = realloc(d->edges, cap * sizeof *n);
-        if (!n) {
-            d->oom = 1;
-            return;
-        }
-        d->edges = n;
-        d->cap_edges = cap;
+    if (lh_grow(&d->edges, &d->cap_edges, d->n_edges, sizeof *d->edges, 16384) < 0) {
+        d->oom = 1;
+        return;
     }
     d->edges[d->n_edges++] = (edge_t){src, dst, lab, (uint8_t)count};
 }
@@ -1159,15 +1127,9 @@ root_add(dec_t *d, int kind, const char *name, uint64_t addr)
         }
     }
     lh_pyheap_t *ph = d->ph;
-    if (ph->n_roots == d->cap_roots) {
-        uint32_t cap = d->cap_roots ? d->cap_roots * 2 : 256;
-        lh_pyroot_t *r = realloc(ph->roots, cap * sizeof *r);
-        if (!r) {
-            d->oom = 1;
-            return;
-        }
-        ph->roots = r;
-        d->cap_roots = cap;
+    if (lh_grow(&ph->roots, &d->cap_roots, ph->n_roots, sizeof *ph->roots, 256) < 0) {
+        d->oom = 1;
+        return;
     }
     lh_pyroot_t *r = &ph->roots[ph->n_roots];
     r->kind = (uint8_t)kind;
@@ -1184,6 +1146,40 @@ is_dunder(const char *s)
 {
     size_t n = strlen(s);
     return n > 4 && s[0] == '_' && s[1] == '_' && s[n - 1] == '_' && s[n - 2] == '_';
+}
+
+/* The entries of the dict at dict (once: ns_dicts marks it) with a string key that is not a
+ * dunder, as roots of kind named "prefix.key". With mname (a module's globals), a class
+ * the module defines adds its attributes, "prefix.class.attr". */
+static void
+dict_roots(dec_t *d, uint64_t dict, const char *prefix, int kind, const char *mname,
+           amap_t *ns_dicts)
+{
+    dictview_t g;
+    if (amap_get(ns_dicts, dict) != NONE32 || dict_view(d, dict, &g) != 0) {
+        return;
+    }
+    amap_put(ns_dicts, dict, 1);
+    for (uint64_t j = 0; j < g.n; j++) {
+        char key[STR_MAX + 8], name[1024], cmod[STR_MAX + 8];
+        uint64_t gk = entry_key(d, &g, j);
+        uint64_t gv = entry_value(d, &g, j);
+        if (!gk || !gv || read_str(d, gk, key, sizeof key) < 0 || is_dunder(key)) {
+            continue;
+        }
+        snprintf(name, sizeof name, "%s.%s", prefix, key);
+        root_add(d, kind, name, gv);
+        uint32_t co = mname ? obj_get(d, gv) : NONE32;
+        if (co == NONE32 || d->tinfo[d->ph->objs[co].type].kind != K_TYPE ||
+            !(rd(d, gv + d->o->tp_flags, NULL) & (uint64_t)d->o->tpf_heaptype)) {
+            continue;
+        }
+        uint64_t cd = rd(d, gv + d->o->tp_dict, NULL), cm = 0;
+        if (cd && get_dict_item(d, cd, "__module__", &cm) >= 0 &&
+            read_str(d, cm, cmod, sizeof cmod) >= 0 && strcmp(cmod, mname) == 0) {
+            dict_roots(d, cd, name, LH_PYROOT_CLASSATTR, NULL, ns_dicts);
+        }
+    }
 }
 
 /* Module globals and the attributes of the classes a module defines, as roots; the dicts
@@ -1217,51 +1213,8 @@ module_roots(dec_t *d, uint64_t modules, amap_t *ns_dicts)
             continue;
         }
         uint64_t md = rd(d, mod + d->o->mo_dict, NULL);
-        dictview_t g;
-        if (!md || obj_get(d, md) == NONE32 || dict_view(d, md, &g) != 0 ||
-            amap_get(ns_dicts, md) != NONE32) {
-            continue;
-        }
-        amap_put(ns_dicts, md, 1);
-        for (uint64_t j = 0; j < g.n; j++) {
-            char gname[STR_MAX + 8], rname[1024];
-            uint64_t gk = entry_key(d, &g, j);
-            uint64_t gv = entry_value(d, &g, j);
-            if (!gk || !gv || read_str(d, gk, gname, sizeof gname) < 0 || is_dunder(gname)) {
-                continue;
-            }
-            snprintf(rname, sizeof rname, "%s.%s", mname, gname);
-            root_add(d, LH_PYROOT_GLOBAL, rname, gv);
-            /* a class this module defines: its attributes are roots too */
-            uint32_t co = obj_get(d, gv);
-            if (co == NONE32) {
-                continue;
-            }
-            const tinfo_t *ct = &d->tinfo[d->ph->objs[co].type];
-            uint64_t fl = rd(d, gv + d->o->tp_flags, NULL);
-            if (ct->kind != K_TYPE || !(fl & (uint64_t)d->o->tpf_heaptype)) {
-                continue;
-            }
-            uint64_t cd = rd(d, gv + d->o->tp_dict, NULL);
-            uint64_t cm = 0;
-            char cmod[STR_MAX + 8];
-            dictview_t c;
-            if (!cd || get_dict_item(d, cd, "__module__", &cm) < 0 ||
-                read_str(d, cm, cmod, sizeof cmod) < 0 || strcmp(cmod, mname) != 0 ||
-                amap_get(ns_dicts, cd) != NONE32 || dict_view(d, cd, &c) != 0) {
-                continue;
-            }
-            amap_put(ns_dicts, cd, 1);
-            for (uint64_t a = 0; a < c.n; a++) {
-                char aname[STR_MAX + 8], cname[2048];
-                uint64_t ak = entry_key(d, &c, a);
-                uint64_t av = entry_value(d, &c, a);
-                if (!ak || !av || read_str(d, ak, aname, sizeof aname) < 0 || is_dunder(aname)) {
-                    continue;
-                }
-                snprintf(cname, sizeof cname, "%s.%s", rname, aname);
-                root_add(d, LH_PYROOT_CLASSATTR, cname, av);
-            }
+        if (md && obj_get(d, md) != NONE32) {
+            dict_roots(d, md, mname, LH_PYROOT_GLOBAL, mname, ns_dicts);
         }
     }
 }

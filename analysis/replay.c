@@ -175,22 +175,12 @@ static lh_stack_stats_t *
 stack_stats(lh_replay_t *r, uint32_t id)
 {
     if (id >= r->n_stacks) {
-        if (id > LH_STACK_ID_MAX) {
+        /* slots past n_stacks were never written: growing zeroes them */
+        if (id > LH_STACK_ID_MAX ||
+            lh_grow_zeroed(&r->stacks, &r->cap_stacks, (size_t)id + 1, sizeof *r->stacks,
+                           256) < 0) {
             return NULL;
         }
-        if (id >= r->cap_stacks) {
-            size_t cap = r->cap_stacks ? r->cap_stacks : 256;
-            while (cap <= id) {
-                cap *= 2;
-            }
-            lh_stack_stats_t *v = realloc(r->stacks, cap * sizeof *v);
-            if (!v) {
-                return NULL;
-            }
-            r->stacks = v;
-            r->cap_stacks = cap;
-        }
-        memset(r->stacks + r->n_stacks, 0, (id + 1 - r->n_stacks) * sizeof *r->stacks);
         r->n_stacks = id + 1;
     }
     return &r->stacks[id];

@@ -23,8 +23,8 @@ base_name(const char *path)
     return b ? b + 1 : path;
 }
 
-int
-lh_frame_is_interp(const lh_frame_t *f)
+static int
+is_interp(const lh_frame_t *f)
 {
     if (f->lang != LH_LANG_NATIVE) {
         return 0;
@@ -42,8 +42,8 @@ lh_frame_is_interp(const lh_frame_t *f)
            starts_with(fn, "S_") || starts_with(fn, "Py") || starts_with(fn, "_Py");
 }
 
-int
-lh_frame_is_eval_loop(const lh_frame_t *f)
+static int
+is_eval_loop(const lh_frame_t *f)
 {
     const char *fn = f->function;
     return f->lang == LH_LANG_NATIVE &&
@@ -75,14 +75,14 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
 {
     size_t cut = n_nat;
     for (size_t i = 0; i < n_nat; i++) {
-        if (lh_frame_is_eval_loop(&nat[i])) {
+        if (is_eval_loop(&nat[i])) {
             cut = i;
             break;
         }
     }
     if (cut == n_nat) {
         for (size_t i = 0; i < n_nat; i++) {
-            if (lh_frame_is_interp(&nat[i])) {
+            if (is_interp(&nat[i])) {
                 cut = i;
                 break;
             }
@@ -90,7 +90,7 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
     }
     size_t k = 0;
     for (size_t i = 0; i < cut; i++) {
-        if (native || !lh_frame_is_interp(&nat[i])) {
+        if (native || !is_interp(&nat[i])) {
             out[k++] = nat[i];
         }
     }

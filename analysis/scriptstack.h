@@ -34,12 +34,6 @@
 #include "stacks.h"
 #include "symbolize.h"
 
-/* Whether f is one of the interpreter's own frames (see above). */
-int lh_frame_is_interp(const lh_frame_t *f);
-
-/* Whether f is an eval-loop frame (where script frames are spliced in). */
-int lh_frame_is_eval_loop(const lh_frame_t *f);
-
 /* Builds the displayed stack from the native frames nat[0..n_nat) and the script frame ids
  * script[0..n_script) resolved in sf. Writes at most n_nat + n_script frames to out (the
  * caller's array of that size) and returns how many. Script frames get lang, function,

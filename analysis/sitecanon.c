@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hash.h"
 #include "symbolize.h"
 
@@ -67,17 +68,8 @@ lh_sitecanon_free(lh_sitecanon_t *c)
 static int
 put(lh_sitecanon_t *c, const void *p, size_t n)
 {
-    if (c->buf_len + n > c->buf_cap) {
-        size_t cap = c->buf_cap ? c->buf_cap : 256;
-        while (cap < c->buf_len + n) {
-            cap *= 2;
-        }
-        char *b = realloc(c->buf, cap);
-        if (!b) {
-            return -1;
-        }
-        c->buf = b;
-        c->buf_cap = cap;
+    if (lh_grow_to(&c->buf, &c->buf_cap, c->buf_len + n, 1, 256) < 0) {
+        return -1;
     }
     memcpy(c->buf + c->buf_len, p, n);
     c->buf_len += n;
@@ -193,18 +185,8 @@ lh_sitecanon_map(lh_sitecanon_t *c, const lh_stacks_t *stacks, uint32_t id, uint
         *out = c->canon[id];
         return 0;
     }
-    if (id >= c->n_canon) {
-        size_t cap = c->n_canon ? c->n_canon : 256;
-        while (cap <= id) {
-            cap *= 2;
-        }
-        uint32_t *v = realloc(c->canon, cap * sizeof *v);
-        if (!v) {
-            return lh_err_set(err, LH_ENOMEM, "out of memory mapping sites");
-        }
-        memset(v + c->n_canon, 0, (cap - c->n_canon) * sizeof *v);
-        c->canon = v;
-        c->n_canon = cap;
+    if (lh_grow_zeroed(&c->canon, &c->n_canon, (size_t)id + 1, sizeof *c->canon, 256) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory mapping sites");
     }
     /* A script frame not recorded yet would show as "?": keep such a stack its own site
      * rather than merge it with another "?" (the format emits SFRAMEs before use). */

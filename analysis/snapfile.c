@@ -16,10 +16,24 @@
 #include "dec.h"
 #include "enc.h"
 #include "format.h"
+#include "fread_count.h"
 #include "grow.h"
 
 /* Limits against hostile files. */
 #define MAX_REGIONS (1u << 20)
+
+/* An earlier file this one refers to (BASE) and a piece stored there (SAME). */
+typedef struct base {
+    uint64_t number;
+    char *name;
+} base_t;
+
+typedef struct ref {
+    uint64_t number, addr, len;
+} ref_t;
+
+/* Limits against hostile files: a delta refers to fewer files than this. */
+#define MAX_BASES 64
 
 typedef struct reader {
     lh_snapfile_t *sf;
@@ -32,6 +46,11 @@ typedef struct reader {
     size_t cap_words, cap_regions, cap_pages, cap_hdr;
     int sorted;            /* words arrived in increasing address order so far */
     int seen_end;
+    int no_refs;           /* reading a base: what it stores, its own references left */
+    base_t *bases;      /* BASE records */
+    size_t n_bases, cap_bases;
+    ref_t *refs;        /* SAME records' pieces */
+    size_t n_refs, cap_refs;
     lh_err_t *err;
 } reader_t;
 
@@ -173,6 +192,54 @@ rec_bytes(reader_t *rd, lh_dec_t *pl)
     return 0;
 }
 
+/* BASE: varint number, string file name (a base name: never a path elsewhere). */
+static int
+rec_base(reader_t *rd, lh_dec_t *pl)
+{
+    size_t len;
+    uint64_t number = lh_dec_varint(pl);
+    const char *name = lh_dec_str(pl, &len);
+    if (!lh_dec_ok(pl) || !len || memchr(name, '/', len) || rd->n_bases >= MAX_BASES ||
+        number == rd->sf->number) {
+        return LH_EFORMAT;
+    }
+    base_t b = {number, dup_n(name, len)};
+    if (!b.name ||
+        lh_grow(&rd->bases, &rd->cap_bases, rd->n_bases, sizeof b, 8) < 0) {
+        free(b.name);
+        return LH_ENOMEM;
+    }
+    rd->bases[rd->n_bases++] = b;
+    return 0;
+}
+
+/* SAME: varint base number, varint count, count x (varint address delta / 8, varint
+ * length / 8). */
+static int
+rec_same(reader_t *rd, lh_dec_t *pl)
+{
+    uint64_t number = lh_dec_varint(pl);
+    uint64_t count = lh_dec_varint(pl);
+    uint64_t addr = 0;
+    if (!lh_dec_ok(pl) || count > lh_dec_left(pl) / 2) {
+        return LH_EFORMAT;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t da = lh_dec_varint(pl);
+        uint64_t l8 = lh_dec_varint(pl);
+        if (!lh_dec_ok(pl) || da > (UINT64_MAX >> 3) || !l8 || l8 > (1u << 20) ||
+            addr + da * 8 < addr || (i && !da)) {
+            return LH_EFORMAT;
+        }
+        addr += da * 8;
+        if (lh_grow(&rd->refs, &rd->cap_refs, rd->n_refs, sizeof *rd->refs, 1024) < 0) {
+            return LH_ENOMEM;
+        }
+        rd->refs[rd->n_refs++] = (ref_t){number, addr, l8 * 8};
+    }
+    return 0;
+}
+
 static int
 frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uint8_t *bad_type)
 {
@@ -198,6 +265,12 @@ frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uin
             break;
         case LH_SREC_WORDS:
             rc = rec_words(rd, &pl);
+            break;
+        case LH_SREC_BASE:
+            rc = rd->no_refs ? 0 : rec_base(rd, &pl);
+            break;
+        case LH_SREC_SAME:
+            rc = rd->no_refs ? 0 : rec_same(rd, &pl);
             break;
         case LH_SREC_THREAD:
             sf->capture_tid = lh_dec_varint(&pl);
@@ -233,9 +306,7 @@ frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uin
 static size_t
 read_some(reader_t *rd, void *buf, size_t n)
 {
-    size_t got = n ? fread(buf, 1, n, rd->f) : 0;
-    rd->off += got;
-    return got;
+    return lh_fread_count(rd->f, buf, n, &rd->off);
 }
 
 static int
@@ -438,9 +509,129 @@ cmp_page(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static int
+keep_none(void *ctx, uint64_t value)
+{
+    (void)ctx;
+    (void)value;
+    return 0;
+}
+
+static int read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
+                     lh_err_t *err, int no_refs);
+
+static int
+cmp_ref(const void *a, const void *b)
+{
+    const ref_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The pieces of one base file: its pages (mode full) or its pointer words in them. */
+static int
+take_pieces(reader_t *rd, const base_t *b, lh_snapfile_t *bf)
+{
+    lh_snapfile_t *sf = rd->sf;
+    for (size_t i = 0; i < rd->n_refs; i++) {
+        const ref_t *r = &rd->refs[i];
+        if (r->number != b->number) {
+            continue;
+        }
+        if (sf->mode == LH_CONTENTS_FULL) {
+            size_t k = LH_LOWER(bf->pages, bf->n_pages, lh_page_t, addr, r->addr);
+            if (k == bf->n_pages || bf->pages[k].addr != r->addr || bf->pages[k].len != r->len) {
+                return lh_err_set(rd->err, LH_EFORMAT, "%s: refers to %s for the page at 0x%"
+                                  PRIx64 ", which that file does not hold", sf->path, b->name,
+                                  r->addr);
+            }
+            if (lh_grow(&sf->pages, &rd->cap_pages, sf->n_pages, sizeof *sf->pages, 1024) < 0) {
+                return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+            }
+            sf->pages[sf->n_pages++] = bf->pages[k];
+            bf->pages[k].bytes = NULL; /* moved */
+            bf->pages[k].len = 0;
+            continue;
+        }
+        for (size_t k = LH_LOWER(bf->words, bf->n_words, lh_word_t, addr, r->addr);
+             k < bf->n_words && bf->words[k].addr < r->addr + r->len; k++) {
+            if (push_word(rd, bf->words[k].addr, bf->words[k].val) < 0) {
+                return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+            }
+        }
+    }
+    return 0;
+}
+
+/* A delta file: reads each earlier file it refers to (what that file stores itself, never
+ * its own references: the agent refers to the file that holds a piece) and takes the
+ * pieces from it. A base that is missing, unreadable, of another process or snapshot, or
+ * without a piece it should hold is an error naming both files. */
+static int
+resolve_refs(reader_t *rd)
+{
+    lh_snapfile_t *sf = rd->sf;
+    const char *slash = strrchr(sf->path, '/');
+    int dir_len = slash ? (int)(slash - sf->path) + 1 : 0;
+    lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL};
+    ref_t *refs = rd->refs;
+    if (rd->n_refs) {
+        lh_qsort(refs, rd->n_refs, sizeof *refs, cmp_ref);
+    }
+    for (size_t i = 0; i < rd->n_bases; i++) {
+        const base_t *b = &rd->bases[i];
+        size_t plen = (size_t)dir_len + strlen(b->name) + 1;
+        char *path = malloc(plen);
+        lh_snapfile_t bf;
+        lh_err_t berr;
+        if (!path) {
+            return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
+        }
+        snprintf(path, plen, "%.*s%s", dir_len, sf->path, b->name);
+        int rc = read_file(path, &bo, &bf, &berr, 1);
+        free(path);
+        if (rc < 0) {
+            lh_snapfile_fini(&bf);
+            return lh_err_set(rd->err, rc, "%s: its unchanged pages are in snapshot %" PRIu64
+                              " (%s), which cannot be read: %s", sf->path, b->number, b->name,
+                              berr.msg);
+        }
+        if (bf.number != b->number || bf.pid != sf->pid || bf.mode != sf->mode) {
+            rc = lh_err_set(rd->err, LH_EFORMAT, "%s: refers to %s as snapshot %" PRIu64
+                            " of process %" PRIu64 ", but that file is snapshot %" PRIu64
+                            " of process %" PRIu64 " (mode %" PRIu64 ")", sf->path, b->name,
+                            b->number, sf->pid, bf.number, bf.pid, bf.mode);
+        } else {
+            rc = take_pieces(rd, b, &bf);
+        }
+        lh_snapfile_fini(&bf);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < rd->n_refs; i++) {
+        int known = 0;
+        for (size_t k = 0; k < rd->n_bases && !known; k++) {
+            known = rd->bases[k].number == refs[i].number;
+        }
+        if (!known) {
+            return lh_err_set(rd->err, LH_EFORMAT, "%s: refers to snapshot %" PRIu64
+                              " for the page at 0x%" PRIx64 " but names no such file",
+                              sf->path, refs[i].number, refs[i].addr);
+        }
+    }
+    return 0;
+}
+
 int
 lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
                  lh_err_t *err)
+{
+    return read_file(path, opts, sf, err, 0);
+}
+
+static int
+read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, lh_err_t *err,
+          int no_refs)
 {
     reader_t rd = {0};
     int rc;
@@ -449,6 +640,7 @@ lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t
     rd.opts = opts;
     rd.err = err;
     rd.sorted = 1;
+    rd.no_refs = no_refs;
     if (!(sf->path = strdup(path))) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
     }
@@ -468,6 +660,9 @@ lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t
     if (!rd.seen_end) {
         rc = lh_err_set(err, LH_ETRUNC, "%s: snapshot file incomplete (no END record after %"
                         PRIu64 " frames: the capture was interrupted)", path, rd.n_frames);
+        goto done;
+    }
+    if ((rd.n_bases || rd.n_refs) && (rc = resolve_refs(&rd)) < 0) {
         goto done;
     }
     /* qsort's array must not be NULL, even for 0 elements (UBSan, found by fuzzing). */
@@ -508,6 +703,11 @@ done:
     fclose(rd.f);
     free(rd.comp);
     free(rd.raw);
+    for (size_t i = 0; i < rd.n_bases; i++) {
+        free(rd.bases[i].name);
+    }
+    free(rd.bases);
+    free(rd.refs);
     return rc;
 }
 

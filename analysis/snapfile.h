@@ -10,6 +10,10 @@
  * truncated frame or a missing END record (the capturing child was killed) is an error
  * whose message names the file and the offset. Pointer words come out sorted by address;
  * in mode `full` they are derived from the pages (the words a caller's keep() accepts).
+ * A delta file (BASE and SAME records: pieces unchanged since an earlier snapshot are
+ * stored in that snapshot's file, in the same directory) is resolved here: the earlier
+ * files are read too and the result is what the whole file would hold; a missing or bad
+ * base is an error naming both files.
  *
  * Not thread-safe; the result is immutable once read.
  */

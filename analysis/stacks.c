@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
+#include "grow.h"
+
 void
 lh_stacks_init(lh_stacks_t *t)
 {
@@ -39,18 +42,8 @@ lh_stacks_put(lh_stacks_t *t, uint32_t id, uint64_t epoch, const uint64_t *ips, 
     if (id == 0 || id > LH_STACK_ID_MAX || n > LH_STACK_DEPTH_MAX) {
         return LH_EFORMAT;
     }
-    if (id >= t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap <= id) {
-            cap *= 2;
-        }
-        lh_stack_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        memset(v + t->cap, 0, (cap - t->cap) * sizeof *v);
-        t->v = v;
-        t->cap = cap;
+    if (lh_grow_zeroed(&t->v, &t->cap, (size_t)id + 1, sizeof *t->v, 256) < 0) {
+        return LH_ENOMEM;
     }
     lh_stack_t *s = &t->v[id];
     if (s->ips) {
@@ -98,19 +91,6 @@ lh_stacks_put_script(lh_stacks_t *t, uint32_t id, const uint32_t *script, size_t
     return 0;
 }
 
-static char *
-dup_len(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        if (n) {
-            memcpy(d, s, n);
-        }
-        d[n] = 0;
-    }
-    return d;
-}
-
 int
 lh_stacks_put_sframe(lh_stacks_t *t, uint32_t id, uint32_t lang, const char *function,
                      size_t function_len, const char *file, size_t file_len, uint32_t line)
@@ -119,25 +99,15 @@ lh_stacks_put_sframe(lh_stacks_t *t, uint32_t id, uint32_t lang, const char *fun
     if (id == 0 || id > LH_SFRAME_ID_MAX) {
         return LH_EFORMAT;
     }
-    if (id >= f->cap) {
-        size_t cap = f->cap ? f->cap : 256;
-        while (cap <= id) {
-            cap *= 2;
-        }
-        lh_sframe_t *v = realloc(f->v, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        memset(v + f->cap, 0, (cap - f->cap) * sizeof *v);
-        f->v = v;
-        f->cap = cap;
+    if (lh_grow_zeroed(&f->v, &f->cap, (size_t)id + 1, sizeof *f->v, 256) < 0) {
+        return LH_ENOMEM;
     }
     lh_sframe_t *x = &f->v[id];
     if (x->function) {
         return 0;
     }
-    char *fn = dup_len(function, function_len);
-    char *fl = dup_len(file, file_len);
+    char *fn = lh_dupstr(function, function_len);
+    char *fl = lh_dupstr(file, file_len);
     if (!fn || !fl) {
         free(fn);
         free(fl);

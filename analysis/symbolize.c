@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrsym.h"
 #include "dwscopes.h"
+#include "grow.h"
 #include "scriptstack.h"
+#include "symcache.h"
 
 /* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -32,6 +35,9 @@ typedef struct sym_module {
     int opened; /* 0: not tried yet; 1: tried (dwfl may still be NULL) */
     Dwfl *dwfl;
     Dwfl_Module *mod;
+    lh_symcache_t *sc; /* its on-disk cache (symcache.h), NULL when not used */
+    int syms_indexed;
+    lh_addrsym_t *syms; /* addrsym.h, built on the first ELF-symbol lookup */
 } sym_module_t;
 
 typedef struct cache_entry {
@@ -167,15 +173,9 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
 static Dwfl_Module *
 module_open(lh_symbolizer_t *s, long mi)
 {
-    if ((size_t)mi >= s->n_smods) {
-        size_t n = s->mods->n;
-        sym_module_t *v = realloc(s->smods, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + s->n_smods, 0, (n - s->n_smods) * sizeof *v);
-        s->smods = v;
-        s->n_smods = n;
+    if (lh_grow_zeroed(&s->smods, &s->n_smods, (size_t)mi + 1, sizeof *s->smods, s->mods->n) <
+        0) {
+        return NULL;
     }
     sym_module_t *sm = &s->smods[mi];
     if (sm->opened) {
@@ -206,6 +206,7 @@ module_open(lh_symbolizer_t *s, long mi)
         return NULL;
     }
     check_build_id(s, m, sm->mod, path);
+    sm->sc = lh_symcache_open(path, sm->mod);
     return sm->mod;
 }
 
@@ -230,20 +231,15 @@ die_name(lh_symbolizer_t *s, Dwarf_Die *die)
 
 typedef struct frame_vec {
     lh_frame_t *v;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } frame_vec_t;
 
 static int
 push_frame(frame_vec_t *fv, const lh_frame_t *f)
 {
-    if (fv->n == fv->cap) {
-        uint32_t cap = fv->cap ? fv->cap * 2 : 4;
-        lh_frame_t *v = realloc(fv->v, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        fv->v = v;
-        fv->cap = cap;
+    if (lh_grow(&fv->v, &fv->cap, fv->n, sizeof *fv->v, 4) < 0) {
+        return LH_ENOMEM;
     }
     fv->v[fv->n++] = *f;
     return 0;
@@ -360,6 +356,13 @@ dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr b
     return rc;
 }
 
+static int resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f,
+                         frame_vec_t *fv);
+
+/* The frames of ip in module record mi (-1: none). What this gives for a module address
+ * depends only on the module's file, its debug information and leakhound's code, which
+ * the on-disk cache's key and fingerprint cover (symcache.h): the cache answers instead of
+ * libdw when it has the address, and records what libdw answered otherwise. */
 static int
 resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
 {
@@ -376,6 +379,52 @@ resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
     if (!mod) {
         return push_frame(fv, &f);
     }
+    lh_symcache_t *sc = s->smods[mi].sc;
+    const lh_symcache_frame_t *cf;
+    int nc = lh_symcache_get(sc, f.offset, &cf);
+    for (int k = 0; k < nc; k++) {
+        f.function = cf[k].function;
+        f.file = cf[k].file;
+        f.line = cf[k].line;
+        f.inlined = (int)cf[k].inlined;
+        if (push_frame(fv, &f) < 0) {
+            return LH_ENOMEM;
+        }
+    }
+    if (nc > 0) {
+        return 0;
+    }
+    uint32_t first = fv->n;
+    int rc = resolve_dwarf(s, &s->smods[mi], ip, f, fv);
+    if (rc == 0 && sc && fv->n > first && fv->n - first <= 64) {
+        lh_symcache_frame_t put[64];
+        for (uint32_t k = first; k < fv->n; k++) {
+            put[k - first] = (lh_symcache_frame_t){fv->v[k].function, fv->v[k].file,
+                                                   fv->v[k].line, (uint32_t)fv->v[k].inlined};
+        }
+        lh_symcache_put(sc, f.offset, put, fv->n - first);
+    }
+    return rc;
+}
+
+/* resolve() with libdw: f has the module, ip and offset set. */
+/* The ELF symbol containing addr (dwfl_module_addrinfo's answer, from the index). */
+static const char *
+elf_symbol(sym_module_t *sm, Dwarf_Addr addr)
+{
+    GElf_Off off;
+    GElf_Sym sym;
+    if (!sm->syms_indexed) {
+        sm->syms_indexed = 1;
+        sm->syms = lh_addrsym_new(sm->mod);
+    }
+    return lh_addrsym_info(sm->syms, sm->mod, addr, &off, &sym);
+}
+
+static int
+resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f, frame_vec_t *fv)
+{
+    Dwfl_Module *mod = sm->mod;
     /* A return address points after the call; ip - 1 is inside it. */
     Dwarf_Addr addr = ip ? ip - 1 : 0;
     const char *file = NULL;
@@ -390,17 +439,11 @@ resolve(lh_symbolizer_t *s, long mi, uint64_t ip, frame_vec_t *fv)
     }
     if (fv->n > first) {
         if (!fv->v[fv->n - 1].function) {
-            GElf_Off off;
-            GElf_Sym sym;
-            const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-            fv->v[fv->n - 1].function = pool_demangled(s, name);
+            fv->v[fv->n - 1].function = pool_demangled(s, elf_symbol(sm, addr));
         }
         return 0;
     }
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-    f.function = pool_demangled(s, name);
+    f.function = pool_demangled(s, elf_symbol(sm, addr));
     f.file = file ? pool_str(s, file) : NULL;
     f.line = file && line > 0 ? (uint32_t)line : 0;
     return push_frame(fv, &f);
@@ -474,6 +517,9 @@ lh_sym_free(lh_symbolizer_t *s)
         return;
     }
     for (size_t i = 0; i < s->n_smods; i++) {
+        lh_symcache_save(s->smods[i].sc); /* before the pool its new strings are in */
+        lh_symcache_free(s->smods[i].sc);
+        lh_addrsym_free(s->smods[i].syms);
         if (s->smods[i].dwfl) {
             dwfl_end(s->smods[i].dwfl);
         }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 
 #include "rank.h"
@@ -18,7 +19,7 @@
 typedef struct sentry {
     uint64_t blocks;
     uint64_t bytes;
-    uint32_t g;
+    uint64_t g;
 } sentry_t;
 
 typedef struct site {
@@ -54,6 +55,7 @@ struct lh_timeline {
     char *to_copy;
     lh_bound_spec_t to;
     bvec_t b[2];
+    bvec_t all;          /* both kinds in time order: copies whose labels b[] owns */
     size_t n_global;
     uint64_t n_marks;
     size_t n_running;
@@ -63,6 +65,11 @@ struct lh_timeline {
     size_t n_dirty, cap_dirty;
     uint64_t gen;
     to_state_t ts[2];
+    /* With the default end only: per kind, the first point of the newest run of points
+     * whose heap falls at each one, the end lh_bound_main_end picks when that run is
+     * teardown. While it is ts's boundary it has no list of its own. */
+    to_state_t peak[2];
+    long last_point[2];  /* the newest point of each kind (exit snapshots are not), -1 */
     lh_rss_cmp_t rss;
 };
 
@@ -130,7 +137,9 @@ lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *e
         tl->o.diff_to = tl->to_copy;
     }
     lh_bound_spec_parse(tl->o.diff_to, &tl->to);
-    tl->ts[0].idx = tl->ts[1].idx = -1;
+    for (int k = 0; k < 2; k++) {
+        tl->ts[k].idx = tl->peak[k].idx = tl->last_point[k] = -1;
+    }
     tl->gen = 1;
     *out = tl;
     return 0;
@@ -148,10 +157,12 @@ lh_timeline_free(lh_timeline_t *tl)
         }
         free(tl->b[k].v);
         free(tl->ts[k].after);
+        free(tl->peak[k].after);
     }
     for (size_t i = 0; i < tl->n_sites; i++) {
         free(tl->sites[i].series);
     }
+    free(tl->all.v);
     free(tl->sites);
     free(tl->dirty);
     free(tl->to_copy);
@@ -161,21 +172,9 @@ lh_timeline_free(lh_timeline_t *tl)
 static site_t *
 site_at(lh_timeline_t *tl, uint32_t id)
 {
-    if (id >= tl->n_sites) {
-        if (id > LH_STACK_ID_MAX) {
-            return NULL;
-        }
-        size_t n = tl->n_sites ? tl->n_sites : 64;
-        while (n <= id) {
-            n *= 2;
-        }
-        site_t *v = realloc(tl->sites, n * sizeof *v);
-        if (!v) {
-            return NULL;
-        }
-        memset(v + tl->n_sites, 0, (n - tl->n_sites) * sizeof *v);
-        tl->sites = v;
-        tl->n_sites = n;
+    if (id > LH_STACK_ID_MAX ||
+        lh_grow_zeroed(&tl->sites, &tl->n_sites, (size_t)id + 1, sizeof *tl->sites, 64) < 0) {
+        return NULL;
     }
     return &tl->sites[id];
 }
@@ -198,23 +197,30 @@ touch(lh_timeline_t *tl, uint32_t id)
     return 0;
 }
 
+/* Keeps fb in t's list when it was born before t's boundary (and not before the first). */
+static int
+keep_after(lh_timeline_t *tl, int k, to_state_t *t, const lh_live_block_t *fb)
+{
+    if (t->idx < 0 || fb->ts_ns >= tl->b[k].v[t->idx].ts_ns || fb->ts_ns < tl->b[k].v[0].ts_ns) {
+        return 0; /* born after `to`, or before the first boundary */
+    }
+    if (lh_grow(&t->after, &t->cap_after, t->n_after, sizeof *t->after, 16) < 0) {
+        return -1;
+    }
+    t->after[t->n_after++] = (after_t){fb->ts_ns, fb->size, fb->stack_id};
+    return 0;
+}
+
 static int
 freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
 {
     if (tl->o.series && touch(tl, fb->stack_id) < 0) {
         return -1;
     }
-    if (tl->o.diff) {
-        for (int k = 0; k < 2; k++) {
-            to_state_t *t = &tl->ts[k];
-            if (t->idx < 0 || fb->ts_ns >= tl->b[k].v[t->idx].ts_ns ||
-                fb->ts_ns < tl->b[k].v[0].ts_ns) {
-                continue; /* born after `to`, or before the first boundary */
-            }
-            if (lh_grow(&t->after, &t->cap_after, t->n_after, sizeof *t->after, 16) < 0) {
-                return -1;
-            }
-            t->after[t->n_after++] = (after_t){fb->ts_ns, fb->size, fb->stack_id};
+    for (int k = 0; tl->o.diff && k < 2; k++) {
+        if (keep_after(tl, k, &tl->ts[k], fb) < 0 ||
+            (tl->peak[k].idx != tl->ts[k].idx && keep_after(tl, k, &tl->peak[k], fb) < 0)) {
+            return -1;
         }
     }
     if (tl->o.temporary && ev->type == LH_REC_FREE && ev->ts_ns >= fb->ts_ns &&
@@ -243,6 +249,34 @@ is_to(lh_timeline_t *tl, int k, const lh_boundary_t *b)
     return lh_bound_step(&tl->to, &tl->ts[k].cur, b->label, 1);
 }
 
+/* Moves the `to` states of kind k to boundary b, the newest, where it is their boundary. */
+static void
+follow_to(lh_timeline_t *tl, int k, const lh_boundary_t *b)
+{
+    to_state_t *t = &tl->ts[k], *pk = &tl->peak[k];
+    long idx = (long)tl->b[k].n - 1;
+    int is_point = !(b->is_snapshot && b->trigger == LH_SNAP_EXIT);
+    int new_peak = !tl->to.whole && is_point &&
+                   (tl->last_point[k] < 0 || b->heap_bytes >= tl->b[k].v[tl->last_point[k]].heap_bytes);
+    if (is_to(tl, k, b)) {
+        if (!tl->to.whole && !new_peak && pk->idx >= 0 && pk->idx == t->idx) {
+            /* the heap fell: the peak stays behind with the list it shared */
+            *pk = *t;
+            t->after = NULL;
+            t->cap_after = 0;
+        }
+        t->idx = idx;
+        t->n_after = 0; /* freed before the new `to`: not live there */
+    }
+    if (new_peak) {
+        free(pk->after);
+        *pk = (to_state_t){.idx = idx};
+    }
+    if (is_point) {
+        tl->last_point[k] = idx;
+    }
+}
+
 static int
 add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 {
@@ -257,6 +291,10 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
         return -1;
     }
     bv->n++;
+    if (lh_grow(&tl->all.v, &tl->all.cap, tl->all.n, sizeof *tl->all.v, 16) < 0) {
+        return -1;
+    }
+    tl->all.v[tl->all.n++] = *b;
     if (!k) {
         tl->n_marks++;
     } else if (b->trigger != LH_SNAP_EXIT) {
@@ -276,18 +314,13 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
             if (lh_grow(&s->series, &s->cap_series, s->n_series, sizeof *s->series, 16) < 0) {
                 return -1;
             }
-            s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes,
-                                                  (uint32_t)b->global};
+            s->series[s->n_series++] = (sentry_t){st->live_blocks, st->live_bytes, b->global};
         }
         tl->n_dirty = 0;
         tl->gen++;
     }
     if (tl->o.diff) {
-        to_state_t *t = &tl->ts[k];
-        if (is_to(tl, k, b)) {
-            t->idx = (long)(bv->n - 1);
-            t->n_after = 0; /* freed before the new `to`: not live there */
-        }
+        follow_to(tl, k, b);
     }
     return 0;
 }
@@ -344,6 +377,13 @@ lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *n)
     return tl->b[k].v;
 }
 
+const lh_boundary_t *
+lh_timeline_all_bounds(const lh_timeline_t *tl, size_t *n)
+{
+    *n = tl->all.n;
+    return tl->all.v;
+}
+
 size_t
 lh_timeline_n_running_snapshots(const lh_timeline_t *tl)
 {
@@ -360,23 +400,6 @@ lh_timeline_rss(const lh_timeline_t *tl)
  * Differential leaks
  * ------------------------------------------------------------------------------------- */
 
-/* Interval of time stamp ts among b[0..n): the i with b[i].ts <= ts < b[i+1].ts. ts must
- * not be before b[0]. */
-static size_t
-interval_of(const lh_boundary_t *b, size_t n, uint64_t ts)
-{
-    size_t lo = 0, hi = n; /* the answer is the last i in [lo, hi) with b[i].ts <= ts */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].ts_ns <= ts) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 typedef struct diff_acc {
     lh_diff_t *d;
     uint32_t *slot_of;   /* stack id -> index + 1 in d->sites, 0: none */
@@ -391,19 +414,10 @@ diff_add(diff_acc_t *a, uint32_t stack_id, uint64_t ts, uint64_t size)
     if (ts < d->bounds[d->first].ts_ns || ts >= d->bounds[d->to].ts_ns) {
         return 0;
     }
-    size_t i = interval_of(d->bounds, d->n_bounds, ts) - d->first;
-    if (stack_id >= a->n_ids) {
-        size_t n = a->n_ids ? a->n_ids : 64;
-        while (n <= stack_id) {
-            n *= 2;
-        }
-        uint32_t *v = realloc(a->slot_of, n * sizeof *v);
-        if (!v) {
-            return -1;
-        }
-        memset(v + a->n_ids, 0, (n - a->n_ids) * sizeof *v);
-        a->slot_of = v;
-        a->n_ids = n;
+    /* the interval of ts: the last boundary at or before it */
+    size_t i = LH_UPPER(d->bounds, d->n_bounds, lh_boundary_t, ts_ns, ts) - 1 - d->first;
+    if (lh_grow_zeroed(&a->slot_of, &a->n_ids, (size_t)stack_id + 1, sizeof *a->slot_of, 64) < 0) {
+        return -1;
     }
     if (!a->slot_of[stack_id]) {
         if (lh_grow(&d->sites, &a->cap_sites, d->n_sites, sizeof *d->sites, 16) < 0) {
@@ -461,12 +475,41 @@ no_points(lh_bound_why_t *why, lh_err_t *err)
                       "the program ran");
 }
 
+/* The range's skip and counted intervals, from d's from and to. */
+static int
+set_range(lh_diff_t *d, const lh_diff_opts_t *o, lh_err_t *err)
+{
+    size_t range = d->to - d->from;
+    d->skip = o->skip >= 0 ? (size_t)o->skip : (!o->from && range >= 2 ? 1 : 0);
+    if (d->skip >= range) {
+        d->why = LH_WHY_SKIP;
+        return lh_err_set(err, LH_EINVAL, "skip %zu leaves no interval: the range has %zu",
+                          d->skip, range);
+    }
+    d->first = d->from + d->skip;
+    d->n_intervals = d->to - d->first;
+    d->n_marks = d->bounds[d->to].marks_before - d->bounds[d->first].marks_before;
+    return 0;
+}
+
+/* The points of a kind: marks, or snapshots without the trailing exit ones. */
+static size_t
+n_points(const lh_timeline_t *tl, int k)
+{
+    size_t n = tl->b[k].n;
+    while (k && n && tl->b[k].v[n - 1].trigger == LH_SNAP_EXIT) {
+        n--;
+    }
+    return n;
+}
+
 int
 lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                  lh_diff_t *d, lh_err_t *err)
 {
     diff_acc_t acc = {0};
     lh_diff_opts_t defaults = {LH_BOUND_AUTO, NULL, -1};
+    int rc;
     memset(d, 0, sizeof *d);
     if (!o) {
         o = &defaults;
@@ -508,16 +551,22 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
                           "before the end, %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
                           d->from + 1, kind_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
     }
-    size_t range = d->to - d->from;
-    d->skip = o->skip >= 0 ? (size_t)o->skip : (!o->from && range >= 2 ? 1 : 0);
-    if (d->skip >= range) {
-        d->why = LH_WHY_SKIP;
-        return lh_err_set(err, LH_EINVAL, "skip %zu leaves no interval: the range has %zu",
-                          d->skip, range);
+    if ((rc = set_range(d, o, err)) < 0) {
+        return rc;
     }
-    d->first = d->from + d->skip;
-    d->n_intervals = d->to - d->first;
-    d->n_marks = d->bounds[d->to].marks_before - d->bounds[d->first].marks_before;
+    /* The default end moves back before teardown (lh_bound_main_end over the points): the
+     * pass followed that boundary too (follow_to), so no second pass is needed. */
+    const to_state_t *t = &tl->ts[k];
+    size_t n = n_points(tl, k), last = n ? n - 1 : 0, end = lh_bound_main_end(d->bounds, n);
+    if (!tl->o.diff_to && end < last && end >= d->from + 1 && tl->peak[k].idx == (long)end) {
+        t = &tl->peak[k];
+        d->to = end;
+        d->to_before_teardown = 1;
+        d->n_last = last;
+        if ((rc = set_range(d, o, err)) < 0) {
+            return rc;
+        }
+    }
 
     acc.d = d;
     size_t cursor = 0;
@@ -527,7 +576,6 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
             goto nomem;
         }
     }
-    const to_state_t *t = &tl->ts[k];
     for (size_t i = 0; i < t->n_after; i++) {
         if (diff_add(&acc, t->after[i].stack_id, t->after[i].ts_ns, t->after[i].size) < 0) {
             goto nomem;
@@ -608,17 +656,6 @@ lh_growth_site_stats(lh_growth_site_t *s, size_t n)
     s->growing = s->trend.kind == LH_TREND_GROWING;
 }
 
-/* The points of a kind: marks, or snapshots without the trailing exit ones. */
-static size_t
-n_points(const lh_timeline_t *tl, int k)
-{
-    size_t n = tl->b[k].n;
-    while (k && n && tl->b[k].v[n - 1].trigger == LH_SNAP_EXIT) {
-        n--;
-    }
-    return n;
-}
-
 /* Site id's live blocks and bytes at each of the n points. */
 static void
 densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n,
@@ -658,15 +695,6 @@ series_kind(const lh_timeline_t *tl, lh_bound_kind_t kind)
         return tl->n_marks || !tl->n_running ? LH_BOUND_MARKS : LH_BOUND_SNAPSHOTS;
     }
     return kind;
-}
-
-size_t
-lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last)
-{
-    int k = series_kind(tl, kind) == LH_BOUND_SNAPSHOTS;
-    size_t n = n_points(tl, k);
-    *last = n ? n - 1 : 0;
-    return lh_bound_main_end(tl->b[k].v, n);
 }
 
 static int
@@ -970,6 +998,22 @@ lh_counts_fini(lh_counts_t *c)
     free(c->groups);
     c->groups = NULL;
     c->n_groups = c->n_shown = 0;
+}
+
+int
+lh_timeline_at(const lh_timeline_t *tl, size_t g, size_t n, uint64_t *bytes, uint64_t *blocks)
+{
+    if (!tl->o.series || g >= tl->all.n) {
+        return LH_EINVAL;
+    }
+    for (size_t id = 0; id < n; id++) {
+        const site_t *s = id < tl->n_sites ? &tl->sites[id] : NULL;
+        /* the site's last change at or before g */
+        size_t j = s ? LH_UPPER(s->series, s->n_series, sentry_t, g, g) : 0;
+        bytes[id] = j ? s->series[j - 1].bytes : 0;
+        blocks[id] = j ? s->series[j - 1].blocks : 0;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------

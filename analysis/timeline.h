@@ -34,7 +34,10 @@
  * any taken while running (exit snapshots do not count: they come after shutdown frees
  * everything), else marks; `to` is the last boundary that is not an exit snapshot (when a
  * single snapshot was taken while running, the exit snapshot: there is no other interval),
- * `from` the first boundary, and the first `skip` intervals of the range are start-up noise.
+ * moved back to the end of the main work when the points after it are teardown
+ * (lh_bound_main_end: to_before_teardown says so; the pass follows both candidates, so this
+ * costs no second pass), `from` the first boundary, and the first `skip` intervals of the
+ * range are start-up noise.
  *
  * Growth (lh_timeline_growth). Per site, the live blocks and bytes at each boundary
  * (marks by default, else running snapshots) up to the end of the main work (growth.h:
@@ -97,6 +100,9 @@ lh_consumer_t lh_timeline_consumer(lh_timeline_t *tl);
 /* Boundaries of one kind, in time order (exit snapshots included). */
 const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t kind,
                                         size_t *n);
+/* Both kinds in time order (each one's global is its index): lh_bound_find resolves a spec
+ * among all of them. */
+const lh_boundary_t *lh_timeline_all_bounds(const lh_timeline_t *tl, size_t *n);
 /* Snapshots taken while the program ran (trigger other than LH_SNAP_EXIT). */
 size_t lh_timeline_n_running_snapshots(const lh_timeline_t *tl);
 const lh_rss_cmp_t *lh_timeline_rss(const lh_timeline_t *tl);
@@ -146,10 +152,6 @@ typedef struct lh_diff_opts {
 int lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_opts_t *o,
                      lh_diff_t *out, lh_err_t *err);
 void lh_diff_fini(lh_diff_t *d);
-/* The end of the main work among the boundaries of a kind (growth.h: lh_trend_main_end over
- * their heap, exit snapshots left out): its index, and the index of the last one in *last.
- * For the default `to`: when it is before *last, pass "#<index + 1>" as the end spec. */
-size_t lh_timeline_main_end(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t *last);
 /* Sets each site's trend from the growth model over the diff's kind (needs opts.series).
  * Returns 0, or LH_ENOMEM. */
 int lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err);
@@ -246,6 +248,12 @@ void lh_counts_fini(lh_counts_t *c);
 /* For counts grouped by site (group = stack id): sets each group's trend from the growth
  * model over the counts' kind. Returns 0 or LH_ENOMEM. */
 int lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err);
+
+/* Live bytes and blocks of the sites below n at the boundary with global index g (arrays of n
+ * entries, overwritten; a binary search per site). Returns 0, or LH_EINVAL (no such
+ * boundary, or no series). */
+int lh_timeline_at(const lh_timeline_t *tl, size_t g, size_t n, uint64_t *bytes,
+                   uint64_t *blocks);
 
 /* ---------------------------------------------------------------------------------------
  * Temporary allocations (needs opts.temporary)

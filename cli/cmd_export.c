@@ -80,7 +80,7 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
     po.supp = supp;
     if (a->at) {
         size_t n = lh_collect_n_stacks(c), n_pts;
-        const lh_boundary_t *pts = lh_collect_points(c, &n_pts);
+        const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &n_pts);
         long p = lh_bound_find(pts, n_pts, a->at, 1);
         if (p < 0) {
             char labels[320];
@@ -95,15 +95,12 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
             free(blocks);
             return lh_err_set(err, LH_ENOMEM, "out of memory");
         }
-        if ((rc = lh_collect_at_point(c, (size_t)p, bytes, blocks, err)) < 0) {
-            goto done;
-        }
+        lh_timeline_at(lh_collect_timeline(c), (size_t)p, n, bytes, blocks);
         po.inuse_bytes = bytes;
         po.inuse_blocks = blocks;
         po.inuse_label = a->at;
     }
     rc = lh_view_pprof(a->pprof, c, &po, err);
-done:
     free(bytes);
     free(blocks);
     return rc;

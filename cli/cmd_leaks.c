@@ -103,8 +103,6 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         return rc < 0 ? rc : 0;
     }
     lh_timeline_opts_t tlo = {0};
-    char to_spec[32];
-    size_t end = 0, last = 0;
     tlo.diff = 1;
     tlo.series = 1; /* for the growth model's trend of each site */
     tlo.diff_to = a.to;
@@ -117,26 +115,6 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_diff = 1;
-    /* The default end is the last boundary before teardown (growth.h). The pass follows one
-     * `to` as it streams, so a `to` moved back means a second pass that stops there. */
-    if (!a.to && (end = lh_timeline_main_end(p.tl, d.kind, &last)) < last && end >= d.from + 1) {
-        snprintf(to_spec, sizeof to_spec, "#%zu", end + 1);
-        tlo.diff_to = to_spec;
-        dopts.kind = d.kind;
-        lh_diff_fini(&d);
-        have_diff = 0;
-        lh_pass_close(&p);
-        if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
-            return rc;
-        }
-        if ((rc = lh_timeline_diff(p.tl, p.r, &dopts, &d, err)) < 0) {
-            rc = lh_pass_advise(rc, d.why, err);
-            goto done;
-        }
-        have_diff = 1;
-        d.to_before_teardown = 1;
-        d.n_last = last;
-    }
     if ((rc = lh_diff_trends(p.tl, &d, err)) < 0) {
         goto done;
     }

@@ -62,7 +62,9 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     if ((rc = lh_evolution_build(&e, c, top, x_marks, &supp, err)) < 0) {
-        if (x_marks && !lh_collect_n_points(c)) {
+        size_t np;
+        lh_timeline_all_bounds(lh_collect_timeline(c), &np);
+        if (x_marks && !np) {
             rc = lh_err_set(err, rc, "--x marks: the trace has no marks or snapshots (call "
                             "lh_mark() or lh_snapshot(), or record with --snapshot-every): "
                             "use --x time");

@@ -107,16 +107,6 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* The exit snapshot's graph, if any (issue 5): noted as the pass streams. */
-static int
-note_split(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
-           lh_err_t *err)
-{
-    (void)t, (void)r, (void)err;
-    lh_leak_split_note(ctx, ev);
-    return 0;
-}
-
 static int
 suppressed(void *p, uint32_t id, lh_err_t *err)
 {
@@ -223,8 +213,14 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
-    lh_consumer_t hook = {note_split, &split};
-    if ((rc = lh_pass_run(&p, &a.load, NULL, NULL, &hook, err)) < 0) {
+    /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
+     * pass. A trace on standard input has no directory: its snapshots' contents files
+     * cannot be found, so there is no reference graph to read. */
+    lh_consumer_t hook = {NULL, NULL};
+    int graph = !a.no_graph && !a.load.stdin_path[0];
+    split.heuristics = a.heur_bits;
+    if ((graph && (rc = lh_leak_split_begin(&split, a.load.path, &hook, err)) < 0) ||
+        (rc = lh_pass_run(&p, &a.load, NULL, NULL, graph ? &hook : NULL, err)) < 0) {
         goto done;
     }
     have_pass = 1;
@@ -237,19 +233,16 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         lh_report_suppress(&rep, &p.supp, a.top);
     }
     rep.rss = lh_timeline_rss(p.tl);
-    /* A trace on standard input has no directory: its snapshots' contents files cannot be
-     * found, so there is no reference graph to read. */
-    if (!a.no_graph && !a.load.stdin_path[0] && split.snap_index >= 0) { /* issue 5: the LEAK SUMMARY split */
+    if (lh_leak_split_captured(&split)) {
         lh_err_t e2 = {{0}};
-        split.heuristics = a.heur_bits;
-        if (lh_leak_split_build(&split, a.load.path, a.load.salvage, &e2) < 0) {
+        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
             fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
         } else {
             rep.split = &split;
         }
     }
     /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
-    if (rep.split && (rc = lh_leak_split_suppress(&split, &p.supp, p.t, p.sym, err)) < 0) {
+    if (rep.split && (rc = lh_leak_split_filter(&split, suppressed, &p, err)) < 0) {
         goto done;
     }
     lh_pass_warnings(&p);

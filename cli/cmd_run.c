@@ -4,7 +4,9 @@
  * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program), and exits
  * with its status.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +34,8 @@ const char lh_cmd_run_usage[] =
     "(default: leakhound.PROG.PID.lht in the current directory). Then run\n"
     "`leakhound report FILE`. Exits with PROG's exit status.\n"
     "\n"
-    "  -o, --output FILE  write the trace to FILE (replaced if it exists)\n"
+    "  -o, --output FILE  write the trace to FILE (replaced if it exists, with the\n"
+    "                     snapshot files an earlier run left beside it: FILE.snapN.lhs)\n"
     "  --depth N          record at most N frames per stack (1-256, default 64)\n"
     "  --unwind KIND      table (default: .eh_frame compiled into tables, libunwind for\n"
     "                     what they cannot express; works without frame pointers),\n"
@@ -123,6 +126,20 @@ duration_ms(const char *opt, const char *v, uint64_t max_ms, char *out, size_t l
     return 0;
 }
 
+/* Size option opt's value v (at most max bytes) as the agent's env value, in bytes. */
+static int
+size_env(const char *opt, const char *v, uint64_t max, const char *examples, char *out,
+         size_t len, lh_err_t *err)
+{
+    uint64_t bytes;
+    if (lh_parse_size_bytes(v, &bytes) < 0 || bytes > max) {
+        return lh_err_set(err, LH_EINVAL, "run: %s: expected a size such as %s, got '%s'", opt,
+                          examples, v);
+    }
+    snprintf(out, len, "%llu", (unsigned long long)bytes);
+    return 0;
+}
+
 /* Checks the snapshot options and turns them into the agent's env values. */
 static int
 check_snapshot_args(run_args_t *a, lh_err_t *err)
@@ -144,26 +161,20 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
                                        sizeof a->env_rss, err) < 0) {
         return LH_EINVAL;
     }
-    if (a->snap_growth) {
-        uint64_t bytes;
-        if (lh_parse_size_bytes(a->snap_growth, &bytes) < 0 || bytes > (1ull << 50)) {
-            return lh_err_set(err, LH_EINVAL, "run: --snapshot-on-growth: expected a size such as "
-                              "64M, 512K or 0 (at most 1P), got '%s'", a->snap_growth);
-        }
-        snprintf(a->env_growth, sizeof a->env_growth, "%llu", (unsigned long long)bytes);
+    if (a->snap_growth && size_env("--snapshot-on-growth", a->snap_growth, 1ull << 50,
+                                   "64M, 512K or 0 (at most 1P)", a->env_growth,
+                                   sizeof a->env_growth, err) < 0) {
+        return LH_EINVAL;
     }
     if (a->contents && strcmp(a->contents, "none") != 0 && strcmp(a->contents, "pointers") != 0 &&
         strcmp(a->contents, "full") != 0) {
         return lh_err_set(err, LH_EINVAL, "run: --snapshot-contents: expected none, pointers or "
                           "full, got '%s'", a->contents);
     }
-    if (a->sample_rate) {
-        uint64_t bytes;
-        if (lh_parse_size_bytes(a->sample_rate, &bytes) < 0 || bytes > (1ull << 40)) {
-            return lh_err_set(err, LH_EINVAL, "run: --sample-rate: expected a size such as 512K "
-                              "or 0 (record everything), got '%s'", a->sample_rate);
-        }
-        snprintf(a->env_sample, sizeof a->env_sample, "%llu", (unsigned long long)bytes);
+    if (a->sample_rate && size_env("--sample-rate", a->sample_rate, 1ull << 40,
+                                   "512K or 0 (record everything)", a->env_sample,
+                                   sizeof a->env_sample, err) < 0) {
+        return LH_EINVAL;
     }
     return 0;
 }
@@ -175,8 +186,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
     a->follow_exec = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char **dst = NULL;
-        const char *name = arg;
         if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
         }
@@ -248,39 +257,25 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             a->mark_subs[a->n_mark_subs++] = v;
             continue;
         }
-        const char *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if ((n == 2 && strncmp(arg, "-o", 2) == 0) ||
-            (n == 8 && strncmp(arg, "--output", 8) == 0)) {
-            dst = &a->output;
-        } else if (n == 7 && strncmp(arg, "--depth", 7) == 0) {
-            dst = &a->depth;
-        } else if (n == 8 && strncmp(arg, "--unwind", 8) == 0) {
-            dst = &a->unwind;
-        } else if (n == 17 && strncmp(arg, "--snapshot-signal", 17) == 0) {
-            dst = &a->snap_signal;
-        } else if (n == 16 && strncmp(arg, "--snapshot-every", 16) == 0) {
-            dst = &a->snap_every;
-        } else if (n == 20 && strncmp(arg, "--snapshot-on-growth", 20) == 0) {
-            dst = &a->snap_growth;
-        } else if (n == 14 && strncmp(arg, "--rss-interval", 14) == 0) {
-            dst = &a->rss_interval;
-        } else if (n == 19 && strncmp(arg, "--snapshot-contents", 19) == 0) {
-            dst = &a->contents;
-        } else if (n == 13 && strncmp(arg, "--sample-rate", 13) == 0) {
-            dst = &a->sample_rate;
-        } else if (n == 10 && strncmp(arg, "--max-leak", 10) == 0) {
-            dst = &a->max_leak;
-        } else {
+        const lh_opt_t values[] = {
+            {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
+            {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
+            {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+            {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
+            {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
+            {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
+            {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
+            {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
+            {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
+            {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
+        };
+        if ((rc = lh_opt_parse("run", values, sizeof values / sizeof *values, argc, argv, &i,
+                               err)) == 0) {
             return lh_err_set(err, LH_EINVAL, "run: unknown option '%s' (see leakhound help run)",
                               arg);
         }
-        if (eq) {
-            *dst = eq + 1;
-        } else if (i + 1 < argc) {
-            *dst = argv[++i];
-        } else {
-            return lh_err_set(err, LH_EINVAL, "run: option '%s' needs a value", name);
+        if (rc < 0) {
+            return rc;
         }
     }
     if (a->help) {
@@ -297,9 +292,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                           "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
     }
     a->prog_argv = argv + i;
-    if (a->output && !*a->output) {
-        return lh_err_set(err, LH_EINVAL, "run: -o needs a file name");
-    }
     if (a->depth) {
         unsigned long d;
         if (lh_cli_parse_uint("--depth", a->depth, 1, RUN_MAX_DEPTH, &d, err) < 0) {
@@ -415,33 +407,50 @@ set_env(const char *name, const char *value, lh_err_t *err)
     return 0;
 }
 
+/* Sets variable name to first, then ':' and the variable's old value when it had one. */
+static int
+prepend_env(const char *name, const char *first, lh_err_t *err)
+{
+    const char *old = getenv(name);
+    size_t n = strlen(first) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(n);
+    if (!v) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    snprintf(v, n, "%s%s%s", first, old && *old ? ":" : "", old ? old : "");
+    int rc = set_env(name, v, err);
+    free(v);
+    return rc;
+}
+
+/* dir: the agent's directory and "/" sub. Returns 0 when the agent's path has no directory. */
+static int
+beside_agent(const char *agent, const char *sub, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", agent);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        return 0;
+    }
+    snprintf(slash, len - (size_t)(slash - dir), "/%s", sub);
+    return 1;
+}
+
 /* Puts the leakhound Python module (python/ in the tree, installed beside the agent) first
  * on PYTHONPATH; its sitecustomize applies --mark-function and then runs the one it hides. */
 static int
 python_path(const char *agent, lh_err_t *err)
 {
     char dir[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s", agent);
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
+    if (!beside_agent(agent, "python", dir, sizeof dir)) {
         return 0;
     }
-    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/python");
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/leakhound.py", dir);
     if (!is_file(probe)) {
         return 0; /* an agent without the module: Python programs run as they are */
     }
-    const char *old = getenv("PYTHONPATH");
-    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
-    char *v = malloc(n);
-    if (!v) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(v, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
-    int rc = set_env("PYTHONPATH", v, err);
-    free(v);
-    return rc;
+    return prepend_env("PYTHONPATH", dir, err);
 }
 
 /* The LeakHound Perl module (perl/LeakHound.pm): in perl5/ next to the agent. `run` puts it
@@ -450,12 +459,9 @@ static int
 perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
 {
     char dir[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s", agent);
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
+    if (!beside_agent(agent, "perl5", dir, sizeof dir)) {
         return 0;
     }
-    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/perl5");
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         if (a->n_mark_subs) {
@@ -464,20 +470,12 @@ perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
         }
         return 0;
     }
-    const char *old = getenv("PERL5LIB");
-    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
-    char *lib = malloc(n);
-    if (!lib) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(lib, n, "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
-    int rc = set_env("PERL5LIB", lib, err);
-    free(lib);
+    int rc = prepend_env("PERL5LIB", dir, err);
     if (rc < 0 || !a->n_mark_subs) {
         return rc;
     }
-    old = getenv("PERL5OPT");
-    n = (old ? strlen(old) : 0) + 32;
+    const char *old = getenv("PERL5OPT");
+    size_t n = (old ? strlen(old) : 0) + 32;
     for (size_t i = 0; i < a->n_mark_subs; i++) {
         n += strlen(a->mark_subs[i]) + 10;
     }
@@ -498,16 +496,7 @@ perl_env(const run_args_t *a, const char *agent, lh_err_t *err)
 static int
 prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_t *err)
 {
-    const char *old = getenv("LD_PRELOAD");
-    size_t n = strlen(agent) + (old ? strlen(old) : 0) + 2;
-    char *preload = malloc(n);
-    int rc;
-    if (!preload) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    snprintf(preload, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
-    rc = set_env("LD_PRELOAD", preload, err);
-    free(preload);
+    int rc = prepend_env("LD_PRELOAD", agent, err);
     if (rc < 0 || (rc = set_env("LEAKHOUND_OUTPUT", pattern, err)) < 0 ||
         (rc = perl_env(a, agent, err)) < 0) {
         return rc;
@@ -599,6 +588,62 @@ done:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     return status;
+}
+
+/* -o replaces a trace: the snapshot contents files the replaced one named (TRACE minus
+ * ".lht", then ".snap<N>.lhs" and anything after that, such as the agent's ".1" when the
+ * name was taken) go with it. Left in place, the new run's snapshots would be written
+ * beside them as X.snap1.lhs.1 and a reader of the directory could pair the wrong ones. */
+static void
+remove_old_snapshots(const char *trace)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(trace, '/');
+    const char *base = slash ? slash + 1 : trace;
+    size_t n = slash ? (size_t)(slash - trace) : 0;
+    if (n >= sizeof dir) {
+        return;
+    }
+    if (slash == NULL) {
+        strcpy(dir, ".");
+    } else if (n == 0) {
+        strcpy(dir, "/");
+    } else {
+        memcpy(dir, trace, n);
+        dir[n] = '\0';
+    }
+    size_t stem = strlen(base);
+    if (stem > 4 && strcmp(base + stem - 4, ".lht") == 0) {
+        stem -= 4;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name;
+        if (strncmp(p, base, stem) != 0 || strncmp(p + stem, ".snap", 5) != 0) {
+            continue;
+        }
+        p += stem + 5;
+        if (*p < '0' || *p > '9') {
+            continue;
+        }
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (strncmp(p, ".lhs", 4) != 0 || (p[4] != '\0' && p[4] != '.')) {
+            continue;
+        }
+        /* Only regular files: unlinkat never follows a link, but a directory is kept. */
+        struct stat st;
+        int dfd = dirfd(d);
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+            unlinkat(dfd, e->d_name, 0);
+        }
+    }
+    closedir(d);
 }
 
 /* The run's index of traces (agent/output.c appends "pid TAB program TAB path" per trace
@@ -758,6 +803,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         if (unlink(a.output) != 0 && errno != ENOENT) {
             return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.output, strerror(errno));
         }
+        remove_old_snapshots(a.output);
         size_t k = 0;
         for (const char *p = a.output; *p && k + 2 < sizeof pattern; p++) {
             if (*p == '%') {

@@ -19,6 +19,7 @@
 
 const char lh_cmd_shell_usage[] =
     "usage: leakhound shell FILE [SNAPSHOT] [-c 'CMD; CMD...'] [--heuristics H] [--salvage]\n"
+    "                       [--no-index]\n"
     "\n"
     "Explores a heap snapshot of a trace: what is alive, what holds it (paths from the\n"
     "roots: globals and thread stacks), what each block retains, what leaked (Valgrind's\n"
@@ -31,6 +32,11 @@ const char lh_cmd_shell_usage[] =
     "             multipleinheritance; default: all): an interior pointer of such a shape\n"
     "             keeps a block reachable, not possibly lost\n"
     "  --salvage  read a truncated trace up to the damage\n"
+    "  --no-index neither read nor write the snapshot's index file. By default the first\n"
+    "             shell on a snapshot writes what it computed (graph, dominators, sites,\n"
+    "             objects) to FILE.N.lhx (and the snapshot list to FILE.lhx) so that later\n"
+    "             shells start at once; an index that no longer matches the trace or its\n"
+    "             contents file is rebuilt\n"
     "\n"
     "Without -c, commands are read from the terminal (with line editing and history), or\n"
     "from standard input when it is not a terminal. The exit status is 1 if a command\n"
@@ -125,11 +131,13 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t a = {0};
     const char *snapshot = NULL, *cmds = NULL, *heur = NULL;
+    int no_index = 0;
     char **rest = malloc((size_t)argc * sizeof *rest);
     int n_rest = 0, rc;
     const lh_opt_t opts[] = {{"-c", NULL, LH_OPT_STR, &cmds, 0, 0, NULL},
-                             {"--heuristics", NULL, LH_OPT_STR, &heur, 0, 0, NULL}};
-    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 2};
+                             {"--heuristics", NULL, LH_OPT_STR, &heur, 0, 0, NULL},
+                             {"--no-index", NULL, LH_OPT_BOOL, &no_index, 0, 0, NULL}};
+    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 3};
     unsigned heuristics = 0;
     if (!rest) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -162,7 +170,10 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
     }
     lh_shell_t sh;
     char cwd[PATH_MAX];
-    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, heuristics, stdout, stderr, err);
+    /* a trace on standard input is a temporary file: no index beside it */
+    no_index |= strcmp(a.path, a.stdin_path) == 0;
+    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, heuristics, no_index, stdout, stderr,
+                       err);
     if (rc < 0) {
         lh_shell_fini(&sh);
         return rc;

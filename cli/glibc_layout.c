@@ -42,59 +42,45 @@ members(lh_dbginfo_t *d, const char *what, const want_member_t *w, size_t n, lh_
     return 0;
 }
 
+/* The address of symbol name (kind "symbol") or the size of struct name (kind "struct") in
+ * d; a missing one is an error naming d and what. */
 static int
-symbol(lh_dbginfo_t *d, const char *what, const char *name, uint64_t *v, lh_err_t *err)
+need(lh_dbginfo_t *d, const char *what, const char *kind, const char *name, uint64_t *v,
+     lh_err_t *err)
 {
-    if (lh_dbginfo_symbol(d, name, v) < 0) {
-        return lh_err_set(err, LH_EFORMAT,
-                          "snapshot -p: %s (%s) has no symbol %s; the process was not touched",
-                          lh_dbginfo_path(d), what, name);
-    }
-    return 0;
-}
-
-static int
-struct_size(lh_dbginfo_t *d, const char *what, const char *name, uint64_t *v, lh_err_t *err)
-{
-    if (lh_dbginfo_struct_size(d, name, v) < 0) {
-        return lh_err_set(err, LH_EFORMAT,
-                          "snapshot -p: %s (%s) has no struct %s; the process was not touched",
-                          lh_dbginfo_path(d), what, name);
-    }
-    return 0;
-}
-
-static int
-libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l, lh_err_t *err)
-{
-    lh_dbginfo_t *d = NULL;
-    int rc = lh_dbginfo_open(libc_path, DBG_PKG, &d, err);
+    int rc = strcmp(kind, "struct") == 0 ? lh_dbginfo_struct_size(d, name, v)
+                                          : lh_dbginfo_symbol(d, name, v);
     if (rc < 0) {
-        if (rc == LH_ENOENT) {
-            lh_err_t e2;
-            lh_err_set(&e2, LH_ENOENT, "snapshot -p: %s; the process was not touched", err->msg);
-            *err = e2;
-        }
-        return rc;
+        return lh_err_set(err, LH_EFORMAT,
+                          "snapshot -p: %s (%s) has no %s %s; the process was not touched",
+                          lh_dbginfo_path(d), what, kind, name);
     }
+    return 0;
+}
+
+static int
+libc_part(pid_t pid, lh_dbginfo_t *d, const char *libc_path, uint64_t bias,
+          lh_glibc_layout_t *l, lh_err_t *err)
+{
+    int rc;
     uint64_t vers = 0, arena, mp, unused;
     char v[16] = "";
-    if ((rc = symbol(d, libc_path, "__libc_version", &vers, err)) < 0 ||
-        (rc = symbol(d, libc_path, "main_arena", &arena, err)) < 0 ||
-        (rc = symbol(d, libc_path, "mp_", &mp, err)) < 0) {
-        goto out;
+    if ((rc = need(d, libc_path, "symbol", "__libc_version", &vers, err)) < 0 ||
+        (rc = need(d, libc_path, "symbol", "main_arena", &arena, err)) < 0 ||
+        (rc = need(d, libc_path, "symbol", "mp_", &mp, err)) < 0) {
+        return rc;
     }
     if (lh_memcopy_read_live(pid, bias + vers, v, sizeof v - 1) < 0 ||
         sscanf(v, "%d.%d", &l->major, &l->minor) != 2) {
         rc = lh_err_set(err, LH_EINVAL, "snapshot -p: cannot read the glibc version of process "
                         "%d; the process was not touched", (int)pid);
-        goto out;
+        return rc;
     }
     if (l->major != 2 || l->minor < 26) {
         rc = lh_err_set(err, LH_EINVAL, "snapshot -p: glibc %d.%d is older than 2.26, whose "
                         "malloc this walk does not know; the process was not touched",
                         l->major, l->minor);
-        goto out;
+        return rc;
     }
     l->safe_linking = l->minor >= 32;
     l->libc_bias = bias;
@@ -118,16 +104,16 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
         {"malloc_par", "mmapped_mem", &l->mp_mmapped_mem, NULL, NULL},
     };
     if ((rc = members(d, libc_path, w, sizeof w / sizeof w[0], err)) < 0 ||
-        (rc = struct_size(d, libc_path, "malloc_state", &l->ms_size, err)) < 0 ||
-        (rc = struct_size(d, libc_path, "_heap_info", &l->hi_size_of, err)) < 0 ||
-        (rc = struct_size(d, libc_path, "pthread", &l->pthread_size, err)) < 0) {
-        goto out;
+        (rc = need(d, libc_path, "struct", "malloc_state", &l->ms_size, err)) < 0 ||
+        (rc = need(d, libc_path, "struct", "_heap_info", &l->hi_size_of, err)) < 0 ||
+        (rc = need(d, libc_path, "struct", "pthread", &l->pthread_size, err)) < 0) {
+        return rc;
     }
     l->n_malloc_code = lh_dbginfo_cu_ranges(d, "malloc.c", l->malloc_code, 64);
     if (!l->n_malloc_code) {
         rc = lh_err_set(err, LH_EFORMAT, "snapshot -p: %s (%s) has no code range for malloc.c; "
                         "the process was not touched", lh_dbginfo_path(d), libc_path);
-        goto out;
+        return rc;
     }
     for (size_t i = 0; i < l->n_malloc_code; i++) {
         l->malloc_code[i][0] += bias;
@@ -141,7 +127,7 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
             {"tcache_entry", "next", &l->te_next, NULL, NULL},
         };
         if ((rc = members(d, libc_path, t, sizeof t / sizeof t[0], err)) < 0) {
-            goto out;
+            return rc;
         }
         l->tc_count_size = l->tc_n_bins ? unused / l->tc_n_bins : 0;
         if (l->tc_count_size != 1 && l->tc_count_size != 2) {
@@ -150,26 +136,16 @@ libc_part(pid_t pid, const char *libc_path, uint64_t bias, lh_glibc_layout_t *l,
                             lh_dbginfo_path(d), (unsigned long long)l->tc_count_size);
         }
     }
-out:
-    lh_dbginfo_close(d);
     return rc;
 }
 
 /* libc's TLS offset (link_map.l_tls_offset, through _r_debug.r_map) and the static TLS
  * size (_rtld_global_ro._dl_tls_static_size), from ld.so's debug info. */
 static int
-ldso_part(pid_t pid, const char *ldso_path, uint64_t bias, lh_glibc_layout_t *l, lh_err_t *err)
+ldso_part(pid_t pid, lh_dbginfo_t *d, const char *ldso_path, uint64_t bias,
+          lh_glibc_layout_t *l, lh_err_t *err)
 {
-    lh_dbginfo_t *d = NULL;
-    int rc = lh_dbginfo_open(ldso_path, DBG_PKG, &d, err);
-    if (rc < 0) {
-        if (rc == LH_ENOENT) {
-            lh_err_t e2;
-            lh_err_set(&e2, LH_ENOENT, "snapshot -p: %s; the process was not touched", err->msg);
-            *err = e2;
-        }
-        return rc;
-    }
+    int rc;
     uint64_t r_debug, rtld_ro, o_rmap, o_addr, o_next, o_tls, o_tls_size;
     const want_member_t w[] = {
         {"r_debug", "r_map", &o_rmap, NULL, NULL},
@@ -178,17 +154,17 @@ ldso_part(pid_t pid, const char *ldso_path, uint64_t bias, lh_glibc_layout_t *l,
         {"link_map", "l_tls_offset", &o_tls, NULL, NULL},
         {"rtld_global_ro", "_dl_tls_static_size", &o_tls_size, NULL, NULL},
     };
-    if ((rc = symbol(d, ldso_path, "_r_debug", &r_debug, err)) < 0 ||
-        (rc = symbol(d, ldso_path, "_rtld_global_ro", &rtld_ro, err)) < 0 ||
+    if ((rc = need(d, ldso_path, "symbol", "_r_debug", &r_debug, err)) < 0 ||
+        (rc = need(d, ldso_path, "symbol", "_rtld_global_ro", &rtld_ro, err)) < 0 ||
         (rc = members(d, ldso_path, w, sizeof w / sizeof w[0], err)) < 0) {
-        goto out;
+        return rc;
     }
     uint64_t map = 0;
     if (lh_memcopy_read_live(pid, bias + rtld_ro + o_tls_size, &l->tls_static_size, 8) < 0 ||
         lh_memcopy_read_live(pid, bias + r_debug + o_rmap, &map, 8) < 0) {
         rc = lh_err_set(err, LH_EIO, "snapshot -p: cannot read the loader's data in process "
                         "%d; the process was not touched", (int)pid);
-        goto out;
+        return rc;
     }
     rc = lh_err_set(err, LH_EFORMAT, "snapshot -p: libc (loaded at 0x%llx) is not in the "
                     "loader's list of process %d; the process was not touched",
@@ -207,8 +183,6 @@ ldso_part(pid_t pid, const char *ldso_path, uint64_t bias, lh_glibc_layout_t *l,
         }
         map = next;
     }
-out:
-    lh_dbginfo_close(d);
     return rc;
 }
 
@@ -217,10 +191,28 @@ lh_glibc_layout_load(pid_t pid, const char *libc_path, uint64_t libc_bias,
                      const char *ldso_path, uint64_t ldso_bias, lh_glibc_layout_t *l,
                      lh_err_t *err)
 {
+    const struct {
+        const char *path;
+        uint64_t bias;
+        int (*part)(pid_t, lh_dbginfo_t *, const char *, uint64_t, lh_glibc_layout_t *,
+                    lh_err_t *);
+    } parts[] = {{libc_path, libc_bias, libc_part}, {ldso_path, ldso_bias, ldso_part}};
     memset(l, 0, sizeof *l);
-    int rc = libc_part(pid, libc_path, libc_bias, l, err);
-    if (rc < 0) {
-        return rc;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        lh_dbginfo_t *d = NULL;
+        int rc = lh_dbginfo_open(parts[i].path, DBG_PKG, &d, err);
+        if (rc == LH_ENOENT) { /* no debug info installed */
+            lh_err_t e2;
+            lh_err_set(&e2, LH_ENOENT, "snapshot -p: %s; the process was not touched", err->msg);
+            *err = e2;
+        }
+        if (rc >= 0) {
+            rc = parts[i].part(pid, d, parts[i].path, parts[i].bias, l, err);
+            lh_dbginfo_close(d);
+        }
+        if (rc < 0) {
+            return rc;
+        }
     }
-    return ldso_part(pid, ldso_path, ldso_bias, l, err);
+    return 0;
 }

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "format.h"
 #include "symbolize.h"
+#include "symcache.h"
 
 typedef struct command {
     const char *name;
@@ -52,7 +53,8 @@ usage(FILE *out)
 
 /* `--native` applies to every view of a trace (interpreter frames shown in stacks with Perl
  * or Python frames, scriptstack.h), so it is taken here once, wherever it stands before a
- * `--`, instead of in each command's options. Returns the new argc. */
+ * `--`, instead of in each command's options; so is `--no-symbol-cache` (symcache.h: no
+ * symbol cache read or written). Returns the new argc. */
 static int
 take_native(int argc, char **argv)
 {
@@ -61,6 +63,10 @@ take_native(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!seen_dashdash && strcmp(argv[i], "--native") == 0) {
             lh_sym_set_native(1);
+            continue;
+        }
+        if (!seen_dashdash && strcmp(argv[i], "--no-symbol-cache") == 0) {
+            lh_symcache_set_enabled(0);
             continue;
         }
         if (strcmp(argv[i], "--") == 0) {

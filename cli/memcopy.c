@@ -99,11 +99,16 @@ sparse(const lh_mapping_t *mp)
 
 #define PM_CHUNK 4096
 
-/* Calls fn(ctx, lo, hi) for each run of pages of [lo, hi) that are resident or swapped
- * out, from /proc/PID/pagemap; the whole range when pagemap cannot be read. */
+/* Calls fn(ctx, lo, hi) for each run of pages of mapping mp that are resident or swapped
+ * out, from /proc/PID/pagemap; the whole mapping when it is not sparse or pagemap cannot
+ * be read. */
 static int
-runs(pid_t pid, uint64_t lo, uint64_t hi, int (*fn)(void *, uint64_t, uint64_t), void *ctx)
+runs(pid_t pid, const lh_mapping_t *mp, int (*fn)(void *, uint64_t, uint64_t), void *ctx)
 {
+    uint64_t lo = mp->lo, hi = mp->hi;
+    if (!sparse(mp)) {
+        return fn(ctx, lo, hi);
+    }
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
@@ -176,11 +181,7 @@ lh_mempool_init(lh_mempool_t *p, const lh_memcopy_t *pre, uint64_t limit, uint64
     for (size_t i = 0; i < pre->n; i++) {
         const lh_mapping_t *mp = &pre->maps[i];
         if (copied(mp)) {
-            if (sparse(mp)) {
-                runs(pre->pid, mp->lo, mp->hi, count_run, need);
-            } else {
-                *need += mp->hi - mp->lo;
-            }
+            runs(pre->pid, mp, count_run, need);
         }
     }
     if (*need > limit) {
@@ -203,11 +204,7 @@ lh_mempool_init(lh_mempool_t *p, const lh_memcopy_t *pre, uint64_t limit, uint64
         }
         p->n++;
         touch_t t = {b->bytes, mp->lo};
-        if (sparse(mp)) {
-            runs(pre->pid, mp->lo, mp->hi, touch_run, &t);
-        } else {
-            touch_run(&t, mp->lo, mp->hi);
-        }
+        runs(pre->pid, mp, touch_run, &t);
     }
     return 0;
 }
@@ -282,11 +279,7 @@ lh_memcopy_copy(lh_memcopy_t *m, lh_mempool_t *pool, lh_err_t *err)
                               "at 0x%" PRIx64, len, mp->lo);
         }
         reader_t r = {m, mp};
-        if (sparse(mp)) {
-            runs(m->pid, mp->lo, mp->hi, read_run, &r);
-        } else {
-            read_run(&r, mp->lo, mp->hi);
-        }
+        runs(m->pid, mp, read_run, &r);
     }
     return 0;
 }

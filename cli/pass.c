@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "load.h"
 
 int
@@ -110,15 +111,8 @@ lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err)
     if (!p->supp.n) {
         return 0;
     }
-    if (id >= p->n_supp_known) {
-        size_t n = (size_t)id + 1 > 2 * p->n_supp_known ? (size_t)id + 1 : 2 * p->n_supp_known;
-        uint8_t *v = realloc(p->supp_known, n);
-        if (!v) {
-            return lh_err_set(err, LH_ENOMEM, "out of memory");
-        }
-        memset(v + p->n_supp_known, 0, n - p->n_supp_known);
-        p->supp_known = v;
-        p->n_supp_known = n;
+    if (lh_grow_zeroed(&p->supp_known, &p->n_supp_known, (size_t)id + 1, 1, 64) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
     if (!p->supp_known[id]) {
         lh_site_t s = {0};

@@ -29,7 +29,7 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 1 /* 1: SFRAME, INTERP, script frames on STACK */
+#define LH_FORMAT_MINOR 2 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -235,6 +235,14 @@ enum lh_srec_type {
                               count x (varint address / 8, varint value), in no order: the
                               3 words below each distinct heap pointer value that is 8 mod
                               16 (a length, a count, a capacity: analysis/heapgraph.h) */
+    LH_SREC_BASE = 0x85,   /* varint snapshot number, string file name (a base name, in
+                              this file's directory): an earlier contents file of the same
+                              process that SAME records of this one refer to */
+    LH_SREC_SAME = 0x86,   /* varint base snapshot number, varint count, count x (varint
+                              address delta / 8 from the previous piece's address (first:
+                              from 0), varint length / 8): pieces whose contents (the PTRS
+                              words or the BYTES page) are those the base file stores for
+                              exactly that piece; never a piece the base itself refers to */
     LH_SREC_END = 0x8f,    /* varint regions, varint words scanned, varint pointers,
                               varint bytes */
 };

@@ -272,9 +272,12 @@ growth(FILE *out, const lh_html_page_t *p)
           out);
     for (size_t i = 0; i < p->n_growth_sites; i++) {
         const lh_growth_site_t *x = &g->sites[i];
-        fprintf(out, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                     "<td class=\"n\">%zu of %zu</td><td>",
-                lh_view_metric_str(a, sizeof a, LH_METRIC_GROWTH, x->slope_bytes),
+        /* per point of the kind the growth was measured over, as report --growth says */
+        fprintf(out, "<tr><td class=\"n\">%s%s/%s</td><td class=\"n\">%s</td><td class=\"n\">"
+                     "%s</td><td class=\"n\">%zu of %zu</td><td>",
+                x->slope_bytes < 0 ? "-" : "+",
+                bytes(a, sizeof a, (uint64_t)llround(fabs(x->slope_bytes))),
+                g->kind == LH_BOUND_SNAPSHOTS ? "snapshot" : "mark",
                 bytes(b, sizeof b, x->bytes[0]), bytes(c, sizeof c, x->bytes[g->n_points - 1]),
                 x->grew_intervals, x->intervals);
         site_cell(out, p->growth_sites[i], p->cwd);

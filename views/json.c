@@ -48,6 +48,12 @@ utf8_len(const unsigned char *s, size_t left)
     return n;
 }
 
+/* JSON's two-character escapes; the other control characters get a six-character one. */
+static const char *const json_esc[0x80] = {
+    ['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\r'] = "\\r",
+    ['\t'] = "\\t", ['\b'] = "\\b",  ['\f'] = "\\f",
+};
+
 void
 lh_json_string(FILE *out, const char *str, size_t len)
 {
@@ -56,45 +62,22 @@ lh_json_string(FILE *out, const char *str, size_t len)
     for (size_t i = 0; i < len;) {
         unsigned char c = s[i];
         size_t n;
-        switch (c) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\b':
-            fputs("\\b", out);
-            break;
-        case '\f':
-            fputs("\\f", out);
-            break;
-        default:
-            if (c < 0x20) {
-                fprintf(out, "\\u%04x", c);
-            } else if ((n = utf8_len(s + i, len - i)) == 0) {
-                fputs("\\ufffd", out);
-            } else {
-                /* The run of bytes that need no escape, in one write (names and paths
-                 * are mostly that; a 400 MB report spent half its time per character). */
-                while (i + n < len && s[i + n] >= 0x20 && s[i + n] < 0x80 && s[i + n] != '"' &&
-                       s[i + n] != '\\') {
-                    n++;
-                }
-                fwrite(s + i, 1, n, out);
-                i += n;
-                continue;
+        if (c < 0x80 && json_esc[c]) {
+            fputs(json_esc[c], out);
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+        } else if ((n = utf8_len(s + i, len - i)) == 0) {
+            fputs("\\ufffd", out);
+        } else {
+            /* The run of bytes that need no escape, in one write (names and paths are
+             * mostly that; a 400 MB report spent half its time per character). */
+            while (i + n < len && s[i + n] >= 0x20 && s[i + n] < 0x80 && s[i + n] != '"' &&
+                   s[i + n] != '\\') {
+                n++;
             }
-            break;
+            fwrite(s + i, 1, n, out);
+            i += n;
+            continue;
         }
         i++;
     }

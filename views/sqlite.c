@@ -329,10 +329,10 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < lh_collect_n_points(c); i++) {
-        const lh_boundary_t *p = lh_collect_point(c, i);
-        const lh_cdelta_t *d;
-        size_t nd = lh_collect_point_delta(c, i, &d);
+    size_t np;
+    const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &np);
+    for (size_t i = 0; i < np; i++) {
+        const lh_boundary_t *p = &pts[i];
         sqlite3_bind_int64(b, 1, (sqlite3_int64)i + 1);
         sqlite3_bind_text(b, 2, p->is_snapshot ? "snapshot" : "mark", -1, SQLITE_STATIC);
         sqlite3_bind_int64(b, 3, ++seq[p->is_snapshot]);
@@ -348,10 +348,7 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
             rc = db_err(o, err, "inserting boundaries");
             goto done;
         }
-        for (size_t k = 0; k < nd; k++) {
-            bytes[d[k].stack] = d[k].bytes;
-            blocks[d[k].stack] = d[k].blocks;
-        }
+        lh_timeline_at(lh_collect_timeline(c), i, n, bytes, blocks);
         for (size_t s = 0; s < n; s++) {
             if (!blocks[s]) {
                 continue;

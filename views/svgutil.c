@@ -7,6 +7,11 @@
 #include <math.h>
 #include <string.h>
 
+/* The characters XML text and attributes escape; other control characters are dropped. */
+static const char *const xml_esc[0x80] = {
+    ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+};
+
 void
 lh_xml_text(FILE *out, const char *s, size_t max)
 {
@@ -23,27 +28,10 @@ lh_xml_text(FILE *out, const char *s, size_t max)
         if ((ch & 0xc0) != 0x80) {
             n++; /* count characters, not UTF-8 continuation bytes */
         }
-        switch (ch) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            if (ch >= 0x20 && ch != 0x7f) {
-                fputc(ch, out);
-            }
-            break;
+        if (ch < 0x80 && xml_esc[ch]) {
+            fputs(xml_esc[ch], out);
+        } else if (ch >= 0x20 && ch != 0x7f) {
+            fputc(ch, out);
         }
     }
 }

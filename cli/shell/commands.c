@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "graphindex.h"
 #include "grow.h"
 #include "keyindex.h"
 #include "shell.h"
@@ -55,7 +56,7 @@ sh_row_add(lh_shell_t *sh, uint32_t node)
 const char *
 sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len)
 {
-    if (lh_trace_info(sh->hg->trace)->attach_how == 2) {
+    if (sh->info.attach_how == 2) {
         snprintf(buf, len, "take it with `leakhound snapshot --contents %s`", mode);
     } else {
         snprintf(buf, len, "run with --snapshot-contents %s", mode);
@@ -69,7 +70,7 @@ sh_graph_why(const lh_shell_t *sh, char *buf, size_t len)
     char advice[128];
     if (sh->hg->no_graph_code == LH_GRAPH_NO_CONTENTS) {
         /* `run` also reads the environment (an agent preloaded without `run`) */
-        int run = lh_trace_info(sh->hg->trace)->attach_how != 2;
+        int run = sh->info.attach_how != 2;
         snprintf(buf, len, "%s; %s%s", sh->hg->no_graph_why,
                  sh_contents_advice(sh, "pointers", advice, sizeof advice),
                  run ? " (LEAKHOUND_SNAPSHOT_CONTENTS=pointers)" : "");
@@ -164,11 +165,107 @@ mode_name(int m)
 }
 
 static double
-snap_time(const lh_heapgraph_t *hg, const lh_snapinfo_t *s)
+snap_time(const lh_shell_t *sh, const lh_snapinfo_t *s)
 {
-    const lh_trace_info_t *in = lh_trace_info(hg->trace);
-    uint64_t start = in->has_clock ? in->mono_start_ns : hg->snaps[0].ts_ns;
+    const lh_gindex_info_t *in = &sh->info;
+    uint64_t start = in->has_clock ? in->mono_start_ns : sh->hg->snaps[0].ts_ns;
     return s->ts_ns > start ? (double)(s->ts_ns - start) / 1e9 : 0.0;
+}
+
+/* The objects of hg: NULL without a graph, or when the heap does not
+ * decode (*note: why, caller frees). Returns 0 or LH_ENOMEM. */
+static int
+decode_objects(lh_heapgraph_t *hg, lh_objheap_t **oh, char **note, lh_err_t *err)
+{
+    *oh = NULL;
+    *note = NULL;
+    if (!hg->has_graph) {
+        return 0;
+    }
+    int rc = lh_objheap_open(hg, oh, err);
+    if (rc < 0 && rc != LH_ENOMEM) {
+        *note = strdup(err->msg);
+        return *note ? 0 : lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        lh_objheap_claim(*oh); /* SV arenas and buffers are no "possibly lost" blocks */
+    }
+    return rc;
+}
+
+int
+sh_open_snapshot(lh_shell_t *sh, const char *sel, long idx, lh_snapshot_t *out, lh_err_t *err)
+{
+    lh_gindex_opts_t go = {sh->heuristics, sh->salvage, lh_sym_get_native()};
+    memset(out, 0, sizeof *out);
+    if (!sh->no_index && idx < 0) {
+        lh_snapinfo_t *snaps;
+        size_t n;
+        if (lh_gindex_read_catalog(sh->trace_path, &go, &snaps, &n)) {
+            idx = sel ? lh_heapgraph_find_snapshot(snaps, n, sel, 1)
+                      : lh_gindex_default_snapshot(snaps, n);
+            lh_gindex_snaps_free(snaps, n);
+        }
+    }
+    if (!sh->no_index && idx >= 0 &&
+        lh_gindex_load(sh->trace_path, &go, idx, &out->hg, &out->oh, &out->note, &out->info)) {
+        if (!out->note[0]) {
+            free(out->note);
+            out->note = NULL;
+        }
+        return 0;
+    }
+    lh_heapgraph_opts_t o = {idx >= 0 ? NULL : sel, idx, sh->salvage, 0, sh->heuristics};
+    int rc = lh_heapgraph_open(sh->trace_path, &o, &out->hg, err);
+    if (rc < 0 || (rc = decode_objects(out->hg, &out->oh, &out->note, err)) < 0) {
+        sh_snapshot_fini(out);
+        return rc;
+    }
+    lh_gindex_info_of(out->hg, &out->info);
+    if (!sh->no_index) {
+        lh_err_t e2;
+        lh_gindex_write(out->hg, out->oh, out->note, &go, &e2); /* a cache: best effort */
+    }
+    return 0;
+}
+
+void
+sh_snapshot_fini(lh_snapshot_t *s)
+{
+    lh_objheap_free(s->oh);
+    lh_heapgraph_free(s->hg);
+    free(s->note);
+    memset(s, 0, sizeof *s);
+}
+
+/* Opens the snapshot (selector sel, or index idx >= 0) as sh's own. On failure sh keeps
+ * the snapshot it had. */
+static int
+sh_load(lh_shell_t *sh, const char *sel, long idx, lh_err_t *err)
+{
+    lh_snapshot_t s;
+    int rc = sh_open_snapshot(sh, sel, idx, &s, err);
+    if (rc < 0) {
+        return rc;
+    }
+    lh_objheap_free(sh->oh);
+    lh_heapgraph_free(sh->hg);
+    free(sh->obj_note);
+    sh->hg = s.hg;
+    sh->oh = s.oh;
+    sh->obj_note = s.note;
+    sh->info = s.info;
+    sh_rows_reset(sh);
+    if (s.note) {
+        fprintf(sh->errs, "note: %s\n", s.note); /* a heap that does not decode: why */
+    }
+    return 0;
+}
+
+int
+sh_need_trace(lh_shell_t *sh, lh_err_t *err)
+{
+    return lh_gindex_attach(sh->hg, sh->salvage, err);
 }
 
 static int
@@ -183,7 +280,7 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     fprintf(sh->out, "trace: %s\n", lh_text_rel_path(sh->trace_path, sh->cwd));
     fprintf(sh->out, "snapshot %zu of %zu: '%s' (%s) at %.3f s, contents: %s\n", hg->cur + 1,
-            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(hg, s),
+            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(sh, s),
             mode_name(s->mode));
     fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
@@ -256,7 +353,7 @@ cmd_snapshots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         const lh_snapinfo_t *s = &hg->snaps[i];
         fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s  %s\n",
                 i == hg->cur ? "*" : " ", i + 1, s->label, trigger_name(s->trigger),
-                snap_time(hg, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
+                snap_time(sh, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
                 mode_name(s->mode));
     }
     return 0;
@@ -272,18 +369,11 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (idx < 0) {
         return lh_err_set(err, LH_EINVAL, "use: no snapshot '%s' (see snapshots)", argv[1]);
     }
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
-    lh_heapgraph_t *hg = NULL;
-    int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
+    int rc = sh_load(sh, NULL, idx, err);
     if (rc < 0) {
         return rc;
     }
-    lh_heapgraph_free(sh->hg);
-    sh->hg = hg;
-    sh_rows_reset(sh);
-    if ((rc = sh_obj_open(sh, err)) < 0) {
-        return rc;
-    }
+    lh_heapgraph_t *hg = sh->hg;
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
     fprintf(sh->out, "using snapshot %zu '%s': %u live blocks%s\n", hg->cur + 1, s->label,
             hg->n_blocks, hg->has_graph ? "" : " (no contents: graph commands unavailable)");
@@ -294,40 +384,43 @@ cmd_use(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
  * largest, show, elems
  * ------------------------------------------------------------------------------------- */
 
-static lh_heapgraph_t *sort_hg; /* qsort has no context argument */
-static int sort_retained;
-
-static int
-cmp_largest(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t vx = sort_retained ? sort_hg->g.retained[x] : sort_hg->blocks[x].size;
-    uint64_t vy = sort_retained ? sort_hg->g.retained[y] : sort_hg->blocks[y].size;
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
-}
-
-/* The top n blocks by key, without sorting them all: a bounded insertion list. */
-static size_t
-top_blocks(lh_heapgraph_t *hg, int retained, uint32_t *top, size_t n)
+/* A bounded insertion list: each id goes in only when it beats the last kept. */
+size_t
+sh_top_n(const uint32_t *ids, size_t nc, uint64_t (*key)(const void *ctx, uint32_t id),
+         const void *ctx, uint32_t *top, size_t n)
 {
     size_t k = 0;
-    sort_hg = hg;
-    sort_retained = retained;
-    for (uint32_t b = 0; b < hg->n_blocks; b++) {
-        if (k == n && cmp_largest(&b, &top[k - 1]) >= 0) {
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t v = ids ? ids[i] : (uint32_t)i;
+        uint64_t kv = key(ctx, v);
+        size_t j = k;
+        while (j > 0) { /* top[j - 1] before v: a larger key, or the same and a lower id */
+            uint64_t kt = key(ctx, top[j - 1]);
+            if (kt > kv || (kt == kv && top[j - 1] < v)) {
+                break;
+            }
+            j--;
+        }
+        if (j == n) {
             continue;
         }
-        size_t i = k < n ? k++ : n - 1;
-        while (i > 0 && cmp_largest(&b, &top[i - 1]) < 0) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = b;
+        k += k < n;
+        memmove(top + j + 1, top + j, (k - 1 - j) * sizeof *top);
+        top[j] = v;
     }
     return k;
+}
+
+static uint64_t
+block_size(const void *hg, uint32_t b)
+{
+    return ((const lh_heapgraph_t *)hg)->blocks[b].size;
+}
+
+static uint64_t
+block_retained(const void *hg, uint32_t b)
+{
+    return ((const lh_heapgraph_t *)hg)->g.retained[b];
 }
 
 static int
@@ -359,7 +452,8 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (!top) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    size_t k = top_blocks(sh->hg, retained, top, n);
+    size_t k = sh_top_n(NULL, sh->hg->n_blocks, retained ? block_retained : block_size, sh->hg,
+                        top, n);
     sh_rows_reset(sh);
     fprintf(sh->out, "   @  %-18s %10s %10s  %-15s  %-20s %s\n", "address", "size", "retained",
             "class", "type", "site");
@@ -397,11 +491,14 @@ print_word(lh_shell_t *sh, uint64_t base, const lh_word_t *w, int numbered)
         }
         sh_block_brief(sh, t, sh->out);
     } else {
-        const char *cls = lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
+        /* data symbols: a graph loaded from its index opens the trace for them */
+        lh_err_t e2;
+        const char *cls = sh_need_trace(sh, &e2) < 0
+                              ? NULL : lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
         lh_dsym_t ds;
         if (cls) {
             fprintf(sh->out, " -> vtable for %s", cls);
-        } else if (lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
+        } else if (hg->ds && lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
             fprintf(sh->out, " -> %s", ds.name);
         } else {
             fputs(" (not a live block)", sh->out);
@@ -544,6 +641,7 @@ cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (b >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "elems: %s is a root; use show", a);
     }
+
     size_t first;
     size_t n = lh_heapgraph_block_words(hg, b, &first);
     size_t shown = 0;
@@ -1037,19 +1135,18 @@ lh_shell_run_line(lh_shell_t *sh, const char *line)
 
 int
 lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
-              unsigned heuristics, FILE *out, FILE *errs, lh_err_t *err)
+              unsigned heuristics, int no_index, FILE *out, FILE *errs, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {snapshot, -1, salvage, 0, heuristics};
     memset(sh, 0, sizeof *sh);
     sh->out = out;
     sh->errs = errs;
     sh->salvage = salvage;
     sh->heuristics = heuristics;
+    sh->no_index = no_index;
     if (!(sh->trace_path = strdup(trace_path))) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    int rc = lh_heapgraph_open(trace_path, &o, &sh->hg, err);
-    return rc < 0 ? rc : sh_obj_open(sh, err);
+    return sh_load(sh, snapshot, -1, err);
 }
 
 void
@@ -1057,6 +1154,7 @@ lh_shell_fini(lh_shell_t *sh)
 {
     lh_objheap_free(sh->oh);
     lh_heapgraph_free(sh->hg);
+    free(sh->obj_note);
     free(sh->trace_path);
     free(sh->rows);
     memset(sh, 0, sizeof *sh);

@@ -28,26 +28,6 @@ sh_obj_mode(const lh_shell_t *sh)
     return sh->oh && sh->oh->n_objs > 0 && !sh->native;
 }
 
-int
-sh_obj_open(lh_shell_t *sh, lh_err_t *err)
-{
-    lh_objheap_free(sh->oh);
-    sh->oh = NULL;
-    if (!sh->hg->has_graph) {
-        return 0;
-    }
-    int rc = lh_objheap_open(sh->hg, &sh->oh, err);
-    if (rc < 0 && rc != LH_ENOMEM) {
-        /* A heap that does not decode leaves the native view; say why once. */
-        fprintf(sh->errs, "note: %s\n", err->msg);
-        return 0;
-    }
-    if (rc == 0) {
-        lh_objheap_claim(sh->oh); /* SV arenas and buffers are no "possibly lost" blocks */
-    }
-    return rc;
-}
-
 /* "SCALAR(PV)" / "MyApp::Session" and, when named, its name; else what holds it. */
 static const char *
 obj_desc(lh_shell_t *sh, uint32_t v, char *buf, size_t len);
@@ -296,37 +276,11 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
  * largest, roots
  * ------------------------------------------------------------------------------------- */
 
-static const uint64_t *top_key;
-
-static int
-cmp_top(const void *a, const void *b)
+/* key[id], for sh_top_n */
+static uint64_t
+key_at(const void *key, uint32_t id)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (top_key[x] != top_key[y]) {
-        return top_key[x] > top_key[y] ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
-}
-
-/* The n first of cand[0..nc) by key (descending), in place. */
-static size_t
-top_n(uint32_t *cand, size_t nc, const uint64_t *key, size_t n)
-{
-    size_t k = 0;
-    top_key = key;
-    for (size_t i = 0; i < nc; i++) {
-        uint32_t v = cand[i];
-        if (k == n && cmp_top(&v, &cand[k - 1]) >= 0) {
-            continue;
-        }
-        size_t j = k < n ? k++ : n - 1;
-        while (j > 0 && cmp_top(&v, &cand[j - 1]) < 0) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = v;
-    }
-    return k;
+    return ((const uint64_t *)key)[id];
 }
 
 int
@@ -338,10 +292,8 @@ sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
     if (!cand) {
         return lh_err_set(err, LH_ENOMEM, "largest: out of memory");
     }
-    for (uint32_t v = 0; v < oh->n_objs; v++) {
-        cand[v] = v;
-    }
-    size_t k = top_n(cand, oh->n_objs, retained ? oh->g.retained : oh->node_size, n);
+    size_t k = sh_top_n(NULL, oh->n_objs, key_at, retained ? oh->g.retained : oh->node_size,
+                        cand, n);
     fprintf(sh->out, "   @  %-16s %10s %10s  %-40s %s\n", "type", "size", "retained", "what",
             "created at");
     sh_rows_reset(sh);
@@ -381,7 +333,7 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
         }
         cand[nc++] = nm->node;
     }
-    size_t k = top_n(cand, nc, oh->g.retained, n);
+    size_t k = sh_top_n(cand, nc, key_at, oh->g.retained, cand, n);
     fprintf(sh->out, "   @  %10s %10s  %s\n", "retained", "size", "variable");
     sh_rows_reset(sh);
     sh->rows_obj = 1;
@@ -617,20 +569,24 @@ cmp_tcount(const void *a, const void *b)
 static int
 type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
-    lh_heapgraph_t *hg = NULL;
-    lh_objheap_t *oh = NULL;
+    lh_snapshot_t other = {0};
+    const lh_objheap_t *oh = sh->oh;
     ogrouping_t gr = {0};
     int rc;
     *out = NULL;
     *n_out = 0;
-    if (idx == (long)sh->hg->cur) {
-        hg = sh->hg;
-        oh = sh->oh;
-    } else if ((rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err)) < 0 ||
-               (rc = lh_objheap_open(hg, &oh, err)) < 0) {
-        lh_heapgraph_free(hg);
-        return rc;
+    if (idx != (long)sh->hg->cur) {
+        /* from its index when there is one (and written when there was none) */
+        if ((rc = sh_open_snapshot(sh, NULL, idx, &other, err)) < 0) {
+            return rc;
+        }
+        if (!(oh = other.oh)) {
+            rc = lh_err_set(err, LH_EINVAL, "diff: snapshot %ld has no %s objects%s%s",
+                            idx + 1, lang_name(sh->oh), other.note ? ": " : "",
+                            other.note ? other.note : "");
+            sh_snapshot_fini(&other);
+            return rc;
+        }
     }
     rc = LH_ENOMEM;
     if (oh->n_objs == 0) {
@@ -665,10 +621,7 @@ done:
         lh_err_set(err, LH_ENOMEM, "diff: out of memory");
     }
     ogrouping_fini(&gr);
-    if (hg != sh->hg) {
-        lh_objheap_free(oh);
-        lh_heapgraph_free(hg);
-    }
+    sh_snapshot_fini(&other);
     return rc;
 }
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "graphindex.h"
 #include "heapgraph.h"
 #include "objheap.h"
 
@@ -63,6 +64,9 @@ typedef struct lh_shell {
     char *trace_path;
     int salvage;
     unsigned heuristics; /* LH_HEUR_* for the graph (0: the default, all) */
+    int no_index;        /* neither read nor write snapshot index files (graphindex.h) */
+    lh_gindex_info_t info; /* the trace's INFO fields shown (hg may have no trace) */
+    char *obj_note;      /* why the language heap did not decode, or NULL */
     lh_heapgraph_t *hg;
     lh_objheap_t *oh;   /* the snapshot's perl/python objects, or NULL (objects.c) */
     int native;         /* block view even when oh has objects (`native on`, --native) */
@@ -75,10 +79,12 @@ typedef struct lh_shell {
     const char *cwd;
 } lh_shell_t;
 
-/* Opens the trace and the snapshot (selector NULL: the default, see heapgraph.h).
+/* Opens the trace and the snapshot (selector NULL: the default, see heapgraph.h): from
+ * the snapshot's index file when a valid one is there (graphindex.h), else from the trace,
+ * then writing the index (unless no_index; a failure to write it is not an error).
  * Returns 0 or LH_E* with a message; release with lh_shell_fini. */
 int lh_shell_open(lh_shell_t *sh, const char *trace_path, const char *snapshot, int salvage,
-                  unsigned heuristics, FILE *out, FILE *errs, lh_err_t *err);
+                  unsigned heuristics, int no_index, FILE *out, FILE *errs, lh_err_t *err);
 void lh_shell_fini(lh_shell_t *sh);
 
 /* Runs the commands of one line. Returns the number of commands that failed. */

@@ -12,6 +12,11 @@
 
 /* Human-readable bytes ("1.5 KiB") into buf. */
 const char *sh_bytes(char *buf, size_t len, uint64_t n);
+/* The n ids with the largest key(ctx, id) (ties: the lower id first), in that order, into
+ * top without sorting them all: the ids are ids[0..nc), or 0..nc-1 when ids is NULL (top
+ * may be ids). Returns how many (the smaller of n and nc). */
+size_t sh_top_n(const uint32_t *ids, size_t nc, uint64_t (*key)(const void *ctx, uint32_t id),
+                const void *ctx, uint32_t *top, size_t n);
 /* The last listing's rows: reset, then add a node per row (returns the row number). */
 int sh_rows_reset(lh_shell_t *sh);
 int sh_row_add(lh_shell_t *sh, uint32_t node);
@@ -31,6 +36,23 @@ void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
 /* One note line on out when no live block has an allocation stack (`snapshot -p`), for
  * the commands that group by site or function. */
 void sh_note_no_stacks(lh_shell_t *sh);
+/* One snapshot of the shell's trace, with what its index holds. */
+typedef struct lh_snapshot {
+    lh_heapgraph_t *hg;
+    lh_objheap_t *oh;     /* NULL: no graph, or the language heap did not decode */
+    char *note;           /* why it did not decode, or NULL */
+    lh_gindex_info_t info;
+} lh_snapshot_t;
+/* Opens snapshot sel (NULL: the default) or idx (>= 0): from its index file when a valid
+ * one is there, else from the trace (the graph, the objects decoded and claimed), then
+ * writing its index (unless sh->no_index). Returns 0 or LH_E*; release with
+ * sh_snapshot_fini. */
+int sh_open_snapshot(lh_shell_t *sh, const char *sel, long idx, lh_snapshot_t *out,
+                     lh_err_t *err);
+void sh_snapshot_fini(lh_snapshot_t *s);
+/* A graph loaded from an index has no trace: opens it (read, not replayed) for the
+ * commands that need data symbols or other snapshots' sites. Returns 0 or LH_E*. */
+int sh_need_trace(lh_shell_t *sh, lh_err_t *err);
 /* The one-line Valgrind-style LEAK SUMMARY. */
 void sh_leak_summary(lh_shell_t *sh, FILE *out);
 
@@ -41,9 +63,6 @@ int sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 /* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
  * the block view was not asked for. */
 int sh_obj_mode(const lh_shell_t *sh);
-/* (Re)decodes sh->hg's objects; a heap that does not decode prints one note and leaves
- * the block view. Returns 0 or LH_ENOMEM. */
-int sh_obj_open(lh_shell_t *sh, lh_err_t *err);
 int sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
                     lh_err_t *err);
 int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);

@@ -322,6 +322,88 @@ def case_truncated(ctx):
     expect_in(ctx, "missing", "No such file or directory", out)
 
 
+DELTA_CMDS = "summary; largest 8; count; unreachable; roots"
+
+
+def delta_twins(ctx, mode):
+    """snap_delta recorded twice in contents mode: with delta snapshots (the default) and
+    with every contents file whole (LEAKHOUND_SNAPSHOT_DELTA=0). Returns the two traces."""
+    traces = []
+    for delta in ("1", "0"):
+        traces.append(record(ctx, "snap_delta", {"LEAKHOUND_SNAPSHOT_CONTENTS": mode,
+                                                 "LEAKHOUND_SNAPSHOT_DELTA": delta},
+                             name="delta%s.lht" % delta))
+    return traces
+
+
+def check_delta_same(ctx, mode):
+    """Every snapshot of the delta run reads back to the same graph as its whole twin:
+    same blocks, edges, classes, largest, roots and unreachable sets (addresses aside); and
+    the snapshots after the first are deltas (a fraction of their twin's size)."""
+    delta, whole = delta_twins(ctx, mode)
+    for n in ("1", "2", "3", "4"):
+        out_d, _ = shell(ctx, delta, DELTA_CMDS, snapshot=n)
+        out_w, _ = shell(ctx, whole, DELTA_CMDS, snapshot=n)
+        strip = lambda t: re.sub(r"at [0-9.]+ s|thread [0-9]+", "", norm(t)).replace(
+            "delta1.lht", "T").replace("delta0.lht", "T")
+        ctx.check(strip(out_d) == strip(out_w), "snapshot %s read back from a delta" % n,
+                  strip(out_w), strip(out_d))
+        expect_in(ctx, "snapshot %s has a graph" % n, "graph: ", out_d)
+        ctx.check("graph: none" not in out_d, "snapshot %s graph" % n, "a graph", out_d)
+    for n in ("2", "3", "4"):
+        size_d = os.path.getsize(delta[:-4] + ".snap%s.lhs" % n)
+        size_w = os.path.getsize(whole[:-4] + ".snap%s.lhs" % n)
+        ctx.check(size_d * 2 < size_w, "snapshot %s written as a delta" % n,
+                  "under half of %d bytes" % size_w, size_d)
+    return delta
+
+
+def case_delta_pointers(ctx):
+    """Delta snapshots in mode pointers read back to the same objects and edges."""
+    out = check_delta_same(ctx, "pointers")
+    roots, _ = shell(ctx, out, "roots", snapshot="3")
+    # s3: g_keep holds 190 blocks (10 dropped at s2), from a delta of a delta
+    expect_line(ctx, "g_keep at s3", r"^ +\d+ +11\.9 KiB +190 +g_keep \(snap_delta\.c\)$", roots)
+
+
+def case_delta_full(ctx):
+    """The same in mode full (pages of bytes)."""
+    check_delta_same(ctx, "full")
+
+
+def case_delta_base(ctx):
+    """A delta whose base file is missing or corrupt: a one-line error naming both files;
+    other snapshots still read; no crash."""
+    delta, _ = delta_twins(ctx, "pointers")
+    base = delta[:-4] + ".snap1.lhs"
+    with open(base, "rb") as f:
+        data = f.read()
+    os.unlink(base)
+    out, err = shell(ctx, delta, "summary; identify 0x1", snapshot="2", expect_status=1)
+    expect_line(ctx, "missing base", r"graph: none: \S*delta1\.snap2\.lhs: its unchanged "
+                r"pages are in snapshot 1 \(delta1\.snap1\.lhs\), which cannot be read: "
+                r"\S*delta1\.snap1\.lhs: No such file or directory$", out)
+    ctx.check(len(err.strip().splitlines()) == 1 and "delta1.snap1.lhs" in err,
+              "identify: one line naming the base", "one line", err)
+    with open(base, "wb") as f:
+        f.write(data[:len(data) // 2])
+    out, err = shell(ctx, delta, "summary", snapshot="2")
+    expect_line(ctx, "truncated base", r"graph: none: \S*delta1\.snap2\.lhs: its unchanged "
+                r"pages are in snapshot 1 \(delta1\.snap1\.lhs\), which cannot be read: "
+                r"\S*delta1\.snap1\.lhs: snapshot file truncated", out)
+    with open(base, "wb") as f:  # another snapshot of the same process in its place
+        with open(delta[:-4] + ".snap3.lhs", "rb") as g:
+            f.write(g.read())
+    out, err = shell(ctx, delta, "summary", snapshot="2")
+    expect_line(ctx, "a base that is another snapshot", r"graph: none: \S*delta1\.snap2\.lhs: "
+                r"refers to delta1\.snap1\.lhs as snapshot 1 of process [0-9]+, but that file "
+                r"is snapshot 3 of process [0-9]+ \(mode 1\)$", out)
+    with open(base, "wb") as f:
+        f.write(data)
+    out, err = shell(ctx, delta, "summary", snapshot="2")
+    ctx.check("graph: none" not in out, "the base back: snapshot 2 reads", "a graph", out)
+
+
 CASES = {
     "summary": case_summary,
     "handlers": case_handlers,
@@ -336,6 +418,9 @@ CASES = {
     "badinput": case_badinput,
     "no_contents": case_no_contents,
     "truncated": case_truncated,
+    "delta_pointers": case_delta_pointers,
+    "delta_full": case_delta_full,
+    "delta_base": case_delta_base,
 }
 
 

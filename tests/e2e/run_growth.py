@@ -386,6 +386,27 @@ def case_snap_exit_off(ctx):
         eq(ctx, snaps(off), [], " ".join(flags) + ": no snapshot")
 
 
+def case_snap_replace(ctx):
+    """`run -o X` twice: the second run replaces X and the snapshot files the first wrote
+    beside it (X.snap1.lhs, not X.snap1.lhs.1); files that only share the prefix stay."""
+    argv = [ctx.prog("signal_exit"), str(int(signal.SIGUSR2)), "exit"]
+    keep = ["sig.snapshot-notes.txt", "sig.snap1.lhsx", "sig.snapx.lhs"]
+    for name in keep:
+        with open(os.path.join(ctx.workdir, name), "w") as f:
+            f.write("not a snapshot\n")
+    trace = record(ctx, argv, name="sig.lht")
+    first = sorted(os.listdir(ctx.workdir))
+    eq(ctx, [n for n in first if n.startswith("sig.")],
+       sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]), "first run: files")
+    record(ctx, argv, name="sig.lht")
+    eq(ctx, sorted(n for n in os.listdir(ctx.workdir) if n.startswith("sig.")),
+       sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]),
+       "second run: the same files, the old snapshots replaced")
+    eq(ctx, shell_snapshots(ctx, trace),
+       [("signal-1", "signal", 7, "861 B", "pointers"), ("exit", "exit", 7, "861 B", "pointers")],
+       "second run: its snapshots read back")
+
+
 # ---------------------------------------------------------------------------------------
 # counts, log, temporary, rss
 # ---------------------------------------------------------------------------------------
@@ -567,33 +588,37 @@ def site_name(s):
     return gk_name_of("%s:%s" % (os.path.basename(fr.get("file") or ""), fr.get("line")))
 
 
-def case_consistency(ctx):
-    trace = record(ctx, [ctx.prog("growth_kinds"), "marks"])
-    # report --growth: the two growing sites, their slopes exactly
-    g = lh_json(ctx, ["report", trace, "--growth", "--top", "0"], "report --growth")
+def views_agree(ctx, trace, tag, slopes, classes, points, over):
+    """report --growth, counts, leaks, the SQLite export, html, plot and report --by function
+    name the same growing sites of trace with the same figures: slopes {site: bytes per
+    point} for the growing ones, classes {site: allowed trends} for every site of ours;
+    points of kind over (marks or snapshots) up to the end of the main work."""
+    unit = over[:-1]
+    g = lh_json(ctx, ["report", trace, "--growth", "--top", "0"], tag + "report --growth")
     growing = {site_name(s): s for s in g.get("sites") or [] if s.get("growing")}
-    eq(ctx, sorted(growing), ["gk_leak", "gk_string"], "report --growth: the growing sites")
-    slopes = {n: s.get("growth_bytes_per_mark") for n, s in growing.items()}
-    eq(ctx, slopes, {"gk_leak": 48.0, "gk_string": 32.0}, "report --growth: bytes per mark")
-    eq(ctx, {n: s.get("trend") for n, s in growing.items()},
-       {"gk_leak": "growing", "gk_string": "growing"}, "report --growth: trend")
-    eq(ctx, (g["summary"].get("points"), g["summary"].get("end_before_teardown")),
-       (200, False), "report --growth: points, end")
+    eq(ctx, sorted(growing), sorted(slopes), tag + "report --growth: the growing sites")
+    eq(ctx, {n: s.get("growth_bytes_per_mark") for n, s in growing.items()}, slopes,
+       tag + "report --growth: bytes per " + unit)
+    eq(ctx, {n: s.get("trend") for n, s in growing.items()}, {n: "growing" for n in slopes},
+       tag + "report --growth: trend")
+    eq(ctx, g["summary"].get("points"), points, tag + "report --growth: points")
     # counts: every one of our sites, classified
-    c = lh_json(ctx, ["counts", trace, "--top", "0"], "counts")
+    c = lh_json(ctx, ["counts", trace, "--top", "0"], tag + "counts")
     got = {site_name(gr): gr.get("trend") for gr in c.get("groups") or [] if site_name(gr)}
-    for n in GK_SITES:
-        ctx.check(got.get(n) in GK_CLASS[n], "counts: class of %s" % n, GK_CLASS[n], got.get(n))
+    for n in classes:
+        ctx.check(got.get(n) in classes[n], tag + "counts: class of %s" % n, classes[n],
+                  got.get(n))
     # leaks: the sites it lists carry the same classes
-    lk = lh_json(ctx, ["leaks", trace, "--top", "0"], "leaks")
+    lk = lh_json(ctx, ["leaks", trace, "--top", "0"], tag + "leaks")
     got = {site_name(s): s.get("trend") for s in lk.get("sites") or [] if site_name(s)}
-    ctx.check(got.get("gk_leak") == "growing" and got.get("gk_string") == "growing"
-              and all(got[n] in GK_CLASS[n] for n in got),
-              "leaks: classes of the sites it lists", "gk_leak, gk_string growing; " +
-              ", ".join("%s %s" % (n, "|".join(sorted(GK_CLASS[n]))) for n in GK_SITES), got)
-    eq(ctx, lk["summary"].get("to_before_teardown"), False, "leaks: no teardown with marks")
+    ctx.check(all(got.get(n) == "growing" for n in slopes)
+              and all(got[n] in classes[n] for n in got),
+              tag + "leaks: classes of the sites it lists", "%s growing; " % ", ".join(slopes) +
+              ", ".join("%s %s" % (n, "|".join(sorted(classes[n]))) for n in classes), got)
     # SQLite: sites.trend and growth_bytes_per_mark, the same figures
-    db = os.path.join(ctx.workdir, "gk.db")
+    db = os.path.join(ctx.workdir, tag.strip(": ") + ".db")
+    if os.path.exists(db):
+        os.unlink(db)
     res = E.run(ctx, [ctx.lh, "export", trace, "--sqlite", db, "--quiet"])
     sqlite3 = shutil.which("sqlite3")
     if res.returncode == 0 and sqlite3:
@@ -605,49 +630,66 @@ def case_consistency(ctx):
             n = gk_name_of("%s:%s" % (os.path.basename(f), ln))
             if n:
                 rows[n] = (trend, float(gr))
-        for n in GK_SITES:
-            ctx.check(n in rows and rows[n][0] in GK_CLASS[n], "sqlite: trend of %s" % n,
-                      GK_CLASS[n], rows.get(n))
+        for n in classes:
+            ctx.check(n in rows and rows[n][0] in classes[n], tag + "sqlite: trend of %s" % n,
+                      classes[n], rows.get(n))
         eq(ctx, {n: v[1] for n, v in rows.items() if v[0] == "growing"}, slopes,
-           "sqlite: growth_bytes_per_mark of the growing sites")
+           tag + "sqlite: growth_bytes_per_mark of the growing sites")
     else:
-        ctx.fail("export --sqlite (and sqlite3)", "exit 0", res.stderr[-300:])
+        ctx.fail(tag + "export --sqlite (and sqlite3)", "exit 0", res.stderr[-300:])
     # html: the growth table lists exactly the growing sites, with the same slopes
-    page = os.path.join(ctx.workdir, "gk.html")
+    page = os.path.join(ctx.workdir, tag.strip(": ") + ".html")
     res = E.run(ctx, [ctx.lh, "html", trace, "-o", page, "--quiet"])
-    if ctx.check(res.returncode == 0, "html", "exit 0", res.stderr[-300:]):
+    if ctx.check(res.returncode == 0, tag + "html", "exit 0", res.stderr[-300:]):
         with open(page) as f:
             text = f.read()
         table = text[text.index('id="growth-table"'):]
         table = table[:table.index("</table>")]
         rows = re.findall(r'<tr><td class="n">([^<]*)</td>.*?(growth_kinds\.c:\d+)', table)
         eq(ctx, sorted((gk_name_of(loc), sl) for sl, loc in rows),
-           [("gk_leak", "+48 B/mark"), ("gk_string", "+32 B/mark")], "html: growth table")
+           sorted((n, "+%d B/%s" % (v, unit)) for n, v in slopes.items()),
+           tag + "html: growth table")
     # plot: the legend says which sites grow
-    svg = os.path.join(ctx.workdir, "gk.svg")
+    svg = os.path.join(ctx.workdir, tag.strip(": ") + ".svg")
     res = E.run(ctx, [ctx.lh, "plot", trace, "-o", svg, "--x", "marks", "--top", "8",
                       "--quiet"])
-    if ctx.check(res.returncode == 0, "plot", "exit 0", res.stderr[-300:]):
+    if ctx.check(res.returncode == 0, tag + "plot", "exit 0", res.stderr[-300:]):
         with open(svg) as f:
             legend = re.findall(r"(growth_kinds\.c:\d+) \(max [^,)]*, (\w+)\)", f.read())
         got = {gk_name_of(loc): cls for loc, cls in legend}
-        eq(ctx, sorted(n for n, cls in got.items() if cls == "growing"),
-           ["gk_leak", "gk_string"], "plot legend: the growing sites")
-        for n in GK_SITES:
-            ctx.check(got.get(n) in GK_CLASS[n], "plot legend: class of %s" % n, GK_CLASS[n],
-                      got.get(n))
+        eq(ctx, sorted(n for n, cls in got.items() if cls == "growing"), sorted(slopes),
+           tag + "plot legend: the growing sites")
+        for n in classes:
+            ctx.check(got.get(n) in classes[n], tag + "plot legend: class of %s" % n,
+                      classes[n], got.get(n))
     # report --by function --metric growth: the same boundaries, the growing sites' slopes
-    # summed (48 + 32 B/mark: the other sites do not grow and count 0)
+    # summed (the other sites do not grow and count 0)
     fg = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "growth"],
-                 "report --by function --metric growth")
+                 tag + "report --by function --metric growth")
     eq(ctx, (fg.get("growth_points"), fg.get("growth_over"), fg["total"].get("growth")),
-       (200, "marks", sum(slopes.values())), "report --by function: points, kind, total growth")
+       (points, over, sum(slopes.values())),
+       tag + "report --by function: points, kind, total growth")
+    return g, lk
+
+
+def case_consistency(ctx):
+    trace = record(ctx, [ctx.prog("growth_kinds"), "marks"])
+    g, lk = views_agree(ctx, trace, "", {"gk_leak": 48.0, "gk_string": 32.0}, GK_CLASS, 200,
+                        "marks")
+    eq(ctx, g["summary"].get("end_before_teardown"), False, "report --growth: end")
+    eq(ctx, lk["summary"].get("to_before_teardown"), False, "leaks: no teardown with marks")
     # report at exit: the appended string is one object at the line that created it
     rep = E.load_report(ctx, trace)
     if rep:
         E.expect_site(ctx, rep, "gk_string", 1, 16 + 200 * 32, grown_by=["gk_append"])
         E.expect_no_leak(ctx, rep, "gk_append")
         E.expect_site(ctx, rep, "gk_leak", 200, 200 * 48)
+    # the same agreement over periodic snapshots, three of them taken during teardown
+    trace = record(ctx, [ctx.prog("growth_kinds"), "teardown"], name="teardown.lht")
+    g, lk = views_agree(ctx, trace, "teardown: ", {"gk_leak": 480.0},
+                        {"gk_leak": {"growing"}}, 10, "snapshots")
+    eq(ctx, (g["summary"].get("end_before_teardown"), lk["summary"].get("to_before_teardown")),
+       (True, True), "teardown: report --growth and leaks end before teardown")
 
 
 def case_teardown(ctx):
@@ -741,6 +783,7 @@ CASES = {
     "snap_period": case_snap_period,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
+    "snap_replace": case_snap_replace,
     "counts": case_counts,
     "log": case_log,
     "temporary": case_temporary,

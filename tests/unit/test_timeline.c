@@ -132,6 +132,74 @@ five_marks(fx_t *f)
     dealloc(f, 610, 0x10);
 }
 
+/* Six snapshots: a site leaks 64 B in each interval up to #4 (the heap peaks there), then
+ * teardown frees everything over #5 and #6. The default end is #4, found in the one pass:
+ * the blocks freed after #4 (not after #6) are its leaks. */
+static void
+test_diff_teardown_one_pass(void **state)
+{
+    (void)state;
+    fx_t f;
+    lh_diff_t d;
+    lh_err_t err;
+    lh_timeline_opts_t o = {0};
+    o.diff = 1;
+    o.series = 1;
+    fx_new(&f, &o);
+    for (uint64_t i = 0; i < 4; i++) {
+        snapshot(&f, 100 * (i + 1), "tick", LH_SNAP_PERIOD);
+        alloc(&f, 100 * (i + 1) + 10, 0x1000 + 0x100 * i, 64, 1);
+        alloc(&f, 100 * (i + 1) + 20, 0x8000 + 0x100 * i, 8, 2);
+        if (i) { /* live at one snapshot only: freed before #4, or born after it */
+            dealloc(&f, 100 * (i + 1) + 30, 0x8000 + 0x100 * (i - 1));
+        }
+    }
+    dealloc(&f, 440, 0x8300);
+    dealloc(&f, 450, 0x1000);
+    dealloc(&f, 460, 0x1100);
+    snapshot(&f, 500, "tick", LH_SNAP_PERIOD);
+    dealloc(&f, 510, 0x1200);
+    snapshot(&f, 600, "tick", LH_SNAP_PERIOD);
+    dealloc(&f, 610, 0x1300);
+    snapshot(&f, 700, "exit", LH_SNAP_EXIT);
+    /* 0x8200 (born in #3, freed after #4) leaks; 0x8300 (born after #4) does not */
+    lh_diff_opts_t dopts = {LH_BOUND_AUTO, NULL, 0};
+    assert_int_equal(lh_timeline_diff(f.tl, f.r, &dopts, &d, &err), 0);
+    assert_int_equal(d.kind, LH_BOUND_SNAPSHOTS);
+    assert_int_equal(d.to, 3);
+    assert_int_equal(d.to_before_teardown, 1);
+    assert_int_equal(d.n_last, 5);
+    assert_int_equal(d.n_intervals, 3);
+    assert_int_equal(d.n_sites, 2);
+    assert_int_equal(d.sites[0].stack_id, 1);
+    assert_int_equal(d.sites[0].total_blocks, 3); /* born in #1..#3, live at #4 */
+    assert_int_equal(d.sites[0].leaked_intervals, 3);
+    assert_int_equal(d.sites[1].stack_id, 2);
+    assert_int_equal(d.sites[1].total_blocks, 1);
+    assert_int_equal(d.total_bytes, 3 * 64 + 8);
+    lh_diff_fini(&d);
+    fx_free(&f);
+    /* the same trace with --to '#6': the last point, nothing moved, nothing live there */
+    o.diff_to = "#6";
+    fx_new(&f, &o);
+    for (uint64_t i = 0; i < 6; i++) {
+        if (i >= 4) {
+            dealloc(&f, 100 * (i + 1) - 20, 0x1000 + 0x100 * (i - 4));
+            dealloc(&f, 100 * (i + 1) - 10, 0x1000 + 0x100 * (i - 2));
+        }
+        snapshot(&f, 100 * (i + 1), "tick", LH_SNAP_PERIOD);
+        if (i < 4) {
+            alloc(&f, 100 * (i + 1) + 10, 0x1000 + 0x100 * i, 64, 1);
+        }
+    }
+    assert_int_equal(lh_timeline_diff(f.tl, f.r, &dopts, &d, &err), 0);
+    assert_int_equal(d.to, 5);
+    assert_int_equal(d.to_before_teardown, 0);
+    assert_int_equal(d.n_sites, 0);
+    lh_diff_fini(&d);
+    fx_free(&f);
+}
+
 static void
 test_diff_intervals(void **state)
 {
@@ -652,7 +720,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_intervals), cmocka_unit_test(test_diff_to),
+        cmocka_unit_test(test_diff_intervals),
+        cmocka_unit_test(test_diff_teardown_one_pass), cmocka_unit_test(test_diff_to),
         cmocka_unit_test(test_bound_find),     cmocka_unit_test(test_diff_snapshots),
         cmocka_unit_test(test_growth_rule),    cmocka_unit_test(test_growth_series),
         cmocka_unit_test(test_temporary),      cmocka_unit_test(test_rss_cmp),

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Paired CPU A/B of agent builds on one workload.
+
+Usage: bench/abcpu.py REPS PROG [ARGS...] -- LIB_A LIB_B ...
+
+Runs PROG bare and under each libleakhound.so (LD_PRELOAD, trace to a scratch directory),
+one after the other within each repetition, REPS times, and prints the median and the
+minimum of each run's CPU time (user + sys of the process and its children, from wait4)
+and its ratio to the bare median. Alternating within a repetition is what makes builds
+comparable on a loaded machine, where the same run's CPU time drifts by 2x over minutes;
+compare builds inside one invocation, never across two. Set LEAKHOUND_* in the
+environment to choose the mode (LEAKHOUND_SAMPLE_RATE=524288 for sampling).
+No timing is asserted anywhere: this prints numbers for bench/RESULTS.md.
+"""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run_once(argv, env):
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit("abcpu: %s exited with status %d" % (argv[0], status))
+    return ru.ru_utime + ru.ru_stime
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 4 or "--" not in args:
+        sys.exit(__doc__.strip().splitlines()[2])
+    reps = int(args[0])
+    cut = args.index("--")
+    prog, libs = args[1:cut], args[cut + 1:]
+    for lib in libs:
+        if not os.path.isfile(lib):
+            sys.exit("abcpu: %s: no such file" % lib)
+    scratch = tempfile.mkdtemp(prefix="abcpu.")
+    cpu = {name: [] for name in ["bare"] + libs}
+    try:
+        for _ in range(reps):
+            for name in cpu:
+                env = dict(os.environ)
+                if name != "bare":
+                    env["LD_PRELOAD"] = os.path.abspath(name)
+                    env["LEAKHOUND_OUTPUT"] = os.path.join(scratch, "t-%p.lht")
+                cpu[name].append(run_once(prog, env))
+                for f in os.listdir(scratch):
+                    os.unlink(os.path.join(scratch, f))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    bare = statistics.median(cpu["bare"])
+    for name, v in cpu.items():
+        med = statistics.median(v)
+        print("%-48s CPU median %.3f s  min %.3f s  ratio %.2fx"
+              % (name, med, min(v), med / bare if bare else float("nan")))
+
+
+if __name__ == "__main__":
+    main()

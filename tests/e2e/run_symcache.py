@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests of the on-disk symbol cache (issue 14, item 3; analysis/symcache.h,
+docs/FORMAT.md "Symbol cache files").
+
+The program is progs/calltree.c (an inlined frame: inl() inside f_inline()). Every report
+below must be byte-identical to the report made without the cache (`--no-symbol-cache`),
+text and JSON, whatever state the cache is in: empty, filled, corrupt, or unusable.
+
+Cases:
+  identical  cold, warm and no-cache reports are the same; files 0600, directory 0700
+  used       a cache file edited by hand (same format, new checksum) is what the report shows
+  corrupt    truncated, flipped, foreign-version and garbage files are ignored and rebuilt
+  unsafe     a directory open to others, a symlink, or one owned by another user is not used
+  default    without LEAKHOUND_CACHE_DIR the cache is $XDG_CACHE_HOME/leakhound
+
+Usage: run_symcache.py --build DIR --case NAME [-v]
+"""
+
+import argparse
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+
+CMD_TIMEOUT = 60
+HEADER = 40  # docs/FORMAT.md
+
+
+class Failure(Exception):
+    pass
+
+
+def fnv1a64(data):
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+class Ctx:
+    def __init__(self, build, case, verbose):
+        self.build = os.path.abspath(build)
+        self.lh = os.path.join(self.build, "bin", "leakhound")
+        self.prog = os.path.join(self.build, "tests", "e2e", "progs", "calltree")
+        self.art = os.path.join(self.build, "tests", "e2e", "artifacts", "symcache", case)
+        shutil.rmtree(self.art, ignore_errors=True)
+        os.makedirs(self.art)
+        self.verbose = verbose
+        self.failures = []
+
+    def eq(self, what, expected, got):
+        if expected != got:
+            self.failures.append("%s\n    expected: %r\n    got:      %r" %
+                                 (what, expected, got))
+
+    def run(self, argv, env=None):
+        if self.verbose:
+            print("$ " + " ".join(argv))
+        e = dict(os.environ)
+        e.pop("LEAKHOUND_CACHE_DIR", None)
+        e.update(env or {})
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=CMD_TIMEOUT, env=e)
+        if p.returncode != 0:
+            raise Failure("%s exited %d\nstderr: %s" % (" ".join(argv), p.returncode,
+                                                       p.stderr[-2000:]))
+        return p
+
+    def path(self, name):
+        return os.path.join(self.art, name)
+
+    def trace(self):
+        t = self.path("calltree.lht")
+        self.run([self.lh, "run", "-o", t, "--", self.prog],
+                 env={"LEAKHOUND_CACHE_DIR": self.path("unused")})
+        return t
+
+    def reports(self, trace, cache_dir, extra=()):
+        """(text, json) reports of trace with the cache in cache_dir (None: no cache)."""
+        env = {"LEAKHOUND_CACHE_DIR": cache_dir or self.path("never")}
+        flags = ["--no-symbol-cache"] if cache_dir is None else []
+        text = self.run([self.lh, "report"] + flags + [trace] + list(extra), env=env).stdout
+        js = self.run([self.lh, "report", "--format", "json"] + flags + [trace] + list(extra),
+                      env=env).stdout
+        return text, js
+
+    def sym_files(self, d):
+        return sorted(f for f in os.listdir(d) if f.endswith(".sym")) if os.path.isdir(d) else []
+
+    def calltree_file(self, d):
+        """The cache file of the calltree program: the one whose strings hold f_inline."""
+        for f in self.sym_files(d):
+            with open(os.path.join(d, f), "rb") as fh:
+                if b"f_inline\0" in fh.read():
+                    return os.path.join(d, f)
+        return None
+
+
+def parse(data):
+    """Checks a cache file against docs/FORMAT.md; returns its entries' offsets."""
+    if data[:8] != b"LHSYMC\r\n":
+        raise ValueError("magic")
+    version, kind, key_len, fp, n_ents, n_frames, n_strs = struct.unpack_from("<IIIQIII", data, 8)
+    size = HEADER + key_len + 16 * n_ents + 16 * n_frames + n_strs + 8
+    if version != 1 or kind not in (1, 2) or size != len(data):
+        raise ValueError("header")
+    if struct.unpack_from("<Q", data, len(data) - 8)[0] != fnv1a64(data[:-8]):
+        raise ValueError("checksum")
+    offs = [struct.unpack_from("<QII", data, HEADER + key_len + 16 * k)[0] for k in range(n_ents)]
+    if offs != sorted(offs):
+        raise ValueError("entries not sorted")
+    return offs
+
+
+def case_identical(c):
+    t = c.trace()
+    base = c.reports(t, None)
+    d = c.path("cache")  # missing: created 0700
+    c.eq("no cache file before the first report", [], c.sym_files(d))
+    cold = c.reports(t, d)
+    warm = c.reports(t, d)
+    c.eq("text report, cold cache = no cache", base[0], cold[0])
+    c.eq("JSON report, cold cache = no cache", base[1], cold[1])
+    c.eq("text report, warm cache = no cache", base[0], warm[0])
+    c.eq("JSON report, warm cache = no cache", base[1], warm[1])
+    c.eq("the inlined frame is in the report", True,
+         b"at inl (" in base[0] and b"calltree.c:72) [inlined]\n" in base[0])
+    c.eq("cache directory mode", 0o700, stat.S_IMODE(os.lstat(d).st_mode))
+    files = c.sym_files(d)
+    c.eq("cache files written", True, len(files) >= 1)
+    c.eq("cache file modes", [0o600] * len(files),
+         [stat.S_IMODE(os.stat(os.path.join(d, f)).st_mode) for f in files])
+    c.eq("no temporary file left", files, sorted(os.listdir(d)))
+    ct = c.calltree_file(d)
+    c.eq("the program has a cache file", True, ct is not None)
+    if ct:
+        with open(ct, "rb") as fh:
+            offs = parse(fh.read())
+        c.eq("the program's file holds its addresses", True, len(offs) >= 6)
+    # --no-symbol-cache neither reads nor writes
+    d2 = c.path("cache2")
+    os.mkdir(d2, 0o700)
+    c.run([c.lh, "report", "--no-symbol-cache", t], env={"LEAKHOUND_CACHE_DIR": d2})
+    c.eq("--no-symbol-cache writes nothing", [], os.listdir(d2))
+
+
+def case_used(c):
+    t = c.trace()
+    d = c.path("cache")
+    text, js = c.reports(t, d)
+    ct = c.calltree_file(d)
+    if not ct:
+        raise Failure("no cache file holds f_inline")
+    with open(ct, "rb") as fh:
+        data = bytearray(fh.read())
+    parse(bytes(data))
+    i = data.index(b"f_inline\0")
+    data[i:i + 9] = b"g_inline\0"
+    struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
+    with open(ct, "wb") as fh:
+        fh.write(data)
+    text2, js2 = c.reports(t, d)
+    c.eq("text report from the edited cache", text.replace(b"f_inline", b"g_inline"), text2)
+    c.eq("JSON report from the edited cache", js.replace(b"f_inline", b"g_inline"), js2)
+    c.eq("the edit changed a frame", True, b"by g_inline (" in text2)
+
+
+def case_corrupt(c):
+    t = c.trace()
+    base = c.reports(t, None)
+    d = c.path("cache")
+    c.reports(t, d)
+    ct = c.calltree_file(d)
+    if not ct:
+        raise Failure("no cache file holds f_inline")
+    with open(ct, "rb") as fh:
+        good = fh.read()
+
+    def flipped(b):
+        b = bytearray(b)
+        b[len(b) // 2] ^= 0x40
+        return bytes(b)
+
+    def version(b):
+        b = bytearray(b)
+        struct.pack_into("<I", b, 8, 99)
+        struct.pack_into("<Q", b, len(b) - 8, fnv1a64(bytes(b[:-8])))
+        return bytes(b)
+
+    def count(b):  # a consistent checksum over a lie: one entry too many
+        b = bytearray(b)
+        n = struct.unpack_from("<I", b, 28)[0]
+        struct.pack_into("<I", b, 28, n + 1)
+        struct.pack_into("<Q", b, len(b) - 8, fnv1a64(bytes(b[:-8])))
+        return bytes(b)
+
+    bad = [("truncated", good[:len(good) // 2]), ("empty", b""), ("flipped byte", flipped(good)),
+           ("foreign version", version(good)), ("wrong count", count(good)),
+           ("garbage", b"\xff" * 4096)]
+    for name, data in bad:
+        with open(ct, "wb") as fh:
+            fh.write(data)
+        got = c.reports(t, d)
+        c.eq("text report with a %s cache file" % name, base[0], got[0])
+        c.eq("JSON report with a %s cache file" % name, base[1], got[1])
+        with open(ct, "rb") as fh:
+            now = fh.read()
+        try:
+            parse(now)
+            ok = b"f_inline\0" in now
+        except ValueError as e:
+            ok = str(e)
+        c.eq("the %s cache file was rebuilt" % name, True, ok)
+
+
+def case_unsafe(c):
+    t = c.trace()
+    base = c.reports(t, None)
+    open_dir = c.path("open")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o755)
+    c.eq("text report, directory open to others", base[0], c.reports(t, open_dir)[0])
+    c.eq("nothing written in a directory open to others", [], os.listdir(open_dir))
+    target = c.path("target")
+    os.mkdir(target, 0o700)
+    link = c.path("link")
+    os.symlink(target, link)
+    c.eq("text report, symlinked directory", base[0], c.reports(t, link)[0])
+    c.eq("nothing written through a symlink", [], os.listdir(target))
+    if os.geteuid() == 0:
+        other = c.path("other")
+        os.mkdir(other, 0o700)
+        os.chown(other, 65534, 65534)
+        c.eq("text report, directory of another user", base[0], c.reports(t, other)[0])
+        c.eq("nothing written in another user's directory", [], os.listdir(other))
+    # a cache file owned by another user is not read
+    mine = c.path("mine")
+    os.mkdir(mine, 0o700)
+    c.reports(t, mine)
+    ct = c.calltree_file(mine)
+    if os.geteuid() == 0 and ct:
+        with open(ct, "rb") as fh:
+            data = bytearray(fh.read())
+        i = data.index(b"f_inline\0")
+        data[i:i + 9] = b"g_inline\0"
+        struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
+        with open(ct, "wb") as fh:
+            fh.write(data)
+        os.chown(ct, 65534, 65534)
+        c.eq("a file of another user is not read", base[0], c.reports(t, mine)[0])
+
+
+def case_default(c):
+    t = c.trace()
+    base = c.reports(t, None)
+    xdg = c.path("xdg")
+    e = {"XDG_CACHE_HOME": xdg}
+    text = c.run([c.lh, "report", t], env=e).stdout
+    c.eq("text report with the default directory", base[0], text)
+    d = os.path.join(xdg, "leakhound")
+    c.eq("default directory mode", 0o700, stat.S_IMODE(os.lstat(d).st_mode))
+    c.eq("the program's file is in $XDG_CACHE_HOME/leakhound", True,
+         c.calltree_file(d) is not None)
+
+
+CASES = {"identical": case_identical, "used": case_used, "corrupt": case_corrupt,
+         "unsafe": case_unsafe, "default": case_default}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    c = Ctx(a.build, a.case, a.v)
+    try:
+        CASES[a.case](c)
+    except Failure as e:
+        c.failures.append(str(e))
+    if c.failures:
+        print("FAIL e2e.symcache.%s:\n  %s" % (a.case, "\n  ".join(c.failures)))
+        return 1
+    print("ok e2e.symcache.%s" % a.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
