@@ -891,6 +891,11 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     uint64_t a = ob->addr;
     const tinfo_t t = d->tinfo[ob->type];
     int64_t n = t.itemsize ? var_size(d, a) : 0;
+    if (n > MAX_ITEMS) {
+        /* not a count: a var-sized type whose word after the head is a field (3.11+'s
+         * generator: gi_code; its items are the frame, sized by the code) */
+        n = 0;
+    }
     uint64_t size = (uint64_t)t.basicsize + (uint64_t)(n * t.itemsize);
     if (t.flags & (uint64_t)o->tpf_have_gc) {
         size += (uint64_t)o->gc_head_size;
