@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
+
 static uint64_t
 hash_key(uint32_t parent, uint32_t func)
 {
@@ -14,25 +17,18 @@ hash_key(uint32_t parent, uint32_t func)
     return h ^ (h >> 31);
 }
 
+static uint64_t
+node_hash(const void *t, size_t k)
+{
+    const lh_tnode_t *x = &((const lh_tree_t *)t)->v[k];
+    return hash_key(x->parent, x->func);
+}
+
+/* The index of nodes 1.. (node 0, the root, is no one's child) in cap slots. */
 static int
 rehash(lh_tree_t *t, size_t cap)
 {
-    uint32_t *h = malloc(cap * sizeof *h);
-    if (!h) {
-        return -1;
-    }
-    memset(h, 0xff, cap * sizeof *h);
-    free(t->hash);
-    t->hash = h;
-    t->hash_mask = cap - 1;
-    for (size_t k = 1; k < t->n; k++) {
-        size_t i = hash_key(t->v[k].parent, t->v[k].func) & t->hash_mask;
-        while (h[i] != LH_TNODE_NONE) {
-            i = (i + 1) & t->hash_mask;
-        }
-        h[i] = (uint32_t)k;
-    }
-    return 0;
+    return lh_index_rebuild(&t->hash, &t->hash_mask, cap, 1, t->n, node_hash, t);
 }
 
 /* The child of parent for func, created when new; LH_TNODE_NONE when out of memory. */
@@ -53,14 +49,8 @@ child(lh_tree_t *t, uint32_t parent, uint32_t func, const lh_frame_t *fr)
         }
         return child(t, parent, func, fr);
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap * 2;
-        lh_tnode_t *v = realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            return LH_TNODE_NONE;
-        }
-        t->v = v;
-        t->cap = cap;
+    if (lh_grow(&t->v, &t->cap, t->n, sizeof *t->v, 1024) < 0) {
+        return LH_TNODE_NONE;
     }
     uint32_t k = (uint32_t)t->n++;
     t->v[k] = (lh_tnode_t){func, parent, LH_TNODE_NONE, t->v[parent].first_child, 0, 0,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 
 const char *
 lh_metric_name(lh_metric_t m)
@@ -108,27 +109,17 @@ lookup(const lh_funcs_t *f, const char *name, const char *module, size_t *slot)
     return -1;
 }
 
+static uint64_t
+func_hash(const void *f, size_t k)
+{
+    const lh_func_t *x = &((const lh_funcs_t *)f)->v[k];
+    return hash_str(x->name, x->module);
+}
+
 static int
 rehash(lh_funcs_t *f, size_t cap)
 {
-    uint32_t *h = malloc(cap * sizeof *h);
-    if (!h) {
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++) {
-        h[i] = UINT32_MAX;
-    }
-    free(f->hash);
-    f->hash = h;
-    f->hash_mask = cap - 1;
-    for (size_t k = 0; k < f->n; k++) {
-        size_t i = hash_str(f->v[k].name, f->v[k].module) & f->hash_mask;
-        while (h[i] != UINT32_MAX) {
-            i = (i + 1) & f->hash_mask;
-        }
-        h[i] = (uint32_t)k;
-    }
-    return 0;
+    return lh_index_rebuild(&f->hash, &f->hash_mask, cap, 0, f->n, func_hash, f);
 }
 
 long
@@ -160,14 +151,8 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
         }
         lookup(f, name, fr->module, &slot);
     }
-    if (f->n == *cap_v) {
-        size_t cap = *cap_v ? *cap_v * 2 : 256;
-        lh_func_t *v = realloc(f->v, cap * sizeof *v);
-        if (!v) {
-            return -1;
-        }
-        f->v = v;
-        *cap_v = cap;
+    if (lh_grow(&f->v, cap_v, f->n, sizeof *f->v, 256) < 0) {
+        return -1;
     }
     lh_func_t *x = &f->v[f->n];
     memset(x, 0, sizeof *x);

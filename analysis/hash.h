@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LH_FNV_OFFSET 1469598103934665603ull
@@ -53,6 +54,32 @@ lh_hash_mix(uint64_t x)
 {
     x *= 0x9e3779b97f4a7c15ull;
     return x ^ (x >> 29);
+}
+
+/* Rebuilds an open-addressing index: a new table of cap slots (a power of two; an empty
+ * slot is UINT32_MAX) holding entries first..n-1, each at the first free slot from
+ * hash(ctx, k) on. Frees the old *table and sets *table and *mask; -1 without memory (the
+ * old table kept). */
+static inline int
+lh_index_rebuild(uint32_t **table, size_t *mask, size_t cap, size_t first, size_t n,
+                 uint64_t (*hash)(const void *ctx, size_t k), const void *ctx)
+{
+    uint32_t *h = malloc(cap * sizeof *h);
+    if (!h) {
+        return -1;
+    }
+    memset(h, 0xff, cap * sizeof *h);
+    for (size_t k = first; k < n; k++) {
+        size_t i = hash(ctx, k) & (cap - 1);
+        while (h[i] != UINT32_MAX) {
+            i = (i + 1) & (cap - 1);
+        }
+        h[i] = (uint32_t)k;
+    }
+    free(*table);
+    *table = h;
+    *mask = cap - 1;
+    return 0;
 }
 
 #endif /* LH_HASH_H */

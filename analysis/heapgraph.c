@@ -215,7 +215,6 @@ read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     ps->n_tags = 0;
     ps->captured = -1;
     ps->epoch = 0;
-    hg->owns_trace = 1;
     int rc = lh_stream_run(hg->trace_path, &so, &hg->trace, &r, err);
     lh_replay_free(r);
     return rc;
@@ -887,7 +886,7 @@ lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err)
     int rc;
     if (hg->trace != t) {
         hg->trace = t;
-        hg->owns_trace = 0;
+        hg->trace_borrowed = 1;
     }
     if (ps->captured < 0) {
         return lh_err_set(err, LH_EFORMAT, "%s: the trace changed while it was read",
@@ -995,7 +994,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     free(hg->sites);
     lh_datasym_free(hg->ds);
     lh_sym_free(hg->sym);
-    if (hg->owns_trace) {
+    if (!hg->trace_borrowed) {
         lh_trace_close(hg->trace);
     }
     if (hg->pass) {

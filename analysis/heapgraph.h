@@ -108,7 +108,7 @@ typedef enum lh_graph_why {
 typedef struct lh_heapgraph {
     char *trace_path;
     lh_trace_t *trace;     /* read to its end: module and stack tables complete */
-    int owns_trace;        /* 0: the caller's pass owns it (lh_heapgraph_finish) */
+    int trace_borrowed;    /* 1: the caller's pass owns it (lh_heapgraph_finish) */
     struct lh_hgpass *pass; /* the capture's state, until lh_heapgraph_finish */
     int no_graph;          /* opts.no_graph */
     lh_snapinfo_t *snaps;

@@ -60,6 +60,20 @@ lh_modules_add(lh_modules_t *t, const char *path, size_t path_len, uint64_t load
         memcpy(m.segs, segs, n_segs * sizeof *segs);
         m.n_segs = n_segs;
     }
+    m.lo = UINT64_MAX;
+    for (size_t s = 0; s < n_segs; s++) {
+        uint64_t lo = load_bias + segs[s].vaddr;
+        if (segs[s].memsz == 0) {
+            continue;
+        }
+        if (segs[s].memsz > UINT64_MAX - lo) { /* wraps (a corrupt record): no bound */
+            m.lo = 0;
+            m.hi = UINT64_MAX;
+            break;
+        }
+        m.lo = lo < m.lo ? lo : m.lo;
+        m.hi = lo + segs[s].memsz > m.hi ? lo + segs[s].memsz : m.hi;
+    }
     m.load_bias = load_bias;
     m.epoch_loaded = epoch;
     m.epoch_unloaded = LH_EPOCH_NEVER;
@@ -90,7 +104,8 @@ lh_modules_unload(lh_modules_t *t, const char *path, size_t path_len, uint64_t l
 static int
 holds(const lh_module_t *m, uint64_t addr, uint64_t epoch)
 {
-    if (m->epoch_loaded > epoch || m->epoch_unloaded <= epoch) {
+    if (addr < m->lo || addr >= m->hi || m->epoch_loaded > epoch ||
+        m->epoch_unloaded <= epoch) {
         return 0;
     }
     for (size_t s = 0; s < m->n_segs; s++) {

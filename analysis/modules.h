@@ -34,6 +34,8 @@ typedef struct lh_module {
     size_t n_segs;
     uint64_t epoch_loaded;
     uint64_t epoch_unloaded; /* LH_EPOCH_NEVER while loaded */
+    uint64_t lo, hi;         /* every address its segments hold is in [lo, hi): a lookup
+                                skips the module at two compares (set by lh_modules_add) */
 } lh_module_t;
 
 typedef struct lh_modules {

@@ -25,6 +25,7 @@
 
 #include "bound.h"
 #include "format.h"
+#include "grow.h"
 #include "objheap.h"
 #include "perl_layout.h"
 
@@ -356,15 +357,9 @@ walk_arenas(pctx_t *c)
                 continue;
             }
             s.addr = sva + (uint64_t)i * L->sizeof_sv;
-            if (c->n_svs == c->cap_svs) {
-                size_t nc = c->cap_svs ? c->cap_svs * 2 : 4096;
-                psv_t *v = realloc(c->svs, nc * sizeof *v);
-                if (!v) {
-                    rc = LH_ENOMEM;
-                    goto out;
-                }
-                c->svs = v;
-                c->cap_svs = nc;
+            if (lh_grow(&c->svs, &c->cap_svs, c->n_svs, sizeof *c->svs, 4096) < 0) {
+                rc = LH_ENOMEM;
+                goto out;
             }
             c->svs[c->n_svs++] = s;
         }

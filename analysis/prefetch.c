@@ -20,6 +20,7 @@
 #include "dec.h"
 #include "enc.h"
 #include "err.h"
+#include "fread_count.h"
 #include "grow.h"
 
 enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_READY = 2 };
@@ -52,9 +53,7 @@ struct lh_prefetch {
 static size_t
 rd(lh_prefetch_t *p, void *buf, size_t n)
 {
-    size_t got = n ? fread(buf, 1, n, p->f) : 0;
-    p->off += got;
-    return got;
+    return lh_fread_count(p->f, buf, n, &p->off);
 }
 
 /* Reads one frame into s (lock held). Returns its status: LH_PF_FRAME when the payload is

@@ -68,17 +68,8 @@ lh_sitecanon_free(lh_sitecanon_t *c)
 static int
 put(lh_sitecanon_t *c, const void *p, size_t n)
 {
-    if (c->buf_len + n > c->buf_cap) {
-        size_t cap = c->buf_cap ? c->buf_cap : 256;
-        while (cap < c->buf_len + n) {
-            cap *= 2;
-        }
-        char *b = realloc(c->buf, cap);
-        if (!b) {
-            return -1;
-        }
-        c->buf = b;
-        c->buf_cap = cap;
+    if (lh_grow_to(&c->buf, &c->buf_cap, c->buf_len + n, 1, 256) < 0) {
+        return -1;
     }
     memcpy(c->buf + c->buf_len, p, n);
     c->buf_len += n;

@@ -16,6 +16,7 @@
 #include "dec.h"
 #include "enc.h"
 #include "format.h"
+#include "fread_count.h"
 #include "grow.h"
 
 /* Limits against hostile files. */
@@ -305,9 +306,7 @@ frame_records(reader_t *rd, const uint8_t *p, size_t len, uint32_t *bad_idx, uin
 static size_t
 read_some(reader_t *rd, void *buf, size_t n)
 {
-    size_t got = n ? fread(buf, 1, n, rd->f) : 0;
-    rd->off += got;
-    return got;
+    return lh_fread_count(rd->f, buf, n, &rd->off);
 }
 
 static int

@@ -231,20 +231,15 @@ die_name(lh_symbolizer_t *s, Dwarf_Die *die)
 
 typedef struct frame_vec {
     lh_frame_t *v;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } frame_vec_t;
 
 static int
 push_frame(frame_vec_t *fv, const lh_frame_t *f)
 {
-    if (fv->n == fv->cap) {
-        uint32_t cap = fv->cap ? fv->cap * 2 : 4;
-        lh_frame_t *v = realloc(fv->v, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        fv->v = v;
-        fv->cap = cap;
+    if (lh_grow(&fv->v, &fv->cap, fv->n, sizeof *fv->v, 4) < 0) {
+        return LH_ENOMEM;
     }
     fv->v[fv->n++] = *f;
     return 0;

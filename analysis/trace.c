@@ -17,6 +17,8 @@
 #include "dec.h"
 #include "dupstr.h"
 #include "enc.h"
+#include "fread_count.h"
+#include "grow.h"
 #include "prefetch.h"
 #include "window.h"
 
@@ -109,9 +111,7 @@ grow(uint8_t **buf, size_t *cap, size_t need)
 static size_t
 read_some(lh_trace_t *t, void *buf, size_t n)
 {
-    size_t got = n ? fread(buf, 1, n, t->f) : 0;
-    t->stats.file_bytes += got;
-    return got;
+    return lh_fread_count(t->f, buf, n, &t->stats.file_bytes);
 }
 
 static uint64_t
@@ -307,14 +307,8 @@ set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
             return set_str(&t->threads[i].name, name, len);
         }
     }
-    if (t->n_threads == t->cap_threads) {
-        size_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
-        thread_name_t *v = realloc(t->threads, cap * sizeof *v);
-        if (!v) {
-            return LH_ENOMEM;
-        }
-        t->threads = v;
-        t->cap_threads = cap;
+    if (lh_grow(&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads, 16) < 0) {
+        return LH_ENOMEM;
     }
     char *s = lh_dupstr(name, len);
     if (!s) {

@@ -6,25 +6,32 @@ into a hot eighth of its blocks, frees and allocates) run bare, under the agent 
 snapshots, and with `--snapshot-every 1s` in contents modes pointers and full. Modes
 alternate within each repetition, so drift in machine load hits them alike.
 
-Per mode, medians over the repetitions:
-  rate       the program's own work rate (steps per wall second of its working phase)
-  steps/cpu  steps per CPU second of the program's process (all its threads, user+system:
-             the copy-on-write faults it takes while a snapshot child runs are system time)
-  tree cpu   user+system CPU of the whole process tree (the snapshot children included:
-             the agent reaps them, so their time is the program's children time) per step,
-             relative to bare
-  snaps, .lhs bytes per snapshot, child ms (median over the snapshots: the contents file's
-             birth time, when the agent creates it just before the clone, to its last write)
-Slowdowns are against the agent without snapshots (what the snapshots cost) and against
-bare.
+Per mode, medians over the repetitions, all over the program's working phase:
+  rate       the program's own work rate (steps per wall second)
+  steps/cpu  steps per CPU second of the program's process (all its threads, user+system)
+  snapshots, .lhs per snapshot, child wall (median over the snapshots: the contents
+             file's birth time, when the agent creates it just before the clone, to its
+             last write)
+  child CPU  user+system CPU of the snapshot children per snapshot (the agent reaps them,
+             so the program's getrusage(RUSAGE_CHILDREN) holds them)
+  faults, program sys   minor faults and system time of the program's own process per
+             snapshot, above what it takes without snapshots (per wall second): the
+             copy-on-write faults it pays while a child runs
+  snapshot CPU per s    (child CPU + that extra system time) per wall second, in percent:
+             what the snapshots cost in CPU, whatever share of a core the program gets on a
+             busy machine (the rate ratios are only meaningful on a quiet one)
 
 Usage: snapcost.py LEAKHOUND SNAPCOST [--mb 100] [--seconds 20] [--reps 3] [--every 1s]
                    [--modes bare,agent,pointers,full] [--env NAME=VALUE ...]
+                   [--variant V:NAME=VALUE ...]
+A mode MODE@V runs MODE with variant V's environment on top (e.g. --variant
+whole:LEAKHOUND_SNAPSHOT_DELTA=0 --modes agent,pointers,pointers@whole, or another agent
+build with --variant old:LEAKHOUND_AGENT=/path/to/libleakhound.so), alternating with the
+rest.
 No timing is asserted; exit status 0 when every run succeeded.
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -38,7 +45,8 @@ def birth_and_mtime(path):
     return float(out[0]), float(out[1])
 
 
-def run_one(args, mode, workdir):
+def run_one(args, name, workdir):
+    mode, _, variant = name.partition("@")
     trace = os.path.join(workdir, "t.lht")
     prog = [args.snapcost, str(args.mb), str(args.seconds)]
     if mode == "bare":
@@ -49,19 +57,18 @@ def run_one(args, mode, workdir):
             cmd += ["--snapshot-every", args.every, "--snapshot-contents", mode]
         cmd += ["--"] + prog
     env = dict(os.environ)
-    for kv in args.env:
+    for kv in args.env + [kv for v, _, kv in (x.partition(":") for x in args.variant)
+                          if v == variant]:
         k, _, v = kv.partition("=")
         env[k] = v
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
-        sys.stderr.write("%s failed (%d): %s\n" % (mode, p.returncode, p.stderr[-500:]))
+        sys.stderr.write("%s failed (%d): %s\n" % (name, p.returncode, p.stderr[-500:]))
         return None
     f = p.stdout.split()
-    r = {"steps": int(f[f.index("steps") + 1]), "wall": float(f[f.index("seconds") + 1]),
-         "cpu": float(f[f.index("cpu") + 1]), "rate": float(f[f.index("rate") + 1])}
-    r["tree_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    r = {k: float(f[f.index(k) + 1]) for k in ("steps", "seconds", "cpu", "sys", "minflt",
+                                                "children", "rate")}
+    r["wall"] = r["seconds"]
     sizes, child = [], []
     for name in sorted(os.listdir(workdir)):
         path = os.path.join(workdir, name)
@@ -88,7 +95,9 @@ def main():
     ap.add_argument("--every", default="1s")
     ap.add_argument("--modes", default="bare,agent,pointers,full")
     ap.add_argument("--env", action="append", default=[],
-                    help="NAME=VALUE for the agent runs (e.g. LEAKHOUND_SNAPSHOT_DELTA=off)")
+                    help="NAME=VALUE for every run (e.g. LEAKHOUND_SNAPSHOT_DELTA=0)")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="V:NAME=VALUE, the environment of the modes MODE@V")
     args = ap.parse_args()
     modes = args.modes.split(",")
     res = {m: [] for m in modes}
@@ -101,38 +110,48 @@ def main():
                     ok = False
                     continue
                 res[m].append(r)
-                print("rep %d %-8s rate %9.0f steps/cpu %9.0f tree cpu %6.2f s snaps %2d "
-                      ".lhs %8.0f B child %6.1f ms" % (rep + 1, m, r["rate"],
-                                                       r["steps"] / r["cpu"], r["tree_cpu"],
-                                                       r["snaps"], r["lhs"], r["child_ms"]),
-                      flush=True)
+                print("rep %d %-14s rate %9.0f steps/cpu %9.0f sys %5.2f s minflt %7.0f "
+                      "children %5.2f s snaps %2d .lhs %8.0f B child %6.1f ms"
+                      % (rep + 1, m, r["rate"], r["steps"] / r["cpu"], r["sys"], r["minflt"],
+                         r["children"], r["snaps"], r["lhs"], r["child_ms"]), flush=True)
 
     def med(m, key):
         v = [key(r) for r in res[m]]
         return statistics.median(v) if v else float("nan")
 
+    def snaps(m):
+        return m.partition("@")[0] not in ("bare", "agent")
+
     base = "agent" if "agent" in modes else modes[0]
     bare = "bare" if "bare" in modes else base
+    # what the program's process spends in the kernel per wall second without snapshots
+    base_sys = med(base, lambda r: r["sys"] / r["wall"])
+    base_flt = med(base, lambda r: r["minflt"] / r["wall"])
     print()
     print("heap %d MB, %g s of work, snapshot every %s, %d reps (medians)"
           % (args.mb, args.seconds, args.every, args.reps))
     print()
-    print("| mode | rate (steps/s) | vs agent | vs bare | steps per CPU s | tree CPU per step "
-          "vs agent | snapshots | .lhs per snapshot | child |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| mode | rate (steps/s) | vs agent | steps per CPU s | snapshots | .lhs per snapshot "
+          "| child wall | child CPU | faults | program sys | snapshot CPU per s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for m in modes:
         rate = med(m, lambda r: r["rate"])
         spc = med(m, lambda r: r["steps"] / r["cpu"])
-        tcps = med(m, lambda r: r["tree_cpu"] / r["steps"])
-        print("| %s | %.0f | %.3fx | %.3fx | %.0f | %.3fx | %s | %s | %s |" % (
-            m, rate, med(base, lambda r: r["rate"]) / rate,
-            med(bare, lambda r: r["rate"]) / rate, spc,
-            tcps / med(base, lambda r: r["tree_cpu"] / r["steps"]),
-            "%.0f" % med(m, lambda r: r["snaps"]) if m not in ("bare", "agent") else "-",
-            "%.2f MB" % (med(m, lambda r: r["lhs"]) / 1e6) if m not in ("bare", "agent")
-            else "-",
-            "%.0f ms" % med(m, lambda r: r["child_ms"]) if m not in ("bare", "agent")
-            else "-"))
+        row = [m, "%.0f" % rate, "%.3fx" % (med(base, lambda r: r["rate"]) / rate), "%.0f" % spc]
+        if snaps(m):
+            n = lambda r: max(r["snaps"], 1)
+            child = med(m, lambda r: r["children"] / n(r) * 1000)
+            extra_sys = med(m, lambda r: (r["sys"] - base_sys * r["wall"]) / n(r) * 1000)
+            faults = med(m, lambda r: (r["minflt"] - base_flt * r["wall"]) / n(r))
+            per_s = med(m, lambda r: (r["children"] + r["sys"] - base_sys * r["wall"])
+                        / r["wall"] * 100)
+            row += ["%.0f" % med(m, lambda r: r["snaps"]),
+                    "%.2f MB" % (med(m, lambda r: r["lhs"]) / 1e6),
+                    "%.0f ms" % med(m, lambda r: r["child_ms"]),
+                    "%.1f ms" % child, "%.0f" % faults, "%.1f ms" % extra_sys, "%.1f%%" % per_s]
+        else:
+            row += ["-"] * 7
+        print("| " + " | ".join(row) + " |")
     return 0 if ok else 1
 
 

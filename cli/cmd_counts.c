@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "grow.h"
 #include "pass.h"
 
 const char lh_cmd_counts_usage[] =
@@ -122,14 +123,9 @@ group_by_function(lh_pass_t *p, uint32_t **group_of_out, char ***names_out, size
         for (g = 0; g < n && strcmp(names[g], fn) != 0; g++) {
         }
         if (g == n) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                char **v = realloc(names, cap * sizeof *v);
-                if (!v) {
-                    lh_site_fini(&s);
-                    goto nomem;
-                }
-                names = v;
+            if (lh_grow(&names, &cap, n, sizeof *names, 64) < 0) {
+                lh_site_fini(&s);
+                goto nomem;
             }
             if (!(names[n] = strdup(fn))) {
                 lh_site_fini(&s);

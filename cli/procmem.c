@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 ssize_t
 lh_proc_read_small(const char *path, char *buf, size_t len)
 {
@@ -195,15 +197,9 @@ lh_procmem_tree(pid_t pid, lh_watch_mem_t *out, unsigned long long *start_ticks,
         if (p == pid || read_stat(p, &s) < 0 || is_zombie(s.state)) {
             continue;
         }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            stat_line_t *na = realloc(all, ncap * sizeof *na);
-            if (!na) {
-                rc = lh_err_set(err, LH_ENOMEM, "out of memory reading /proc");
-                goto fail;
-            }
-            all = na;
-            cap = ncap;
+        if (lh_grow(&all, &cap, n, sizeof *all, 256) < 0) {
+            rc = lh_err_set(err, LH_ENOMEM, "out of memory reading /proc");
+            goto fail;
         }
         all[n++] = s;
     }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "grow.h"
+
 #define STOP_WAIT_NS (2ull * 1000000000u)
 
 static uint64_t
@@ -105,15 +107,10 @@ lh_ptstop_stop(lh_ptstop_t *s, pid_t pid, lh_err_t *err)
             if (tid <= 0 || known(s, tid)) {
                 continue;
             }
-            if (s->n == cap) {
-                cap = cap ? 2 * cap : 16;
-                lh_pthread_regs_t *p = realloc(s->threads, cap * sizeof *p);
-                if (!p) {
-                    closedir(d);
-                    lh_ptstop_release(s);
-                    return lh_err_set(err, LH_ENOMEM, "out of memory");
-                }
-                s->threads = p;
+            if (lh_grow(&s->threads, &cap, s->n, sizeof *s->threads, 16) < 0) {
+                closedir(d);
+                lh_ptstop_release(s);
+                return lh_err_set(err, LH_ENOMEM, "out of memory");
             }
             lh_pthread_regs_t *t = &s->threads[s->n];
             memset(t, 0, sizeof *t);

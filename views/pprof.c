@@ -20,6 +20,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "profile.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -38,18 +39,9 @@ pb_raw(pb_t *p, const void *data, size_t len)
     if (p->oom) {
         return;
     }
-    if (p->n + len > p->cap) {
-        size_t cap = p->cap ? p->cap : 256;
-        while (cap < p->n + len) {
-            cap *= 2;
-        }
-        uint8_t *v = realloc(p->b, cap);
-        if (!v) {
-            p->oom = 1;
-            return;
-        }
-        p->b = v;
-        p->cap = cap;
+    if (lh_grow_to(&p->b, &p->cap, p->n + len, 1, 256) < 0) {
+        p->oom = 1;
+        return;
     }
     memcpy(p->b + p->n, data, len);
     p->n += len;
