@@ -27,21 +27,21 @@ main(void)
         g_kept[i] = malloc(4096); /* LEAK: kept */
     }
     for (int i = 0; i < 50000; i++) {
-        char *p = calloc(1, 2000); /* SITE: calloc churn */
+        char *p = calloc(1, 2000); /* SITE: churn_calloc */
         g_sink = p;
         free(p);
     }
     for (int i = 0; i < 50000; i++) {
         char *p = malloc(100);
-        p = realloc(p, 3000); /* SITE: realloc churn */
+        p = realloc(p, 3000); /* SITE: churn_realloc */
         g_sink = p;
         free(p);
     }
     for (int i = 0; i < 1000; i++) {
-        g_kept_calloc[i] = calloc(1, 8192); /* LEAK: calloc */
+        g_kept_calloc[i] = calloc(1, 8192); /* LEAK: kept_calloc */
     }
     for (int i = 0; i < 1000; i++) {
-        g_kept_realloc[i] = realloc(malloc(64), 8192); /* LEAK: realloc */
+        g_kept_realloc[i] = realloc(malloc(64), 8192); /* LEAK: kept_realloc */
     }
     g_sink = g_kept;
     g_sink = g_kept_calloc;
