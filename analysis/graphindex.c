@@ -1,7 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * graphindex.c: the snapshot index files of graphindex.h: writing (temporary file, then
- * rename), loading (mmap, one pass that copies, checksums and bounds-checks), and
+ * rename), loading (one pass of read(2) straight into the arrays, checksumming and
+ * bounds-checking), and
  * attaching the trace to a loaded heapgraph.
  */
 #include "graphindex.h"
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -485,36 +485,71 @@ lh_gindex_write(lh_heapgraph_t *hg, const lh_objheap_t *oh, const char *note,
  * ------------------------------------------------------------------------------------- */
 
 typedef struct rd {
-    const unsigned char *p;
-    size_t n, off;
-    uint64_t h;
+    int fd;
+    unsigned char *buf;       /* RD_BUF bytes: buf[pos .. len) not yet consumed */
+    size_t pos, len;
+    uint64_t n, off;          /* the file's size; bytes consumed, header included */
+    uint64_t h, want_hash;
     int bad;
 } rd_t;
 
-/* The next n bytes (padded to 8), or NULL. */
-static const unsigned char *
-r_take(rd_t *r, uint64_t n)
+#define RD_BUF 65536
+
+/* Copies the next n bytes of the file to dst: through the buffer, large ones read
+ * straight into dst (no second copy of the big arrays). */
+static int
+r_copy(rd_t *r, unsigned char *dst, size_t n)
 {
-    uint64_t padded = n + (8 - n % 8) % 8;
-    if (r->bad || n > r->n - r->off || padded > r->n - r->off) {
-        r->bad = 1;
-        return NULL;
+    while (n > 0) {
+        if (r->pos < r->len) {
+            size_t k = r->len - r->pos < n ? r->len - r->pos : n;
+            memcpy(dst, r->buf + r->pos, k);
+            r->pos += k;
+            dst += k;
+            n -= k;
+            continue;
+        }
+        int direct = n >= RD_BUF;
+        ssize_t k = read(r->fd, direct ? dst : r->buf, direct ? n : RD_BUF);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            return -1;
+        }
+        if (direct) {
+            dst += k;
+            n -= (size_t)k;
+        } else {
+            r->pos = 0;
+            r->len = (size_t)k;
+        }
     }
-    const unsigned char *q = r->p + r->off;
-    r->h = hash_bytes(r->h, q, (size_t)n);
-    r->off += (size_t)padded;
-    return q;
+    return 0;
+}
+
+/* The next n bytes (then the padding to 8) into dst, checksummed. Returns 0, or -1 (and
+ * r->bad) when the file has fewer. */
+static int
+r_get(rd_t *r, void *dst, uint64_t n)
+{
+    unsigned char pad[8];
+    uint64_t np = (8 - n % 8) % 8;
+    if (r->bad || n > r->n - r->off || n + np > r->n - r->off ||
+        r_copy(r, dst, (size_t)n) < 0 || r_copy(r, pad, (size_t)np) < 0) {
+        r->bad = 1;
+        return -1;
+    }
+    r->h = hash_bytes(r->h, dst, (size_t)n);
+    r->off += n + np;
+    return 0;
 }
 
 static uint64_t
 r_u64(rd_t *r)
 {
     uint64_t v = 0;
-    const unsigned char *q = r_take(r, 8);
-    if (q) {
-        memcpy(&v, q, 8);
-    }
-    return v;
+    return r_get(r, &v, 8) == 0 ? v : 0;
 }
 
 /* A u64 that must be <= max. */
@@ -547,13 +582,12 @@ r_arr(rd_t *r, uint64_t count, size_t elsize, int may_be_absent)
         r->bad = 1;
         return NULL;
     }
-    const unsigned char *q = r_take(r, bytes);
-    void *v = q ? malloc(bytes ? (size_t)bytes : 1) : NULL;
-    if (!v) {
+    void *v = malloc(bytes ? (size_t)bytes : 1);
+    if (!v || r_get(r, v, bytes) < 0) {
+        free(v);
         r->bad = 1;
         return NULL;
     }
-    memcpy(v, q, (size_t)bytes);
     return v;
 }
 
@@ -569,13 +603,12 @@ r_str(rd_t *r, int may_be_null)
     if (n1 == 0) {
         return NULL;
     }
-    const unsigned char *q = r_take(r, n1 - 1);
-    char *s = q ? malloc((size_t)n1) : NULL;
-    if (!s) {
+    char *s = n1 - 1 <= r->n - r->off ? malloc((size_t)n1) : NULL;
+    if (!s || r_get(r, s, n1 - 1) < 0) {
+        free(s);
         r->bad = 1;
         return NULL;
     }
-    memcpy(s, q, (size_t)(n1 - 1));
     s[n1 - 1] = '\0';
     return s;
 }
@@ -688,11 +721,8 @@ r_snaps(rd_t *r, size_t *n_out)
     }
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         lh_snapinfo_t *s = &v[i];
-        const unsigned char *q = r_take(r, 64);
         uint64_t f[8] = {0};
-        if (q) {
-            memcpy(f, q, sizeof f);
-        }
+        r_get(r, f, sizeof f);
         s->number = f[0];
         s->trigger = (uint8_t)f[1];
         s->mode = (uint8_t)f[2];
@@ -742,11 +772,8 @@ r_site(rd_t *r)
     char **strs = calloc(nf ? (size_t)nf * 3 : 1, sizeof *strs);
     size_t total = 0;
     for (uint64_t i = 0; fr && strs && i < nf && !r->bad; i++) {
-        const unsigned char *q = r_take(r, 40);
         uint64_t v[5] = {0};
-        if (q) {
-            memcpy(v, q, sizeof v);
-        }
+        r_get(r, v, sizeof v);
         fr[i].line = (uint32_t)v[0];
         fr[i].ip = v[1];
         fr[i].offset = v[2];
@@ -848,23 +875,14 @@ r_heapgraph(rd_t *r, lh_heapgraph_t *hg, lh_gindex_info_t *info)
     uint64_t n_rw = r_count(r, r->n);
     hg->root_words = r_arr(r, n_rw, 4, 1);
     r_graph(r, &hg->g, hg->n_blocks, hg->n_roots);
-    const unsigned char *q = r_take(r, sizeof hg->class_blocks);
-    if (q) {
-        memcpy(hg->class_blocks, q, sizeof hg->class_blocks);
-    }
-    if ((q = r_take(r, sizeof hg->class_bytes))) {
-        memcpy(hg->class_bytes, q, sizeof hg->class_bytes);
-    }
+    r_get(r, hg->class_blocks, sizeof hg->class_blocks);
+    r_get(r, hg->class_bytes, sizeof hg->class_bytes);
     hg->n_words_ignored = r_u64(r);
     hg->heuristics = (unsigned)r_count(r, LH_HEUR_ALL);
     hg->via_heur = r_arr(r, hg->n_blocks, 1, 1);
     hg->start_ref = r_arr(r, hg->n_blocks, 1, 1);
-    if ((q = r_take(r, sizeof hg->heur_blocks))) {
-        memcpy(hg->heur_blocks, q, sizeof hg->heur_blocks);
-    }
-    if ((q = r_take(r, sizeof hg->heur_bytes))) {
-        memcpy(hg->heur_bytes, q, sizeof hg->heur_bytes);
-    }
+    r_get(r, hg->heur_blocks, sizeof hg->heur_blocks);
+    r_get(r, hg->heur_bytes, sizeof hg->heur_bytes);
     if (r->bad) {
         return -1;
     }
@@ -922,11 +940,8 @@ r_objheap(rd_t *r, lh_objheap_t *oh)
 {
     lh_heapgraph_t *hg = oh->hg;
     oh->lang = (uint8_t)r_count(r, LH_OBJLANG_PYTHON);
-    const unsigned char *q = r_take(r, sizeof oh->version);
-    if (q) {
-        memcpy(oh->version, q, sizeof oh->version);
-        oh->version[sizeof oh->version - 1] = '\0';
-    }
+    r_get(r, oh->version, sizeof oh->version);
+    oh->version[sizeof oh->version - 1] = '\0';
     char *note = r_str(r, 0);
     if (note) {
         snprintf(oh->note, sizeof oh->note, "%s", note);
@@ -1011,44 +1026,57 @@ r_objheap(rd_t *r, lh_objheap_t *oh)
     return 0;
 }
 
-/* Maps path and checks its header against want (payload fields aside). Returns the
- * mapping (its length in *len) or NULL. */
-static const unsigned char *
-map_index(const char *path, const header_t *want, size_t *len)
+/* Opens path for reading into r when its header is the one wanted (payload fields
+ * aside). Returns 0, or -1 (nothing open). */
+static int
+open_index(const char *path, const header_t *want, rd_t *r)
 {
     struct stat sb;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        return NULL;
-    }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-        (uint64_t)sb.st_size < HEADER_BYTES || (uint64_t)sb.st_size > SIZE_MAX / 2) {
-        close(fd);
-        return NULL;
-    }
-    void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        return NULL;
-    }
     header_t h;
-    memcpy(&h, m, sizeof h);
+    unsigned char hdr[HEADER_BYTES];
+    memset(r, 0, sizeof *r);
+    r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (r->fd < 0) {
+        return -1;
+    }
+    if (fstat(r->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+        (uint64_t)sb.st_size < HEADER_BYTES || !(r->buf = malloc(RD_BUF)) ||
+        r_copy(r, hdr, sizeof hdr) < 0) {
+        goto fail;
+    }
+    memcpy(&h, hdr, sizeof h);
+    r->n = (uint64_t)sb.st_size;
+    r->off = HEADER_BYTES;
+    r->h = 0x6c68676964780001ull;
+    r->want_hash = h.payload_hash;
     uint64_t payload = h.payload_bytes;
     h.payload_bytes = h.payload_hash = 0;
-    if (memcmp(&h, want, sizeof h) != 0 || payload != (uint64_t)sb.st_size - HEADER_BYTES) {
-        munmap(m, (size_t)sb.st_size);
-        return NULL;
+    if (memcmp(&h, want, sizeof h) != 0 || payload != r->n - HEADER_BYTES) {
+        goto fail;
     }
-    *len = (size_t)sb.st_size;
-    return m;
+    return 0;
+fail:
+    close(r->fd);
+    free(r->buf);
+    r->buf = NULL;
+    return -1;
 }
 
-static int
-payload_ok(const rd_t *r, const unsigned char *m)
+static void
+close_index(rd_t *r)
 {
-    header_t h;
-    memcpy(&h, m, sizeof h);
-    return !r->bad && r->off == r->n && r->h == h.payload_hash;
+    if (r->buf) {
+        close(r->fd);
+        free(r->buf);
+        r->buf = NULL;
+    }
+}
+
+/* Everything read, nothing left, the checksum right. */
+static int
+payload_ok(const rd_t *r)
+{
+    return !r->bad && r->off == r->n && r->h == r->want_hash;
 }
 
 int
@@ -1056,22 +1084,21 @@ lh_gindex_read_catalog(const char *trace_path, const lh_gindex_opts_t *o,
                        lh_snapinfo_t **snaps, size_t *n)
 {
     header_t want;
-    size_t len = 0;
+    rd_t r;
     char *path = index_path(trace_path, -1);
-    const unsigned char *m = NULL;
+    int opened = 0;
     *snaps = NULL;
     *n = 0;
     if (path && expected_header(trace_path, o, KIND_CATALOG, NULL, -1, &want) == 0) {
-        m = map_index(path, &want, &len);
+        opened = open_index(path, &want, &r) == 0;
     }
     free(path);
-    if (!m) {
+    if (!opened) {
         return 0;
     }
-    rd_t r = {m, len, HEADER_BYTES, 0x6c68676964780001ull, 0};
     lh_snapinfo_t *v = r_snaps(&r, n);
-    int ok = payload_ok(&r, m);
-    munmap((void *)m, len);
+    int ok = payload_ok(&r);
+    close_index(&r);
     if (!ok) {
         lh_gindex_snaps_free(v, *n);
         *n = 0;
@@ -1097,9 +1124,9 @@ lh_gindex_load(const char *trace_path, const lh_gindex_opts_t *o, long idx,
                lh_heapgraph_t **hgp, lh_objheap_t **ohp, char **note, lh_gindex_info_t *info)
 {
     lh_snapinfo_t *snaps = NULL;
-    size_t n_snaps = 0, len = 0;
+    size_t n_snaps = 0;
     header_t want;
-    const unsigned char *m = NULL;
+    rd_t r = {0};
     char *path = NULL;
     lh_heapgraph_t *hg = NULL;
     lh_objheap_t *oh = NULL;
@@ -1110,10 +1137,9 @@ lh_gindex_load(const char *trace_path, const lh_gindex_opts_t *o, long idx,
     if (!lh_gindex_read_catalog(trace_path, o, &snaps, &n_snaps) || idx < 0 ||
         (size_t)idx >= n_snaps || !(path = index_path(trace_path, idx)) ||
         expected_header(trace_path, o, KIND_SNAPSHOT, snaps, idx, &want) < 0 ||
-        !(m = map_index(path, &want, &len))) {
+        open_index(path, &want, &r) < 0) {
         goto fail;
     }
-    rd_t r = {m, len, HEADER_BYTES, 0x6c68676964780001ull, 0};
     if (!(hg = calloc(1, sizeof *hg)) || !(hg->trace_path = strdup(trace_path))) {
         goto fail;
     }
@@ -1126,19 +1152,17 @@ lh_gindex_load(const char *trace_path, const lh_gindex_opts_t *o, long idx,
         oh->hg = hg;
         r_objheap(&r, oh);
     }
-    if (!payload_ok(&r, m) || hg->cur != (size_t)idx) {
+    if (!payload_ok(&r) || hg->cur != (size_t)idx) {
         goto fail;
     }
-    munmap((void *)m, len);
+    close_index(&r);
     lh_gindex_snaps_free(snaps, n_snaps);
     free(path);
     *hgp = hg;
     *ohp = oh;
     return 1;
 fail:
-    if (m) {
-        munmap((void *)m, len);
-    }
+    close_index(&r);
     lh_gindex_snaps_free(snaps, n_snaps);
     free(path);
     free(*note);

@@ -172,17 +172,32 @@ snap_time(const lh_shell_t *sh, const lh_snapinfo_t *s)
     return s->ts_ns > start ? (double)(s->ts_ns - start) / 1e9 : 0.0;
 }
 
-/* Opens the snapshot (selector sel, or index idx >= 0) as sh->hg and sh->oh: from its
- * index file when a valid one is there, else from the trace, then writes the index. On
- * failure sh keeps the snapshot it had. */
+/* The objects of hg: NULL without a graph, or when the heap does not
+ * decode (*note: why, caller frees). Returns 0 or LH_ENOMEM. */
 static int
-sh_load(lh_shell_t *sh, const char *sel, long idx, lh_err_t *err)
+decode_objects(lh_heapgraph_t *hg, lh_objheap_t **oh, char **note, lh_err_t *err)
+{
+    *oh = NULL;
+    *note = NULL;
+    if (!hg->has_graph) {
+        return 0;
+    }
+    int rc = lh_objheap_open(hg, oh, err);
+    if (rc < 0 && rc != LH_ENOMEM) {
+        *note = strdup(err->msg);
+        return *note ? 0 : lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        lh_objheap_claim(*oh); /* SV arenas and buffers are no "possibly lost" blocks */
+    }
+    return rc;
+}
+
+int
+sh_open_snapshot(lh_shell_t *sh, const char *sel, long idx, lh_snapshot_t *out, lh_err_t *err)
 {
     lh_gindex_opts_t go = {sh->heuristics, sh->salvage, lh_sym_get_native()};
-    lh_heapgraph_t *hg = NULL;
-    lh_objheap_t *oh = NULL;
-    char *note = NULL;
-    lh_gindex_info_t info;
+    memset(out, 0, sizeof *out);
     if (!sh->no_index && idx < 0) {
         lh_snapinfo_t *snaps;
         size_t n;
@@ -193,39 +208,56 @@ sh_load(lh_shell_t *sh, const char *sel, long idx, lh_err_t *err)
         }
     }
     if (!sh->no_index && idx >= 0 &&
-        lh_gindex_load(sh->trace_path, &go, idx, &hg, &oh, &note, &info)) {
-        lh_objheap_free(sh->oh);
-        lh_heapgraph_free(sh->hg);
-        free(sh->obj_note);
-        sh->hg = hg;
-        sh->oh = oh;
-        sh->info = info;
-        sh->obj_note = note[0] ? note : NULL;
-        if (note[0]) {
-            fprintf(sh->errs, "note: %s\n", note);
-        } else {
-            free(note);
+        lh_gindex_load(sh->trace_path, &go, idx, &out->hg, &out->oh, &out->note, &out->info)) {
+        if (!out->note[0]) {
+            free(out->note);
+            out->note = NULL;
         }
-        sh_rows_reset(sh);
         return 0;
     }
     lh_heapgraph_opts_t o = {idx >= 0 ? NULL : sel, idx, sh->salvage, 0, sh->heuristics};
-    int rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err);
+    int rc = lh_heapgraph_open(sh->trace_path, &o, &out->hg, err);
+    if (rc < 0 || (rc = decode_objects(out->hg, &out->oh, &out->note, err)) < 0) {
+        sh_snapshot_fini(out);
+        return rc;
+    }
+    lh_gindex_info_of(out->hg, &out->info);
+    if (!sh->no_index) {
+        lh_err_t e2;
+        lh_gindex_write(out->hg, out->oh, out->note, &go, &e2); /* a cache: best effort */
+    }
+    return 0;
+}
+
+void
+sh_snapshot_fini(lh_snapshot_t *s)
+{
+    lh_objheap_free(s->oh);
+    lh_heapgraph_free(s->hg);
+    free(s->note);
+    memset(s, 0, sizeof *s);
+}
+
+/* Opens the snapshot (selector sel, or index idx >= 0) as sh's own. On failure sh keeps
+ * the snapshot it had. */
+static int
+sh_load(lh_shell_t *sh, const char *sel, long idx, lh_err_t *err)
+{
+    lh_snapshot_t s;
+    int rc = sh_open_snapshot(sh, sel, idx, &s, err);
     if (rc < 0) {
         return rc;
     }
     lh_objheap_free(sh->oh);
-    sh->oh = NULL;
     lh_heapgraph_free(sh->hg);
-    sh->hg = hg;
-    lh_gindex_info_of(hg, &sh->info);
+    free(sh->obj_note);
+    sh->hg = s.hg;
+    sh->oh = s.oh;
+    sh->obj_note = s.note;
+    sh->info = s.info;
     sh_rows_reset(sh);
-    if ((rc = sh_obj_open(sh, err)) < 0) {
-        return rc;
-    }
-    if (!sh->no_index) {
-        lh_err_t e2;
-        lh_gindex_write(hg, sh->oh, sh->obj_note, &go, &e2); /* a cache: best effort */
+    if (s.note) {
+        fprintf(sh->errs, "note: %s\n", s.note); /* a heap that does not decode: why */
     }
     return 0;
 }
@@ -459,11 +491,14 @@ print_word(lh_shell_t *sh, uint64_t base, const lh_word_t *w, int numbered)
         }
         sh_block_brief(sh, t, sh->out);
     } else {
-        const char *cls = lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
+        /* data symbols: a graph loaded from its index opens the trace for them */
+        lh_err_t e2;
+        const char *cls = sh_need_trace(sh, &e2) < 0
+                              ? NULL : lh_datasym_vtable_class(hg->ds, w->val, hg->epoch);
         lh_dsym_t ds;
         if (cls) {
             fprintf(sh->out, " -> vtable for %s", cls);
-        } else if (lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
+        } else if (hg->ds && lh_datasym_lookup(hg->ds, w->val, hg->epoch, &ds) > 0) {
             fprintf(sh->out, " -> %s", ds.name);
         } else {
             fputs(" (not a live block)", sh->out);
@@ -525,10 +560,6 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     if (sh_node_arg(sh, "show", argv[1], &b, &addr, err) < 0) {
         return LH_EINVAL;
-    }
-    int rc = sh_need_trace(sh, err);
-    if (rc < 0) {
-        return rc;
     }
     if (b >= hg->n_blocks) {
         return show_root(sh, b);
@@ -610,10 +641,7 @@ cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (b >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "elems: %s is a root; use show", a);
     }
-    int rc = sh_need_trace(sh, err);
-    if (rc < 0) {
-        return rc;
-    }
+
     size_t first;
     size_t n = lh_heapgraph_block_words(hg, b, &first);
     size_t shown = 0;

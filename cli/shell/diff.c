@@ -1,8 +1,9 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * diff.c: `diff LABEL1 LABEL2`: what grew between two snapshots. The one pass over the
- * trace (stream.h) copies the per-site live counts at both snapshots; sites (or
- * functions) whose live bytes grew are listed, largest growth first.
+ * diff.c: `diff LABEL1 LABEL2`: what grew between two snapshots. The per-site live counts
+ * at both snapshots come from their live sets (their index files, graphindex.h, written
+ * by the first diff when missing) or, with --no-index, from one pass over the trace
+ * (stream.h); sites (or functions) whose live bytes grew are listed, largest growth first.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -72,6 +73,62 @@ collect(const char *path, int salvage, long ia, long ib, counts_t *a, counts_t *
     return rc;
 }
 
+/* The counts by stack id of a snapshot's live set, from its blocks. */
+static int
+from_blocks(const lh_heapgraph_t *hg, counts_t *c)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        if (hg->blocks[b].stack_id >= n) {
+            n = (size_t)hg->blocks[b].stack_id + 1;
+        }
+    }
+    c->blocks = calloc(n ? n : 1, sizeof *c->blocks);
+    c->bytes = calloc(n ? n : 1, sizeof *c->bytes);
+    if (!c->blocks || !c->bytes) {
+        return LH_ENOMEM;
+    }
+    for (uint32_t b = 0; b < hg->n_blocks; b++) {
+        c->blocks[hg->blocks[b].stack_id]++;
+        c->bytes[hg->blocks[b].stack_id] += hg->blocks[b].size;
+    }
+    c->n = n;
+    return 0;
+}
+
+/* With snapshot indexes: both snapshots' live sets from their indexes (written when there
+ * were none), so a later diff reads no trace. sa/sb: the snapshots opened (the shell's
+ * own is not), whose sites name what they hold. */
+static int
+collect_indexed(lh_shell_t *sh, long ia, long ib, counts_t *a, counts_t *b,
+                lh_snapshot_t *sa, lh_snapshot_t *sb, lh_err_t *err)
+{
+    const lh_heapgraph_t *ha = sh->hg, *hb = sh->hg;
+    int rc;
+    if ((ia != (long)sh->hg->cur && (rc = sh_open_snapshot(sh, NULL, ia, sa, err)) < 0) ||
+        (ib != (long)sh->hg->cur && (rc = sh_open_snapshot(sh, NULL, ib, sb, err)) < 0)) {
+        return rc;
+    }
+    ha = sa->hg ? sa->hg : ha;
+    hb = sb->hg ? sb->hg : hb;
+    if (from_blocks(ha, a) < 0 || from_blocks(hb, b) < 0) {
+        return lh_err_set(err, LH_ENOMEM, "diff: out of memory");
+    }
+    return 0;
+}
+
+/* The heapgraph that names stack id i: one whose live set holds it (a loaded graph has the
+ * sites of its own blocks only). */
+static lh_heapgraph_t *
+namer(lh_shell_t *sh, lh_snapshot_t *sa, lh_snapshot_t *sb, const counts_t *b, size_t i)
+{
+    if (sh->hg->trace) {
+        return sh->hg;
+    }
+    lh_heapgraph_t *hb = sb->hg ? sb->hg : sh->hg, *ha = sa->hg ? sa->hg : sh->hg;
+    return i < b->n && b->blocks[i] ? hb : ha;
+}
+
 typedef struct growth {
     const char *key;
     uint32_t stack_id;
@@ -128,15 +185,13 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (sh_obj_mode(sh) && !by_given) {
         return sh_obj_diff(sh, ia, ib, err); /* objects by class */
     }
-    int rc = sh_need_trace(sh, err); /* the sites of the other snapshot's blocks */
-    if (rc < 0) {
-        return rc;
-    }
     sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
     growth_t *g = NULL;
     size_t ng = 0;
-    rc = collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err);
+    lh_snapshot_t sa = {0}, sb = {0};
+    int rc = sh->no_index ? collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err)
+                          : collect_indexed(sh, ia, ib, &a, &b, &sa, &sb, err);
     if (rc < 0) {
         goto done;
     }
@@ -151,7 +206,9 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (ba == bb && ya == yb) {
             continue;
         }
-        const char *key = by_function ? lh_heapgraph_site_function(hg, (uint32_t)i) : "";
+        const char *key = by_function ? lh_heapgraph_site_function(namer(sh, &sa, &sb, &b, i),
+                                                                   (uint32_t)i)
+                                      : "";
         growth_t *x = NULL;
         for (size_t k = 0; by_function && k < ng; k++) {
             if (strcmp(g[k].key, key) == 0) {
@@ -183,7 +240,8 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %6" PRIu64 " -> %-6" PRIu64 "  %s\n",
                 g[i].dbytes, g[i].dblocks, g[i].blocks_a, g[i].blocks_b,
                 by_function ? g[i].key
-                            : lh_heapgraph_site_str(hg, g[i].stack_id, site, sizeof site));
+                            : lh_heapgraph_site_str(namer(sh, &sa, &sb, &b, g[i].stack_id),
+                                                    g[i].stack_id, site, sizeof site));
         shown++;
     }
     if (!shown) {
@@ -196,5 +254,7 @@ done:
     free(b.blocks);
     free(b.bytes);
     free(g);
+    sh_snapshot_fini(&sa);
+    sh_snapshot_fini(&sb);
     return rc;
 }

@@ -211,7 +211,12 @@ print_hop(lh_shell_t *sh, uint32_t holder, uint32_t t)
     }
     fprintf(sh->out, "0x%" PRIx64, hg->blocks[t].addr);
     if (w && w->val != hg->blocks[t].addr) {
-        unsigned h = lh_heapgraph_heuristic(hg, t, w->val);
+        lh_err_t e2;
+        /* No heuristic accepted any pointer into t (via_heur, computed over the same
+         * words): none accepts this one. Otherwise multipleinheritance may read data
+         * symbols (vtables), which a graph loaded from its index opens the trace for. */
+        unsigned h = !hg->via_heur || !hg->via_heur[t] || sh_need_trace(sh, &e2) < 0
+                         ? 0 : lh_heapgraph_heuristic(hg, t, w->val);
         fprintf(sh->out, " (interior pointer to +0x%" PRIx64 "%s%s%s)", w->val - hg->blocks[t].addr,
                 h ? ", the " : "", h ? lh_heuristic_name(h) : "", h ? " heuristic" : "");
     }
@@ -322,15 +327,11 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (t >= hg->n_blocks) {
         return lh_err_set(err, LH_EINVAL, "identify: %s is a root, not a block", a);
     }
-    int rc = sh_need_trace(sh, err); /* the heuristics read data symbols (vtables) */
-    if (rc < 0) {
-        return rc;
-    }
     s.hg = hg;
     s.target = t;
     int cls = hg->g.cls[t];
     s.lost = cls == LH_CLASS_DEFINITE || cls == LH_CLASS_INDIRECT;
-    rc = bfs(&s);
+    int rc = bfs(&s);
     int widened = 0;
     if (rc == 0 && !s.n_paths && !s.weak) {
         s.weak = 1;

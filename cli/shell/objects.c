@@ -28,31 +28,6 @@ sh_obj_mode(const lh_shell_t *sh)
     return sh->oh && sh->oh->n_objs > 0 && !sh->native;
 }
 
-int
-sh_obj_open(lh_shell_t *sh, lh_err_t *err)
-{
-    lh_objheap_free(sh->oh);
-    sh->oh = NULL;
-    free(sh->obj_note);
-    sh->obj_note = NULL;
-    if (!sh->hg->has_graph) {
-        return 0;
-    }
-    int rc = lh_objheap_open(sh->hg, &sh->oh, err);
-    if (rc < 0 && rc != LH_ENOMEM) {
-        /* A heap that does not decode leaves the native view; say why once (and again
-         * when loaded from the index: graphindex.h). */
-        fprintf(sh->errs, "note: %s\n", err->msg);
-        free(sh->obj_note);
-        sh->obj_note = strdup(err->msg);
-        return 0;
-    }
-    if (rc == 0) {
-        lh_objheap_claim(sh->oh); /* SV arenas and buffers are no "possibly lost" blocks */
-    }
-    return rc;
-}
-
 /* "SCALAR(PV)" / "MyApp::Session" and, when named, its name; else what holds it. */
 static const char *
 obj_desc(lh_shell_t *sh, uint32_t v, char *buf, size_t len);
@@ -594,20 +569,24 @@ cmp_tcount(const void *a, const void *b)
 static int
 type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *err)
 {
-    lh_heapgraph_opts_t o = {NULL, idx, sh->salvage, 0, sh->heuristics};
-    lh_heapgraph_t *hg = NULL;
-    lh_objheap_t *oh = NULL;
+    lh_snapshot_t other = {0};
+    const lh_objheap_t *oh = sh->oh;
     ogrouping_t gr = {0};
     int rc;
     *out = NULL;
     *n_out = 0;
-    if (idx == (long)sh->hg->cur) {
-        hg = sh->hg;
-        oh = sh->oh;
-    } else if ((rc = lh_heapgraph_open(sh->trace_path, &o, &hg, err)) < 0 ||
-               (rc = lh_objheap_open(hg, &oh, err)) < 0) {
-        lh_heapgraph_free(hg);
-        return rc;
+    if (idx != (long)sh->hg->cur) {
+        /* from its index when there is one (and written when there was none) */
+        if ((rc = sh_open_snapshot(sh, NULL, idx, &other, err)) < 0) {
+            return rc;
+        }
+        if (!(oh = other.oh)) {
+            rc = lh_err_set(err, LH_EINVAL, "diff: snapshot %ld has no %s objects%s%s",
+                            idx + 1, lang_name(sh->oh), other.note ? ": " : "",
+                            other.note ? other.note : "");
+            sh_snapshot_fini(&other);
+            return rc;
+        }
     }
     rc = LH_ENOMEM;
     if (oh->n_objs == 0) {
@@ -642,10 +621,7 @@ done:
         lh_err_set(err, LH_ENOMEM, "diff: out of memory");
     }
     ogrouping_fini(&gr);
-    if (hg != sh->hg) {
-        lh_objheap_free(oh);
-        lh_heapgraph_free(hg);
-    }
+    sh_snapshot_fini(&other);
     return rc;
 }
 

@@ -36,6 +36,20 @@ void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
 /* One note line on out when no live block has an allocation stack (`snapshot -p`), for
  * the commands that group by site or function. */
 void sh_note_no_stacks(lh_shell_t *sh);
+/* One snapshot of the shell's trace, with what its index holds. */
+typedef struct lh_snapshot {
+    lh_heapgraph_t *hg;
+    lh_objheap_t *oh;     /* NULL: no graph, or the language heap did not decode */
+    char *note;           /* why it did not decode, or NULL */
+    lh_gindex_info_t info;
+} lh_snapshot_t;
+/* Opens snapshot sel (NULL: the default) or idx (>= 0): from its index file when a valid
+ * one is there, else from the trace (the graph, the objects decoded and claimed), then
+ * writing its index (unless sh->no_index). Returns 0 or LH_E*; release with
+ * sh_snapshot_fini. */
+int sh_open_snapshot(lh_shell_t *sh, const char *sel, long idx, lh_snapshot_t *out,
+                     lh_err_t *err);
+void sh_snapshot_fini(lh_snapshot_t *s);
 /* A graph loaded from an index has no trace: opens it (read, not replayed) for the
  * commands that need data symbols or other snapshots' sites. Returns 0 or LH_E*. */
 int sh_need_trace(lh_shell_t *sh, lh_err_t *err);
@@ -49,9 +63,6 @@ int sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 /* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
  * the block view was not asked for. */
 int sh_obj_mode(const lh_shell_t *sh);
-/* (Re)decodes sh->hg's objects; a heap that does not decode prints one note and leaves
- * the block view. Returns 0 or LH_ENOMEM. */
-int sh_obj_open(lh_shell_t *sh, lh_err_t *err);
 int sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
                     lh_err_t *err);
 int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);

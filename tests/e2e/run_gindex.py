@@ -10,7 +10,8 @@ forged checksum) or a symbolic link is not used, and the reader never crashes on
   c        progs/graph_handlers.c: summary, count, largest, roots, identify, show, elems,
            unreachable
   python   progs/pyheap/closures.py on /usr/bin/python3 (skipped without it): the object
-           view and the block view, `use` of the other snapshot, diff
+           view and the block view, `use` of the other snapshot, diff by class, site and
+           function (from the two snapshots' indexes; --no-index: a pass over the trace)
   stale    the trace rewritten, the contents file touched, another trace at the same path
   corrupt  flipped bytes, truncation, a garbage header, a damaged catalog, and 40 forged
            indexes (a byte changed and the checksum recomputed): never a crash
@@ -112,6 +113,7 @@ def case_python(ctx):
     cmds = ["summary", "count", "count --by site", "largest 5", "largest 5 --retained",
             "roots 5", "unreachable", "identify " + said["state"],
             "identify " + said["handler"], "show " + said["state"], "diff before after",
+            "diff before after --by site", "diff before after --by function",
             "count --native", "largest 3 --native; identify @1 --native",
             "use before; summary; count", "native on; largest 3; show @1"]
     same_with_and_without(ctx, trace, cmds, "python closures", "after")
