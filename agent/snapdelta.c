@@ -58,20 +58,29 @@ static int overflow;
 static unsigned bases[LH_SNAPDELTA_HOMES];
 static int n_bases;
 
+#define MAP_BYTES (HEADER_BYTES + 2 * MAX_PIECES * sizeof(piece_t))
+
 int
 lh_snapdelta_prepare(void)
 {
-    if (st) {
+    int me = (int)syscall(SYS_getpid);
+    if (st && st->pid == me) {
         return 0;
     }
-    uint8_t *p = lh_sys_map_shared(HEADER_BYTES + 2 * MAX_PIECES * sizeof(piece_t));
+    if (st) {
+        /* A forked copy of the process: the mapping is still its parent's table (shared
+         * across fork). It lets go of it and starts its own. */
+        lh_sys_unmap(st, MAP_BYTES);
+        st = NULL;
+    }
+    uint8_t *p = lh_sys_map_shared(MAP_BYTES);
     if (!p) {
         return -1;
     }
     tabs[0] = (piece_t *)(p + HEADER_BYTES);
     tabs[1] = tabs[0] + MAX_PIECES;
     st = (state_t *)p; /* zeroed by the kernel: no table yet */
-    st->pid = (int)syscall(SYS_getpid);
+    st->pid = me;
     return 0;
 }
 

@@ -16,8 +16,8 @@
  * address), so every file older than that can be deleted.
  *
  * One child at a time uses the table (an atomic owner word); a capture that starts while
- * another runs is written whole. A forked process does not use its parent's table (its
- * files are whole). The sums are 64-bit hashes, not checksums against an adversary: two
+ * another runs is written whole. A forked process never uses its parent's table (shared
+ * across fork): its first capture maps its own. The sums are 64-bit hashes, not checksums against an adversary: two
  * different contents with the same sum would show the older one (about 2^-64 per piece).
  *
  * lh_snapdelta_prepare runs in the parent under the capture lock; every other function runs
@@ -32,8 +32,8 @@
 
 #define LH_SNAPDELTA_HOMES 16
 
-/* Maps the shared table once (MAP_SHARED, agent memory); 0, or -1 when it cannot (the
- * files are then whole). */
+/* Maps the shared table once per process (MAP_SHARED, agent memory; a forked copy maps
+ * its own); 0, or -1 when it cannot (the files are then whole). */
 int lh_snapdelta_prepare(void);
 
 /* Takes the table for snapshot number of process pid in contents mode. Returns 1 when

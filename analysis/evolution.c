@@ -205,8 +205,9 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &np);
     const lh_boundary_t *xs = x_points(c, snapshots, &nx);
     const lh_rss_sample_t *rs = lh_collect_rss(c);
-    e->rss_x = calloc(nrss ? nrss : 1, sizeof *e->rss_x);
-    e->rss = calloc(nrss ? nrss : 1, sizeof *e->rss);
+    size_t n_rss = x_marks ? nx : nrss; /* over marks: one sample (or none) at each */
+    e->rss_x = calloc(n_rss ? n_rss : 1, sizeof *e->rss_x);
+    e->rss = calloc(n_rss ? n_rss : 1, sizeof *e->rss);
     e->lines = calloc(np ? np : 1, sizeof *e->lines);
     if (!e->rss_x || !e->rss || !e->lines) {
         goto fail;

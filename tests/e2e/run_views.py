@@ -541,6 +541,14 @@ def case_plot_marks(ctx):
     ctx.check("cannot write %s: it is a symbolic link" % link in p.stderr
               and not os.path.exists(target), "plot -o LINK: refused, nothing written",
               "cannot write %s: it is a symbolic link" % link, p.stderr)
+    # More marks (30) than RSS samples (one about every 100 ms): the RSS line over
+    # marks has one point per mark at most (the chart wrote them past an array sized for
+    # the samples: a heap overflow the sanitizer build reports).
+    churn = ctx.trace("views_churn", ["300000"], name="churn_marks.lht")
+    p = ctx.run([ctx.lh, "plot", churn, "-o", "-", "--x", "marks"])
+    ctx.check(p.returncode == 0 and p.stdout.rstrip().endswith("</svg>") and ">mark<" in p.stdout,
+              "plot --x marks with more marks than RSS samples: a whole SVG over marks",
+              "exit 0, </svg>", "exit %d, %s" % (p.returncode, p.stderr[-300:]))
     clean = ctx.path("nomarks.lht")
     ctx.run([ctx.lh, "run", "--no-snapshot-at-exit", "-o", clean, "--",
              os.path.join(ctx.progs, "stdio_clean")])
