@@ -697,6 +697,12 @@ def case_consistency(ctx):
                         {"gk_leak": {"growing"}}, 10, "snapshots")
     eq(ctx, (g["summary"].get("end_before_teardown"), lk["summary"].get("to_before_teardown")),
        (True, True), "teardown: report --growth and leaks end before teardown")
+    with open(os.path.join(ctx.workdir, "teardown.html")) as f:
+        text = f.read()
+    ctx.check("each of the 10 snapshots, up to the last before teardown (the heap fell over "
+              "the 3 after it)" in text, "teardown: html says which end it chose",
+              "'each of the 10 snapshots, up to the last before teardown ...'",
+              re.findall(r"Live bytes per site[^<]*", text))
 
 
 def case_teardown(ctx):
