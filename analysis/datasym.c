@@ -14,6 +14,7 @@
 #include "addrsym.h"
 #include "bound.h"
 #include "grow.h"
+#include "symcache.h"
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
@@ -26,6 +27,7 @@ static const Dwfl_Callbacks callbacks = {
 typedef struct var_loc {
     uint64_t addr; /* runtime address */
     const char *file;
+    size_t seq; /* order found: of two variables at one address the first is the answer */
 } var_loc_t;
 
 typedef struct dmod {
@@ -35,6 +37,8 @@ typedef struct dmod {
     int syms_indexed;
     lh_addrsym_t *syms; /* addrsym.h: dwfl_module_addrinfo without reading the table */
     int vars_read;
+    lh_symcache_t *vcache; /* the variables table on disk (symcache.h, ".vars") */
+    uint64_t load_bias;
     var_loc_t *vars; /* sorted by addr */
     size_t n_vars;
 } dmod_t;
@@ -132,6 +136,8 @@ lh_datasym_free(lh_datasym_t *ds)
             dwfl_end(ds->dm[i].dwfl);
         }
         lh_addrsym_free(ds->dm[i].syms);
+        lh_symcache_save(ds->dm[i].vcache); /* before the pool its new strings are in */
+        lh_symcache_free(ds->dm[i].vcache);
         free(ds->dm[i].vars);
     }
     free(ds->dm);
@@ -178,7 +184,10 @@ module_open(lh_datasym_t *ds, long mi)
     if (!m->mod) {
         dwfl_end(m->dwfl);
         m->dwfl = NULL;
+        return m;
     }
+    m->load_bias = ds->mods->mods[mi].load_bias;
+    m->vcache = lh_symcache_open(path, m->mod, ".vars");
     return m;
 }
 
@@ -204,7 +213,8 @@ push_var(dmod_t *m, size_t *cap, uint64_t addr, const char *file)
     if (lh_grow(&m->vars, cap, m->n_vars, sizeof *m->vars, 64) < 0) {
         return -1;
     }
-    m->vars[m->n_vars++] = (var_loc_t){addr, file};
+    m->vars[m->n_vars] = (var_loc_t){addr, file, m->n_vars};
+    m->n_vars++;
     return 0;
 }
 
@@ -249,25 +259,68 @@ static int
 cmp_var(const void *a, const void *b)
 {
     const var_loc_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    if (x->addr != y->addr) {
+        return x->addr < y->addr ? -1 : 1;
+    }
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The end marker of a ".vars" cache table: written after the whole scan. */
+#define VARS_END UINT64_MAX
+
+typedef struct vars_fill {
+    dmod_t *m;
+    size_t cap;
+} vars_fill_t;
+
+static void
+var_from_cache(void *ctx, uint64_t offset, const lh_symcache_frame_t *f, uint32_t n)
+{
+    vars_fill_t *vf = ctx;
+    (void)n;
+    if (offset != VARS_END) {
+        (void)push_var(vf->m, &vf->cap, offset + vf->m->load_bias, f[0].file);
+    }
+}
+
+/* Reads the module's variables: from the cache when it has the table (the same list, in
+ * another order: sorted below), else from every CU, then recorded in the cache. */
+static void
+read_vars(lh_datasym_t *ds, dmod_t *m)
+{
+    size_t cap = 0;
+    if (lh_symcache_loaded(m->vcache)) {
+        vars_fill_t vf = {m, 0};
+        lh_symcache_each(m->vcache, var_from_cache, &vf);
+        return;
+    }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = NULL;
+    while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)) != NULL) {
+        Dwarf_Files *files = NULL;
+        size_t nf;
+        if (dwarf_getsrcfiles(cu, &files, &nf) != 0) {
+            files = NULL;
+        }
+        scan_vars(ds, m, cu, files, bias, &cap, 0);
+    }
+    if (!m->vcache) {
+        return;
+    }
+    for (size_t i = 0; i < m->n_vars; i++) {
+        lh_symcache_frame_t f = {NULL, m->vars[i].file, 0, 0};
+        lh_symcache_put(m->vcache, m->vars[i].addr - m->load_bias, &f, 1);
+    }
+    lh_symcache_frame_t end = {NULL, NULL, 0, 0};
+    lh_symcache_put(m->vcache, VARS_END, &end, 1);
 }
 
 static const char *
 var_file(lh_datasym_t *ds, dmod_t *m, uint64_t start)
 {
     if (!m->vars_read) {
-        size_t cap = 0;
-        Dwarf_Addr bias = 0;
-        Dwarf_Die *cu = NULL;
         m->vars_read = 1;
-        while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)) != NULL) {
-            Dwarf_Files *files = NULL;
-            size_t nf;
-            if (dwarf_getsrcfiles(cu, &files, &nf) != 0) {
-                files = NULL;
-            }
-            scan_vars(ds, m, cu, files, bias, &cap, 0);
-        }
+        read_vars(ds, m);
         if (m->n_vars) { /* qsort's array must not be NULL, even when empty (UBSan) */
             lh_qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
         }

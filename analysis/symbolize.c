@@ -206,7 +206,7 @@ module_open(lh_symbolizer_t *s, long mi)
         return NULL;
     }
     check_build_id(s, m, sm->mod, path);
-    sm->sc = lh_symcache_open(path, sm->mod);
+    sm->sc = lh_symcache_open(path, sm->mod, ".sym");
     return sm->mod;
 }
 

@@ -43,6 +43,7 @@ struct lh_symcache {
     size_t n_frames, cap_frames;
     uint32_t *slots; /* open addressing: entry index + 1, 0 empty */
     size_t mask;
+    int loaded; /* a valid file was read */
     char **bufs; /* loaded files: their strings are pointed at */
     size_t n_bufs, cap_bufs;
     int dirty;
@@ -401,6 +402,7 @@ load(lh_symcache_t *c)
     const uint8_t *frames = ents + (size_t)n_ents * SC_ENTRY;
     const char *strs = (const char *)(frames + (size_t)n_frames * SC_FRAME);
     c->bufs[c->n_bufs++] = buf; /* kept even when invalid below: entries may point in */
+    c->loaded = 1;
     long merged = 0;
     lh_symcache_frame_t fv[64];
     for (uint32_t k = 0; k < n_ents; k++) {
@@ -612,7 +614,7 @@ lh_symcache_save(lh_symcache_t *c)
  * ------------------------------------------------------------------------------------- */
 
 lh_symcache_t *
-lh_symcache_open(const char *path, Dwfl_Module *mod)
+lh_symcache_open(const char *path, Dwfl_Module *mod, const char *suffix)
 {
     const char *dir = lh_symcache_dir();
     if (!dir || !path || !mod) {
@@ -634,7 +636,7 @@ lh_symcache_open(const char *path, Dwfl_Module *mod)
             memcpy(c->key, bits, (size_t)n);
         }
         hex(name, bits, (size_t)n);
-        memcpy(name + 2 * n, ".sym", 5);
+        snprintf(name + 2 * n, sizeof name - 2 * (size_t)n, "%s", suffix);
     } else {
         struct stat st;
         size_t plen = strlen(path);
@@ -651,8 +653,8 @@ lh_symcache_open(const char *path, Dwfl_Module *mod)
             put64(c->key + plen + 9, (uint64_t)st.st_mtim.tv_sec);
             put64(c->key + plen + 17, (uint64_t)st.st_mtim.tv_nsec);
         }
-        snprintf(name, sizeof name, "path-%016llx.sym",
-                 c->key ? (unsigned long long)fnv(FNV0, c->key, c->key_len) : 0ull);
+        snprintf(name, sizeof name, "path-%016llx%s",
+                 c->key ? (unsigned long long)fnv(FNV0, c->key, c->key_len) : 0ull, suffix);
     }
     size_t flen = strlen(dir) + 1 + strlen(name) + 1;
     if (!c->key || !(c->file = malloc(flen))) {
@@ -663,6 +665,23 @@ lh_symcache_open(const char *path, Dwfl_Module *mod)
     c->fingerprint = fingerprint(path, mod, n > 0 ? bits : NULL, n > 0 ? (size_t)n : 0);
     (void)load(c);
     return c;
+}
+
+int
+lh_symcache_loaded(const lh_symcache_t *c)
+{
+    return c && c->loaded;
+}
+
+void
+lh_symcache_each(const lh_symcache_t *c,
+                 void (*fn)(void *ctx, uint64_t offset, const lh_symcache_frame_t *frames,
+                            uint32_t n),
+                 void *ctx)
+{
+    for (size_t k = 0; c && k < c->n_ents; k++) {
+        fn(ctx, c->ents[k].offset, c->frames + c->ents[k].first, c->ents[k].n);
+    }
 }
 
 int

@@ -46,9 +46,21 @@ void lh_symcache_set_enabled(int on);
 const char *lh_symcache_dir(void);
 
 /* The cache of the module file path, opened in libdwfl as mod: loads the module's cache
- * file if there is a valid one. NULL when the cache is off, the module cannot be keyed or
- * memory is short (the symbolizer then works without a cache). */
-lh_symcache_t *lh_symcache_open(const char *path, Dwfl_Module *mod);
+ * file if there is a valid one. suffix names the kind of file: ".sym" for the code
+ * symbolizer's frames, ".vars" for datasym.c's table of variables (each "frame" is a
+ * variable's declaration file, at the variable's file address). NULL when the cache is
+ * off, the module cannot be keyed or memory is short (the caller then works without). */
+lh_symcache_t *lh_symcache_open(const char *path, Dwfl_Module *mod, const char *suffix);
+
+/* Whether a valid file was loaded (or merged) for this module: a ".vars" table is written
+ * whole, so a loaded one is complete. */
+int lh_symcache_loaded(const lh_symcache_t *c);
+
+/* Calls fn for every cached address, in no particular order. */
+void lh_symcache_each(const lh_symcache_t *c,
+                      void (*fn)(void *ctx, uint64_t offset, const lh_symcache_frame_t *frames,
+                                 uint32_t n),
+                      void *ctx);
 
 /* The frames cached for file address offset: their count (>= 1) with *frames set, or 0.
  * Frames and strings stay valid until lh_symcache_free. */

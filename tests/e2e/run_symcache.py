@@ -88,11 +88,15 @@ class Ctx:
         return text, js
 
     def sym_files(self, d):
-        return sorted(f for f in os.listdir(d) if f.endswith(".sym")) if os.path.isdir(d) else []
+        """The cache files: frames (.sym) and variables tables (.vars)."""
+        return sorted(f for f in os.listdir(d) if f.endswith((".sym", ".vars"))) \
+            if os.path.isdir(d) else []
 
     def calltree_file(self, d):
         """The cache file of the calltree program: the one whose strings hold f_inline."""
         for f in self.sym_files(d):
+            if not f.endswith(".sym"):
+                continue
             with open(os.path.join(d, f), "rb") as fh:
                 if b"f_inline\0" in fh.read():
                     return os.path.join(d, f)
@@ -131,6 +135,14 @@ def case_identical(c):
     c.eq("cache directory mode", 0o700, stat.S_IMODE(os.lstat(d).st_mode))
     files = c.sym_files(d)
     c.eq("cache files written", True, len(files) >= 1)
+    for f in files:
+        with open(os.path.join(d, f), "rb") as fh:
+            try:
+                parse(fh.read())
+                ok = True
+            except ValueError as e:
+                ok = str(e)
+        c.eq("%s is a valid cache file" % f, True, ok)
     c.eq("cache file modes", [0o600] * len(files),
          [stat.S_IMODE(os.stat(os.path.join(d, f)).st_mode) for f in files])
     c.eq("no temporary file left", files, sorted(os.listdir(d)))
