@@ -850,40 +850,28 @@ lh_objheap_edge_label(const lh_objheap_t *oh, const lh_objedge_t *e, char *buf, 
 {
     const char *s = e->kind == LH_OBJEDGE_ELEM || e->label >= oh->n_strs ? ""
                                                                         : oh->strs[e->label];
+    /* the name between a prefix and a suffix; REF and NATIVE show no name */
+    static const struct {
+        const char *pre, *post;
+        int named;
+    } fix[] = {
+        [LH_OBJEDGE_REF] = {"->", "", 0},        [LH_OBJEDGE_PAD] = {"my ", "", 1},
+        [LH_OBJEDGE_GLOB] = {"{", "}", 1},       [LH_OBJEDGE_CAPTURE] = {"closure ", "", 1},
+        [LH_OBJEDGE_MAGIC] = {"magic '", "'", 1}, [LH_OBJEDGE_ATTR] = {".", "", 1},
+        [LH_OBJEDGE_NATIVE] = {"native", "", 0},
+    };
     int py = oh->lang == LH_OBJLANG_PYTHON;
     char q[200];
-    switch (e->kind) {
-    case LH_OBJEDGE_ELEM:
+    if (e->kind == LH_OBJEDGE_ELEM) {
         snprintf(buf, len, "[%" PRIu64 "]", e->label);
-        break;
-    case LH_OBJEDGE_KEY:
+    } else if (e->kind == LH_OBJEDGE_KEY) {
         quote_key(q, sizeof q, s, py ? '\'' : '"');
         snprintf(buf, len, py ? "[%s]" : "{%s}", q);
-        break;
-    case LH_OBJEDGE_REF:
-        snprintf(buf, len, "->");
-        break;
-    case LH_OBJEDGE_PAD:
-        snprintf(buf, len, "my %s", s);
-        break;
-    case LH_OBJEDGE_GLOB:
-        snprintf(buf, len, "{%s}", s);
-        break;
-    case LH_OBJEDGE_CAPTURE:
-        snprintf(buf, len, "closure %s", s);
-        break;
-    case LH_OBJEDGE_MAGIC:
-        snprintf(buf, len, "magic '%s'", s);
-        break;
-    case LH_OBJEDGE_ATTR:
-        snprintf(buf, len, ".%s", s);
-        break;
-    case LH_OBJEDGE_NATIVE:
-        snprintf(buf, len, "native");
-        break;
-    default:
+    } else if (e->kind < sizeof fix / sizeof fix[0] && fix[e->kind].pre) {
+        snprintf(buf, len, "%s%s%s", fix[e->kind].pre, fix[e->kind].named ? s : "",
+                 fix[e->kind].post);
+    } else {
         snprintf(buf, len, "%s", s[0] ? s : "internal");
-        break;
     }
     if (e->flags & LH_OBJEDGE_WEAK) {
         size_t l = strlen(buf);
