@@ -178,8 +178,8 @@ malloc(size_t n)
     return malloc_slow(n);
 }
 
-LH_EXPORT void *
-calloc(size_t n, size_t m)
+__attribute__((noinline)) LH_REALIGN static void *
+calloc_slow(size_t n, size_t m)
 {
     if (unlikely(!real.calloc)) {
         lh_shims_resolve();
@@ -197,6 +197,19 @@ calloc(size_t n, size_t m)
         lh_recorder_alloc(p, n * m, LH_AK_CALLOC);
     }
     return p;
+}
+
+/* As malloc: sampling mode's common case jumps to the real calloc. */
+__attribute__((visibility("default"))) void *
+calloc(size_t n, size_t m)
+{
+    void *(*f)(size_t, size_t) = real.calloc;
+    size_t total;
+    if (likely(lh_recorder_sampling) && likely(f != NULL) &&
+        !__builtin_mul_overflow(n, m, &total) && lh_sample_skip(total)) {
+        return f(n, m);
+    }
+    return calloc_slow(n, m);
 }
 
 __attribute__((noinline)) LH_REALIGN static void
@@ -250,10 +263,23 @@ realloc_impl(void *p, size_t n, int kind)
     return lh_recorder_realloc(real.realloc, p, n, kind);
 }
 
-LH_EXPORT void *
-realloc(void *p, size_t n)
+__attribute__((noinline)) LH_REALIGN static void *
+realloc_slow(void *p, size_t n)
 {
     return realloc_impl(p, n, LH_AK_REALLOC);
+}
+
+/* As malloc: in sampling mode, resizing a block that was not sampled into one that does not
+ * reach the next sample (the countdown) jumps to the real realloc. */
+__attribute__((visibility("default"))) void *
+realloc(void *p, size_t n)
+{
+    void *(*f)(void *, size_t) = real.realloc;
+    if (likely(lh_recorder_sampling) && likely(f != NULL) &&
+        (!p || (!lh_sample_maybe(p) && !is_boot(p))) && lh_sample_skip(n)) {
+        return f(p, n);
+    }
+    return realloc_slow(p, n);
 }
 
 LH_EXPORT void *
