@@ -122,7 +122,7 @@ enum kind {
 typedef struct tinfo {
     uint64_t addr;
     uint64_t flags;
-    int64_t basicsize, itemsize, dictoffset;
+    int64_t basicsize, itemsize, dictoffset, weaklistoffset;
     uint8_t kind;       /* of the type or of its nearest builtin base */
     uint32_t name;      /* index into ph->types */
 } tinfo_t;
@@ -358,6 +358,7 @@ type_info(dec_t *d, uint64_t t)
     int64_t bs = ok ? rd_i64(d, t + o->tp_basicsize, &ok) : 0;
     int64_t is = ok ? rd_i64(d, t + o->tp_itemsize, &ok) : 0;
     int64_t dof = ok ? rd_i64(d, t + o->tp_dictoffset, &ok) : 0;
+    int64_t wof = ok ? rd_i64(d, t + o->tp_weaklistoffset, &ok) : 0;
     uint64_t np = ok ? rd(d, t + o->tp_name, &ok) : 0;
     char name[STR_MAX + 8];
     if (!ok || !(mflags & (uint64_t)o->tpf_type_sub) || bs <= 0 || bs > (1 << 24) || is < 0 ||
@@ -386,6 +387,7 @@ type_info(dec_t *d, uint64_t t)
     x->basicsize = bs;
     x->itemsize = is;
     x->dictoffset = dof;
+    x->weaklistoffset = wof;
     x->name = add_type_name(d, t, name, has_module ? module : NULL);
     /* The kind: the type itself, or the nearest builtin base (a list subclass decodes its
      * items, then its instance attributes). */
@@ -726,9 +728,52 @@ func_refs(dec_t *d, uint32_t src, uint64_t f)
     ref_field(d, src, f, o->fn_annotations, ".__annotations__");
 }
 
-/* The instance attributes of obj, of a type with (managed) dict, values and slots. */
+/* Conservative: the words of [base + from, base + bytes) that hold known or valid objects,
+ * as edges labelled PREFIX+0xOFF that are never counted as references for the collector's
+ * rule: the fields of a type the decoder does not know, a C module's state. A word whose
+ * bit is set in skip (one bit per word from base; NULL: none) is not read: a reference
+ * already found another way, a weak reference list, a member that is not an object. */
+#define SCAN_MAX 65536
+static void
+scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
+           const uint8_t *skip, const char *prefix)
+{
+    static uint8_t buf[SCAN_MAX];
+    bytes = bytes > SCAN_MAX ? SCAN_MAX : bytes;
+    if (bytes <= from || lh_procimage_read(d->pi, base, buf, (size_t)bytes) != 0) {
+        return;
+    }
+    uint64_t self = d->ph->objs[src].addr;
+    char lab[48];
+    for (int64_t off = from; off + 8 <= bytes; off += 8) {
+        if (skip && (skip[off >> 6] >> (off >> 3 & 7) & 1)) {
+            continue;
+        }
+        uint64_t v;
+        memcpy(&v, buf + off, 8);
+        if (v && !(v & 7) && v != self) {
+            uint32_t dst = obj_get(d, v);
+            if (dst != NONE32) {
+                snprintf(lab, sizeof lab, "%s+0x%llx", prefix, (unsigned long long)off);
+                edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
+            }
+        }
+    }
+}
+
+/* Marks the word at byte offset off of an object in skip (see scan_words). */
+static void
+skip_word(uint8_t *skip, int64_t off)
+{
+    if (off >= 0 && off < SCAN_MAX) {
+        skip[off >> 6] |= (uint8_t)(1u << (off >> 3 & 7));
+    }
+}
+
+/* The instance attributes of obj, of a type with (managed) dict, values and slots. The
+ * words it reads, the weak reference list's and every member's are marked in skip. */
 static uint64_t
-instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
+instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *skip)
 {
     const lh_pyoffsets_t *o = d->o;
     uint64_t owned = 0;
@@ -758,7 +803,15 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
         owned += 16; /* the pre-header: dict and weakref words */
     } else if (t->dictoffset > 0) {
         dict = rd(d, obj + (uint64_t)t->dictoffset, NULL);
+        skip_word(skip, t->dictoffset);
+    } else if (t->dictoffset < 0 && t->itemsize && !(t->kind == K_INT && o->l_tag_shift)) {
+        /* 3.8-3.11, a subclass of a var-sized type (an IntEnum member): counted from the
+         * end of the items, rounded up to a word (_PyObject_GetDictPtr) */
+        uint64_t end = (uint64_t)t->basicsize + (uint64_t)(var_size(d, obj) * t->itemsize);
+        end = (end + 7) & ~(uint64_t)7;
+        dict = rd(d, obj + end + (uint64_t)t->dictoffset, NULL);
     }
+    skip_word(skip, t->weaklistoffset);
     if (dict) {
         uint32_t dst = obj_get(d, dict);
         if (dst != NONE32) {
@@ -806,6 +859,9 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
             if (!ok || !np) {
                 break;
             }
+            if (off > 0 && off < t->basicsize) {
+                skip_word(skip, off);
+            }
             if ((ty != o->md_t_object && ty != o->md_t_object_ex) || off <= 0 ||
                 off >= t->basicsize) {
                 continue;
@@ -826,33 +882,6 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t)
     return owned;
 }
 
-/* Conservative: the words of an object of a type the decoder does not know that hold
- * known or valid objects (never counted as references for the collector's rule). */
-static void
-scan_refs(dec_t *d, uint32_t src, uint64_t obj, int64_t bytes)
-{
-    static uint8_t buf[65536];
-    bytes = bytes > (int64_t)sizeof buf ? (int64_t)sizeof buf : bytes;
-    if (bytes <= 16) {
-        return;
-    }
-    if (lh_procimage_read(d->pi, obj, buf, (size_t)bytes) != 0) {
-        return;
-    }
-    char lab[32];
-    for (int64_t off = 16; off + 8 <= bytes; off += 8) {
-        uint64_t v;
-        memcpy(&v, buf + off, 8);
-        if (v && !(v & 7) && v != obj) {
-            uint32_t dst = obj_get(d, v);
-            if (dst != NONE32) {
-                snprintf(lab, sizeof lab, "+0x%llx", (unsigned long long)off);
-                edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
-            }
-        }
-    }
-}
-
 /* Decodes one object: its references and its size. */
 static void
 decode(dec_t *d, uint32_t i, int ns_dict)
@@ -862,6 +891,11 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     uint64_t a = ob->addr;
     const tinfo_t t = d->tinfo[ob->type];
     int64_t n = t.itemsize ? var_size(d, a) : 0;
+    if (n > MAX_ITEMS) {
+        /* not a count: a var-sized type whose word after the head is a field (3.11+'s
+         * generator: gi_code; its items are the frame, sized by the code) */
+        n = 0;
+    }
     uint64_t size = (uint64_t)t.basicsize + (uint64_t)(n * t.itemsize);
     if (t.flags & (uint64_t)o->tpf_have_gc) {
         size += (uint64_t)o->gc_head_size;
@@ -920,9 +954,21 @@ decode(dec_t *d, uint32_t i, int ns_dict)
         ref_field(d, i, a, o->me_func, ".__func__");
         ref_field(d, i, a, o->me_self, ".__self__");
         break;
-    case K_MODULE:
+    case K_MODULE: {
         ref_field(d, i, a, o->mo_dict, ".__dict__");
+        /* A C module's state (PEP 3121/489: m_size bytes at md_state) holds objects its
+         * m_traverse visits: types, exceptions, caches such as _ssl's error-code dict,
+         * which may be in no module dict and not tracked by the collector. */
+        uint64_t def = rd(d, a + o->mo_def, &ok);
+        uint64_t st = ok && def ? rd(d, a + o->mo_state, &ok) : 0;
+        int64_t msz = st ? rd_i64(d, def + o->mdef_size, &ok) : 0;
+        if (ok && st && msz > 0 && msz < MAX_ITEMS) {
+            scan_words(d, i, st, 0, msz, NULL, "<state>");
+            size += (uint64_t)msz;
+            d->ph->objs[i].buf[0] = st;
+        }
         break;
+    }
     case K_TYPE:
         if (t.addr == d->static_types[K_TYPE] || (t.flags & (uint64_t)o->tpf_type_sub)) {
             ref_field(d, i, a, o->tp_dict, ".__dict__");
@@ -972,12 +1018,22 @@ decode(dec_t *d, uint32_t i, int ns_dict)
         known = 0;
         break;
     }
-    if (t.flags & (uint64_t)o->tpf_heaptype) {
-        size += instance_refs(d, i, a, &t);
-    } else if (!known && (t.flags & (uint64_t)o->tpf_have_gc)) {
-        /* the fixed part only: the items of an unknown var-sized object (a generator's
-         * frame, its value stack) hold stale words past their live top */
-        scan_refs(d, i, a, t.basicsize);
+    /* The fixed part only of a type the decoder does not know: the items of an unknown
+     * var-sized object (a generator's frame, its value stack) hold stale words past their
+     * live top. A heap type's is a C extension's type (_sre.Pattern, 3.12's TypeVar) or
+     * a class over one (an Exception's args): its C fields are scanned, its attributes,
+     * slots and weak reference list are not (read above, or not references). */
+    int scan = !known && (t.flags & (uint64_t)o->tpf_have_gc);
+    if (scan || (t.flags & (uint64_t)o->tpf_heaptype)) {
+        uint8_t skip[SCAN_MAX / 64];
+        memset(skip, 0, sizeof skip);
+        skip_word(skip, t.weaklistoffset);
+        if (t.flags & (uint64_t)o->tpf_heaptype) {
+            size += instance_refs(d, i, a, &t, skip);
+        }
+        if (scan) {
+            scan_words(d, i, a, 16, t.basicsize, skip, "");
+        }
     }
     d->ph->objs[i].size = size;
 }

@@ -10,7 +10,9 @@
  *   - every object on the collector's generation lists (GC-tracked objects) and, through
  *     the references of the types it knows (dict, list, tuple, set, function, cell, bound
  *     method, module, type, instances of user classes: __dict__, managed values, slots),
- *     the objects they reach that the collector does not track (str, int, bytes, ...);
+ *     the objects they reach that the collector does not track (str, int, bytes, ...),
+ *     and, conservatively, the words of a C module's state and of the C fields of types
+ *     it does not know (static or heap: _sre.Pattern, an Exception's args);
  *   - references with their Python meaning as edge labels: "['key']" (dict), "[3]"
  *     (list, tuple), ".name" (attribute, slot, function and type fields), "{}" (set);
  *   - roots named as a Python developer names them: module globals ("app._handlers", one

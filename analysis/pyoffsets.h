@@ -38,8 +38,8 @@ typedef struct lh_pyoffsets {
     int64_t co_varnames, co_cellvars, co_freevars, co_nlocals; /* 3.8-3.10 */
     int64_t co_localsplusnames, co_nlocalsplus;                /* 3.11+ */
     /* types */
-    int64_t tp_name, tp_basicsize, tp_itemsize, tp_flags, tp_dictoffset, tp_dict, tp_mro,
-        tp_bases, tp_base, tp_members;
+    int64_t tp_name, tp_basicsize, tp_itemsize, tp_flags, tp_dictoffset, tp_weaklistoffset,
+        tp_dict, tp_mro, tp_bases, tp_base, tp_members;
     int64_t ht_name, ht_qualname, ht_slots, ht_cached_keys, ht_module /* 3.9+ */,
         heaptype_size;
     int64_t tpf_heaptype, tpf_have_gc, tpf_managed_dict /* 3.11+ */,
@@ -67,6 +67,7 @@ typedef struct lh_pyoffsets {
     int64_t fn_code, fn_globals, fn_name, fn_qualname, fn_closure, fn_defaults, fn_kwdefaults,
         fn_dict, fn_module, fn_doc, fn_annotations;
     int64_t ce_ref, me_func, me_self, mo_dict;
+    int64_t mo_def, mo_state, mdef_size; /* a module's PyModuleDef, its state, m_size */
     int64_t wr_object, wr_callback;
 } lh_pyoffsets_t;
 

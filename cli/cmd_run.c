@@ -590,10 +590,46 @@ done:
     return status;
 }
 
-/* -o replaces a trace: the snapshot contents files the replaced one named (TRACE minus
- * ".lht", then ".snap<N>.lhs" and anything after that, such as the agent's ".1" when the
- * name was taken) go with it. Left in place, the new run's snapshots would be written
- * beside them as X.snap1.lhs.1 and a reader of the directory could pair the wrong ones. */
+/* Whether NAME is a file that belongs to trace BASE (its name in the directory; STEM of
+ * it without ".lht"): a snapshot contents file, STEM.snap<N>.lhs with anything after (the
+ * agent's ".1" when the name was taken), or the shell's index, BASE.lhx and BASE.<N>.lhx
+ * with anything after (its temporary names). */
+/* P past its decimal digits; NULL when it has none. */
+static const char *
+past_digits(const char *p)
+{
+    const char *q = p;
+    while (*q >= '0' && *q <= '9') {
+        q++;
+    }
+    return q == p ? NULL : q;
+}
+
+/* Whether P is EXT, or EXT followed by '.' and anything. */
+static int
+is_ext(const char *p, const char *ext)
+{
+    size_t n = strlen(ext);
+    return p && strncmp(p, ext, n) == 0 && (p[n] == '\0' || p[n] == '.');
+}
+
+static int
+belongs_to_trace(const char *name, const char *base, size_t stem)
+{
+    size_t n = strlen(base);
+    if (strncmp(name, base, n) == 0 && name[n] == '.') {
+        const char *p = name + n + 1, *num = past_digits(p);
+        if (is_ext(p, "lhx") || is_ext(num, ".lhx")) {
+            return 1;
+        }
+    }
+    return strncmp(name, base, stem) == 0 && strncmp(name + stem, ".snap", 5) == 0 &&
+           is_ext(past_digits(name + stem + 5), ".lhs");
+}
+
+/* -o replaces a trace: the files that belong to the replaced one (belongs_to_trace) go
+ * with it. Left in place, the new run's snapshots would be written beside them as
+ * X.snap1.lhs.1, and an index would describe snapshots that are gone. */
 static void
 remove_old_snapshots(const char *trace)
 {
@@ -622,18 +658,7 @@ remove_old_snapshots(const char *trace)
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        const char *p = e->d_name;
-        if (strncmp(p, base, stem) != 0 || strncmp(p + stem, ".snap", 5) != 0) {
-            continue;
-        }
-        p += stem + 5;
-        if (*p < '0' || *p > '9') {
-            continue;
-        }
-        while (*p >= '0' && *p <= '9') {
-            p++;
-        }
-        if (strncmp(p, ".lhs", 4) != 0 || (p[4] != '\0' && p[4] != '.')) {
+        if (!belongs_to_trace(e->d_name, base, stem)) {
             continue;
         }
         /* Only regular files: unlinkat never follows a link, but a directory is kept. */

@@ -257,10 +257,14 @@ growth(FILE *out, const lh_html_page_t *p)
               out);
         return;
     }
-    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s; the sites that "
-                 "grow (an upward trend with 95%% confidence, still growing at the end: "
-                 "docs/GROWTH.md), by least-squares slope per %s.</p>\n",
-            (int)g->n_points, g->kind == LH_BOUND_SNAPSHOTS ? "snapshots" : "marks",
+    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s", (int)g->n_points,
+            g->kind == LH_BOUND_SNAPSHOTS ? "snapshots" : "marks");
+    if (g->n_points < g->n_all_points) { /* as report --growth says it */
+        fprintf(out, ", up to the last before teardown (the heap fell over the %zu after it)",
+                g->n_all_points - g->n_points);
+    }
+    fprintf(out, "; the sites that grow (an upward trend with 95%% confidence, still growing at "
+                 "the end: docs/GROWTH.md), by least-squares slope per %s.</p>\n",
             g->kind == LH_BOUND_SNAPSHOTS ? "snapshot" : "mark");
     if (!p->n_growth_sites) {
         fputs("<p>No site grew.</p></section>\n", out);

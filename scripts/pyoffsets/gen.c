@@ -147,6 +147,7 @@ main(void)
     OFF(tp_itemsize, PyTypeObject, tp_itemsize);
     OFF(tp_flags, PyTypeObject, tp_flags);
     OFF(tp_dictoffset, PyTypeObject, tp_dictoffset);
+    OFF(tp_weaklistoffset, PyTypeObject, tp_weaklistoffset);
     OFF(tp_dict, PyTypeObject, tp_dict);
     OFF(tp_mro, PyTypeObject, tp_mro);
     OFF(tp_bases, PyTypeObject, tp_bases);
@@ -285,11 +286,16 @@ main(void)
     OFF(me_self, PyMethodObject, im_self);
 #if PY_VERSION_HEX >= 0x030B0000
     OFF(mo_dict, PyModuleObject, md_dict);
+    OFF(mo_def, PyModuleObject, md_def);
+    OFF(mo_state, PyModuleObject, md_state);
 #else
     /* PyModuleObject of Objects/moduleobject.c (3.8-3.10, not installed): PyObject_HEAD
-     * then PyObject *md_dict. */
+     * then PyObject *md_dict, struct PyModuleDef *md_def, void *md_state. */
     F(mo_dict, sizeof(PyObject));
+    F(mo_def, sizeof(PyObject) + sizeof(PyObject *));
+    F(mo_state, sizeof(PyObject) + sizeof(PyObject *) + sizeof(struct PyModuleDef *));
 #endif
+    OFF(mdef_size, PyModuleDef, m_size);
     printf("    },\n");
     return 0;
 }

@@ -388,9 +388,11 @@ def case_snap_exit_off(ctx):
 
 def case_snap_replace(ctx):
     """`run -o X` twice: the second run replaces X and the snapshot files the first wrote
-    beside it (X.snap1.lhs, not X.snap1.lhs.1); files that only share the prefix stay."""
+    beside it (X.snap1.lhs, not X.snap1.lhs.1) and the shell's index files of the old run;
+    files that only share the prefix stay."""
     argv = [ctx.prog("signal_exit"), str(int(signal.SIGUSR2)), "exit"]
-    keep = ["sig.snapshot-notes.txt", "sig.snap1.lhsx", "sig.snapx.lhs"]
+    keep = ["sig.snapshot-notes.txt", "sig.snap1.lhsx", "sig.snapx.lhs", "sig.lht.lhxx",
+            "sig.lht.1lhx", "sig.lht.x.lhx"]
     for name in keep:
         with open(os.path.join(ctx.workdir, name), "w") as f:
             f.write("not a snapshot\n")
@@ -398,6 +400,11 @@ def case_snap_replace(ctx):
     first = sorted(os.listdir(ctx.workdir))
     eq(ctx, [n for n in first if n.startswith("sig.")],
        sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]), "first run: files")
+    # The shell's index files (docs/FORMAT.md, "Snapshot index files") belong to the trace.
+    E.run(ctx, [ctx.lh, "shell", trace, "exit", "-c", "summary"])
+    index = ["sig.lht.lhx", "sig.lht.2.lhx"]
+    eq(ctx, [n for n in index if os.path.isfile(os.path.join(ctx.workdir, n))], index,
+       "the shell wrote its index beside the trace")
     record(ctx, argv, name="sig.lht")
     eq(ctx, sorted(n for n in os.listdir(ctx.workdir) if n.startswith("sig.")),
        sorted(keep + ["sig.lht", "sig.snap1.lhs", "sig.snap2.lhs"]),
@@ -690,6 +697,12 @@ def case_consistency(ctx):
                         {"gk_leak": {"growing"}}, 10, "snapshots")
     eq(ctx, (g["summary"].get("end_before_teardown"), lk["summary"].get("to_before_teardown")),
        (True, True), "teardown: report --growth and leaks end before teardown")
+    with open(os.path.join(ctx.workdir, "teardown.html")) as f:
+        text = f.read()
+    ctx.check("each of the 10 snapshots, up to the last before teardown (the heap fell over "
+              "the 3 after it)" in text, "teardown: html says which end it chose",
+              "'each of the 10 snapshots, up to the last before teardown ...'",
+              re.findall(r"Live bytes per site[^<]*", text))
 
 
 def case_teardown(ctx):

@@ -16,9 +16,9 @@ exact figures:
   oldpython  a CPython this leakhound does not know (3.7): one line, the native view
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
-             the 1% check below on the types the collector tracks; for the types it does
-             not (always) track, float and code within 1% of what gc.get_referents()
-             reaches from gc.get_objects(), dict and tuple at least the tracked ones
+             the 1% check below on the types the collector tracks; tuple, int, dict,
+             float and code (which it may not track) within 1% of what
+             gc.get_referents() reaches from gc.get_objects() (and static types hold)
 
 In every case, the type counts of the snapshot agree with gc.get_objects() counted in the
 same process just before it: within 1% for every type the collector always tracks, and
@@ -238,29 +238,30 @@ def case_stdlib(ctx, py, tag):
     out = one_shell(ctx, trace, "after", ["count --by type"], timeout=600)
     # Like with like, 1: the types the collector always tracks, against gc.get_objects().
     check_oracle(ctx, out, prefix, "after", tag)
-    # 2: untracked objects, which gc.get_objects() does not list. float and code are never
-    # tracked: the snapshot finds them through the objects that refer to them, as
-    # gc.get_referents() does from gc.get_objects(). A dict or tuple of atomic values may
-    # be untracked: the snapshot holds at least the tracked ones. The rest is printed, not
-    # asserted: the snapshot also finds code objects' tuples and names (co_consts,
-    # co_names), which gc.get_referents() does not look into, and leaves out objects that
-    # are not on the heap (3.12+: immortal small ints; deep-frozen code's constants).
-    tracked = read_counts("%s.after.counts" % prefix)
+    # 2: untracked objects, which gc.get_objects() does not list (str, int, float, code
+    # are never tracked; a dict or tuple of atomic values may not be), against what
+    # gc.get_referents() reaches from gc.get_objects() plus what static types hold (their
+    # __mro__, __bases__ and dict: the collector never visits a static type, the snapshot
+    # reads its struct). The snapshot finds these by the references it decodes, C module
+    # state and C extension types' fields included (before those: 13.5% of 3.12's tuples
+    # missing, _ssl's error-code dict in its module state). What is left either way is
+    # objects held only by C statics (the snapshot's, not gc's: a few static types and
+    # their tuples), and what the driver makes between its count and the snapshot.
+    # str is not compared: the snapshot also reads names the collector does not visit
+    # (a heap type's __name__, interned strings).
     reach = read_counts("%s.after.reached" % prefix)
     got = {}
     for name, c in parse_counts(out).items():
         got[short(name)] = got.get(short(name), 0) + c
-    for name in ("float", "code"):
+    for name in ("tuple", "int", "dict", "float", "code"):
         w, g = reach.get(name, 0), got.get(name, 0)
         ctx.check(w >= 1000 and abs(g - w) <= w // 100, "%s: %s objects within 1%% of what "
                   "gc.get_referents() reaches" % (tag, name), "%d (>= 1000)" % w, g)
-    for name in ("dict", "tuple"):
-        ctx.check(got.get(name, 0) >= tracked.get(name, 0) > 0, "%s: %s objects at least "
-                  "the tracked ones" % (tag, name), ">= %d" % tracked.get(name, 0),
-                  got.get(name, 0))
+    tracked = read_counts("%s.after.counts" % prefix)
     print("%s: snapshot / gc.get_objects() / reached by gc.get_referents(): %s" % (tag, ", ".join(
         "%s %d/%d/%d" % (n, got.get(n, 0), tracked.get(n, 0), reach.get(n, 0))
-        for n in ("dict", "list", "function", "tuple", "str", "int", "float", "code"))))
+        for n in ("dict", "list", "function", "tuple", "str", "int", "float", "code", "bytes",
+                  "type"))))
 
 
 def case_oldpython(ctx, py, tag):
@@ -286,7 +287,7 @@ def main():
         pys = interpreters(0, 7)
     else:
         pys = interpreters()
-    if a.case == "stdlib" and len(pys) > 2:
+    if a.case == "stdlib" and len(pys) > 2 and os.environ.get("LH_TEST_PYTHONS") != "all":
         # The real workload runs minutes per interpreter: Debian's python3 (the scope's
         # first) and the newest layout; the decoder's per-version answers are what the
         # small cases check on every version.
