@@ -4,8 +4,6 @@
  */
 #include "snapdelta.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -100,12 +98,9 @@ lh_snapdelta_begin(pid_t pid, int mode, unsigned number)
         return 0;
     }
     int me = (int)syscall(SYS_getpid);
-    int owner = atomic_load(&st->owner);
-    /* A child that died without ending leaves its pid: the parent reaped it before starting
-     * this one, so it no longer exists. */
-    if (owner && (syscall(SYS_kill, owner, 0) == 0 || errno != ESRCH)) {
-        return 0;
-    }
+    int owner = 0;
+    /* A child that died without ending leaves its pid, which the parent clears when it
+     * reaps it (lh_snapdelta_reaped). */
     if (!atomic_compare_exchange_strong(&st->owner, &owner, me)) {
         return 0;
     }
@@ -244,6 +239,15 @@ lh_snapdelta_next_ref(unsigned number, size_t *pos, uintptr_t *addr, uint32_t *l
         }
     }
     return 0;
+}
+
+void
+lh_snapdelta_reaped(pid_t child)
+{
+    int owner = (int)child;
+    if (st && st->pid == (int)syscall(SYS_getpid)) { /* a forked copy's is its parent's */
+        atomic_compare_exchange_strong(&st->owner, &owner, 0);
+    }
 }
 
 void

@@ -20,8 +20,8 @@
  * across fork): its first capture maps its own. The sums are 64-bit hashes, not checksums against an adversary: two
  * different contents with the same sum would show the older one (about 2^-64 per piece).
  *
- * lh_snapdelta_prepare runs in the parent under the capture lock; every other function runs
- * in the snapshot child only (raw system calls, no locks, no malloc: AS-safe).
+ * lh_snapdelta_prepare and lh_snapdelta_reaped run in the parent; every other function
+ * runs in the snapshot child only (raw system calls, no locks, no malloc: AS-safe).
  */
 #ifndef LH_SNAPDELTA_H
 #define LH_SNAPDELTA_H
@@ -56,6 +56,10 @@ int lh_snapdelta_base(int i, unsigned *number, const char **name);
 /* The pieces referred to in file number, one by one from *pos (start at 0): returns 0
  * past the last. */
 int lh_snapdelta_next_ref(unsigned number, size_t *pos, uintptr_t *addr, uint32_t *len);
+
+/* Parent: a capture child was reaped; if it died holding the table, the table is free
+ * again (its last complete state stands: a child only commits a whole file). */
+void lh_snapdelta_reaped(pid_t child);
 
 /* Ends the child's use of the table: when ok (the file, named name, was written whole), its
  * table becomes the one the next snapshot compares against. */

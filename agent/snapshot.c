@@ -1099,6 +1099,9 @@ lh_snapshot_reap(int wait)
         for (int tries = 0;; tries++) {
             pid_t r = waitpid(children[i], &st, __WCLONE | WNOHANG);
             if (r == children[i] || (r < 0 && errno != EINTR)) {
+                if (r == children[i]) {
+                    lh_snapdelta_reaped(r); /* not a parent's child seen after a fork */
+                }
                 children[i] = 0;
                 break;
             }

@@ -280,3 +280,14 @@ lh_addrsym_info(lh_addrsym_t *ix, Dwfl_Module *mod, GElf_Addr addr, GElf_Off *of
     *sym = ix->c[k].sym;
     return ix->c[k].name;
 }
+
+const char *
+lh_addrsym_lazy(lh_addrsym_t **ix, int *built, Dwfl_Module *mod, GElf_Addr addr,
+                GElf_Off *off, GElf_Sym *sym)
+{
+    if (!*built) {
+        *built = 1;
+        *ix = lh_addrsym_new(mod);
+    }
+    return lh_addrsym_info(*ix, mod, addr, off, sym);
+}

@@ -32,4 +32,9 @@ void lh_addrsym_free(lh_addrsym_t *ix);
 const char *lh_addrsym_info(lh_addrsym_t *ix, Dwfl_Module *mod, GElf_Addr addr, GElf_Off *off,
                             GElf_Sym *sym);
 
+/* The same, with the index *ix built on the first call (*built says it was tried: a
+ * module whose index cannot be built is not tried again). */
+const char *lh_addrsym_lazy(lh_addrsym_t **ix, int *built, Dwfl_Module *mod, GElf_Addr addr,
+                            GElf_Off *off, GElf_Sym *sym);
+
 #endif /* LH_ADDRSYM_H */

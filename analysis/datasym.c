@@ -191,17 +191,6 @@ module_open(lh_datasym_t *ds, long mi)
     return m;
 }
 
-/* dwfl_module_addrinfo's answer for addr, from the module's symbol index. */
-static const char *
-addr_symbol(dmod_t *m, uint64_t addr, GElf_Off *off, GElf_Sym *sym)
-{
-    if (!m->syms_indexed) {
-        m->syms_indexed = 1;
-        m->syms = lh_addrsym_new(m->mod);
-    }
-    return lh_addrsym_info(m->syms, m->mod, addr, off, sym);
-}
-
 /* ---------------------------------------------------------------------------------------
  * Variables' declaration files: one scan of the module's CUs (top-level variables and
  * function-local statics), done the first time a name is asked for.
@@ -345,7 +334,7 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     }
     GElf_Off off = 0;
     GElf_Sym sym;
-    const char *name = addr_symbol(m, addr, &off, &sym);
+    const char *name = lh_addrsym_lazy(&m->syms, &m->syms_indexed, m->mod, addr, &off, &sym);
     if (!name || !name[0]) {
         return 0;
     }
@@ -367,7 +356,7 @@ vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     }
     GElf_Off off = 0;
     GElf_Sym sym;
-    const char *name = addr_symbol(m, value, &off, &sym);
+    const char *name = lh_addrsym_lazy(&m->syms, &m->syms_indexed, m->mod, value, &off, &sym);
     if (!name || strncmp(name, "_ZTV", 4) != 0) {
         return NULL;
     }

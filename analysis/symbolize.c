@@ -414,11 +414,7 @@ elf_symbol(sym_module_t *sm, Dwarf_Addr addr)
 {
     GElf_Off off;
     GElf_Sym sym;
-    if (!sm->syms_indexed) {
-        sm->syms_indexed = 1;
-        sm->syms = lh_addrsym_new(sm->mod);
-    }
-    return lh_addrsym_info(sm->syms, sm->mod, addr, &off, &sym);
+    return lh_addrsym_lazy(&sm->syms, &sm->syms_indexed, sm->mod, addr, &off, &sym);
 }
 
 static int

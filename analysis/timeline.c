@@ -254,10 +254,10 @@ static void
 follow_to(lh_timeline_t *tl, int k, const lh_boundary_t *b)
 {
     to_state_t *t = &tl->ts[k], *pk = &tl->peak[k];
-    long idx = (long)tl->b[k].n - 1;
+    long idx = (long)tl->b[k].n - 1, prev = tl->last_point[k];
     int is_point = !(b->is_snapshot && b->trigger == LH_SNAP_EXIT);
     int new_peak = !tl->to.whole && is_point &&
-                   (tl->last_point[k] < 0 || b->heap_bytes >= tl->b[k].v[tl->last_point[k]].heap_bytes);
+                   (prev < 0 || b->heap_bytes >= tl->b[k].v[prev].heap_bytes);
     if (is_to(tl, k, b)) {
         if (!tl->to.whole && !new_peak && pk->idx >= 0 && pk->idx == t->idx) {
             /* the heap fell: the peak stays behind with the list it shared */

@@ -45,6 +45,11 @@ usage(FILE *out)
     }
     fputs("  help     show this help, or a command's: leakhound help run\n"
           "  version  show the version\n\n"
+          "options of every command but run (before a --):\n"
+          "  --native           keep the interpreter's own frames in Perl and Python stacks\n"
+          "                     (shell has its own, per command)\n"
+          "  --no-symbol-cache  neither read nor write the symbol cache ($LEAKHOUND_CACHE_DIR,\n"
+          "                     else $XDG_CACHE_HOME/leakhound or ~/.cache/leakhound)\n\n"
           "example:\n"
           "  leakhound run -o app.lht ./app --port 8080\n"
           "  leakhound report app.lht --top 5\n",
@@ -56,12 +61,12 @@ usage(FILE *out)
  * `--`, instead of in each command's options; so is `--no-symbol-cache` (symcache.h: no
  * symbol cache read or written). Returns the new argc. */
 static int
-take_native(int argc, char **argv)
+take_native(int argc, char **argv, int native_too)
 {
     int k = 1;
     int seen_dashdash = 0;
     for (int i = 1; i < argc; i++) {
-        if (!seen_dashdash && strcmp(argv[i], "--native") == 0) {
+        if (!seen_dashdash && native_too && strcmp(argv[i], "--native") == 0) {
             lh_sym_set_native(1);
             continue;
         }
@@ -124,8 +129,8 @@ main(int argc, char **argv)
     }
     /* run passes its arguments to the program; shell has a --native of its own (the block
      * view of a language heap), per command inside it. */
-    if (strcmp(cmd->name, "run") != 0 && strcmp(cmd->name, "shell") != 0) {
-        argc = take_native(argc, argv);
+    if (strcmp(cmd->name, "run") != 0) {
+        argc = take_native(argc, argv, strcmp(cmd->name, "shell") != 0);
     }
     int rc = cmd->fn(argc - 1, argv + 1, &err);
     if (rc < 0) {

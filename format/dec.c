@@ -52,7 +52,7 @@ lh_dec_u64le(lh_dec_t *d)
 }
 
 uint64_t
-lh_dec_varint(lh_dec_t *d)
+lh_dec_varint_slow(lh_dec_t *d)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {

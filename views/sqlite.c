@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "text.h"
 
 struct lh_sqlite_out {
     sqlite3 *db;
@@ -309,13 +310,6 @@ write_functions(lh_sqlite_out_t *o, const lh_funcs_t *f, sqlite3_stmt *s, lh_err
     return 0;
 }
 
-static const char *
-trigger_name(int t)
-{
-    static const char *names[] = {"api", "signal", "period", "growth", "exit"};
-    return t >= 0 && t < 5 ? names[t] : "other";
-}
-
 static int
 write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_stmt *l,
                  lh_err_t *err)
@@ -340,7 +334,8 @@ write_boundaries(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *b, sqlite3_s
         sqlite3_bind_double(b, 5, ((double)p->ts_ns - start) / 1e9);
         bind_text(b, 6, p->label);
         if (p->is_snapshot) {
-            sqlite3_bind_text(b, 7, trigger_name(p->trigger), -1, SQLITE_STATIC);
+            sqlite3_bind_text(b, 7, lh_text_trigger_name(p->trigger, "other"), -1,
+                              SQLITE_STATIC);
         }
         sqlite3_bind_int64(b, 8, (sqlite3_int64)p->heap_bytes);
         sqlite3_bind_int64(b, 9, (sqlite3_int64)p->heap_blocks);

@@ -10,6 +10,16 @@
 #include <string.h>
 
 const char *
+lh_text_trigger_name(int t, const char *other)
+{
+    static const char *const names[] = {
+        [LH_SNAP_API] = "api",       [LH_SNAP_SIGNAL] = "signal", [LH_SNAP_PERIOD] = "period",
+        [LH_SNAP_GROWTH] = "growth", [LH_SNAP_EXIT] = "exit",
+    };
+    return t >= 0 && (size_t)t < sizeof names / sizeof names[0] ? names[t] : other;
+}
+
+const char *
 lh_text_human_bytes(char *buf, size_t len, uint64_t bytes)
 {
     static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -38,6 +38,10 @@ void lh_text_rss(FILE *out, const lh_rss_cmp_t *c);
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);
 
+/* What took snapshot trigger t (LH_SNAP_*): "api", "signal", "period", "growth", "exit";
+ * other for a value it does not know. */
+const char *lh_text_trigger_name(int t, const char *other);
+
 /* The end of every view: flushes out. Returns 0, or LH_EIO with "error writing WHAT" when
  * anything written to out was lost (a full disk, a closed pipe). */
 int lh_view_flush(FILE *out, const char *what, lh_err_t *err);

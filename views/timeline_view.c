@@ -30,23 +30,7 @@ program(const lh_tl_view_t *v)
 static const char *
 trigger_name(const lh_boundary_t *b)
 {
-    if (!b->is_snapshot) {
-        return "mark";
-    }
-    switch (b->trigger) {
-    case LH_SNAP_API:
-        return "api";
-    case LH_SNAP_SIGNAL:
-        return "signal";
-    case LH_SNAP_PERIOD:
-        return "period";
-    case LH_SNAP_GROWTH:
-        return "growth";
-    case LH_SNAP_EXIT:
-        return "exit";
-    default:
-        return "unknown";
-    }
+    return b->is_snapshot ? lh_text_trigger_name(b->trigger, "unknown") : "mark";
 }
 
 static const char *

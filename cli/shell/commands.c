@@ -152,13 +152,6 @@ parse_opt_count(const char *cmd, int argc, char **argv, int *i, unsigned long *o
  * ------------------------------------------------------------------------------------- */
 
 static const char *
-trigger_name(int t)
-{
-    static const char *names[] = {"api", "signal", "period", "growth", "exit"};
-    return t >= 0 && t <= LH_SNAP_EXIT ? names[t] : "?";
-}
-
-static const char *
 mode_name(int m)
 {
     return m == LH_CONTENTS_POINTERS ? "pointers" : m == LH_CONTENTS_FULL ? "full" : "none";
@@ -280,7 +273,7 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     fprintf(sh->out, "trace: %s\n", lh_text_rel_path(sh->trace_path, sh->cwd));
     fprintf(sh->out, "snapshot %zu of %zu: '%s' (%s) at %.3f s, contents: %s\n", hg->cur + 1,
-            hg->n_snaps, s->label, trigger_name(s->trigger), snap_time(sh, s),
+            hg->n_snaps, s->label, lh_text_trigger_name(s->trigger, "?"), snap_time(sh, s),
             mode_name(s->mode));
     fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
@@ -352,7 +345,7 @@ cmd_snapshots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     for (size_t i = 0; i < hg->n_snaps; i++) {
         const lh_snapinfo_t *s = &hg->snaps[i];
         fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s  %s\n",
-                i == hg->cur ? "*" : " ", i + 1, s->label, trigger_name(s->trigger),
+                i == hg->cur ? "*" : " ", i + 1, s->label, lh_text_trigger_name(s->trigger, "?"),
                 snap_time(sh, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
                 mode_name(s->mode));
     }

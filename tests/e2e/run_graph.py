@@ -28,12 +28,12 @@ Failure = E.Failure
 # Helpers
 # ---------------------------------------------------------------------------------------
 
-def record(ctx, prog, env_extra=None, name="trace.lht"):
+def record(ctx, prog, env_extra=None, name="trace.lht", args=()):
     trace = os.path.join(ctx.workdir, name)
     if env_extra:
         env = dict(os.environ)
         env.update(env_extra)
-        argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog(prog)]
+        argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog(prog)] + list(args)
         res = E.run(ctx, argv, env=env)
         ctx.check(res.returncode == 0, "leakhound run %s" % prog, 0, res.stderr[-400:])
     else:
@@ -325,15 +325,22 @@ def case_truncated(ctx):
 DELTA_CMDS = "summary; largest 8; count; unreachable; roots"
 
 
-def delta_twins(ctx, mode):
-    """snap_delta recorded twice in contents mode: with delta snapshots (the default) and
-    with every contents file whole (LEAKHOUND_SNAPSHOT_DELTA=0). Returns the two traces."""
+def delta_twins(ctx, mode, more=0):
+    """snap_delta (with `more` snapshots of the same heap at the end) recorded twice in
+    contents mode: with delta snapshots (the default) and with every contents file whole
+    (LEAKHOUND_SNAPSHOT_DELTA=0). Returns the two traces."""
     traces = []
     for delta in ("1", "0"):
         traces.append(record(ctx, "snap_delta", {"LEAKHOUND_SNAPSHOT_CONTENTS": mode,
                                                  "LEAKHOUND_SNAPSHOT_DELTA": delta},
-                             name="delta%s.lht" % delta))
+                             name="delta%s.lht" % delta, args=[str(more)] if more else []))
     return traces
+
+
+def strip_delta(text):
+    """Shell output with what differs between two runs of the same program removed."""
+    return re.sub(r"at [0-9.]+ s|thread [0-9]+", "", norm(text)).replace(
+        "delta1.lht", "T").replace("delta0.lht", "T")
 
 
 def check_delta_same(ctx, mode):
@@ -344,10 +351,9 @@ def check_delta_same(ctx, mode):
     for n in ("1", "2", "3", "4"):
         out_d, _ = shell(ctx, delta, DELTA_CMDS, snapshot=n)
         out_w, _ = shell(ctx, whole, DELTA_CMDS, snapshot=n)
-        strip = lambda t: re.sub(r"at [0-9.]+ s|thread [0-9]+", "", norm(t)).replace(
-            "delta1.lht", "T").replace("delta0.lht", "T")
-        ctx.check(strip(out_d) == strip(out_w), "snapshot %s read back from a delta" % n,
-                  strip(out_w), strip(out_d))
+        ctx.check(strip_delta(out_d) == strip_delta(out_w),
+                  "snapshot %s read back from a delta" % n, strip_delta(out_w),
+                  strip_delta(out_d))
         expect_in(ctx, "snapshot %s has a graph" % n, "graph: ", out_d)
         ctx.check("graph: none" not in out_d, "snapshot %s graph" % n, "a graph", out_d)
     for n in ("2", "3", "4"):
@@ -369,6 +375,25 @@ def case_delta_pointers(ctx):
 def case_delta_full(ctx):
     """The same in mode full (pages of bytes)."""
     check_delta_same(ctx, "full")
+
+
+def case_delta_bound(ctx):
+    """A delta refers to at most the 15 files before it: after 20 more snapshots of the same
+    heap, every file older than 15 snapshots before the last is deleted and the last still
+    reads back to what its whole twin holds."""
+    delta, whole = delta_twins(ctx, "pointers", more=20)
+    last = 24  # s1, s2, s3, 20 x same, exit
+    for n in range(1, last - 15):
+        os.unlink(delta[:-4] + ".snap%d.lhs" % n)
+    out_d, _ = shell(ctx, delta, DELTA_CMDS, snapshot=str(last))
+    out_w, _ = shell(ctx, whole, DELTA_CMDS, snapshot=str(last))
+    ctx.check("graph: none" not in out_d, "the last snapshot reads", "a graph", out_d)
+    ctx.check(strip_delta(out_d) == strip_delta(out_w), "the last snapshot read back",
+              strip_delta(out_w), strip_delta(out_d))
+    size_d = os.path.getsize(delta[:-4] + ".snap%d.lhs" % (last - 1))
+    size_w = os.path.getsize(whole[:-4] + ".snap%d.lhs" % (last - 1))
+    ctx.check(size_d * 2 < size_w, "snapshot %d written as a delta" % (last - 1),
+              "under half of %d bytes" % size_w, size_d)
 
 
 def case_delta_base(ctx):
@@ -421,6 +446,7 @@ CASES = {
     "delta_pointers": case_delta_pointers,
     "delta_full": case_delta_full,
     "delta_base": case_delta_base,
+    "delta_bound": case_delta_bound,
 }
 
 

@@ -6,7 +6,8 @@
  * g_keep. Snapshot s1; then every 100th node is
  * unlinked and freed, g_keep[0..9] are dropped (definitely lost) and a ring of 50 blocks
  * is made and dropped; s2; then bytes of 40 nodes change and the list is cut after node
- * 2000 (the rest: lost); s3; then the program exits (the exit snapshot). Before each change
+ * 2000 (the rest: lost); s3; then (argv[1]) that many snapshots "same" of the same heap;
+ * then the program exits (the exit snapshot). Before each change
  * it waits for the snapshot children to finish, so every snapshot after the first can
  * refer to the one before it, whatever the machine's load.
  */
@@ -72,7 +73,7 @@ wait_snapshot_children(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     node_t **tail = &g_list;
     node_t **made = malloc(4000 * sizeof *made);
@@ -130,5 +131,11 @@ main(void)
     }
     lh_snapshot("s3");
     wait_snapshot_children();
+    /* argv[1]: that many more snapshots of the same heap (the rewrite bound's test) */
+    int more = argc > 1 ? atoi(argv[1]) : 0;
+    for (int i = 0; i < more; i++) {
+        lh_snapshot("same");
+        wait_snapshot_children();
+    }
     return 0;
 }
