@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "stream.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -1179,21 +1180,17 @@ fail:
 int
 lh_gindex_attach(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
 {
-    lh_trace_opts_t topts = {salvage};
+    lh_stream_opts_t sto = {salvage, NULL, 0, NULL, NULL};
     lh_sym_opts_t so = {0};
-    lh_event_t ev;
     int rc;
     if (hg->trace) {
         return 0;
     }
-    if ((rc = lh_trace_open(hg->trace_path, &topts, &hg->trace, err)) < 0) {
+    if ((rc = lh_stream_run(hg->trace_path, &sto, &hg->trace, NULL, err)) < 0) {
         return rc;
     }
-    while ((rc = lh_trace_next(hg->trace, &ev, err)) > 0) {
-    }
     so.exe_path = lh_trace_info(hg->trace)->exe;
-    if (rc < 0 ||
-        (rc = lh_sym_new(lh_trace_modules(hg->trace), &so, &hg->sym, err)) < 0 ||
+    if ((rc = lh_sym_new(lh_trace_modules(hg->trace), &so, &hg->sym, err)) < 0 ||
         (rc = lh_datasym_new(lh_trace_modules(hg->trace), so.exe_path, &hg->ds, err)) < 0) {
         lh_datasym_free(hg->ds);
         lh_sym_free(hg->sym);

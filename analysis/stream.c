@@ -20,15 +20,18 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
     struct stat sb;
     int rc;
     *tp = NULL;
-    *rp = NULL;
-    if ((rc = lh_trace_open(path, &topts, &t, err)) < 0 || (rc = lh_replay_new(&r, err)) < 0) {
+    if (rp) {
+        *rp = NULL;
+    }
+    if ((rc = lh_trace_open(path, &topts, &t, err)) < 0 ||
+        (rp && (rc = lh_replay_new(&r, err)) < 0)) {
         goto fail;
     }
     if (stat(path, &sb) == 0) {
         file_size = (uint64_t)sb.st_size;
     }
     while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+        if (r && (rc = lh_replay_event(r, &ev, err)) < 0) {
             goto fail;
         }
         int stop = 0;
@@ -53,7 +56,9 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
     }
     *tp = t;
-    *rp = r;
+    if (rp) {
+        *rp = r;
+    }
     return 0;
 fail:
     lh_replay_free(r);

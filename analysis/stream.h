@@ -40,7 +40,9 @@ typedef struct lh_stream_opts {
 
 /* Opens path and streams its events through the replay to the consumers. On success (0)
  * the trace and the replay, past the last event read, are the caller's (lh_trace_close,
- * lh_replay_free); on failure nothing is left open and *t, *r are NULL. */
+ * lh_replay_free); on failure nothing is left open and *t, *r are NULL. With r NULL the
+ * events are read but not replayed, and there must be no consumers: what is wanted is the
+ * trace's tables (modules, stacks, info, end) complete, as the shell's index needs them. */
 int lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **t, lh_replay_t **r,
                   lh_err_t *err);
 
