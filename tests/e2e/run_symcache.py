@@ -13,6 +13,8 @@ Cases:
   corrupt    truncated, flipped, foreign-version and garbage files are ignored and rebuilt
   unsafe     a directory open to others, a symlink, or one owned by another user is not used
   default    without LEAKHOUND_CACHE_DIR the cache is $XDG_CACHE_HOME/leakhound
+  vars       the variables table (<build-id>.vars): shell's roots and identify, which name
+             a global and its declaration file, are the same cold, warm and without it
 
 Usage: run_symcache.py --build DIR --case NAME [-v]
 """
@@ -278,8 +280,46 @@ def case_default(c):
          c.calltree_file(d) is not None)
 
 
+def case_vars(c):
+    prog = os.path.join(c.build, "tests", "e2e", "progs", "graph_handlers")
+    t = c.path("handlers.lht")
+    c.run([c.lh, "run", "-o", t, "--", prog], env={"LEAKHOUND_CACHE_DIR": c.path("unused")})
+    cmds = "roots 3; count --by site; identify @1"
+    d = c.path("cache")
+
+    def shell(cache_dir):
+        env = {"LEAKHOUND_CACHE_DIR": cache_dir or c.path("never")}
+        flags = ["--no-symbol-cache"] if cache_dir is None else []
+        return c.run([c.lh, "shell", "--no-index"] + flags + [t, "-c", cmds], env=env).stdout
+
+    base = shell(None)
+    c.eq("the root and its file are named", True, b"g_emitter (graph_handlers.c)" in base)
+    c.eq("shell output, cold cache = no cache", base, shell(d))
+    vars_files = [f for f in c.sym_files(d) if f.endswith(".vars")]
+    holder = None
+    for f in vars_files:
+        with open(os.path.join(d, f), "rb") as fh:
+            data = fh.read()
+        parse(data)
+        if b"graph_handlers.c\0" in data:
+            holder = f
+    c.eq("the program's variables table is cached", True, holder is not None)
+    c.eq("shell output, warm cache = no cache", base, shell(d))
+    if holder:  # the table is what the warm run read: edit a file name, see it
+        p = os.path.join(d, holder)
+        with open(p, "rb") as fh:
+            data = bytearray(fh.read())
+        i = data.index(b"graph_handlers.c\0")
+        data[i:i + 17] = b"graph_handlerz.c\0"
+        struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
+        with open(p, "wb") as fh:
+            fh.write(data)
+        c.eq("shell output from the edited table",
+             base.replace(b"(graph_handlers.c)", b"(graph_handlerz.c)"), shell(d))
+
+
 CASES = {"identical": case_identical, "used": case_used, "corrupt": case_corrupt,
-         "unsafe": case_unsafe, "default": case_default}
+         "unsafe": case_unsafe, "default": case_default, "vars": case_vars}
 
 
 def main():
