@@ -51,7 +51,8 @@ typedef struct region {
 
 static int contents_mode;
 static pthread_mutex_t take_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned n_snapshots;
+static unsigned n_snapshots; /* of this process (numbered_pid), under take_lock */
+static pid_t numbered_pid;
 static pid_t children[MAX_CHILDREN];
 static void *snap_cctx;
 static uint8_t *raw_buf;  /* OUT_RAW + slack */
@@ -1034,6 +1035,12 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     if (!lh_recording() && trigger != LH_SNAP_EXIT) {
         return;
     }
+    /* A fork child opens its own trace only when it first writes (output.c), and until
+     * then lh_g.path is its parent's: open it now, so that the contents file is named after
+     * the child's trace and numbered in it (its first snapshots had no contents before). */
+    if (contents_mode != LH_CONTENTS_NONE && lh_g.fd < 0) {
+        (void)lh_output_open();
+    }
     if (contents_mode == LH_CONTENTS_NONE || lh_g.fd < 0 ||
         lock_take(trigger) != 0) {
         /* No contents (or another capture is starting right now): the record alone. */
@@ -1056,6 +1063,10 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         pthread_mutex_unlock(&take_lock);
         write_record(label, trigger, "", 0, 0, in_slot); /* too many captures running */
         return;
+    }
+    if (numbered_pid != lh_g.pid) { /* a fork child numbers its trace's snapshots from 1 */
+        numbered_pid = lh_g.pid;
+        n_snapshots = 0;
     }
     job.number = ++n_snapshots;
     contents_name(job.number, job.path, sizeof job.path);

@@ -414,6 +414,29 @@ def case_snap_replace(ctx):
        "second run: its snapshots read back")
 
 
+def case_snap_fork(ctx):
+    """Snapshots taken by a forked child (fork, no exec) have their contents files, named
+    after the child's trace and numbered from 1 in it; the parent's are unchanged."""
+    trace = os.path.join(ctx.workdir, "fs.lht")
+    res = E.lh_run(ctx, [ctx.prog("fork_snap")], out=trace)
+    m = re.search(r"child (\d+)", res.stdout)
+    if not ctx.check(m is not None, "fork_snap: child pid printed", "child PID", res.stdout):
+        return
+    child = "fs.lht.%s" % m.group(1)
+    eq(ctx, sorted(os.listdir(ctx.workdir)),
+       sorted(["fs.lht", "fs.snap1.lhs", "fs.snap2.lhs", child, child + ".snap1.lhs",
+               child + ".snap2.lhs", child + ".snap3.lhs"]),
+       "files: each trace's snapshots numbered from 1 beside it")
+    eq(ctx, shell_snapshots(ctx, trace),
+       [("parent", "api", 4, "400 B", "pointers"), ("exit", "exit", 4, "400 B", "pointers")],
+       "parent: snapshots")
+    # The child's trace starts at the fork: the parent's 4 blocks are not in it.
+    eq(ctx, shell_snapshots(ctx, os.path.join(ctx.workdir, child)),
+       [("child-1", "api", 6, "1.2 KiB", "pointers"), ("child-2", "api", 4, "800 B", "pointers"),
+        ("exit", "exit", 4, "800 B", "pointers")],
+       "child: snapshots with contents")
+
+
 # ---------------------------------------------------------------------------------------
 # counts, log, temporary, rss
 # ---------------------------------------------------------------------------------------
@@ -806,6 +829,7 @@ CASES = {
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
     "snap_replace": case_snap_replace,
+    "snap_fork": case_snap_fork,
     "counts": case_counts,
     "log": case_log,
     "temporary": case_temporary,
