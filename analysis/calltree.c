@@ -142,6 +142,7 @@ lh_tree_build(lh_tree_t *t, lh_collect_t *c, const lh_funcs_t *f, const lh_supp_
     int rc = 0;
     memset(t, 0, sizeof *t);
     t->metric = opts->metric;
+    t->growth_is_snapshots = f->growth_is_snapshots;
     t->bottom_up = opts->bottom_up;
     t->cap = 1024;
     if (!(t->v = malloc(t->cap * sizeof *t->v)) || rehash(t, 2048) < 0) {

@@ -45,6 +45,7 @@ typedef struct lh_tree {
     size_t n;
     double total;          /* of all counted stacks, before focusing */
     lh_metric_t metric;
+    int growth_is_snapshots; /* growth is per snapshot, not per mark (lh_funcs_t's) */
     int bottom_up;
     /* internal */
     uint32_t *hash;

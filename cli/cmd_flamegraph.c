@@ -21,7 +21,7 @@ const char lh_cmd_flamegraph_usage[] =
     "Hover for details, click to zoom, Search to highlight functions.\n"
     "  -o, --output OUT.svg  the file to write (- for standard output)\n"
     "  --metric M        leaked (default: live at exit), allocated, peak (live at the heap\n"
-    "                    peak) or growth (live bytes per mark, growing stacks only)\n"
+    "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
     "  --width PIXELS    image width (default 1200)\n";
 
 /* Writes the title of a picture of trace t for metric m into buf. */

@@ -51,7 +51,7 @@ const char lh_cmd_report_usage[] =
     "  --by function    a table of functions instead of sites\n"
     "  --sort KIND      inclusive or exclusive (default) figures first\n"
     "  --metric M       leaked (default), allocated, peak (live at the heap peak) or growth\n"
-    "                   (live bytes per mark, least squares)\n"
+    "                   (live bytes per mark or snapshot, least squares)\n"
     "  --top N          rows (default 20; 0: all)\n"
     "  --suppressions FILE  leave out stacks matching LeakSanitizer-style rules\n"
     "                       (leak:PATTERN); may be repeated\n"

@@ -136,7 +136,8 @@ frame(ctx_t *c, uint32_t node, double x, size_t depth)
     double pct = c->t->total > 0 ? 100.0 * n->value / c->t->total : 0;
     const char *name = fn ? fn->name : "all";
     FILE *out = c->out;
-    lh_view_metric_str(val, sizeof val, c->t->metric, n->value);
+    lh_view_metric_str(val, sizeof val, c->t->metric, n->value,
+                       c->t->growth_is_snapshots);
     fprintf(out, "<g class=\"f\" data-x=\"%.17g\" data-w=\"%.17g\" data-c=\"%s\" data-n=\"", x,
             n->value, fill);
     lh_xml_text(out, name, 0);
@@ -208,7 +209,7 @@ lh_view_flamegraph(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_
     lh_xml_text(out, o->title ? o->title : "Flame graph", 0);
     fputs("</text>\n", out);
     fprintf(out, "<text x=\"10\" y=\"42\">total %s; hover for details, click to zoom</text>\n",
-            lh_view_metric_str(val, sizeof val, t->metric, total));
+            lh_view_metric_str(val, sizeof val, t->metric, total, t->growth_is_snapshots));
     fprintf(out, "<text class=\"ui reset\" x=\"%d\" y=\"42\" text-anchor=\"end\" "
                  "style=\"display:none\">Reset zoom</text>\n", width - 150);
     fprintf(out, "<text class=\"ui search\" x=\"%d\" y=\"42\" text-anchor=\"end\">Search"

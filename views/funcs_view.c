@@ -12,12 +12,13 @@
 #include "text.h"
 
 const char *
-lh_view_metric_str(char *buf, size_t len, lh_metric_t m, double v)
+lh_view_metric_str(char *buf, size_t len, lh_metric_t m, double v, int per_snapshot)
 {
     char h[32];
     if (m == LH_METRIC_GROWTH) {
-        snprintf(buf, len, "%s%s/mark", v < 0 ? "-" : "+",
-                 lh_text_human_bytes(h, sizeof h, (uint64_t)llround(fabs(v))));
+        snprintf(buf, len, "%s%s/%s", v < 0 ? "-" : "+",
+                 lh_text_human_bytes(h, sizeof h, (uint64_t)llround(fabs(v))),
+                 per_snapshot ? "snapshot" : "mark");
     } else {
         lh_text_human_bytes(buf, len, v > 0 ? (uint64_t)v : 0);
     }
@@ -53,7 +54,8 @@ lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
             lh_text_human_bytes(h, sizeof h, f->total.leaked));
     if (f->n_growth_points) {
         fprintf(out, ", growth %s over %d %s",
-                lh_view_metric_str(a, sizeof a, LH_METRIC_GROWTH, f->total.growth),
+                lh_view_metric_str(a, sizeof a, LH_METRIC_GROWTH, f->total.growth,
+                                   f->growth_is_snapshots),
                 f->n_growth_points, f->growth_is_snapshots ? "snapshots" : "marks");
     }
     fputc('\n', out);
@@ -73,9 +75,10 @@ lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
         if ((v->inclusive ? vi : ve) == 0) {
             break;
         }
+        int per_snap = f->growth_is_snapshots;
         fprintf(out, "%12s %5.1f%% %12s %5.1f%% %9" PRIu64 "  ",
-                lh_view_metric_str(a, sizeof a, v->metric, ve), pct(ve, total),
-                lh_view_metric_str(b, sizeof b, v->metric, vi), pct(vi, total),
+                lh_view_metric_str(a, sizeof a, v->metric, ve, per_snap), pct(ve, total),
+                lh_view_metric_str(b, sizeof b, v->metric, vi, per_snap), pct(vi, total),
                 v->inclusive ? x->incl.n_allocs : x->excl.n_allocs);
         lh_text_clean(out, x->name);
         if (x->file) {

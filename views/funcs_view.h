@@ -29,7 +29,9 @@ typedef struct lh_funcs_view {
 int lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_err_t *err);
 int lh_view_funcs_json(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_err_t *err);
 
-/* A metric value as text: bytes in binary units, growth as "+1.5 KiB/mark". */
-const char *lh_view_metric_str(char *buf, size_t len, lh_metric_t m, double v);
+/* A metric value as text: bytes in binary units, growth as "+1.5 KiB/mark" (or
+ * "/snapshot" when per_snapshot: the boundaries the slope was measured over). */
+const char *lh_view_metric_str(char *buf, size_t len, lh_metric_t m, double v,
+                               int per_snapshot);
 
 #endif /* LH_VIEW_FUNCS_H */

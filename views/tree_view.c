@@ -31,8 +31,8 @@ text_node(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_tree_view
 {
     const lh_tnode_t *x = &t->v[node];
     char val[48];
-    fprintf(out, "%6.2f%% %12s  ", pct(t, x->value), lh_view_metric_str(val, sizeof val, t->metric,
-                                                                         x->value));
+    fprintf(out, "%6.2f%% %12s  ", pct(t, x->value),
+            lh_view_metric_str(val, sizeof val, t->metric, x->value, t->growth_is_snapshots));
     if (node != 0) {
         fputs(prefix, out);
         fputs(last ? "└─ " : "├─ ", out);
@@ -93,7 +93,8 @@ lh_view_tree_text(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_t
     fputs("leakhound tree: ", out);
     lh_text_clean(out, v->trace_path);
     fprintf(out, ", %s, %s (100%% = %s)", t->bottom_up ? "bottom-up" : "top-down",
-            lh_metric_name(t->metric), lh_view_metric_str(val, sizeof val, t->metric, t->total));
+            lh_metric_name(t->metric),
+            lh_view_metric_str(val, sizeof val, t->metric, t->total, t->growth_is_snapshots));
     if (v->focus) {
         fputs(", focus on ", out);
         lh_text_clean(out, v->focus);

@@ -722,6 +722,15 @@ def case_teardown(ctx):
     if top:
         eq(ctx, (top.get("trend"), top.get("growth_bytes_per_mark")), ("growing", 480.0),
            "report --growth: the leak grows 480 B per snapshot")
+    # Growth measured over snapshots is per snapshot in every view that writes a slope.
+    for args in (["report", "--by", "function", "--metric", "growth"],
+                 ["tree", "--metric", "growth"],
+                 ["flamegraph", "--metric", "growth", "-o", "-"]):
+        res = E.run(ctx, [ctx.lh, args[0], trace] + args[1:])
+        slopes = re.findall(r"[+-][0-9.]+ [KMG]?i?B/(mark|snapshot)", res.stdout)
+        ctx.check(res.returncode == 0 and slopes and set(slopes) == {"snapshot"},
+                  " ".join(args) + ": growth per snapshot", "only /snapshot",
+                  (res.returncode, sorted(set(slopes)), res.stderr[-200:]))
     res = E.run(ctx, [ctx.lh, "leaks", trace])
     ctx.check("the last before teardown" in res.stdout, "leaks text: says which end it chose",
               "'the last before teardown'", res.stdout[:800])
