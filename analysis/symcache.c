@@ -5,6 +5,7 @@
  */
 #include "symcache.h"
 
+#include <dlfcn.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -190,10 +191,13 @@ fp_file(uint64_t h, const char *path)
     return fnv(h, v, sizeof v);
 }
 
+/* From libstdc++ (C linkage): the demangler, whose library's identity is fingerprinted. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
 /* What the symbolizer's answers depend on besides the module's identity: the module file's
  * size (a stripped copy keeps its build id), the separate debug files libdwfl would look
- * for, the libdw version, and leakhound itself (a rebuilt leakhound may symbolize
- * differently). */
+ * for, the libdw version, leakhound itself (a rebuilt leakhound may symbolize
+ * differently) and the C++ demangler's library. */
 static uint64_t
 fingerprint(const char *path, Dwfl_Module *mod, const uint8_t *id, size_t id_len)
 {
@@ -203,6 +207,10 @@ fingerprint(const char *path, Dwfl_Module *mod, const uint8_t *id, size_t id_len
     uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX;
     h = fnv(h, &size, sizeof size);
     h = fp_file(h, "/proc/self/exe");
+    Dl_info so;
+    if (dladdr((void *)__cxa_demangle, &so) && so.dli_fname) {
+        h = fp_file(h, so.dli_fname);
+    }
     const char *ver = dwfl_version(NULL);
     h = fnv(h, ver ? ver : "", ver ? strlen(ver) + 1 : 1);
     if (id_len > 1 && id_len <= 64) {
