@@ -45,6 +45,8 @@ typedef struct header {
     char lh_version[32];
     uint64_t bases_hash;     /* the keys of snapshots 1..N-1's contents files: a delta
                                 snapshot's unchanged pages are in an earlier one's file */
+    fkey_t tool;             /* the leakhound binary that wrote it: the version string alone
+                                kept a rebuilt analyzer's old answers (a decoder fix) */
 } header_t;
 
 /* ---------------------------------------------------------------------------------------
@@ -143,6 +145,7 @@ expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind
     h->heuristics = o->heuristics;
     h->flags = (o->salvage ? 1u : 0) | (o->native ? 2u : 0);
     snprintf(h->lh_version, sizeof h->lh_version, "%s", LH_VERSION);
+    (void)file_key("/proc/self/exe", &h->tool); /* not readable: zero, as when written */
     if (file_key(trace_path, &h->trace) < 0) {
         return -1;
     }

@@ -33,7 +33,7 @@
 #include "heapgraph.h"
 #include "objheap.h"
 
-#define LH_GINDEX_VERSION 1
+#define LH_GINDEX_VERSION 2
 
 /* The parts of the trace's INFO the shell shows (a loaded heapgraph has no trace). */
 typedef struct lh_gindex_info {

@@ -38,8 +38,8 @@ C_CMDS = ["summary", "snapshots", "count", "count --by site", "count --by functi
           "roots; show @1", "largest 2; identify @2 --all --weak"]
 
 
-def shell(ctx, trace, cmds, extra=(), snapshot=None):
-    argv = [ctx.lh, "shell", trace] + ([snapshot] if snapshot else []) + list(extra) + \
+def shell(ctx, trace, cmds, extra=(), snapshot=None, lh=None):
+    argv = [lh or ctx.lh, "shell", trace] + ([snapshot] if snapshot else []) + list(extra) + \
         ["-c", cmds]
     res = E.run(ctx, argv)
     ctx.check(res.returncode >= 0, "shell -c %r: no crash" % cmds, ">= 0", res.returncode)
@@ -142,6 +142,18 @@ def case_stale(ctx):
     got = [shell(ctx, trace, c) for c in cmds]
     ctx.check(got == want, "contents touched: same answers", want, got)
     ctx.check(ino(idx) != i0, "contents touched: index rebuilt", "a new file", "the old one")
+    # another leakhound binary (a rebuild: here a copy, another inode): rebuilt, and the
+    # index it wrote is rebuilt again by the first binary
+    i0 = ino(idx)
+    copy = os.path.join(ctx.workdir, "leakhound-rebuilt")
+    shutil.copy2(ctx.lh, copy)
+    got = [shell(ctx, trace, c, lh=copy) for c in cmds]
+    ctx.check(got == want, "another binary: same answers", want, got)
+    ctx.check(ino(idx) != i0, "another binary: index rebuilt", "a new file", "the old one")
+    i0 = ino(idx)
+    shell(ctx, trace, "summary")
+    ctx.check(ino(idx) != i0, "back to the first binary: index rebuilt", "a new file",
+              "the old one")
     # another program's trace at the same path: its own answers, not the index's
     other = record_c(ctx, "graph_thread", "other.lht")
     want2 = [shell(ctx, other, c, ["--no-index"]) for c in cmds]
