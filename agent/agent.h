@@ -125,6 +125,8 @@ typedef struct lh_config {
     int snapshot_contents; /* LH_CONTENTS_* */
     int snapshot_contents_set; /* LEAKHOUND_SNAPSHOT_CONTENTS was given (else the default,
                                   which is full in a perl or python process) */
+    int test_child_delay_ms; /* LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS: tests only, a
+                              * snapshot child waits this long before its END */
     int snapshot_delta; /* LEAKHOUND_SNAPSHOT_DELTA: contents files refer to earlier ones
                            for what did not change (1, the default) or are whole (0) */
 } lh_config_t;

@@ -187,6 +187,8 @@ load(lh_config_t *cfg)
         lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
     }
     cfg->snapshot_delta = (int)env_long("LEAKHOUND_SNAPSHOT_DELTA", 1, 0, 1);
+    cfg->test_child_delay_ms =
+        (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS", 0, 0, 60000);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
     cfg->snapshot_contents_set = sc && *sc;

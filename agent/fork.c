@@ -17,6 +17,7 @@
 #include "sample.h"
 #include "script.h"
 #include "slots.h"
+#include "snapshot.h"
 #include "ticker.h"
 
 LH_REALIGN static void
@@ -39,6 +40,7 @@ LH_REALIGN static void
 fork_child(void)
 {
     lh_sample_after_fork();
+    lh_snapshot_after_fork();
     if (!lh_recording()) {
         return;
     }

@@ -29,5 +29,8 @@ void lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t 
 
 /* Reaps finished contents children; with wait, waits for all (bounded), e.g. at exit. */
 void lh_snapshot_reap(int wait);
+/* In a fork child (atfork): the lock of captures is free again (a thread that held it in
+ * the parent does not exist here) and the parent's children are not this process's. */
+void lh_snapshot_after_fork(void);
 
 #endif /* LH_SNAPSHOT_H */

@@ -306,6 +306,35 @@ def case_snap_signal_exit(ctx, how="exit"):
        "%s: the shell's snapshots (label, trigger, live blocks and bytes, contents)" % how)
 
 
+def case_snap_race(ctx, rounds=3):
+    """A thread takes snapshots in a loop (and the ticker every 1 ms) while main returns;
+    each capture takes 300 ms more (LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS). When `leakhound
+    run` returns, every snapshot the trace lists with contents opens whole in the shell
+    (before: a capture starting after the exit path had waited for the children, or a slot
+    the ticker's reap cleared under a new child, left a file without its END record)."""
+    env = dict(os.environ, LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS="300",
+               LEAKHOUND_SNAPSHOT_EVERY_MS="1")
+    for k in range(rounds):
+        trace = os.path.join(ctx.workdir, "race%d.lht" % k)
+        res = E.run(ctx, [ctx.lh, "run", "-o", trace, "--", ctx.prog("snap_race"), "3"],
+                    env=env)
+        eq(ctx, res.returncode, 0, "race %d: exit status of run (stderr: %s)"
+           % (k, res.stderr.strip()[-400:]))
+        rows = shell_snapshots(ctx, trace)
+        ctx.check(any(r[0] == "exit" for r in rows), "race %d: the exit snapshot" % k,
+                  "listed", rows)
+        whole = 0
+        for label, _trigger, _n, _bytes, contents in rows:
+            if contents == "none":
+                continue
+            res = E.run(ctx, [ctx.lh, "shell", trace, label, "-c", "count"])
+            ok = res.returncode == 0 and "capture was interrupted" not in res.stderr
+            ctx.check(ok, "race %d: snapshot %s opens whole" % (k, label), "exit 0",
+                      "%d: %s" % (res.returncode, res.stderr.strip()[-400:]))
+            whole += ok
+        ctx.check(whole >= 1, "race %d: snapshots with contents" % k, ">= 1", whole)
+
+
 def case_snap_signal_n(ctx, n=5):
     """n SIGUSR2 sent from outside to a running program: n snapshots signal-1..n (each
     signal is sent once the previous snapshot's contents file exists, so that the kernel
@@ -826,6 +855,7 @@ CASES = {
     "snap_signal__exit": lambda ctx: case_snap_signal_exit(ctx, how="_exit"),
     "snap_signal_n": case_snap_signal_n,
     "snap_period": case_snap_period,
+    "snap_race": case_snap_race,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
     "snap_replace": case_snap_replace,
