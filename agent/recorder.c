@@ -278,7 +278,7 @@ lh_recorder_finish(int kind, int status)
         /* A snapshot signal the ticker had no time to serve (the program raised it and
          * exited at once) is taken now, while recording, before the exit snapshot. */
         lh_tls.guard = 1;
-        lh_serve_snapshot_requests();
+        lh_settle_snapshot_requests();
         lh_tls.guard = 0;
     }
     if (!lh_recorder_own_process() ||

@@ -55,16 +55,32 @@ lh_request_snapshot(void)
     lh_slots_wake();
 }
 
+/* Threads inside lh_serve_snapshot_requests: one that took a request (the ticker, woken by
+ * the signal) may not have started its capture when the program calls exit. */
+static atomic_int serving;
+
 void
 lh_serve_snapshot_requests(void)
 {
     char label[64];
     char num[21];
+    atomic_fetch_add(&serving, 1);
     for (unsigned n = atomic_exchange(&snapshot_requested, 0); n > 0; n--) {
         num[lh_sys_fmt_u64(num, atomic_fetch_add(&snapshot_signal_count, 1) + 1)] = '\0';
         lh_sys_strlcpy(label, "signal-", sizeof label);
         lh_sys_strlcpy(label + 7, num, sizeof label - 7);
         lh_snapshot_take(label, LH_SNAP_SIGNAL, 0);
+    }
+    atomic_fetch_sub(&serving, 1);
+}
+
+void
+lh_settle_snapshot_requests(void)
+{
+    lh_serve_snapshot_requests();
+    for (int i = 0; i < 2000 && atomic_load(&serving) > 0; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
     }
 }
 
@@ -265,6 +281,7 @@ lh_ticker_after_fork(void)
 {
     last_sync_frames = 0;
     lh_g.ticker_running = 0;
+    atomic_store(&serving, 0); /* a parent thread's, not this process's */
 }
 
 int

@@ -22,6 +22,11 @@ void lh_request_snapshot(void);
  * and by the exit path before the exit snapshot, so that a request made just before the
  * program ended is not lost. Not AS-safe; guard held. */
 void lh_serve_snapshot_requests(void);
+/* The exit path's: serves what is pending, then waits (at most ~2 s) until a request another
+ * thread took has been captured, so that a signal's snapshot is never lost to the exit (the
+ * ticker had taken the request, exit stopped recording, the capture was dropped) and comes
+ * before the exit snapshot. Not AS-safe; guard held. */
+void lh_settle_snapshot_requests(void);
 
 /* One RSS sample (statm, plus smaps_rollup when full) as an agent frame. Not AS-safe. */
 void lh_write_rss(int full);
