@@ -347,17 +347,6 @@ code_names(uintptr_t code, uintptr_t func, code_ent_t *e)
     return 0;
 }
 
-static inline uint64_t
-mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* The cache entry of code (names and file), inserting it if new. NULL if unreadable. */
 static const code_ent_t *
 code_get(uintptr_t code, uintptr_t func)
@@ -365,7 +354,7 @@ code_get(uintptr_t code, uintptr_t func)
     uintptr_t lt = rd_ptr(code + (uintptr_t)off->co_linetable);
     uintptr_t fname = rd_ptr(code + (uintptr_t)off->co_filename);
     uintptr_t name = rd_ptr(code + (uintptr_t)off->co_name);
-    uint32_t h = (uint32_t)mix(code);
+    uint32_t h = (uint32_t)lh_sys_mix64(code);
     for (uint32_t i = 0; i < CODE_PROBES; i++) {
         code_ent_t *e = &code_tab[(h + i) & (CODE_SLOTS - 1)];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
@@ -406,7 +395,7 @@ static uint32_t
 code_line(uintptr_t code, int offset)
 {
     uintptr_t lt = rd_ptr(code + (uintptr_t)off->co_linetable);
-    uint64_t h = mix(code ^ (lt * 31) ^ ((uint64_t)(uint32_t)offset << 40));
+    uint64_t h = lh_sys_mix64(code ^ (lt * 31) ^ ((uint64_t)(uint32_t)offset << 40));
     _Atomic uint64_t *slot = &line_tab[h & (LINE_SLOTS - 1)];
     uint64_t tag = h >> 24;
     uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);

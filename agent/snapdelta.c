@@ -151,13 +151,7 @@ lh_snapdelta_sum(const uint64_t *w, size_t n, uint64_t seed)
     for (; i < n; i++) {
         a = round64(a, w[i]);
     }
-    uint64_t h = rotl(a, 1) + rotl(b, 7) + rotl(c, 12) + rotl(d, 18) + n;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    return lh_sys_mix64(rotl(a, 1) + rotl(b, 7) + rotl(c, 12) + rotl(d, 18) + n);
 }
 
 /* Whether an unchanged piece stored in home may be referred to: home's file is committed,

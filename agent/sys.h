@@ -54,6 +54,19 @@ lh_sys_now_ns(void)
     }
     return lh_sys_clock_ns();
 }
+/* Spreads a 64-bit value over all bits (MurmurHash3's finalizer): hash table slots and the
+ * last step of a hash. Pure; AS-safe. */
+static inline uint64_t
+lh_sys_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
 /* CLOCK_REALTIME in ns. AS-safe. */
 uint64_t lh_sys_realtime_ns(void);
 /* The calling thread's kernel tid. AS-safe. */

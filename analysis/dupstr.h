@@ -1,7 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * dupstr.h: a NUL-terminated copy of a counted string. Labels, names and paths in the
- * trace's records are counted, not NUL-terminated; the analyses keep them as C strings.
+ * dupstr.h: C strings from bytes. A NUL-terminated copy of a counted string (labels, names
+ * and paths in the trace's records are counted, not NUL-terminated; the analyses keep them
+ * as C strings), and bytes as lower-case hex (build ids).
  */
 #ifndef LH_DUPSTR_H
 #define LH_DUPSTR_H
@@ -23,6 +24,20 @@ lh_dupstr(const char *s, size_t n)
         r[n] = '\0';
     }
     return r;
+}
+
+/* b[0..n) as lower-case hex into out (out_len bytes, NUL-terminated; cut at a whole byte
+ * when it does not fit). */
+static inline void
+lh_hex(char *out, size_t out_len, const unsigned char *b, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 2 < out_len; i++) {
+        out[k++] = digits[b[i] >> 4];
+        out[k++] = digits[b[i] & 15];
+    }
+    out[k] = '\0';
 }
 
 #endif /* LH_DUPSTR_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "addrsym.h"
+#include "dupstr.h"
 #include "dwscopes.h"
 #include "grow.h"
 #include "scriptstack.h"
@@ -138,18 +139,6 @@ base_name(const char *path)
 }
 
 static void
-hex(char *out, size_t out_len, const uint8_t *b, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 2 < out_len; i++) {
-        out[k++] = digits[b[i] >> 4];
-        out[k++] = digits[b[i] & 15];
-    }
-    out[k] = '\0';
-}
-
-static void
 check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const char *path)
 {
     const unsigned char *bits = NULL;
@@ -160,8 +149,8 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
     }
     if ((size_t)n != m->build_id_len || memcmp(bits, m->build_id, (size_t)n) != 0) {
         char want[129], have[129];
-        hex(want, sizeof want, m->build_id, m->build_id_len);
-        hex(have, sizeof have, bits, (size_t)n);
+        lh_hex(want, sizeof want, m->build_id, m->build_id_len);
+        lh_hex(have, sizeof have, bits, (size_t)n);
         lh_warn(&s->warnings,
                 "%s: build-id %s differs from the traced one (%s): the file changed since the "
                 "run; its symbols may be wrong",

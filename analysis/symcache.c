@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 #define SC_MAGIC "LHSYMC\r\n"
@@ -166,17 +167,6 @@ lh_symcache_dir(void)
  * Keys and the debug-information fingerprint
  * ------------------------------------------------------------------------------------- */
 
-static void
-hex(char *out, const uint8_t *b, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 /* Folds in whether path exists, and its size, modification time and inode. */
 static uint64_t
 fp_file(uint64_t h, const char *path)
@@ -215,7 +205,7 @@ fingerprint(const char *path, Dwfl_Module *mod, const uint8_t *id, size_t id_len
     h = fnv(h, ver ? ver : "", ver ? strlen(ver) + 1 : 1);
     if (id_len > 1 && id_len <= 64) {
         char idhex[129];
-        hex(idhex, id, id_len);
+        lh_hex(idhex, sizeof idhex, id, id_len);
         snprintf(p, sizeof p, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex, idhex + 2);
         h = fp_file(h, p);
         const char *dcache = getenv("DEBUGINFOD_CACHE_PATH");
@@ -643,7 +633,7 @@ lh_symcache_open(const char *path, Dwfl_Module *mod, const char *suffix)
         if (c->key) {
             memcpy(c->key, bits, (size_t)n);
         }
-        hex(name, bits, (size_t)n);
+        lh_hex(name, sizeof name, bits, (size_t)n);
         snprintf(name + 2 * n, sizeof name - 2 * (size_t)n, "%s", suffix);
     } else {
         struct stat st;
