@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "privfile.h"
 #include "stream.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -387,31 +388,17 @@ w_objheap(wr_t *w, const lh_objheap_t *oh)
     w_u64(w, oh->unreachable_bytes);
 }
 
-/* Writes header + payload (body(w, ctx)) to path through a temporary file. */
+/* Writes header + payload (body(w, ctx)) to path, whole or not at all (privfile.h). */
 static int
 write_file(const char *path, header_t *h, void (*body)(wr_t *, void *), void *ctx, lh_err_t *err)
 {
-    size_t len = strlen(path) + 48;
-    char *tmp = malloc(len);
     unsigned char hdr[HEADER_BYTES] = {0};
-    struct timespec ts;
-    int fd = -1;
-    if (!tmp) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    lh_privfile_t pf;
+    if (lh_privfile_open(&pf, path) < 0) {
+        return lh_err_set(err, errno == ENOMEM ? LH_ENOMEM : LH_EIO, "%s: %s", path,
+                          strerror(errno));
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    snprintf(tmp, len, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)(ts.tv_nsec & 0xffffff));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return lh_err_set(err, LH_EIO, "%s: %s", path, strerror(e));
-    }
+    FILE *f = pf.f;
     wr_t w = {f, 0x6c68676964780001ull, 0, 0};
     if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) {
         w.bad = 1;
@@ -423,17 +410,9 @@ write_file(const char *path, header_t *h, void (*body)(wr_t *, void *), void *ct
     if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) {
         w.bad = 1;
     }
-    int e = errno;
-    if (fclose(f) != 0) {
-        w.bad = 1;
+    if (lh_privfile_commit(&pf, !w.bad) < 0) {
+        return lh_err_set(err, LH_EIO, "%s: %s", path, strerror(errno));
     }
-    if (w.bad || rename(tmp, path) != 0) {
-        e = w.bad ? e : errno;
-        unlink(tmp);
-        free(tmp);
-        return lh_err_set(err, LH_EIO, "%s: %s", path, strerror(e ? e : EIO));
-    }
-    free(tmp);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 
 #include "dupstr.h"
 #include "grow.h"
+#include "privfile.h"
 
 #define SC_MAGIC "LHSYMC\r\n"
 #define SC_VERSION 1u
@@ -490,24 +491,6 @@ cmp_ent(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-    const char *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return -1;
-        }
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The file's bytes (entries sorted by offset, strings shared), or NULL. */
 static uint8_t *
 encode(lh_symcache_t *c, size_t *len)
@@ -589,20 +572,9 @@ lh_symcache_save(lh_symcache_t *c)
     if (!data) {
         return;
     }
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", c->file) >= (int)sizeof tmp) {
-        free(data);
-        return;
-    }
-    int fd = mkstemp(tmp); /* 0600 */
-    if (fd < 0) {
-        free(data);
-        return;
-    }
-    int ok = fchmod(fd, 0600) == 0 && write_all(fd, data, len) == 0;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, c->file) != 0) {
-        unlink(tmp);
+    lh_privfile_t pf;
+    if (lh_privfile_open(&pf, c->file) == 0) {
+        (void)lh_privfile_commit(&pf, fwrite(data, 1, len, pf.f) == len);
     }
     free(data);
 }
