@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dupstr.h"
 #include "format.h"
 #include "privfile.h"
 #include "stream.h"
@@ -789,10 +790,7 @@ r_site(rd_t *r)
     } else {
         r->bad = 1;
     }
-    for (uint64_t i = 0; strs && i < nf * 3; i++) {
-        free(strs[i]);
-    }
-    free(strs);
+    lh_strv_free(strs, (size_t)nf * 3);
     free(fr);
     return s;
 }
