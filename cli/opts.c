@@ -203,6 +203,9 @@ common_opts(lh_trace_args_t *a, unsigned flags, lh_opt_t *o, int *fmt)
 {
     size_t n = 0;
     o[n++] = (lh_opt_t){"--help", "-h", LH_OPT_BOOL, &a->help, 0, 0, NULL};
+    if (flags & LH_ARGS_OUTPUT) {
+        o[n++] = (lh_opt_t){"--output", "-o", LH_OPT_STR, &a->out, 0, 0, NULL};
+    }
     if (flags & LH_ARGS_FORMAT) {
         o[n++] = (lh_opt_t){"--format", NULL, LH_OPT_CHOICE, fmt, 0, 0, "text|json"};
     }
@@ -281,8 +284,14 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
         return lh_err_set(err, LH_EINVAL, "%s: which trace? usage: leakhound %s FILE (- for "
                           "standard input)", cmd, cmd);
     }
-    if (takes_trace && strcmp(a->path, "-") == 0) {
-        return lh_args_stdin(a, err);
+    if (takes_trace && strcmp(a->path, "-") == 0 && (rc = lh_args_stdin(a, err)) < 0) {
+        return rc;
+    }
+    if ((spec->flags & LH_ARGS_OUTPUT) && !a->out) {
+        /* "where to? usage: leakhound CMD FILE -o OUT.x": the usage's head, up to -o's value */
+        const char *o = strstr(spec->usage, " -o ");
+        size_t n = o ? (size_t)(o - spec->usage) + 4 + strcspn(o + 4, " \n") : 0;
+        return lh_err_set(err, LH_EINVAL, "%s: where to? %.*s", cmd, (int)n, spec->usage);
     }
     return 0;
 }

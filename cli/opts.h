@@ -45,6 +45,8 @@ enum {
     LH_ARGS_NO_TRACE = 2, /* the command reads no trace: no positional argument, no load
                              options (run's booleans use the same table) */
     LH_ARGS_NO_SUPP = 4,  /* the command shows every block: no suppressions (shell) */
+    LH_ARGS_OUTPUT = 8,   /* the command writes a file: -o/--output (a->out) is required,
+                             its usage starts "usage: leakhound CMD FILE -o OUT.x" */
 };
 
 /* The options every command that reads a trace shares. */
@@ -57,6 +59,7 @@ typedef struct lh_trace_args {
     const char *supp_files[16];
     size_t n_supp_files;
     int default_supp;       /* add the built-in list */
+    const char *out;        /* -o/--output (LH_ARGS_OUTPUT) */
     char stdin_path[32];    /* "/proc/self/fd/N" when the trace is `-` */
 } lh_trace_args_t;
 
@@ -70,7 +73,7 @@ typedef struct lh_cmd_spec {
 
 /* Parses argv[1..argc) (argv[0] is the command's name). Returns 0 (the trace in a->path),
  * 1 when --help was given (the usage is printed on stdout), or LH_EINVAL: an unknown
- * option, a missing or bad value, no trace or two. */
+ * option, a missing or bad value, no trace or two, no -o (LH_ARGS_OUTPUT). */
 int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
                   lh_err_t *err);
 
