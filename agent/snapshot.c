@@ -652,6 +652,25 @@ add_listed_threads(void)
     }
 }
 
+/* The DTV pointers of ended threads whose descriptor glibc keeps (threads.h), but not
+ * where a live thread's range covers the word: glibc gave that stack to a new thread. */
+static void
+add_ended_threads(void)
+{
+    static lh_troot_t ended[512];
+    int n = lh_threads_ended_roots(ended, 512, child_readable);
+    int n_live = n_troots;
+    for (int i = 0; i < n && n_troots < MAX_TROOTS; i++) {
+        int covered = 0;
+        for (int j = 0; j < n_live && !covered; j++) {
+            covered = troots[j].lo < ended[i].hi && troots[j].hi > ended[i].lo;
+        }
+        if (!covered) {
+            troots[n_troots++] = ended[i];
+        }
+    }
+}
+
 /* The root ranges of every live thread the agent knows (threads.h). The capturing thread
  * (job->tid) is live from job->sp up; when it has no slot, the mapping holding sp stands
  * for its stack. Its bounds come back in cap_lo/cap_hi (0: not a program thread). */
@@ -683,6 +702,7 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
                                      child_readable);
     }
     add_listed_threads();
+    add_ended_threads();
     uintptr_t alo, ahi;
     for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
         /* mmap maps whole pages: the rest of the last page is the agent's too */

@@ -213,7 +213,12 @@ ticker_main(void *arg)
     if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < period_ms) {
         period_ms = lh_g.cfg.rss_ms;
     }
-    uint64_t next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
+    /* The deadlines are on CLOCK_MONOTONIC, which sem_clockwait waits on, not on the time
+     * stamps' counter scale (sys.h): when the two drift apart (NTP slewing the clock over
+     * hours, or valgrind's counter), a deadline on the counter scale could lie in the
+     * clock's past for good, and every wait would return at once: a busy ticker (18k ticks
+     * in a sampled leaky_server under callgrind, 713M instructions of slot sweeps). */
+    uint64_t next = lh_sys_clock_ns() + (uint64_t)period_ms * 1000000u;
     uint64_t loads_seen = lh_maps_loads();
     while (!atomic_load(&lh_g.ticker_stop)) {
         /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
@@ -226,7 +231,7 @@ ticker_main(void *arg)
             if (atomic_load(&snapshot_requested)) {
                 lh_serve_snapshot_requests(); /* the signal woke us: serve it now */
             }
-            if (lh_sys_now_ns() < next) {
+            if (lh_sys_clock_ns() < next) {
                 continue;
             }
         }
@@ -237,7 +242,7 @@ ticker_main(void *arg)
             lh_script_rescan();
         }
         tick();
-        next = lh_sys_now_ns() + (uint64_t)period_ms * 1000000u;
+        next = lh_sys_clock_ns() + (uint64_t)period_ms * 1000000u;
     }
     atomic_store(&ticker_alive, 0);
     return NULL;

@@ -27,7 +27,7 @@ static const Dwfl_Callbacks callbacks = {
 typedef struct var_loc {
     uint64_t addr; /* runtime address */
     const char *file;
-    size_t seq; /* order found: of two variables at one address the first is the answer */
+    uint64_t seq; /* order found: of two variables at one address the first is the answer */
 } var_loc_t;
 
 typedef struct dmod {
@@ -244,16 +244,6 @@ scan_vars(lh_datasym_t *ds, dmod_t *m, Dwarf_Die *parent, Dwarf_Files *files, Dw
     } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-static int
-cmp_var(const void *a, const void *b)
-{
-    const var_loc_t *x = a, *y = b;
-    if (x->addr != y->addr) {
-        return x->addr < y->addr ? -1 : 1;
-    }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* The end marker of a ".vars" cache table: written after the whole scan. */
 #define VARS_END UINT64_MAX
 
@@ -311,7 +301,7 @@ var_file(lh_datasym_t *ds, dmod_t *m, uint64_t start)
         m->vars_read = 1;
         read_vars(ds, m);
         if (m->n_vars) { /* qsort's array must not be NULL, even when empty (UBSan) */
-            lh_qsort(m->vars, m->n_vars, sizeof *m->vars, cmp_var);
+            LH_SORT2(m->vars, m->n_vars, var_loc_t, addr, seq);
         }
     }
     size_t lo = LH_LOWER(m->vars, m->n_vars, var_loc_t, addr, start);

@@ -2,7 +2,8 @@
  *
  * dupstr.h: C strings from bytes. A NUL-terminated copy of a counted string (labels, names
  * and paths in the trace's records are counted, not NUL-terminated; the analyses keep them
- * as C strings), and bytes as lower-case hex (build ids).
+ * as C strings), bytes as lower-case hex (build ids), and the freeing of an array of
+ * such copies.
  */
 #ifndef LH_DUPSTR_H
 #define LH_DUPSTR_H
@@ -38,6 +39,16 @@ lh_hex(char *out, size_t out_len, const unsigned char *b, size_t n)
         out[k++] = digits[b[i] & 15];
     }
     out[k] = '\0';
+}
+
+/* Frees the n strings of v (NULL ones are skipped) and v itself; v may be NULL. */
+static inline void
+lh_strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i]);
+    }
+    free(v);
 }
 
 #endif /* LH_DUPSTR_H */

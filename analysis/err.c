@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 static void
@@ -69,10 +70,7 @@ lh_warnings_init(lh_warnings_t *w)
 void
 lh_warnings_fini(lh_warnings_t *w)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        free(w->msgs[i]);
-    }
-    free(w->msgs);
+    lh_strv_free(w->msgs, w->n);
     lh_warnings_init(w);
 }
 

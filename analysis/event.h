@@ -1,6 +1,7 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * event.h: one decoded trace event, as the trace reader delivers it in global time order.
+ * event.h: one decoded trace event, as the trace reader delivers it in global time order,
+ * and the figures (count, first and last time) of a stream of them.
  */
 #ifndef LH_EVENT_H
 #define LH_EVENT_H
@@ -45,5 +46,24 @@ typedef struct lh_event {
                            NUL-terminated, owned by the trace until lh_trace_close; NULL when
                            the snapshot has none */
 } lh_event_t;
+
+/* Counts ev into the figures of a stream of events: *n_events (a REALLOC's two halves
+ * once), *first_ts_ns (the first event's time; *seen is set then) and *last_ts_ns (the
+ * latest time). The trace reader and the heap model each keep them. */
+static inline void
+lh_event_count(const lh_event_t *ev, int *seen, uint64_t *n_events, uint64_t *first_ts_ns,
+               uint64_t *last_ts_ns)
+{
+    if (!*seen) {
+        *seen = 1;
+        *first_ts_ns = ev->ts_ns;
+    }
+    if (ev->ts_ns > *last_ts_ns) {
+        *last_ts_ns = ev->ts_ns;
+    }
+    if (ev->half != LH_HALF_ALLOC) {
+        (*n_events)++;
+    }
+}
 
 #endif /* LH_EVENT_H */

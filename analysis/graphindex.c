@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dupstr.h"
 #include "format.h"
 #include "privfile.h"
 #include "stream.h"
 #include "symbolize.h"
+#include "symcache.h"
 #include "trace.h"
 
 #define MAGIC "LHGIDX\r\n"
@@ -102,19 +105,70 @@ file_key(const char *path, fkey_t *k)
     return 0;
 }
 
-/* T.lhx (idx < 0) or T.<idx+1>.lhx */
+/* Where T's index files go: beside T (the path T itself), or, when T's directory is not
+ * writable by us (a trace copied off a server into a read-only place, a colleague's
+ * directory), in the user's cache directory as index/<hash of T's real path>, so that
+ * later shells still load in under a second instead of rebuilding every time. The files'
+ * key (the trace's size, mtime, inode, head) decides validity either way. NULL when
+ * neither is possible or memory is short. */
+static char *
+index_base(const char *trace_path)
+{
+    const char *slash = strrchr(trace_path, '/');
+    char dir[PATH_MAX];
+    if (!slash) {
+        snprintf(dir, sizeof dir, ".");
+    } else if ((size_t)(slash - trace_path) < sizeof dir) {
+        memcpy(dir, trace_path, (size_t)(slash - trace_path));
+        dir[slash - trace_path] = '\0';
+        if (!dir[0]) {
+            snprintf(dir, sizeof dir, "/");
+        }
+    } else {
+        return NULL;
+    }
+    if (access(dir, W_OK | X_OK) == 0) {
+        return strdup(trace_path);
+    }
+    const char *cache = lh_symcache_dir();
+    char real[PATH_MAX], sub[PATH_MAX];
+    struct stat st;
+    if (!cache || !realpath(trace_path, real) ||
+        snprintf(sub, sizeof sub, "%s/index", cache) >= (int)sizeof sub) {
+        return NULL;
+    }
+    (void)mkdir(sub, 0700);
+    if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077) != 0) {
+        return NULL;
+    }
+    size_t len = strlen(sub) + 32;
+    char *p = malloc(len);
+    if (p) {
+        snprintf(p, len, "%s/%016llx", sub,
+                 (unsigned long long)hash_bytes(1, real, strlen(real)));
+    }
+    return p;
+}
+
+/* T.lhx (idx < 0) or T.<idx+1>.lhx, where index_base() puts them */
 static char *
 index_path(const char *trace_path, long idx)
 {
-    size_t len = strlen(trace_path) + 32;
+    char *base = index_base(trace_path);
+    if (!base) {
+        return NULL;
+    }
+    size_t len = strlen(base) + 32;
     char *p = malloc(len);
     if (p) {
         if (idx < 0) {
-            snprintf(p, len, "%s.lhx", trace_path);
+            snprintf(p, len, "%s.lhx", base);
         } else {
-            snprintf(p, len, "%s.%ld.lhx", trace_path, idx + 1);
+            snprintf(p, len, "%s.%ld.lhx", base, idx + 1);
         }
     }
+    free(base);
     return p;
 }
 
@@ -450,7 +504,8 @@ lh_gindex_write(lh_heapgraph_t *hg, const lh_objheap_t *oh, const char *note,
     char *cat = index_path(hg->trace_path, -1), *snap = index_path(hg->trace_path, (long)hg->cur);
     int rc = 0;
     if (!cat || !snap) {
-        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+        rc = lh_err_set(err, LH_EIO, "%s: no place for its index (its directory is not "
+                        "writable and there is no usable cache directory)", hg->trace_path);
     } else if (expected_header(hg->trace_path, o, KIND_SNAPSHOT, hg->snaps, (long)hg->cur,
                                &h) < 0) {
         rc = lh_err_set(err, LH_EIO, "%s: cannot read it back", hg->trace_path);
@@ -789,10 +844,7 @@ r_site(rd_t *r)
     } else {
         r->bad = 1;
     }
-    for (uint64_t i = 0; strs && i < nf * 3; i++) {
-        free(strs[i]);
-    }
-    free(strs);
+    lh_strv_free(strs, (size_t)nf * 3);
     free(fr);
     return s;
 }

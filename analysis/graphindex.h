@@ -10,6 +10,9 @@
  *
  * Two files per trace T: T.lhx, the catalog (the trace's snapshot list, to resolve a
  * selector without reading the trace), and T.N.lhx, the index of snapshot N (1-based).
+ * When T's directory is not writable, they go in the user's cache directory instead
+ * (symcache.h's, so not with --no-symbol-cache) as index/H.lhx and index/H.N.lhx, H a
+ * hash of T's real path.
  * Both are written 0600 through a temporary file created with O_EXCL|O_NOFOLLOW and
  * renamed into place, and carry a key: the trace's (and the snapshot's contents file's)
  * size, mtime, inode and a hash of its first 4 KiB, the heuristics, --salvage, --native

@@ -220,13 +220,6 @@ read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     return rc;
 }
 
-static int
-cmp_block(const void *a, const void *b)
-{
-    const lh_hblock_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* Sorts the blocks by address: LSD radix sort, 16 bits a pass over the bits that vary
  * (3 passes for user-space addresses), with one temporary copy: far faster than qsort on
  * 10 million blocks in hash order. Falls back to qsort when the copy cannot be made. */
@@ -237,7 +230,7 @@ sort_blocks(lh_hblock_t *v, size_t n)
     size_t *count = tmp ? malloc(65536 * sizeof *count) : NULL;
     if (!count) {
         free(tmp);
-        lh_qsort(v, n, sizeof *v, cmp_block);
+        LH_SORT(v, n, lh_hblock_t, addr);
         return;
     }
     uint64_t all = 0;
@@ -270,22 +263,12 @@ sort_blocks(lh_hblock_t *v, size_t n)
     free(tmp);
 }
 
-static int
-cmp_tag(const void *a, const void *b)
-{
-    const tag_t *x = a, *y = b;
-    if (x->addr != y->addr) {
-        return x->addr < y->addr ? -1 : 1;
-    }
-    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
-}
-
 /* Tags of live blocks: the last one given after the block's allocation wins. */
 static void
 apply_tags(lh_heapgraph_t *hg, pass_t *ps)
 {
     if (ps->tags_at_capture) { /* qsort's array must not be NULL, even when empty (UBSan) */
-        lh_qsort(ps->tags, ps->tags_at_capture, sizeof *ps->tags, cmp_tag);
+        LH_SORT2(ps->tags, ps->tags_at_capture, tag_t, addr, ts_ns);
     }
     for (size_t i = 0; i < ps->tags_at_capture; i++) {
         uint32_t b = lh_heapgraph_block_at(hg, ps->tags[i].addr);
@@ -969,10 +952,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     }
     free(hg->snaps);
     free(hg->blocks);
-    for (uint32_t i = 1; i < hg->n_types; i++) {
-        free(hg->types[i]);
-    }
-    free(hg->types);
+    lh_strv_free(hg->types, hg->n_types); /* types[0] is NULL */
     for (uint32_t i = 0; i < hg->n_roots; i++) {
         free(hg->roots[i].name);
         free(hg->roots[i].file);

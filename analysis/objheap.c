@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bound.h"
+#include "dupstr.h"
 #include "grow.h"
 #include "hash.h"
 
@@ -688,10 +689,7 @@ lh_objheap_free(lh_objheap_t *oh)
     free(oh->own_off);
     free(oh->own_blk);
     free(oh->blk_owner);
-    for (uint32_t i = 0; oh->strs && i < oh->n_strs; i++) {
-        free(oh->strs[i]);
-    }
-    free(oh->strs);
+    lh_strv_free(oh->strs, oh->n_strs);
     free(oh);
 }
 

@@ -306,13 +306,6 @@ edge(pctx_t *c, const psv_t *s, uint64_t dst, int kind, int flags, const char *l
  * ------------------------------------------------------------------------------------- */
 
 static int
-cmp_psv(const void *a, const void *b)
-{
-    const psv_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int
 walk_arenas(pctx_t *c)
 {
     uint64_t sva = ivar(c, L->i_sv_arenaroot);
@@ -365,7 +358,7 @@ walk_arenas(pctx_t *c)
         }
         sva = hdr[0];
     }
-    lh_qsort(c->svs, c->n_svs, sizeof *c->svs, cmp_psv);
+    LH_SORT(c->svs, c->n_svs, psv_t, addr);
 out:
     free(buf);
     free(seen.v);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "funcs.h"
 #include "grow.h"
 #include "hash.h"
@@ -48,22 +49,7 @@ index_grow(hindex_t *ix, size_t n, uint64_t (*key)(const void *, size_t), const 
         return 0;
     }
     size_t cap = ix->slot ? (ix->mask + 1) * 2 : 1024;
-    uint32_t *h = malloc(cap * sizeof *h);
-    if (!h) {
-        return -1;
-    }
-    memset(h, 0xff, cap * sizeof *h);
-    for (size_t i = 0; i < n; i++) {
-        size_t j = key(ctx, i) & (cap - 1);
-        while (h[j] != UINT32_MAX) {
-            j = (j + 1) & (cap - 1);
-        }
-        h[j] = (uint32_t)i;
-    }
-    free(ix->slot);
-    ix->slot = h;
-    ix->mask = cap - 1;
-    return 0;
+    return lh_index_rebuild(&ix->slot, &ix->mask, cap, 0, n, key, ctx);
 }
 
 static uint64_t
@@ -401,10 +387,7 @@ void
 lh_profile_fini(lh_profile_t *p)
 {
     builder_t *b = p->priv;
-    for (size_t i = 0; i < p->n_strings; i++) {
-        free(p->strings[i]);
-    }
-    free(p->strings);
+    lh_strv_free(p->strings, p->n_strings);
     free(p->mappings);
     free(p->functions);
     free(p->locations);

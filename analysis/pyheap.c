@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
+#include "dupstr.h"
 #include "grow.h"
 #include "hash.h"
 
@@ -1554,13 +1556,6 @@ done:
  * The result: objects by address, edges in CSR form, types by name
  * ------------------------------------------------------------------------------------- */
 static int
-cmp_addr(const void *a, const void *b)
-{
-    uint64_t x = ((const lh_pyobj_t *)a)->addr, y = ((const lh_pyobj_t *)b)->addr;
-    return x < y ? -1 : x > y;
-}
-
-static int
 finish(dec_t *d)
 {
     lh_pyheap_t *ph = d->ph;
@@ -1569,7 +1564,7 @@ finish(dec_t *d)
     for (uint32_t i = 0; i < n; i++) {
         ph->objs[i].type = d->tinfo[ph->objs[i].type].name;
     }
-    lh_qsort(ph->objs, n, sizeof *ph->objs, cmp_addr);
+    LH_SORT(ph->objs, n, lh_pyobj_t, addr);
     uint32_t *remap = malloc((n ? n : 1) * sizeof *remap);
     if (!remap) {
         return -1;
@@ -1760,15 +1755,12 @@ lh_pyheap_free(lh_pyheap_t *ph)
         free(ph->types[i].name);
         free(ph->types[i].module);
     }
-    for (uint32_t i = 0; i < ph->n_labels; i++) {
-        free(ph->labels[i]);
-    }
+    lh_strv_free(ph->labels, ph->n_labels);
     for (uint32_t i = 0; i < ph->n_roots; i++) {
         free(ph->roots[i].name);
     }
     free(ph->objs);
     free(ph->types);
-    free(ph->labels);
     free(ph->roots);
     free(ph->eoff);
     free(ph->edst);

@@ -357,16 +357,8 @@ int
 lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
     r->n_freed = 0;
-    if (!r->seen_event) {
-        r->seen_event = 1;
-        r->tot.first_ts_ns = ev->ts_ns;
-    }
-    if (ev->ts_ns > r->tot.last_ts_ns) {
-        r->tot.last_ts_ns = ev->ts_ns;
-    }
-    if (ev->half != LH_HALF_ALLOC) {
-        r->tot.n_events++;
-    }
+    lh_event_count(ev, &r->seen_event, &r->tot.n_events, &r->tot.first_ts_ns,
+                   &r->tot.last_ts_ns);
     switch (ev->type) {
     case LH_REC_ALLOC: {
         int rc = do_alloc(r, ev, ev->stack_id, err);

@@ -489,27 +489,6 @@ page_words(reader_t *rd)
 }
 
 static int
-cmp_word(const void *a, const void *b)
-{
-    const lh_word_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int
-cmp_region(const void *a, const void *b)
-{
-    const lh_region_t *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int
-cmp_page(const void *a, const void *b)
-{
-    const lh_page_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int
 keep_none(void *ctx, uint64_t value)
 {
     (void)ctx;
@@ -519,13 +498,6 @@ keep_none(void *ctx, uint64_t value)
 
 static int read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
                      lh_err_t *err, int no_refs);
-
-static int
-cmp_ref(const void *a, const void *b)
-{
-    const ref_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 /* The pieces of one base file: its pages (mode full) or its pointer words in them. */
 static int
@@ -575,7 +547,7 @@ resolve_refs(reader_t *rd)
     lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL};
     ref_t *refs = rd->refs;
     if (rd->n_refs) {
-        lh_qsort(refs, rd->n_refs, sizeof *refs, cmp_ref);
+        LH_SORT(refs, rd->n_refs, ref_t, addr);
     }
     for (size_t i = 0; i < rd->n_bases; i++) {
         const base_t *b = &rd->bases[i];
@@ -667,16 +639,16 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     }
     /* qsort's array must not be NULL, even for 0 elements (UBSan, found by fuzzing). */
     if (sf->n_regions) {
-        lh_qsort(sf->regions, sf->n_regions, sizeof *sf->regions, cmp_region);
+        LH_SORT(sf->regions, sf->n_regions, lh_region_t, start);
     }
     if (sf->n_pages) {
-        lh_qsort(sf->pages, sf->n_pages, sizeof *sf->pages, cmp_page);
+        LH_SORT(sf->pages, sf->n_pages, lh_page_t, addr);
     }
     if ((rc = page_words(&rd)) < 0) {
         goto done;
     }
     if (!rd.sorted && sf->n_words) {
-        lh_qsort(sf->words, sf->n_words, sizeof *sf->words, cmp_word);
+        LH_SORT(sf->words, sf->n_words, lh_word_t, addr);
     }
     /* One value per address: keep the last. */
     size_t k = 0;
@@ -689,7 +661,7 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     }
     sf->n_words = k;
     if (sf->n_hdr) {
-        lh_qsort(sf->hdr, sf->n_hdr, sizeof *sf->hdr, cmp_word);
+        LH_SORT(sf->hdr, sf->n_hdr, lh_word_t, addr);
         k = 0;
         for (size_t i = 0; i < sf->n_hdr; i++) {
             if (!k || sf->hdr[k - 1].addr != sf->hdr[i].addr) {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
 #include "privfile.h"
@@ -484,13 +485,6 @@ intern(strtab_t *t, const char *s)
     return (int64_t)t->len - (int64_t)len;
 }
 
-static int
-cmp_ent(const void *a, const void *b)
-{
-    const sc_entry_t *x = a, *y = b;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 /* The file's bytes (entries sorted by offset, strings shared), or NULL. */
 static uint8_t *
 encode(lh_symcache_t *c, size_t *len)
@@ -503,7 +497,7 @@ encode(lh_symcache_t *c, size_t *len)
         goto done;
     }
     memcpy(ents, c->ents, c->n_ents * sizeof *ents);
-    qsort(ents, c->n_ents, sizeof *ents, cmp_ent);
+    LH_SORT(ents, c->n_ents, sc_entry_t, offset);
     uint32_t nf = 0;
     for (size_t k = 0; k < c->n_ents; k++) {
         for (uint32_t j = 0; j < ents[k].n; j++) {
@@ -680,10 +674,7 @@ lh_symcache_free(lh_symcache_t *c)
     if (!c) {
         return;
     }
-    for (size_t i = 0; i < c->n_bufs; i++) {
-        free(c->bufs[i]);
-    }
-    free(c->bufs);
+    lh_strv_free(c->bufs, c->n_bufs);
     free(c->slots);
     free(c->ents);
     free(c->frames);

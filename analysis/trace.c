@@ -146,12 +146,7 @@ rd_stack_id(lh_dec_t *d, uint32_t *id)
 static void
 free_argv(lh_trace_info_t *in)
 {
-    if (in->argv) {
-        for (size_t i = 0; i < in->argc; i++) {
-            free(in->argv[i]);
-        }
-        free(in->argv);
-    }
+    lh_strv_free(in->argv, in->argc);
     in->argv = NULL;
     in->argc = 0;
 }
@@ -184,10 +179,7 @@ info_cmdline(lh_trace_t *t, lh_dec_t *pl)
     t->info.argc = (size_t)argc;
     return 0;
 fail:
-    for (size_t k = 0; k < i; k++) {
-        free(argv[k]);
-    }
-    free(argv);
+    lh_strv_free(argv, i);
     return lh_dec_ok(pl) ? LH_ENOMEM : LH_EFORMAT;
 }
 
@@ -930,10 +922,7 @@ lh_trace_close(lh_trace_t *t)
     }
     free(t->threads);
     lh_warnings_fini(&t->warnings);
-    for (size_t i = 0; i < t->n_snap_files; i++) {
-        free(t->snap_files[i]);
-    }
-    free(t->snap_files);
+    lh_strv_free(t->snap_files, t->n_snap_files);
     lh_window_fini(&t->window);
     free(t->comp);
     free(t->raw);
@@ -956,16 +945,8 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
     }
     for (;;) {
         if (lh_window_pop(&t->window, ev, &t->last_label)) {
-            if (!t->seen_event) {
-                t->seen_event = 1;
-                t->stats.first_ts_ns = ev->ts_ns;
-            }
-            if (ev->ts_ns > t->stats.last_ts_ns) {
-                t->stats.last_ts_ns = ev->ts_ns;
-            }
-            if (ev->half != LH_HALF_ALLOC) {
-                t->stats.n_events++;
-            }
+            lh_event_count(ev, &t->seen_event, &t->stats.n_events, &t->stats.first_ts_ns,
+                           &t->stats.last_ts_ns);
             if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id) {
                 int rc = 0;
                 if (!t->canon) {

@@ -6,8 +6,8 @@
  * they are sorted by (ts, frame seq, index in frame), a key unique per event, so the order
  * is the same as a stable sort's and does not depend on the sort algorithm. Each frame's
  * events arrive in order already, so the window is a few sorted runs (what is left from the
- * last release, then one per frame since): they are merged, O(n log runs), rather than
- * sorted from scratch.
+ * last release, then one per frame since): they are merged in place, rather than sorted
+ * from scratch, and only where runs overlap are entries moved.
  */
 #ifndef LH_WINDOW_H
 #define LH_WINDOW_H
@@ -30,7 +30,7 @@ typedef struct lh_window {
     size_t pos;   /* next entry to deliver */
     size_t ready; /* entries [pos, ready) are sorted and may be delivered */
     size_t sorted; /* entries [pos, sorted) are in order (what the last release sorted) */
-    lh_pending_t *tmp; /* merge buffer, cap entries */
+    lh_pending_t *tmp; /* merge buffer: the smaller side of a merge */
     size_t tmp_cap;
 } lh_window_t;
 

@@ -42,22 +42,16 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t la = {0};
     lh_tree_opts_t to = {LH_METRIC_LEAKED, 0, NULL};
-    const char *out_path = NULL;
     unsigned long width = 1200;
     int metric = LH_METRIC_LEAKED, rc;
     const lh_opt_t opts[] = {
-        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
     };
-    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, 0, opts,
+    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, LH_ARGS_OUTPUT, opts,
                                 sizeof opts / sizeof *opts};
     if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
-    }
-    if (!out_path) {
-        return lh_err_set(err, LH_EINVAL, "flamegraph: where to? usage: leakhound flamegraph "
-                          "FILE -o OUT.svg");
     }
     to.metric = (lh_metric_t)metric;
     lh_load_funcs_t lf;
@@ -67,9 +61,9 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
     }
     title(head, sizeof head, lf.c, to.metric);
     lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
-    FILE *out = lh_load_out_open(out_path, err);
+    FILE *out = lh_load_out_open(la.out, err);
     rc = !out ? LH_EIO
-              : lh_load_out_close(out, out_path, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),
+              : lh_load_out_close(out, la.out, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),
                                   err);
     lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;

@@ -34,20 +34,13 @@ int
 lh_cmd_html(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t la = {0};
-    const char *out_path = NULL;
     unsigned long top = 20;
     int rc;
-    const lh_opt_t opts[] = {
-        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
-        {"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL},
-    };
-    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, 0, opts, sizeof opts / sizeof *opts};
+    const lh_opt_t opts[] = {{"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL}};
+    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, LH_ARGS_OUTPUT, opts,
+                                sizeof opts / sizeof *opts};
     if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
-    }
-    if (!out_path) {
-        return lh_err_set(err, LH_EINVAL, "html: where to? usage: leakhound html FILE -o "
-                          "OUT.html");
     }
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
@@ -120,12 +113,12 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
                   ftitle, sizeof ftitle);
     lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, prog, ptitle, psub, ftitle,
                            getcwd(cwd, sizeof cwd), LH_VERSION};
-    FILE *out = lh_load_out_open(out_path, err);
+    FILE *out = lh_load_out_open(la.out, err);
     if (!out) {
         rc = LH_EIO;
         goto done;
     }
-    rc = lh_load_out_close(out, out_path, lh_view_html(out, &page, err), err);
+    rc = lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
     lh_load_sym_warnings(c);
 done:
     free(gsites);

@@ -15,20 +15,26 @@
 #include "text.h"
 
 int
-lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
+lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err)
 {
     int rc = 0;
     lh_supp_init(s);
-    if (a->default_supp) {
+    if (defaults) {
         rc = lh_supp_add_defaults(s, err);
     }
-    for (size_t k = 0; rc >= 0 && k < a->n_supp_files; k++) {
-        rc = lh_supp_load(s, a->supp_files[k], err);
+    for (size_t k = 0; rc >= 0 && k < files->n; k++) {
+        rc = lh_supp_load(s, files->v[k], err);
     }
     if (rc < 0) {
         lh_supp_fini(s);
     }
     return rc;
+}
+
+int
+lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
+{
+    return lh_load_supp(s, a->default_supp, &a->supp_files, err);
 }
 
 void

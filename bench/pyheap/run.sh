@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 lh=$build/bin/leakhound
 "$lh" run -o "$tmp/m.lht" -- "$py" "$here/million.py" "$n" >/dev/null 2>&1
 echo "python: $("$py" -c 'import sys; print(sys.version.split()[0])'), objects asked: $n"
-"$lh" shell "$tmp/m.lht" million -c snapshots
+"$lh" shell "$tmp/m.lht" million -c snapshots   # the pause column
 ls -l "$tmp"/m.snap1.lhs | awk '{printf "contents file: %.1f MiB\n", $5 / 1048576}'
 /usr/bin/time -f "shell summary: %e s wall, %M KiB peak RSS" \
     "$lh" shell "$tmp/m.lht" million -c summary 2>&1 | grep -E "python|shell summary|live:"

@@ -340,14 +340,15 @@ cmd_snapshots(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc > 1) {
         return lh_err_set(err, LH_EINVAL, "snapshots: takes no arguments");
     }
-    fprintf(sh->out, "    #  %-16s %-7s %10s %12s %11s  %s\n", "label", "trigger", "time",
-            "live blocks", "live bytes", "contents");
+    /* pause: how long the program was stopped for it (the fork, or attach's ptrace stop) */
+    fprintf(sh->out, "    #  %-16s %-7s %10s %12s %11s %10s  %s\n", "label", "trigger", "time",
+            "live blocks", "live bytes", "pause", "contents");
     for (size_t i = 0; i < hg->n_snaps; i++) {
         const lh_snapinfo_t *s = &hg->snaps[i];
-        fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s  %s\n",
+        fprintf(sh->out, "%s %3zu  %-16s %-7s %8.3f s %12" PRIu64 " %11s %7.1f ms  %s\n",
                 i == hg->cur ? "*" : " ", i + 1, s->label, lh_text_trigger_name(s->trigger, "?"),
                 snap_time(sh, s), s->live_blocks, sh_bytes(b1, sizeof b1, s->live_bytes),
-                mode_name(s->mode));
+                (double)s->pause_ns / 1e6, mode_name(s->mode));
     }
     return 0;
 }
@@ -1011,7 +1012,7 @@ cmd_native(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 
 static const command_t commands[] = {
     {"summary", cmd_summary, "summary", "the snapshot, its live set and the leak summary"},
-    {"snapshots", cmd_snapshots, "snapshots", "the trace's snapshots (* marks the one in use)"},
+    {"snapshots", cmd_snapshots, "snapshots", "the trace's snapshots, how long each paused the program (* marks the one in use)"},
     {"use", cmd_use, "use LABEL|N", "switch to another snapshot"},
     {"largest", cmd_largest, "largest [N] [--retained]",
      "the N biggest blocks (default 10) by size, or by retained size"},

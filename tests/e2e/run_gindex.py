@@ -16,6 +16,9 @@ forged checksum) or a symbolic link is not used, and the reader never crashes on
   corrupt  flipped bytes, truncation, a garbage header, a damaged catalog, and 40 forged
            indexes (a byte changed and the checksum recomputed): never a crash
   symlink  TRACE.1.lhx a symbolic link to another file: not followed, not written through
+  readonly the trace in a directory its reader (nobody) cannot write: the index goes in the
+           cache directory (LEAKHOUND_CACHE_DIR/index), nothing beside the trace, and the
+           second shell loads it (same answers, not rewritten); skipped unless root
 
 Usage: run_gindex.py --build DIR --case NAME [--keep] [-v]
 Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
@@ -252,12 +255,79 @@ def case_symlink(ctx):
     ctx.check(got == want, "then loaded: same answers", want, got)
 
 
+def case_readonly(ctx):
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        raise E.Skip("needs root and setpriv (runs the shell as nobody)")
+    import pwd
+    import tempfile
+    nob = pwd.getpwnam("nobody")
+    # Every directory above nobody's files must be searchable by nobody, and the checkout
+    # may sit in a directory only root can enter (CI clones into a 0700 parent): work in
+    # the system's temporary directory.
+    top = tempfile.mkdtemp(prefix="leakhound-gindex-ro.")
+    try:
+        readonly_in(ctx, top, nob, setpriv)
+    finally:
+        os.chmod(top, 0o700)
+        for d, _, _ in os.walk(top):
+            os.chmod(d, 0o700)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def readonly_in(ctx, top, nob, setpriv):
+    ro = os.path.join(top, "ro")
+    os.mkdir(ro)
+    trace = os.path.join(ro, "trace.lht")
+    E.lh_run(ctx, [ctx.prog("graph_handlers")], out=trace)
+    res = E.run(ctx, [ctx.lh, "shell", trace, "--no-index", "-c", "summary; largest 3"],
+                cwd=top)
+    want = (res.returncode, res.stdout, res.stderr)
+    # nobody reads the trace and its contents file, in a directory it cannot write, with a
+    # copy of the CLI (the build directory may be closed to others: a 0700 checkout).
+    for f in os.listdir(ro):
+        os.chown(os.path.join(ro, f), nob.pw_uid, nob.pw_gid)
+    os.chmod(ro, 0o555)
+    os.chmod(top, 0o755)
+    lh = os.path.join(top, "leakhound")
+    shutil.copy(ctx.lh, lh)
+    os.chmod(lh, 0o755)
+    cache = os.path.join(top, "cache")
+    os.mkdir(cache, 0o700)
+    os.chown(cache, nob.pw_uid, nob.pw_gid)
+    before = sorted(os.listdir(ro))
+    argv = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+            "/usr/bin/env", "-i", "LEAKHOUND_CACHE_DIR=" + cache, "HOME=/nonexistent",
+            lh, "shell", trace, "-c", "summary; largest 3"]
+    first = E.run(ctx, argv, cwd=top)
+    got = (first.returncode, first.stdout, first.stderr)
+    ctx.check(got == want, "as nobody, building the index: same answers", want, got)
+    ctx.check(sorted(os.listdir(ro)) == before, "nothing written beside the trace", before,
+              sorted(os.listdir(ro)))
+    idx = os.path.join(cache, "index")
+    files = sorted(os.listdir(idx)) if os.path.isdir(idx) else []
+    ok = len(files) == 2 and files[0].endswith(".1.lhx") and files[1].endswith(".lhx") and \
+        files[0][:16] == files[1][:16] and len(files[1]) == 16 + 4
+    ctx.check(ok, "the catalog and the index in the cache directory", "H.1.lhx, H.lhx", files)
+    if not ok:
+        return
+    snap = os.path.join(idx, files[0])
+    st = os.stat(snap)
+    ctx.check((st.st_uid, st.st_mode & 0o777) == (nob.pw_uid, 0o600), "owned by nobody, 0600",
+              (nob.pw_uid, "0o600"), (st.st_uid, oct(st.st_mode & 0o777)))
+    second = E.run(ctx, argv, cwd=top)
+    got = (second.returncode, second.stdout, second.stderr)
+    ctx.check(got == want, "as nobody, from the index: same answers", want, got)
+    ctx.check(ino(snap) == st.st_ino, "the index was loaded, not rebuilt", st.st_ino, ino(snap))
+
+
 CASES = {
     "c": case_c,
     "python": case_python,
     "stale": case_stale,
     "corrupt": case_corrupt,
     "symlink": case_symlink,
+    "readonly": case_readonly,
 }
 
 

@@ -286,8 +286,8 @@ def shell_snapshots(ctx, trace):
     rows = []
     for ln in res.stdout.splitlines()[1:]:
         f = ln.lstrip("* ").split()
-        if len(f) == 9:
-            rows.append((f[1], f[2], int(f[5]), f[6] + " " + f[7], f[8]))
+        if len(f) == 11:
+            rows.append((f[1], f[2], int(f[5]), f[6] + " " + f[7], f[10]))
     return rows
 
 
