@@ -243,6 +243,34 @@ lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
+uint64_t
+lh_sys_agent_resident(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) {
+        return 0;
+    }
+    unsigned char vec[1024];
+    uint64_t pages = 0;
+    reg_lock();
+    for (int i = 0; i < map_reg_n; i++) {
+        uintptr_t lo = map_reg[i].lo & ~(uintptr_t)(page - 1);
+        while (lo < map_reg[i].hi) {
+            size_t n = (map_reg[i].hi - lo + (uintptr_t)page - 1) / (uintptr_t)page;
+            n = n < sizeof vec ? n : sizeof vec;
+            if (mincore((void *)lo, n * (size_t)page, vec) != 0) {
+                break;
+            }
+            for (size_t k = 0; k < n; k++) {
+                pages += vec[k] & 1;
+            }
+            lo += n * (uintptr_t)page;
+        }
+    }
+    reg_unlock();
+    return pages * (uint64_t)page;
+}
+
 int
 lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi)
 {

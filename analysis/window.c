@@ -27,11 +27,10 @@ lh_window_fini(lh_window_t *w)
     lh_window_init(w);
 }
 
-int
-lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
+lh_pending_t *
+lh_window_room_slow(lh_window_t *w, size_t k)
 {
-    char *label = NULL;
-    if (w->n == w->cap && w->pos > 0) {
+    if (w->n + k > w->cap && w->pos > 0) {
         /* Reuse the space of delivered entries before growing. */
         memmove(w->v, w->v + w->pos, (w->n - w->pos) * sizeof *w->v);
         w->n -= w->pos;
@@ -39,22 +38,37 @@ lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
         w->sorted -= w->pos;
         w->pos = 0;
     }
-    if (lh_grow(&w->v, &w->cap, w->n, sizeof *w->v, 4096) < 0) {
+    if (lh_grow_to(&w->v, &w->cap, w->n + k, sizeof *w->v, 4096) < 0) {
+        return NULL;
+    }
+    return &w->v[w->n];
+}
+
+int
+lh_window_commit_label(lh_window_t *w, uint64_t seq, uint64_t idx)
+{
+    lh_pending_t *p = &w->v[w->n];
+    char *label = malloc(p->ev.label_len);
+    if (!label) {
         return LH_ENOMEM;
     }
-    if (ev->label_len) {
-        label = malloc(ev->label_len);
-        if (!label) {
-            return LH_ENOMEM;
-        }
-        memcpy(label, ev->label, ev->label_len);
-    }
-    lh_pending_t *p = &w->v[w->n++];
-    p->ev = *ev;
+    memcpy(label, p->ev.label, p->ev.label_len);
     p->ev.label = label;
     p->seq = seq;
     p->idx = idx;
+    w->n++;
     return 0;
+}
+
+int
+lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
+{
+    lh_pending_t *p = lh_window_room(w, 1);
+    if (!p) {
+        return LH_ENOMEM;
+    }
+    p->ev = *ev;
+    return lh_window_commit(w, seq, idx);
 }
 
 void
@@ -241,17 +255,4 @@ lh_window_release_oldest(lh_window_t *w, size_t k)
 {
     compact_sort(w);
     w->ready = k < w->n ? k : w->n;
-}
-
-int
-lh_window_pop(lh_window_t *w, lh_event_t *ev, char **label)
-{
-    if (w->pos >= w->ready) {
-        return 0;
-    }
-    lh_pending_t *p = &w->v[w->pos++];
-    *ev = p->ev;
-    *label = (char *)p->ev.label;
-    p->ev.label = NULL;
-    return 1;
 }

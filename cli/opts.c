@@ -152,6 +152,18 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
             }
             break;
         }
+        case LH_OPT_FILES: {
+            lh_opt_files_t *f = o->dst;
+            if (!*v) {
+                return lh_err_set(err, LH_EINVAL, "%s: option '%s' needs a value", cmd, o->name);
+            }
+            if (f->n == sizeof f->v / sizeof f->v[0]) {
+                return lh_err_set(err, LH_EINVAL, "%s: at most %zu %s files", cmd,
+                                  sizeof f->v / sizeof f->v[0], o->name);
+            }
+            f->v[f->n++] = v;
+            break;
+        }
         case LH_OPT_CHOICE: {
             int idx = choice_index(o->choices, v);
             if (idx < 0) {
@@ -216,6 +228,7 @@ common_opts(lh_trace_args_t *a, unsigned flags, lh_opt_t *o, int *fmt)
     if (!(flags & (LH_ARGS_NO_TRACE | LH_ARGS_NO_SUPP))) {
         o[n++] = (lh_opt_t){"--default-suppressions", NULL, LH_OPT_BOOL, &a->default_supp, 0,
                             0, NULL};
+        o[n++] = (lh_opt_t){"--suppressions", NULL, LH_OPT_FILES, &a->supp_files, 0, 0, NULL};
     }
     return n;
 }
@@ -252,20 +265,6 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
             if (rc < 0) {
                 return rc;
             }
-            continue;
-        }
-        if (takes_trace && !(spec->flags & LH_ARGS_NO_SUPP) &&
-            strncmp(arg, "--suppressions", 14) == 0 &&
-            (arg[14] == '\0' || arg[14] == '=')) {
-            const char *v = arg[14] ? arg + 15 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !*v) {
-                return lh_err_set(err, LH_EINVAL, "%s: option '--suppressions' needs a value",
-                                  cmd);
-            }
-            if (a->n_supp_files == sizeof a->supp_files / sizeof a->supp_files[0]) {
-                return lh_err_set(err, LH_EINVAL, "%s: at most 16 --suppressions files", cmd);
-            }
-            a->supp_files[a->n_supp_files++] = v;
             continue;
         }
         if (strncmp(arg, "--format", 8) == 0 && (arg[8] == '\0' || arg[8] == '=')) {

@@ -28,7 +28,14 @@ typedef enum lh_opt_kind {
     LH_OPT_STR,    /* const char *, pointing into argv */
     LH_OPT_UINT,   /* unsigned long in [lo, hi] */
     LH_OPT_CHOICE, /* int: index of the value in choices ("a|b|c"); a unique prefix is enough */
+    LH_OPT_FILES,  /* lh_opt_files_t: repeatable, each value appended */
 } lh_opt_kind_t;
+
+/* The values of a repeatable option naming files (--suppressions), in order. */
+typedef struct lh_opt_files {
+    const char *v[16];
+    size_t n;
+} lh_opt_files_t;
 
 typedef struct lh_opt {
     const char *name;    /* "--top" */
@@ -56,8 +63,7 @@ typedef struct lh_trace_args {
     int quiet;
     int json;               /* --format json */
     int help;
-    const char *supp_files[16];
-    size_t n_supp_files;
+    lh_opt_files_t supp_files;
     int default_supp;       /* add the built-in list */
     const char *out;        /* -o/--output (LH_ARGS_OUTPUT) */
     char stdin_path[32];    /* "/proc/self/fd/N" when the trace is `-` */
