@@ -52,7 +52,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_growth_t g;
     const lh_site_t **gsites = NULL;
     int have_rep = 0, have_f = 0, have_t = 0, have_e = 0, have_g = 0;
-    char cwd[PATH_MAX], prog[256], ptitle[512], psub[512], ftitle[512];
+    char cwd[PATH_MAX], ptitle[512], psub[512], ftitle[512];
     lh_supp_t supp;
     co.n_columns = HTML_COLUMNS;
     if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
@@ -100,19 +100,13 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
             goto done;
         }
     }
-    {
-        const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
-        const char *exe = in->exe[0] ? in->exe : la.path;
-        const char *b = strrchr(exe, '/');
-        snprintf(prog, sizeof prog, "%s", b ? b + 1 : exe);
-    }
     lh_load_title(c, "Heap over time", ptitle, sizeof ptitle);
     lh_load_subtitle(c, psub, sizeof psub);
     lh_load_title(c, to.metric == LH_METRIC_LEAKED ? "Bytes leaked (live at exit)"
                                                    : "Bytes live at the heap peak",
                   ftitle, sizeof ftitle);
-    lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, prog, ptitle, psub, ftitle,
-                           getcwd(cwd, sizeof cwd), LH_VERSION};
+    lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, lh_load_prog(c), ptitle, psub,
+                           ftitle, getcwd(cwd, sizeof cwd), LH_VERSION};
     FILE *out = lh_load_out_open(la.out, err);
     if (!out) {
         rc = LH_EIO;

@@ -101,14 +101,20 @@ lh_load_sym_warnings(lh_collect_t *c)
     }
 }
 
-void
-lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
+const char *
+lh_load_prog(const lh_collect_t *c)
 {
     const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
     const char *exe = in->exe[0] ? in->exe : lh_trace_path(lh_collect_trace(c));
     const char *b = strrchr(exe, '/');
-    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, b ? b + 1 : exe,
-             (unsigned long long)in->pid);
+    return b ? b + 1 : exe;
+}
+
+void
+lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, lh_load_prog(c),
+             (unsigned long long)lh_trace_info(lh_collect_trace(c))->pid);
 }
 
 void

@@ -31,6 +31,8 @@ int lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_coll
 /* Prints the symbolizer's warnings (call after rendering: symbolization is lazy). */
 void lh_load_sym_warnings(lh_collect_t *c);
 
+/* The program's name: the base name of its executable (of the trace when unknown). */
+const char *lh_load_prog(const lh_collect_t *c);
 /* "WHAT — prog (pid N)" and "peak X at T s · Y live at exit · ..." for pictures. */
 void lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len);
 void lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len);
