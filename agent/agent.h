@@ -129,6 +129,10 @@ typedef struct lh_config {
                               * snapshot child waits this long before its END */
     int snapshot_delta; /* LEAKHOUND_SNAPSHOT_DELTA: contents files refer to earlier ones
                            for what did not change (1, the default) or are whole (0) */
+    int snapshot_wp; /* LEAKHOUND_SNAPSHOT_WP: a delta snapshot skips pages the kernel says
+                        were not written (1, the default; snapwp.h) or reads them all (0) */
+    int test_snapwp_verify; /* LEAKHOUND_TEST_SNAPWP_VERIFY: tests only, the child reads the
+                               pages it skips anyway, compares, and logs the counts */
 } lh_config_t;
 
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush

@@ -187,6 +187,8 @@ load(lh_config_t *cfg)
         lh_sys_log("ignoring bad LEAKHOUND_SAMPLE_RATE '", sr, "'");
     }
     cfg->snapshot_delta = (int)env_long("LEAKHOUND_SNAPSHOT_DELTA", 1, 0, 1);
+    cfg->snapshot_wp = (int)env_long("LEAKHOUND_SNAPSHOT_WP", 1, 0, 1);
+    cfg->test_snapwp_verify = (int)env_long("LEAKHOUND_TEST_SNAPWP_VERIFY", 0, 0, 1);
     cfg->test_child_delay_ms =
         (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS", 0, 0, 60000);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");

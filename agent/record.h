@@ -29,8 +29,10 @@ void lh_rec_snapshot(lh_rec_t *r, const char *label, int trigger, const char *fi
                      unsigned number, uint64_t pause_ns);
 void lh_rec_end(lh_rec_t *r);
 
-/* lh_rec_begin + lh_rec_alloc (with the stack) or lh_rec_free + lh_rec_end, in one call. */
-void lh_rec_alloc_event(const void *p, size_t size, int kind);
+/* lh_rec_begin + lh_rec_alloc (with the stack) or lh_rec_free + lh_rec_end, in one call.
+ * entry_fp: the frame address of the hook the program called, whose return address is the
+ * program's (shims.c), or 0: the stack cache then finds it by walking the agent's frames. */
+void lh_rec_alloc_event(const void *p, size_t size, int kind, uintptr_t entry_fp);
 void lh_rec_free_event(const void *p);
 
 #endif /* LH_RECORD_H */

@@ -66,7 +66,7 @@ before_recording_alloc(void *p, size_t size, int kind)
 }
 
 void
-lh_recorder_alloc(void *p, size_t size, int kind)
+lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
 {
     int saved = errno;
     if (__builtin_expect(!lh_recording(), 0) && before_recording_alloc(p, size, kind)) {
@@ -77,12 +77,18 @@ lh_recorder_alloc(void *p, size_t size, int kind)
         lh_sample_mark(p);
     }
     lh_tls.guard = 1;
-    lh_rec_alloc_event(p, size, kind);
+    lh_rec_alloc_event(p, size, kind, entry_fp);
     lh_tls.guard = 0;
     if (lh_script_on) {
         lh_script_check_end(); /* perl's global destruction is not the program's */
     }
     errno = saved;
+}
+
+void
+lh_recorder_alloc(void *p, size_t size, int kind)
+{
+    lh_recorder_alloc_from(p, size, kind, 0);
 }
 
 void

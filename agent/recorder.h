@@ -14,6 +14,7 @@
 #define LH_RECORDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent.h"
 #include "sample.h"
@@ -80,6 +81,10 @@ lh_recorder_wants_free(const void *p)
 
 /* Records block p of size bytes, just returned by the real allocator (LH_AK_* kind). */
 void lh_recorder_alloc(void *p, size_t size, int kind);
+/* The same from a hook that knows its own frame (__builtin_frame_address(0) of the function
+ * the program called, whose return address is the program's): spares the stack cache the
+ * walk of the agent's frames (record.h). The frame must still be live. */
+void lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp);
 /* Records the free of p; call it before the real free. */
 void lh_recorder_free(void *p);
 /* Calls real_realloc(p, n) and records what it did (free, alloc or both). */

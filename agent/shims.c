@@ -138,19 +138,25 @@ lh_shims_resolve(void)
  * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
  * frame to set up. */
 __attribute__((noinline)) static void *
-malloc_record(void *p, size_t n)
+malloc_record(void *p, size_t n, uintptr_t entry_fp)
 {
     if (p && lh_recorder_wants_alloc(n)) {
-        lh_recorder_alloc(p, n, LH_AK_MALLOC);
+        lh_recorder_alloc_from(p, n, LH_AK_MALLOC, entry_fp);
     }
     return p;
 }
+
+/* The calling hook's frame for lh_recorder_alloc_from. The hooks that pass it are not
+ * allowed to end in a tail call (NO_TAIL after the call): their frame must outlive the
+ * recording. */
+#define ENTRY_FP() ((uintptr_t)__builtin_frame_address(0))
+#define NO_TAIL(v) __asm__ volatile("" : "+r"(v))
 
 __attribute__((noinline)) static void *
 malloc_boot(size_t n)
 {
     lh_shims_resolve();
-    return real.malloc ? malloc_record(real.malloc(n), n) : boot_alloc(n, 16);
+    return real.malloc ? malloc_record(real.malloc(n), n, 0) : boot_alloc(n, 16);
 }
 
 /* Everything but sampling mode's common case: the real call, then the recording. The
@@ -162,7 +168,9 @@ malloc_slow(size_t n)
     if (unlikely(!f)) {
         return malloc_boot(n);
     }
-    return malloc_record(f(n), n);
+    void *p = malloc_record(f(n), n, ENTRY_FP());
+    NO_TAIL(p);
+    return p;
 }
 
 /* Sampling mode's common case, an allocation that does not reach the next sample, is the
@@ -194,7 +202,7 @@ calloc_slow(size_t n, size_t m)
     }
     void *p = real.calloc(n, m);
     if (p && lh_recorder_wants_alloc(n * m)) {
-        lh_recorder_alloc(p, n * m, LH_AK_CALLOC);
+        lh_recorder_alloc_from(p, n * m, LH_AK_CALLOC, ENTRY_FP());
     }
     return p;
 }

@@ -340,6 +340,9 @@ thread_exit(void *arg)
     /* glibc may still free and allocate for this thread (later key destructors, its
      * tcache): those events register a slot again, whose stack is no root (issue 11). */
     lh_tls.exited = 1;
+    if (s) {
+        lh_threads_ended(s->self, s->tid); /* its DTV stays with glibc's cached stack */
+    }
     if (s && s == lh_tls.slot && lh_tls.registered) {
         lh_slot_lock(s);
         if (lh_recording() && lh_slot_reserve(s, 32) == 0) {

@@ -9,18 +9,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "snapwp.h"
 #include "sys.h"
 
 /* Pieces one table holds: 2^21 pages are 8 GiB of resident memory scanned. A snapshot
  * with more is written whole and leaves no table. */
 #define MAX_PIECES (1u << 21)
 #define NAME_MAX_LEN 256
+/* Target ranges (lh_snapdelta_targets) a table remembers: more, and no page is skipped. */
+#define MAX_TARGETS 16384
+
+#define MAX_REMOVED 256 /* target ranges gone since the previous table: more, no skipping */
+
+#define PIECE_HDR 1   /* lh_snapdelta_seen_t's flags */
+#define PIECE_EMPTY 2
+#define PIECE_STRAY 4
 
 typedef struct piece {
     uint64_t addr;
-    uint32_t len;
+    uint16_t len; /* at most a page */
+    uint16_t flags;
     uint32_t home; /* the snapshot whose file stores these contents */
     uint64_t sum;
+    uint64_t tmin, tmax; /* lh_snapdelta_seen_t's */
 } piece_t;
 
 typedef struct home {
@@ -36,6 +47,7 @@ typedef struct state {
     uint32_t cur;     /* tables[cur] is the last complete one */
     uint32_t number;  /* its snapshot, 0: none */
     uint64_t n[2];
+    uint64_t n_targets[2]; /* of the tables' snapshots; MAX_TARGETS + 1: too many */
     home_t homes[LH_SNAPDELTA_HOMES]; /* committed files, by number % HOMES */
 } state_t;
 
@@ -43,6 +55,7 @@ typedef struct state {
 
 static state_t *st;      /* the shared mapping, NULL until prepared */
 static piece_t *tabs[2];
+static lh_wp_range_t *targets[2];
 
 /* The child's view (each child has its own copy of these statics). */
 static int active;
@@ -55,8 +68,14 @@ static size_t n_next;
 static int overflow;
 static unsigned bases[LH_SNAPDELTA_HOMES];
 static int n_bases;
+/* How this snapshot's targets differ from the previous table's (lh_snapdelta_targets). */
+static int targets_known; /* both lists known */
+static int targets_added; /* some address is a target (or a heap one) only now */
+static lh_wp_range_t removed[MAX_REMOVED]; /* was a target (of that kind), is not now */
+static size_t n_removed;
 
-#define MAP_BYTES (HEADER_BYTES + 2 * MAX_PIECES * sizeof(piece_t))
+#define MAP_BYTES                                                                          \
+    (HEADER_BYTES + 2 * MAX_PIECES * sizeof(piece_t) + 2 * MAX_TARGETS * sizeof(lh_wp_range_t))
 
 int
 lh_snapdelta_prepare(void)
@@ -77,6 +96,8 @@ lh_snapdelta_prepare(void)
     }
     tabs[0] = (piece_t *)(p + HEADER_BYTES);
     tabs[1] = tabs[0] + MAX_PIECES;
+    targets[0] = (lh_wp_range_t *)(tabs[1] + MAX_PIECES);
+    targets[1] = targets[0] + MAX_TARGETS;
     st = (state_t *)p; /* zeroed by the kernel: no table yet */
     st->pid = me;
     return 0;
@@ -91,6 +112,21 @@ home_of(uint32_t h)
 }
 
 int
+lh_snapdelta_reserve(unsigned number)
+{
+    int owner = 0;
+    return st && st->pid == (int)syscall(SYS_getpid) &&
+           atomic_compare_exchange_strong(&st->owner, &owner, -(int)number);
+}
+
+void
+lh_snapdelta_assign(unsigned number, pid_t child)
+{
+    int owner = -(int)number;
+    atomic_compare_exchange_strong(&st->owner, &owner, child > 0 ? (int)child : 0);
+}
+
+int
 lh_snapdelta_begin(pid_t pid, int mode, unsigned number)
 {
     active = 0;
@@ -98,10 +134,11 @@ lh_snapdelta_begin(pid_t pid, int mode, unsigned number)
         return 0;
     }
     int me = (int)syscall(SYS_getpid);
-    int owner = 0;
-    /* A child that died without ending leaves its pid, which the parent clears when it
-     * reaps it (lh_snapdelta_reaped). */
-    if (!atomic_compare_exchange_strong(&st->owner, &owner, me)) {
+    int owner = -(int)number;
+    /* Reserved for this snapshot by the parent before the clone, which then writes this
+     * child's pid there itself (whichever comes first). A child that died without ending
+     * leaves its pid, which the parent clears when it reaps it (lh_snapdelta_reaped). */
+    if (!atomic_compare_exchange_strong(&st->owner, &owner, me) && owner != me) {
         return 0;
     }
     my_number = number;
@@ -118,7 +155,97 @@ lh_snapdelta_begin(pid_t pid, int mode, unsigned number)
     n_next = 0;
     overflow = 0;
     n_bases = 0;
+    targets_known = 0;
+    st->n_targets[st->cur ^ 1] = MAX_TARGETS + 1; /* unknown until lh_snapdelta_targets */
     active = 1;
+    return 1;
+}
+
+/* The parts of t (hi's low bit: its kind) that no range of the same kind in l covers,
+ * l and t sorted; each part goes to out (when not NULL, up to cap, *n counting; returns 0
+ * when that overflows). The lowest and highest address of any part go to *lo, *hi. */
+static int
+subtract(const lh_wp_range_t *t, size_t nt, const lh_wp_range_t *l, size_t nl,
+         lh_wp_range_t *out, size_t cap, size_t *n, uint64_t *lo, uint64_t *hi)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < nt; i++) {
+        uint64_t kind = t[i].hi & 1, a = t[i].lo, end = t[i].hi & ~(uint64_t)1;
+        while (j < nl && (l[j].hi & ~(uint64_t)1) <= a) {
+            j++;
+        }
+        for (size_t k = j; a < end; k++) {
+            uint64_t b = end; /* the next part is [a, b) */
+            if (k < nl && l[k].lo < end) {
+                if ((l[k].hi & 1) != kind) {
+                    continue;
+                }
+                b = l[k].lo > a ? l[k].lo : a;
+            }
+            if (a < b) {
+                *lo = a < *lo ? a : *lo;
+                *hi = b > *hi ? b : *hi;
+                if (out) {
+                    if (*n == cap) {
+                        return 0;
+                    }
+                    out[*n] = (lh_wp_range_t){a, b};
+                }
+                (*n)++;
+            }
+            if (k >= nl || l[k].lo >= end) {
+                break;
+            }
+            uint64_t lend = l[k].hi & ~(uint64_t)1;
+            a = lend > a ? lend : a;
+        }
+    }
+    return 1;
+}
+
+void
+lh_snapdelta_targets(const lh_wp_range_t *t, size_t n)
+{
+    if (!active) {
+        return;
+    }
+    uint32_t nx = st->cur ^ 1;
+    if (n > MAX_TARGETS) {
+        st->n_targets[nx] = MAX_TARGETS + 1;
+        return;
+    }
+    memcpy(targets[nx], t, n * sizeof *t);
+    st->n_targets[nx] = n;
+    uint64_t np = st->n_targets[st->cur];
+    if (!prev || np > MAX_TARGETS) {
+        return;
+    }
+    const lh_wp_range_t *old = targets[st->cur];
+    size_t n_added = 0;
+    uint64_t lo = ~(uint64_t)0, hi = 0, rlo = ~(uint64_t)0, rhi = 0;
+    n_removed = 0;
+    subtract(t, n, old, np, NULL, 0, &n_added, &lo, &hi);
+    if (!subtract(old, np, t, n, removed, MAX_REMOVED, &n_removed, &rlo, &rhi)) {
+        return;
+    }
+    targets_added = n_added > 0;
+    /* A new target range where small numbers or no address can be: no word is known not
+     * to point there (the stray flag looks at [LH_SNAPDELTA_STRAY_LO, 2^57) only). */
+    targets_known = !targets_added || (lo >= LH_SNAPDELTA_STRAY_LO && hi <= (1ull << 57));
+}
+
+/* Whether a piece seen under the previous table's targets reads the same under these. */
+static int
+targets_keep(const piece_t *p)
+{
+    if (targets_added && (p->flags & PIECE_STRAY)) {
+        return 0; /* a stray word may point into the new range */
+    }
+    for (size_t i = 0; i < n_removed && p->tmin <= p->tmax; i++) {
+        if (removed[i].lo <= p->tmax && removed[i].hi > p->tmin) {
+            return 0; /* a pointer word may point into a range that went */
+        }
+    }
     return 1;
 }
 
@@ -179,8 +306,67 @@ note_base(unsigned home)
     }
 }
 
+/* Appends to the next table; 0 when it cannot (the rest is then written whole). */
+static int
+add_next(const piece_t *p)
+{
+    if (n_next >= MAX_PIECES || (n_next && next[n_next - 1].addr >= p->addr)) {
+        /* Out of room, or out of order (never expected): the rest is written, and this
+         * table is not kept, as a later snapshot could not trust it. */
+        overflow = 1;
+        return 0;
+    }
+    next[n_next++] = *p;
+    return 1;
+}
+
 int
-lh_snapdelta_piece(uintptr_t addr, uint32_t len, uint64_t sum, int empty)
+lh_snapdelta_skip(uintptr_t addr, uint32_t len)
+{
+    if (!active || overflow || !targets_known) {
+        return 0;
+    }
+    while (at_prev < n_prev && prev[at_prev].addr < addr) {
+        at_prev++;
+    }
+    if (at_prev == n_prev) {
+        return 0;
+    }
+    const piece_t *p = &prev[at_prev];
+    int empty = p->flags & PIECE_EMPTY;
+    if (p->addr != addr || p->len != len || (p->flags & PIECE_HDR) ||
+        (!empty && !may_refer(addr, p->home)) || !targets_keep(p) ||
+        !lh_snapwp_clean(addr, addr + len)) {
+        return 0;
+    }
+    piece_t q = *p;
+    q.home = empty ? my_number : p->home;
+    if (!add_next(&q)) {
+        return 0;
+    }
+    if (!empty) {
+        note_base(p->home);
+    }
+    return 1;
+}
+
+static uint16_t
+flags_of(const lh_snapdelta_seen_t *seen)
+{
+    return (uint16_t)((seen->empty ? PIECE_EMPTY : 0) | (seen->hdr ? PIECE_HDR : 0) |
+                      (seen->stray ? PIECE_STRAY : 0));
+}
+
+int
+lh_snapdelta_verify(uint64_t sum, const lh_snapdelta_seen_t *seen)
+{
+    const piece_t *p = &next[n_next - 1];
+    return p->sum == sum && p->flags == flags_of(seen) && p->tmin == seen->tmin &&
+           p->tmax == seen->tmax;
+}
+
+int
+lh_snapdelta_piece(uintptr_t addr, uint32_t len, uint64_t sum, const lh_snapdelta_seen_t *seen)
 {
     if (!active || overflow) {
         return 0;
@@ -189,19 +375,16 @@ lh_snapdelta_piece(uintptr_t addr, uint32_t len, uint64_t sum, int empty)
         at_prev++;
     }
     uint32_t home = my_number;
-    if (!empty && at_prev < n_prev) {
+    if (!seen->empty && at_prev < n_prev) {
         const piece_t *p = &prev[at_prev];
         if (p->addr == addr && p->len == len && p->sum == sum && may_refer(addr, p->home)) {
             home = p->home;
         }
     }
-    if (n_next >= MAX_PIECES || (n_next && next[n_next - 1].addr >= addr)) {
-        /* Out of room, or out of order (never expected): the rest is written, and this
-         * table is not kept, as a later snapshot could not trust it. */
-        overflow = 1;
+    piece_t q = {addr, (uint16_t)len, flags_of(seen), home, sum, seen->tmin, seen->tmax};
+    if (!add_next(&q)) {
         return 0;
     }
-    next[n_next++] = (piece_t){addr, len, home, sum};
     if (home != my_number) {
         note_base(home);
         return 1;
@@ -252,7 +435,8 @@ lh_snapdelta_end(int ok, const char *name)
     }
     /* A file not written whole leaves the last table as it was (it never refers to this
      * file); the table just written over was not that one. */
-    if (ok && !overflow) {
+    int commit = ok && !overflow;
+    if (commit) {
         home_t *h = &st->homes[my_number % LH_SNAPDELTA_HOMES];
         h->number = 0; /* not valid while its name changes */
         lh_sys_strlcpy(h->name, name, sizeof h->name);
@@ -262,6 +446,7 @@ lh_snapdelta_end(int ok, const char *name)
         st->cur ^= 1;
         st->number = my_number;
     }
+    lh_snapwp_end(commit); /* before the table is free again */
     active = 0;
     atomic_store(&st->owner, 0);
 }

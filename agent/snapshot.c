@@ -29,6 +29,7 @@
 #include "enc.h"
 #include "format.h"
 #include "snapdelta.h"
+#include "snapwp.h"
 #include "sys.h"
 #include "threads.h"
 
@@ -75,6 +76,10 @@ typedef struct hdr_word {
 static hdr_word_t *hdrw;     /* the child's: header words below interior pointer targets */
 static size_t n_hdrw;
 static uintptr_t *hdr_seen; /* direct-mapped: values whose words are in hdrw already */
+static lh_wp_range_t *tsig; /* the child's: the target ranges, for lh_snapdelta_targets */
+/* The child's, with LEAKHOUND_TEST_SNAPWP_VERIFY: pages skipped unread, and those of them
+ * whose contents, read anyway, were not the previous table's. */
+static uint64_t wp_skipped, wp_wrong;
 
 int
 lh_snapshot_init(int mode)
@@ -93,9 +98,10 @@ lh_snapshot_init(int mode)
     troots = lh_sys_map(sizeof(lh_troot_t) * MAX_TROOTS);
     hdrw = lh_sys_map(sizeof(hdr_word_t) * MAX_HDR); /* reserved; touched only as used */
     hdr_seen = lh_sys_map(sizeof(uintptr_t) * HDR_SEEN);
+    tsig = lh_sys_map(sizeof(lh_wp_range_t) * MAX_REGIONS);
     lh_threads_init();
     if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots || !hdrw ||
-        !hdr_seen) {
+        !hdr_seen || !tsig) {
         contents_mode = LH_CONTENTS_NONE;
         return -1;
     }
@@ -426,21 +432,43 @@ emit_headers(out_t *o)
     }
 }
 
+/* A word outside the targets that would be an address if a mapping appeared there. */
+static inline int
+is_stray(uintptr_t v)
+{
+    return (uint64_t)v - LH_SNAPDELTA_STRAY_LO < (1ull << 57) - LH_SNAPDELTA_STRAY_LO;
+}
+
 /* Writes one page of mode full (or the part of it in the region) unless the snapshot
- * refers to an earlier file for it; notes its header words either way. */
+ * refers to an earlier file for it; notes its header words either way. verify: a page
+ * skipped unread (tests): only checks that it is what the previous table says. */
 static void
 scan_page_full(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, uintptr_t min_t,
-               uintptr_t max_t, uint64_t *bytes)
+               uintptr_t max_t, uint64_t *bytes, int verify)
 {
     const uint64_t *w0 = (const uint64_t *)a;
     size_t nw = (b - a) / 8;
+    lh_snapdelta_seen_t seen = {0, 0, 0, ~(uint64_t)0, 0};
     for (size_t i = 0; i < nw; i++) {
         uintptr_t v = w0[i];
-        if ((v & 15) == 8 && v >= min_t && v < max_t) {
-            note_header(rs, n, v);
+        if ((v & 15) != 8) {
+            continue;
+        }
+        if (v >= min_t && v < max_t) {
+            seen.hdr = 1;
+            if (!verify) {
+                note_header(rs, n, v);
+            }
+        } else {
+            seen.stray |= is_stray(v);
         }
     }
-    if (lh_snapdelta_piece(a, (uint32_t)(b - a), lh_snapdelta_sum(w0, nw, b - a), 0)) {
+    uint64_t sum = lh_snapdelta_sum(w0, nw, b - a);
+    if (verify) {
+        wp_wrong += !lh_snapdelta_verify(sum, &seen);
+        return;
+    }
+    if (lh_snapdelta_piece(a, (uint32_t)(b - a), sum, &seen)) {
         return; /* unchanged: an earlier file has these bytes */
     }
     out_room(o, (b - a) + 32);
@@ -457,20 +485,33 @@ scan_page_full(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, ui
  * pointers did not change is referred to, not written. Returns how many it wrote. */
 static uint64_t
 scan_page_ptrs(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, uintptr_t min_t,
-               uintptr_t max_t)
+               uintptr_t max_t, int verify)
 {
     static uint64_t found[2 * 512]; /* (address, value) pairs of one page */
     size_t k = 0;
+    lh_snapdelta_seen_t seen = {0, 0, 0, ~(uint64_t)0, 0};
     for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
         uintptr_t v = *w;
         if (v < min_t || v >= max_t || !is_target(rs, n, v)) {
+            seen.stray |= is_stray(v);
             continue;
         }
         found[k++] = (uint64_t)(uintptr_t)w;
         found[k++] = v;
-        note_header(rs, n, v);
+        seen.tmin = v < seen.tmin ? v : seen.tmin;
+        seen.tmax = v > seen.tmax ? v : seen.tmax;
+        seen.hdr |= (v & 15) == 8;
+        if (!verify) {
+            note_header(rs, n, v);
+        }
     }
-    if (lh_snapdelta_piece(a, (uint32_t)(b - a), lh_snapdelta_sum(found, k, b - a), k == 0)) {
+    seen.empty = k == 0;
+    uint64_t sum = lh_snapdelta_sum(found, k, b - a);
+    if (verify) {
+        wp_wrong += !lh_snapdelta_verify(sum, &seen);
+        return 0;
+    }
+    if (lh_snapdelta_piece(a, (uint32_t)(b - a), sum, &seen)) {
         return 0; /* unchanged: an earlier file has these words */
     }
     for (size_t i = 0; i < k; i += 2) {
@@ -506,10 +547,18 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
             uintptr_t a = chunk + pg * page;
             uintptr_t b = a + page < end ? a + page : end;
             *words += (b - a) / 8;
+            /* Known unwritten since the previous table (snapwp.h): referred to unread. */
+            int verify = lh_snapdelta_skip(a, (uint32_t)(b - a));
+            if (verify) {
+                wp_skipped++;
+                if (!lh_g.cfg.test_snapwp_verify) {
+                    continue;
+                }
+            }
             if (contents_mode == LH_CONTENTS_FULL) {
-                scan_page_full(o, a, b, rs, n, min_t, max_t, bytes);
+                scan_page_full(o, a, b, rs, n, min_t, max_t, bytes, verify);
             } else {
-                *ptrs += scan_page_ptrs(o, a, b, rs, n, min_t, max_t);
+                *ptrs += scan_page_ptrs(o, a, b, rs, n, min_t, max_t, verify);
             }
         }
     }
@@ -524,6 +573,8 @@ typedef struct job {
     pid_t pid;
     pid_t tid;
     uintptr_t sp;
+    int reserved; /* the delta table is this child's (lh_snapdelta_reserve) */
+    int marked;   /* lh_snapwp_mark ran just before the clone */
 } job_t;
 
 /* -------------------------------------------------------------------------------------
@@ -601,6 +652,25 @@ add_listed_threads(void)
     }
 }
 
+/* The DTV pointers of ended threads whose descriptor glibc keeps (threads.h), but not
+ * where a live thread's range covers the word: glibc gave that stack to a new thread. */
+static void
+add_ended_threads(void)
+{
+    static lh_troot_t ended[512];
+    int n = lh_threads_ended_roots(ended, 512, child_readable);
+    int n_live = n_troots;
+    for (int i = 0; i < n && n_troots < MAX_TROOTS; i++) {
+        int covered = 0;
+        for (int j = 0; j < n_live && !covered; j++) {
+            covered = troots[j].lo < ended[i].hi && troots[j].hi > ended[i].lo;
+        }
+        if (!covered) {
+            troots[n_troots++] = ended[i];
+        }
+    }
+}
+
 /* The root ranges of every live thread the agent knows (threads.h). The capturing thread
  * (job->tid) is live from job->sp up; when it has no slot, the mapping holding sp stands
  * for its stack. Its bounds come back in cap_lo/cap_hi (0: not a program thread). */
@@ -632,6 +702,7 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
                                      child_readable);
     }
     add_listed_threads();
+    add_ended_threads();
     uintptr_t alo, ahi;
     for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
         /* mmap maps whole pages: the rest of the last page is the agent's too */
@@ -812,6 +883,36 @@ emit_refs(out_t *o)
     }
 }
 
+/* What lets the child skip pages: the target ranges (lh_snapdelta_targets) and the pages
+ * written since the previous table, for each anonymous mapping (snapwp.h). */
+static void
+begin_skipping(const job_t *job)
+{
+    size_t nt = 0;
+    for (int k = 0; k < n_regions; k++) {
+        const region_t *r = &regions[k];
+        if (!r->is_target) {
+            continue;
+        }
+        uint64_t heap = r->kind == LH_REGION_HEAP && r->readable; /* note_header's test */
+        if (nt && (tsig[nt - 1].hi & ~(uint64_t)1) == r->lo && (tsig[nt - 1].hi & 1) == heap) {
+            tsig[nt - 1].hi = r->hi | heap;
+        } else {
+            tsig[nt++] = (lh_wp_range_t){r->lo, r->hi | heap};
+        }
+    }
+    lh_snapdelta_targets(tsig, nt);
+    if (!lh_snapwp_begin(job->marked, job->pid)) {
+        return;
+    }
+    for (int k = 0; k < n_regions; k++) {
+        if (regions[k].kind && !regions[k].file) {
+            lh_snapwp_region(regions[k].lo, regions[k].hi);
+        }
+    }
+    lh_snapwp_check();
+}
+
 __attribute__((noreturn)) static void
 child_main(const job_t *job)
 {
@@ -843,8 +944,8 @@ child_main(const job_t *job)
     lh_enc_init(&o.e, raw_buf, OUT_RAW + 65536);
 
     n_regions = read_maps();
-    if (lh_g.cfg.snapshot_delta) {
-        lh_snapdelta_begin(job->pid, contents_mode, job->number);
+    if (job->reserved && lh_snapdelta_begin(job->pid, contents_mode, job->number)) {
+        begin_skipping(job);
     }
     uintptr_t cap_lo = 0, cap_hi = 0;
     collect_troots(job, &cap_lo, &cap_hi);
@@ -886,6 +987,16 @@ child_main(const job_t *job)
     close(o.fd);
     const char *base = strrchr(job->path, '/');
     lh_snapdelta_end(!o.failed, base ? base + 1 : job->path);
+    if (lh_g.cfg.test_snapwp_verify) {
+        char num[2][21];
+        num[0][lh_sys_fmt_u64(num[0], wp_skipped)] = '\0';
+        num[1][lh_sys_fmt_u64(num[1], wp_wrong)] = '\0';
+        char line[64];
+        size_t k = lh_sys_strlcpy(line, num[0], sizeof line);
+        k += lh_sys_strlcpy(line + k, " pages skipped unread, wrong: ", sizeof line - k);
+        lh_sys_strlcpy(line + k, num[1], sizeof line - k);
+        lh_sys_log("snapwp: ", line, "");
+    }
     syscall(SYS_exit_group, o.failed ? 1 : 0);
     __builtin_unreachable();
 }
@@ -1071,6 +1182,9 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     reap_children(0);
     if (lh_g.cfg.snapshot_delta) {
         lh_snapdelta_prepare(); /* once; without it, files are whole */
+        if (lh_g.cfg.snapshot_wp) {
+            lh_snapwp_prepare(); /* once; without it, every page is read */
+        }
     }
     int free_slot = -1;
     for (int i = 0; i < MAX_CHILDREN; i++) {
@@ -1102,8 +1216,15 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     job.tid = lh_sys_gettid();
     job.ts = lh_sys_now_ns();
     job.sp = program_sp;
+    /* The table is the child's from before the mark: no other child may change the list of
+     * written pages between the mark and the clone. */
+    job.reserved = lh_g.cfg.snapshot_delta && lh_snapdelta_reserve(job.number);
+    job.marked = job.reserved && lh_g.cfg.snapshot_wp && lh_snapwp_mark();
     uint64_t t0 = lh_sys_now_ns();
     pid_t pid = clone_child(&job);
+    if (job.reserved) {
+        lh_snapdelta_assign(job.number, pid);
+    }
     uint64_t pause = lh_sys_now_ns() - t0;
     close(job.fd); /* the child has its own copy */
     if (pid <= 0) {

@@ -89,6 +89,9 @@ int lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi);
 /* The i-th mapping of the agent's own memory in *lo, *hi: 1, or 0 past the last. Not
  * locked: for the snapshot child, where no other thread runs. AS-safe. */
 int lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi);
+/* Bytes of the agent's own mappings that are resident now (mincore): what the process's
+ * RSS holds of the agent and not of the program. AS-safe. */
+uint64_t lh_sys_agent_resident(void);
 /* "<lh>: " + the NULL-terminated list of strings + "\n" to stderr in one write. AS-safe. */
 void lh_sys_log(const char *a, const char *b, const char *c);
 /* Decimal formatting; returns the length written (no NUL). buf needs 21 bytes. AS-safe. */

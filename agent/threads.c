@@ -120,6 +120,22 @@ add(lh_troot_t *out, int n, int max, uintptr_t lo, uintptr_t hi, uint8_t kind,
     return n + 1;
 }
 
+/* The DTV of the thread of descriptor d (readable), its length word and the entries of
+ * the modules seen so far: 0 when it cannot be read. */
+static int
+dtv_range(uintptr_t d, int (*readable)(uintptr_t lo, uintptr_t hi), uintptr_t *lo,
+          uintptr_t *hi)
+{
+    uintptr_t dtv = *(const uintptr_t *)(d + tls.dtvp_off);
+    uint64_t mods = atomic_load_explicit(&max_modid, memory_order_relaxed);
+    if (dtv <= tls.dtv_entry || !mods) {
+        return 0;
+    }
+    *lo = dtv - tls.dtv_entry;
+    *hi = dtv + tls.dtv_entry * (uintptr_t)(mods + 1);
+    return readable(*lo, *hi);
+}
+
 int
 lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
                  int (*readable)(uintptr_t lo, uintptr_t hi))
@@ -160,14 +176,9 @@ lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
     /* The DTV: the main thread's first one is not malloc'd (the loader's own memory), and
      * it holds the only pointers to the dynamic TLS blocks of dlopen'd modules. Entry 0 is
      * the generation, the one before it the length; modules count from 1. */
-    uintptr_t dtv = *(const uintptr_t *)(d + tls.dtvp_off);
-    uint64_t mods = atomic_load_explicit(&max_modid, memory_order_relaxed);
-    if (dtv > tls.dtv_entry && mods) {
-        uintptr_t lo = dtv - tls.dtv_entry;
-        uintptr_t hi = dtv + tls.dtv_entry * (uintptr_t)(mods + 1);
-        if (readable(lo, hi)) {
-            n = add(out, n, max, lo, hi, LH_TROOT_TLS, s, 0);
-        }
+    uintptr_t lo, hi;
+    if (dtv_range(d, readable, &lo, &hi)) {
+        n = add(out, n, max, lo, hi, LH_TROOT_TLS, s, 0);
     }
     return n;
 }
@@ -275,4 +286,71 @@ lh_threads_listed(lh_listed_thread_t *out, int max,
     }
     int n = walk_list(glist.used_head, 1, out, 0, max, readable);
     return walk_list(glist.user_head, 0, out, n, max, readable);
+}
+
+/* -------------------------------------------------------------------------------------
+ * ended threads: their DTV, kept with the stack glibc caches
+ * ----------------------------------------------------------------------------------- */
+#define MAX_ENDED 256
+
+static _Atomic uintptr_t ended_self[MAX_ENDED];
+static _Atomic uint32_t ended_tid[MAX_ENDED];
+static atomic_uint ended_next; /* round robin once the table is full */
+
+void
+lh_threads_ended(uintptr_t self, uint32_t tid)
+{
+    if (!self) {
+        return;
+    }
+    int at = -1;
+    for (int i = 0; i < MAX_ENDED && at < 0; i++) {
+        uintptr_t cur = atomic_load_explicit(&ended_self[i], memory_order_relaxed);
+        if (cur == self) {
+            at = i; /* a cached stack given to a new thread: the same descriptor */
+        } else if (cur == 0 && atomic_compare_exchange_strong(&ended_self[i], &cur, self)) {
+            at = i;
+        }
+    }
+    if (at < 0) {
+        at = (int)(atomic_fetch_add(&ended_next, 1) % MAX_ENDED);
+        atomic_store(&ended_self[at], self);
+    }
+    atomic_store(&ended_tid[at], tid);
+}
+
+int
+lh_threads_ended_roots(lh_troot_t *out, int max,
+                       int (*readable)(uintptr_t lo, uintptr_t hi))
+{
+    int n = 0;
+#if defined(__x86_64__)
+    if (!tls.ok || !glist.ok) {
+        return 0; /* no tid offset to see that the thread has ended */
+    }
+    for (int i = 0; i < MAX_ENDED && n < max; i++) {
+        uintptr_t d = atomic_load_explicit(&ended_self[i], memory_order_relaxed);
+        if (!d || d % sizeof(uintptr_t) || !readable(d, d + tls.desc_size)) {
+            continue; /* unmapped: glibc trimmed its cache and freed the DTV */
+        }
+        /* The memory may be something else by now: the descriptor is still there when
+         * its first word (tcbhead_t.tcb, %fs:0) points to itself and its tid says ended
+         * (0: the kernel cleared it; -1: joined, the stack is in glibc's cache). */
+        if (*(const uintptr_t *)d != d || *(const int32_t *)(d + glist.tid_off) > 0) {
+            continue;
+        }
+        /* The descriptor's DTV pointer and the DTV, as for a live thread. */
+        uint32_t tid = atomic_load_explicit(&ended_tid[i], memory_order_relaxed);
+        uintptr_t w = d + tls.dtvp_off, lo, hi;
+        out[n++] = (lh_troot_t){w, w + sizeof(uintptr_t), LH_TROOT_TLS, 0, tid};
+        if (n < max && dtv_range(d, readable, &lo, &hi)) {
+            out[n++] = (lh_troot_t){lo, hi, LH_TROOT_TLS, 0, tid};
+        }
+    }
+#else
+    (void)out;
+    (void)max;
+    (void)readable;
+#endif
+    return n;
 }

@@ -75,4 +75,24 @@ typedef struct lh_listed_thread {
 int lh_threads_listed(lh_listed_thread_t *out, int max,
                       int (*readable)(uintptr_t lo, uintptr_t hi));
 
+/* Ended threads. glibc keeps the stack of a thread that has ended, its descriptor
+ * included, for the next thread it starts (its stack cache, which no list libthread_db
+ * reads publishes), and with the descriptor the DTV it calloc'd for that thread and the
+ * dynamic TLS blocks the DTV holds: glibc's blocks, reachable, not lost (Valgrind's libc
+ * freeres frees them before its leak check). Only the DTV (and the descriptor's pointer to it) is a root: what the ended
+ * thread's static TLS or stack still points to is lost (the thread is gone). */
+
+/* In an ending thread (its slot's key destructor): notes its descriptor and tid in a fixed
+ * table (the oldest note goes when it is full). AS-safe. */
+void lh_threads_ended(uintptr_t self, uint32_t tid);
+
+/* In the snapshot child: the ended threads whose descriptor is still in place (readable,
+ * its first word pointing at itself as the x86-64 TLS ABI has the thread pointer's, its
+ * tid 0 or below: cleared by the kernel, or -1 once glibc took the stack back), its root
+ * ranges (LH_TROOT_TLS): the descriptor's DTV pointer and the DTV, as lh_threads_roots
+ * gives a live thread's; returns how many. The caller drops those a live thread's ranges cover (a stack glibc has given
+ * to a new thread). Other architectures: 0 (nothing to check the descriptor against). */
+int lh_threads_ended_roots(lh_troot_t *out, int max,
+                           int (*readable)(uintptr_t lo, uintptr_t hi));
+
 #endif /* LH_THREADS_H */

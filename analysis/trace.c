@@ -593,13 +593,18 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
                frame_state_t *st, uint64_t frame_off, lh_err_t *err)
 {
     lh_dec_t d, pl;
-    lh_event_t ev;
     uint8_t type = 0;
     uint32_t idx = 0;
     int rc;
     lh_dec_init(&d, p, len);
     while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
-        rc = frame_record(t, type, &pl, st, &ev);
+        /* Decoded in place, in the window's next entry (a REALLOC takes two). */
+        lh_pending_t *slot = lh_window_room(&t->window, 2);
+        if (!slot) {
+            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+        }
+        lh_event_t *ev = &slot->ev;
+        rc = frame_record(t, type, &pl, st, ev);
         if (rc == LH_ENOMEM) {
             return lh_err_set(err, rc, "%s: out of memory", t->path);
         }
@@ -612,11 +617,12 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
         }
         if (rc > 0) {
             /* Two keys per record: a REALLOC is delivered as two halves. */
-            rc = lh_window_push(&t->window, &ev, h->seq, (uint64_t)idx * 2);
-            if (rc == 0 && ev.type == LH_REC_REALLOC) {
-                ev.half = LH_HALF_ALLOC;
-                ev.ts_ns += st->realloc_dt;
-                rc = lh_window_push(&t->window, &ev, h->seq, (uint64_t)idx * 2 + 1);
+            rc = lh_window_commit(&t->window, h->seq, (uint64_t)idx * 2);
+            if (rc == 0 && slot[0].ev.type == LH_REC_REALLOC) {
+                slot[1].ev = slot[0].ev;
+                slot[1].ev.half = LH_HALF_ALLOC;
+                slot[1].ev.ts_ns += st->realloc_dt;
+                rc = lh_window_commit(&t->window, h->seq, (uint64_t)idx * 2 + 1);
             }
             if (rc < 0) {
                 return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);

@@ -27,11 +27,10 @@ lh_window_fini(lh_window_t *w)
     lh_window_init(w);
 }
 
-int
-lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
+lh_pending_t *
+lh_window_room_slow(lh_window_t *w, size_t k)
 {
-    char *label = NULL;
-    if (w->n == w->cap && w->pos > 0) {
+    if (w->n + k > w->cap && w->pos > 0) {
         /* Reuse the space of delivered entries before growing. */
         memmove(w->v, w->v + w->pos, (w->n - w->pos) * sizeof *w->v);
         w->n -= w->pos;
@@ -39,22 +38,37 @@ lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
         w->sorted -= w->pos;
         w->pos = 0;
     }
-    if (lh_grow(&w->v, &w->cap, w->n, sizeof *w->v, 4096) < 0) {
+    if (lh_grow_to(&w->v, &w->cap, w->n + k, sizeof *w->v, 4096) < 0) {
+        return NULL;
+    }
+    return &w->v[w->n];
+}
+
+int
+lh_window_commit_label(lh_window_t *w, uint64_t seq, uint64_t idx)
+{
+    lh_pending_t *p = &w->v[w->n];
+    char *label = malloc(p->ev.label_len);
+    if (!label) {
         return LH_ENOMEM;
     }
-    if (ev->label_len) {
-        label = malloc(ev->label_len);
-        if (!label) {
-            return LH_ENOMEM;
-        }
-        memcpy(label, ev->label, ev->label_len);
-    }
-    lh_pending_t *p = &w->v[w->n++];
-    p->ev = *ev;
+    memcpy(label, p->ev.label, p->ev.label_len);
     p->ev.label = label;
     p->seq = seq;
     p->idx = idx;
+    w->n++;
     return 0;
+}
+
+int
+lh_window_push(lh_window_t *w, const lh_event_t *ev, uint64_t seq, uint64_t idx)
+{
+    lh_pending_t *p = lh_window_room(w, 1);
+    if (!p) {
+        return LH_ENOMEM;
+    }
+    p->ev = *ev;
+    return lh_window_commit(w, seq, idx);
 }
 
 void
@@ -102,9 +116,70 @@ before(const lh_pending_t *x, const lh_pending_t *y)
 
 #define MAX_RUNS 512
 
+/* First entry of v[lo, hi) that key comes before, v[lo, hi) sorted. */
+static size_t
+upper(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (before(key, &v[mid])) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+/* First entry of v[lo, hi) that does not come before key, v[lo, hi) sorted. */
+static size_t
+lower(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (before(&v[mid], key)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Merges the sorted neighbours v[a, m) and v[m, b) in place. The entries of the first run
+ * that come before the second's first entry, and those of the second that come after the
+ * first's last, are where they belong already: only the overlap between is moved, through
+ * tmp (room for the smaller side). A frame's events usually overlap the window's last few
+ * entries only (a ticker's record stamped inside another thread's frame), so this moves a
+ * few entries where merging whole runs copied the window (100 bytes an event) each time. */
+static void
+merge_pair(lh_pending_t *v, size_t a, size_t m, size_t b, lh_pending_t *tmp)
+{
+    a = upper(v, a, m, &v[m]);
+    b = lower(v, m, b, &v[m - 1]);
+    if (a == m || b == m) {
+        return;
+    }
+    if (m - a <= b - m) { /* the first side to tmp, merged forward */
+        size_t na = m - a, i = 0, j = m, k = a;
+        memcpy(tmp, v + a, na * sizeof *v);
+        while (i < na && j < b) {
+            v[k++] = before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+        }
+        memcpy(v + k, tmp + i, (na - i) * sizeof *v);
+    } else { /* the second side to tmp, merged backward */
+        size_t nb = b - m, i = m, j = nb, k = b;
+        memcpy(tmp, v + m, nb * sizeof *v);
+        while (i > a && j > 0) {
+            v[--k] = before(&tmp[j - 1], &v[i - 1]) ? v[--i] : tmp[--j];
+        }
+        memcpy(v + k - j, tmp, j * sizeof *v);
+    }
+}
+
 /* Sorts v[0, n), whose prefix [0, sorted) is in order, by merging its sorted runs pairwise
- * (a natural merge sort). Returns 0, or -1 when it would not pay (too many runs) or the
- * merge buffer cannot be had: the caller sorts another way. */
+ * in place (a natural merge sort). Returns 0, or -1 when it would not pay (too many runs)
+ * or the merge buffer cannot be had: the caller sorts another way. */
 static int
 merge_runs(lh_window_t *w)
 {
@@ -122,43 +197,27 @@ merge_runs(lh_window_t *w)
     if (nr == 1) {
         return 0;
     }
-    if (w->tmp_cap != w->cap) { /* the same size as v: the two may swap places */
-        lh_pending_t *t = realloc(w->tmp, w->cap * sizeof *t);
+    runs[nr] = w->n;
+    /* tmp holds the smaller side of a merge: at most half of the entries. */
+    size_t need = w->n / 2 + 1;
+    if (w->tmp_cap < need) {
+        lh_pending_t *t = realloc(w->tmp, need * sizeof *t);
         if (!t) {
             return -1;
         }
         w->tmp = t;
-        w->tmp_cap = w->cap;
+        w->tmp_cap = need;
     }
-    runs[nr] = w->n;
-    lh_pending_t *src = w->v, *dst = w->tmp;
     while (nr > 1) {
         size_t out = 0;
         for (size_t r = 0; r < nr; r += 2) { /* runs[nr] is the end: n */
-            size_t a = runs[r], am = runs[r + 1];
-            size_t k = a;
-            runs[out++] = a;
-            if (r + 1 == nr) { /* an odd run out: copied as is */
-                memcpy(dst + a, src + a, (am - a) * sizeof *src);
-                continue;
+            runs[out++] = runs[r];
+            if (r + 1 < nr) {
+                merge_pair(w->v, runs[r], runs[r + 1], runs[r + 2], w->tmp);
             }
-            size_t b = am, bm = runs[r + 2];
-            while (a < am && b < bm) {
-                dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];
-            }
-            memcpy(dst + k, src + a, (am - a) * sizeof *src);
-            k += am - a;
-            memcpy(dst + k, src + b, (bm - b) * sizeof *src);
         }
         runs[out] = w->n;
         nr = out;
-        lh_pending_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != w->v) { /* the result is in the merge buffer: swap the two arrays */
-        w->tmp = w->v;
-        w->v = src;
     }
     return 0;
 }
@@ -196,17 +255,4 @@ lh_window_release_oldest(lh_window_t *w, size_t k)
 {
     compact_sort(w);
     w->ready = k < w->n ? k : w->n;
-}
-
-int
-lh_window_pop(lh_window_t *w, lh_event_t *ev, char **label)
-{
-    if (w->pos >= w->ready) {
-        return 0;
-    }
-    lh_pending_t *p = &w->v[w->pos++];
-    *ev = p->ev;
-    *label = (char *)p->ev.label;
-    p->ev.label = NULL;
-    return 1;
 }

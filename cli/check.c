@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "load.h"
 #include "stream.h"
 #include "report.h"
 #include "suppress.h"
@@ -47,11 +48,11 @@ print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const char *trac
     if (failed) {
         fputs("; see leakhound report ", stderr);
         lh_text_clean(stderr, trace);
-        if (o->n_supp_files || !o->no_default_supp) {
+        if (o->supp_files.n || !o->no_default_supp) {
             fputs(" --default-suppressions", stderr);
-            for (size_t i = 0; i < o->n_supp_files; i++) {
+            for (size_t i = 0; i < o->supp_files.n; i++) {
                 fputs(" --suppressions ", stderr);
-                lh_text_clean(stderr, o->supp_files[i]);
+                lh_text_clean(stderr, o->supp_files.v[i]);
             }
         }
     }
@@ -70,14 +71,8 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     lh_report_opts_t ropts = {0};
     lh_sym_opts_t sopts = {0};
     lh_supp_t supp;
-    int have_rep = 0, rc = 0;
-    lh_supp_init(&supp);
-    if (!o->no_default_supp) {
-        rc = lh_supp_add_defaults(&supp, err);
-    }
-    for (size_t k = 0; rc >= 0 && k < o->n_supp_files; k++) {
-        rc = lh_supp_load(&supp, o->supp_files[k], err);
-    }
+    int have_rep = 0;
+    int rc = lh_load_supp(&supp, !o->no_default_supp, &o->supp_files, err);
     if (rc < 0 || (rc = lh_stream_run(trace, &so, &t, &r, err)) < 0) {
         goto done;
     }

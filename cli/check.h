@@ -11,11 +11,11 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "opts.h"
 
 typedef struct lh_check_opts {
     uint64_t max_leak_bytes;    /* allowed leaked bytes (default 0) */
-    const char *supp_files[16]; /* --suppressions */
-    size_t n_supp_files;
+    lh_opt_files_t supp_files;  /* --suppressions */
     int no_default_supp;        /* --no-default-suppressions */
 } lh_check_opts_t;
 

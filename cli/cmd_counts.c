@@ -4,6 +4,7 @@
  * at each mark, with the change since the previous mark: the per-iteration object count
  * of Devel::MAT or ocp-memprof, for C.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,7 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     lh_pass_t p;
     lh_counts_t c;
     lh_site_t *sites = NULL;
-    uint32_t *ids = NULL, *group_of = NULL;
+    uint32_t *group_of = NULL;
     char **names = NULL;
     const char **shown_names = NULL;
     size_t n_names = 0, n_groups = 0;
@@ -187,22 +188,18 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     if (!a.by_function && (rc = lh_counts_trends(p.tl, &c, err)) < 0) {
         goto done;
     }
-    ids = malloc((c.n_shown ? c.n_shown : 1) * sizeof *ids);
-    shown_names = malloc((c.n_shown ? c.n_shown : 1) * sizeof *shown_names);
-    if (!ids || !shown_names) {
+    if (!(shown_names = malloc((c.n_shown ? c.n_shown : 1) * sizeof *shown_names))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < c.n_shown; i++) {
-        ids[i] = c.groups[i].first_stack;
         shown_names[i] = names ? names[c.groups[i].group] : NULL;
     }
-    if ((rc = lh_pass_sites(&p, ids, c.n_shown, &sites, err)) < 0) {
+    lh_tl_view_t v;
+    if ((rc = lh_pass_show(&p, c.groups, sizeof *c.groups, offsetof(lh_count_group_t, first_stack),
+                           c.n_shown, a.load.json, &sites, &v, err)) < 0) {
         goto done;
     }
-    lh_pass_warnings(&p);
-    lh_tl_view_t v;
-    lh_pass_view(&p, a.load.json, &v);
     rc = lh_view_counts(stdout, &v, &c, sites, names ? shown_names : NULL, a.rows, err);
 done:
     if (have_counts) {
@@ -215,7 +212,6 @@ done:
     free(names);
     free(shown_names);
     free(group_of);
-    free(ids);
     lh_pass_close(&p);
     return rc < 0 ? rc : 0;
 }

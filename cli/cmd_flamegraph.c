@@ -4,7 +4,6 @@
  */
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "calltree.h"
@@ -24,40 +23,25 @@ const char lh_cmd_flamegraph_usage[] =
     "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
     "  --width PIXELS    image width (default 1200)\n";
 
-/* Writes the title of a picture of trace t for metric m into buf. */
-static void
-title(char *buf, size_t len, const lh_collect_t *c, lh_metric_t m)
-{
-    static const char *what[] = {"Bytes allocated", "Bytes leaked (live at exit)",
-                                 "Bytes live at the heap peak", "Growth per mark"};
-    const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
-    const char *exe = in->exe[0] ? in->exe : lh_trace_path(lh_collect_trace(c));
-    const char *b = strrchr(exe, '/');
-    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what[m], b ? b + 1 : exe,
-             (unsigned long long)in->pid);
-}
+/* What a flame graph of each metric shows, for its title. */
+static const char *const what[] = {"Bytes allocated", "Bytes leaked (live at exit)",
+                                   "Bytes live at the heap peak", "Growth per mark"};
 
 int
 lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t la = {0};
     lh_tree_opts_t to = {LH_METRIC_LEAKED, 0, NULL};
-    const char *out_path = NULL;
     unsigned long width = 1200;
     int metric = LH_METRIC_LEAKED, rc;
     const lh_opt_t opts[] = {
-        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
     };
-    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, 0, opts,
+    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, LH_ARGS_OUTPUT, opts,
                                 sizeof opts / sizeof *opts};
     if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
-    }
-    if (!out_path) {
-        return lh_err_set(err, LH_EINVAL, "flamegraph: where to? usage: leakhound flamegraph "
-                          "FILE -o OUT.svg");
     }
     to.metric = (lh_metric_t)metric;
     lh_load_funcs_t lf;
@@ -65,11 +49,11 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
     if ((rc = lh_load_funcs(&la, &to, &lf, err)) < 0) {
         return rc;
     }
-    title(head, sizeof head, lf.c, to.metric);
+    lh_load_title(lf.c, what[to.metric], head, sizeof head);
     lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
-    FILE *out = lh_load_out_open(out_path, err);
+    FILE *out = lh_load_out_open(la.out, err);
     rc = !out ? LH_EIO
-              : lh_load_out_close(out, out_path, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),
+              : lh_load_out_close(out, la.out, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),
                                   err);
     lh_load_funcs_fini(&lf);
     return rc < 0 ? rc : 0;

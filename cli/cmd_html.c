@@ -34,20 +34,13 @@ int
 lh_cmd_html(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t la = {0};
-    const char *out_path = NULL;
     unsigned long top = 20;
     int rc;
-    const lh_opt_t opts[] = {
-        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
-        {"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL},
-    };
-    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, 0, opts, sizeof opts / sizeof *opts};
+    const lh_opt_t opts[] = {{"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL}};
+    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, LH_ARGS_OUTPUT, opts,
+                                sizeof opts / sizeof *opts};
     if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
-    }
-    if (!out_path) {
-        return lh_err_set(err, LH_EINVAL, "html: where to? usage: leakhound html FILE -o "
-                          "OUT.html");
     }
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
@@ -59,7 +52,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_growth_t g;
     const lh_site_t **gsites = NULL;
     int have_rep = 0, have_f = 0, have_t = 0, have_e = 0, have_g = 0;
-    char cwd[PATH_MAX], prog[256], ptitle[512], psub[512], ftitle[512];
+    char cwd[PATH_MAX], ptitle[512], psub[512], ftitle[512];
     lh_supp_t supp;
     co.n_columns = HTML_COLUMNS;
     if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
@@ -107,25 +100,19 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
             goto done;
         }
     }
-    {
-        const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
-        const char *exe = in->exe[0] ? in->exe : la.path;
-        const char *b = strrchr(exe, '/');
-        snprintf(prog, sizeof prog, "%s", b ? b + 1 : exe);
-    }
     lh_load_title(c, "Heap over time", ptitle, sizeof ptitle);
     lh_load_subtitle(c, psub, sizeof psub);
     lh_load_title(c, to.metric == LH_METRIC_LEAKED ? "Bytes leaked (live at exit)"
                                                    : "Bytes live at the heap peak",
                   ftitle, sizeof ftitle);
-    lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, prog, ptitle, psub, ftitle,
-                           getcwd(cwd, sizeof cwd), LH_VERSION};
-    FILE *out = lh_load_out_open(out_path, err);
+    lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, lh_load_prog(c), ptitle, psub,
+                           ftitle, getcwd(cwd, sizeof cwd), LH_VERSION};
+    FILE *out = lh_load_out_open(la.out, err);
     if (!out) {
         rc = LH_EIO;
         goto done;
     }
-    rc = lh_load_out_close(out, out_path, lh_view_html(out, &page, err), err);
+    rc = lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
     lh_load_sym_warnings(c);
 done:
     free(gsites);

@@ -5,6 +5,7 @@
  * that interval's leaks; sites are ranked by how much and how steadily they leak.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     lh_pass_t p;
     lh_diff_t d;
     lh_site_t *sites = NULL;
-    uint32_t *ids = NULL;
+    lh_tl_view_t v;
     size_t n_shown = 0;
     int have_diff = 0;
     int rc = parse_args(argc, argv, &a, err);
@@ -122,23 +123,13 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;
-    if (!(ids = malloc((n_shown ? n_shown : 1) * sizeof *ids))) {
-        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+    if ((rc = lh_pass_show(&p, d.sites, sizeof *d.sites, offsetof(lh_diff_site_t, stack_id),
+                           n_shown, a.load.json, &sites, &v, err)) < 0) {
         goto done;
     }
-    for (size_t i = 0; i < n_shown; i++) {
-        ids[i] = d.sites[i].stack_id;
-    }
-    if ((rc = lh_pass_sites(&p, ids, n_shown, &sites, err)) < 0) {
-        goto done;
-    }
-    lh_pass_warnings(&p);
-    lh_tl_view_t v;
-    lh_pass_view(&p, a.load.json, &v);
     rc = lh_view_leaks(stdout, &v, &d, sites, n_shown, err);
 done:
     lh_pass_sites_free(sites, n_shown);
-    free(ids);
     if (have_diff) {
         lh_diff_fini(&d);
     }

@@ -150,12 +150,10 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
         }
     }
     n_ids = k;
-    if ((rc = lh_pass_sites(&p, ids, n_ids, &sites, err)) < 0) {
+    lh_tl_view_t v;
+    if ((rc = lh_pass_show(&p, ids, sizeof *ids, 0, n_ids, a.load.json, &sites, &v, err)) < 0) {
         goto done;
     }
-    lh_pass_warnings(&p);
-    lh_tl_view_t v;
-    lh_pass_view(&p, a.load.json, &v);
     v.max_frames = a.frames;
     rc = lh_view_log(stdout, &v, &h, sites, n_ids, err);
 done:

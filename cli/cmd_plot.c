@@ -32,21 +32,17 @@ int
 lh_cmd_plot(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t la = {0};
-    const char *out_path = NULL;
     unsigned long top = 8, width = 1000;
     int x_marks = 0, rc;
     const lh_opt_t opts[] = {
-        {"--output", "-o", LH_OPT_STR, &out_path, 0, 0, NULL},
         {"--top", NULL, LH_OPT_UINT, &top, 0, 12, NULL},
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
         {"--x", NULL, LH_OPT_CHOICE, &x_marks, 0, 0, "time|marks"},
     };
-    const lh_cmd_spec_t spec = {"plot", lh_cmd_plot_usage, 0, opts, sizeof opts / sizeof *opts};
+    const lh_cmd_spec_t spec = {"plot", lh_cmd_plot_usage, LH_ARGS_OUTPUT, opts,
+                                sizeof opts / sizeof *opts};
     if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
-    }
-    if (!out_path) {
-        return lh_err_set(err, LH_EINVAL, "plot: where to? usage: leakhound plot FILE -o OUT.svg");
     }
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
@@ -75,12 +71,12 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_load_title(c, "Heap over time", head, sizeof head);
     lh_load_subtitle(c, sub, sizeof sub);
     lh_plot_opts_t po = {"plot", 0, head, sub, getcwd(cwd, sizeof cwd), (int)width};
-    FILE *out = lh_load_out_open(out_path, err);
+    FILE *out = lh_load_out_open(la.out, err);
     if (!out) {
         rc = LH_EIO;
         goto done;
     }
-    rc = lh_load_out_close(out, out_path, lh_view_svg_plot(out, &e, &po, err), err);
+    rc = lh_load_out_close(out, la.out, lh_view_svg_plot(out, &e, &po, err), err);
     lh_load_sym_warnings(c);
 done:
     if (have_e) {

@@ -4,6 +4,7 @@
  * leak sites and prints the report as text or JSON.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     lh_growth_t g;
     lh_temp_t tmp;
     lh_site_t *sites = NULL;
-    uint32_t *ids = NULL;
+    lh_tl_view_t v;
     size_t n_shown = 0, n_all;
     int have = 0;
     int rc;
@@ -164,24 +165,19 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         goto done;
     }
     n_shown = a->top && a->top < n_all ? a->top : n_all;
-    if (!(ids = malloc((n_shown ? n_shown : 1) * sizeof *ids))) {
-        rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+    rc = a->growth ? lh_pass_show(&p, g.sites, sizeof *g.sites,
+                                  offsetof(lh_growth_site_t, stack_id), n_shown, a->load.json,
+                                  &sites, &v, err)
+                   : lh_pass_show(&p, tmp.sites, sizeof *tmp.sites,
+                                  offsetof(lh_temp_site_t, stack_id), n_shown, a->load.json,
+                                  &sites, &v, err);
+    if (rc < 0) {
         goto done;
     }
-    for (size_t i = 0; i < n_shown; i++) {
-        ids[i] = a->growth ? g.sites[i].stack_id : tmp.sites[i].stack_id;
-    }
-    if ((rc = lh_pass_sites(&p, ids, n_shown, &sites, err)) < 0) {
-        goto done;
-    }
-    lh_pass_warnings(&p);
-    lh_tl_view_t v;
-    lh_pass_view(&p, a->load.json, &v);
     rc = a->growth ? lh_view_growth(stdout, &v, &g, sites, n_shown, err)
                    : lh_view_temporary(stdout, &v, &tmp, sites, n_shown, err);
 done:
     lh_pass_sites_free(sites, n_shown);
-    free(ids);
     if (have && a->growth) {
         lh_growth_fini(&g);
     } else if (have) {

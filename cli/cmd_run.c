@@ -227,17 +227,6 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             }
             continue;
         }
-        if (strncmp(arg, "--suppressions", 14) == 0 && (arg[14] == '\0' || arg[14] == '=')) {
-            const char *v = arg[14] ? arg + 15 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v) {
-                return lh_err_set(err, LH_EINVAL, "run: option '--suppressions' needs a value");
-            }
-            if (a->check_opts.n_supp_files == 16) {
-                return lh_err_set(err, LH_EINVAL, "run: at most 16 --suppressions files");
-            }
-            a->check_opts.supp_files[a->check_opts.n_supp_files++] = v;
-            continue;
-        }
         if (strncmp(arg, "--mark-sub", 10) == 0 && (arg[10] == '\0' || arg[10] == '=')) {
             const char *v = arg[10] ? arg + 11 : i + 1 < argc ? argv[++i] : NULL;
             if (!v || !*v) {
@@ -268,6 +257,7 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
             {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
             {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
+            {"--suppressions", NULL, LH_OPT_FILES, &a->check_opts.supp_files, 0, 0, NULL},
         };
         if ((rc = lh_opt_parse("run", values, sizeof values / sizeof *values, argc, argv, &i,
                                err)) == 0) {
@@ -309,7 +299,7 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                               "64K or 1M, got '%s'", a->max_leak);
         }
     }
-    if (!a->check && (a->max_leak || a->check_opts.n_supp_files ||
+    if (!a->check && (a->max_leak || a->check_opts.supp_files.n ||
                       a->check_opts.no_default_supp)) {
         return lh_err_set(err, LH_EINVAL, "run: --max-leak, --suppressions and "
                           "--no-default-suppressions go with --check");

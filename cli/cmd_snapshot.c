@@ -28,6 +28,7 @@
 #include "mallocwalk.h"
 #include "memcopy.h"
 #include "opts.h"
+#include "procmem.h"
 #include "ptstop.h"
 #include "snapcontents.h"
 #include "target.h"
@@ -71,30 +72,12 @@ clock_ns(clockid_t id)
  * ------------------------------------------------------------------------------------- */
 
 static size_t
-read_file(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    size_t n = 0;
-    ssize_t r;
-    while (n < cap && (r = read(fd, buf + n, cap - n)) > 0) {
-        n += (size_t)r;
-    }
-    close(fd);
-    return n;
-}
-
-static size_t
 info_block(uint8_t *buf, size_t cap, const lh_target_t *t, uint64_t mono0)
 {
     lh_enc_t e;
     lh_enc_init(&e, buf, cap);
-    char path[64], stat[1024], cmd[32768];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)t->pid);
-    size_t n = read_file(path, stat, sizeof stat - 1);
-    stat[n] = '\0';
+    char stat[1024] = "", cmd[32768 + 1]; /* + 1: lh_proc_read_small's NUL */
+    lh_proc_read_pid(t->pid, "stat", stat, sizeof stat);
     const char *rp = strrchr(stat, ')');
     int ppid = 0;
     if (rp) {
@@ -107,9 +90,8 @@ info_block(uint8_t *buf, size_t cap, const lh_target_t *t, uint64_t mono0)
     r = lh_enc_rec_begin(&e, LH_REC_INFO_EXE);
     lh_enc_str(&e, t->exe);
     lh_enc_rec_end(&e, r);
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)t->pid);
-    n = read_file(path, cmd, sizeof cmd);
-    size_t argc = 0;
+    ssize_t got = lh_proc_read_pid(t->pid, "cmdline", cmd, sizeof cmd);
+    size_t n = got > 0 ? (size_t)got : 0, argc = 0;
     for (size_t i = 0; i < n; i++) {
         argc += cmd[i] == '\0';
     }
@@ -213,8 +195,7 @@ write_threads(lh_fw_t *fw, const lh_ptstop_t *s, uint64_t ts)
         char path[96], name[64] = "";
         snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)s->pid,
                  (int)s->threads[i].tid);
-        size_t n = read_file(path, name, sizeof name - 1);
-        name[n] = '\0';
+        lh_proc_read_small(path, name, sizeof name);
         name[strcspn(name, "\n")] = '\0';
         lh_enc_t *e = lh_fw_rec_begin(fw, LH_REC_THREAD, 100);
         lh_fw_ts(fw, ts);
@@ -297,9 +278,8 @@ capture_fini(capture_t *c)
 static uint64_t
 mem_available(void)
 {
-    char buf[4096];
-    size_t n = read_file("/proc/meminfo", buf, sizeof buf - 1);
-    buf[n] = '\0';
+    char buf[4096] = "";
+    lh_proc_read_small("/proc/meminfo", buf, sizeof buf);
     const char *p = strstr(buf, "MemAvailable:");
     unsigned long long kb = 0;
     if (!p || sscanf(p + 13, "%llu", &kb) != 1) {

@@ -15,20 +15,26 @@
 #include "text.h"
 
 int
-lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
+lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err)
 {
     int rc = 0;
     lh_supp_init(s);
-    if (a->default_supp) {
+    if (defaults) {
         rc = lh_supp_add_defaults(s, err);
     }
-    for (size_t k = 0; rc >= 0 && k < a->n_supp_files; k++) {
-        rc = lh_supp_load(s, a->supp_files[k], err);
+    for (size_t k = 0; rc >= 0 && k < files->n; k++) {
+        rc = lh_supp_load(s, files->v[k], err);
     }
     if (rc < 0) {
         lh_supp_fini(s);
     }
     return rc;
+}
+
+int
+lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
+{
+    return lh_load_supp(s, a->default_supp, &a->supp_files, err);
 }
 
 void
@@ -95,14 +101,20 @@ lh_load_sym_warnings(lh_collect_t *c)
     }
 }
 
-void
-lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
+const char *
+lh_load_prog(const lh_collect_t *c)
 {
     const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
     const char *exe = in->exe[0] ? in->exe : lh_trace_path(lh_collect_trace(c));
     const char *b = strrchr(exe, '/');
-    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, b ? b + 1 : exe,
-             (unsigned long long)in->pid);
+    return b ? b + 1 : exe;
+}
+
+void
+lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, lh_load_prog(c),
+             (unsigned long long)lh_trace_info(lh_collect_trace(c))->pid);
 }
 
 void

@@ -31,11 +31,16 @@ int lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_coll
 /* Prints the symbolizer's warnings (call after rendering: symbolization is lazy). */
 void lh_load_sym_warnings(lh_collect_t *c);
 
+/* The program's name: the base name of its executable (of the trace when unknown). */
+const char *lh_load_prog(const lh_collect_t *c);
 /* "WHAT — prog (pid N)" and "peak X at T s · Y live at exit · ..." for pictures. */
 void lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len);
 void lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len);
 
-/* Loads the suppressions a asks for into s (initialised here). Returns 0 or an error. */
+/* Loads the built-in list (defaults) and the files into s (initialised here; empty again
+ * on failure). Returns 0 or an error. */
+int lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err);
+/* Loads the suppressions a asks for into s. */
 int lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err);
 
 /* What report --by, tree and flamegraph start from: the suppressions, the pass, the

@@ -152,6 +152,18 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
             }
             break;
         }
+        case LH_OPT_FILES: {
+            lh_opt_files_t *f = o->dst;
+            if (!*v) {
+                return lh_err_set(err, LH_EINVAL, "%s: option '%s' needs a value", cmd, o->name);
+            }
+            if (f->n == sizeof f->v / sizeof f->v[0]) {
+                return lh_err_set(err, LH_EINVAL, "%s: at most %zu %s files", cmd,
+                                  sizeof f->v / sizeof f->v[0], o->name);
+            }
+            f->v[f->n++] = v;
+            break;
+        }
         case LH_OPT_CHOICE: {
             int idx = choice_index(o->choices, v);
             if (idx < 0) {
@@ -203,6 +215,9 @@ common_opts(lh_trace_args_t *a, unsigned flags, lh_opt_t *o, int *fmt)
 {
     size_t n = 0;
     o[n++] = (lh_opt_t){"--help", "-h", LH_OPT_BOOL, &a->help, 0, 0, NULL};
+    if (flags & LH_ARGS_OUTPUT) {
+        o[n++] = (lh_opt_t){"--output", "-o", LH_OPT_STR, &a->out, 0, 0, NULL};
+    }
     if (flags & LH_ARGS_FORMAT) {
         o[n++] = (lh_opt_t){"--format", NULL, LH_OPT_CHOICE, fmt, 0, 0, "text|json"};
     }
@@ -213,6 +228,7 @@ common_opts(lh_trace_args_t *a, unsigned flags, lh_opt_t *o, int *fmt)
     if (!(flags & (LH_ARGS_NO_TRACE | LH_ARGS_NO_SUPP))) {
         o[n++] = (lh_opt_t){"--default-suppressions", NULL, LH_OPT_BOOL, &a->default_supp, 0,
                             0, NULL};
+        o[n++] = (lh_opt_t){"--suppressions", NULL, LH_OPT_FILES, &a->supp_files, 0, 0, NULL};
     }
     return n;
 }
@@ -251,20 +267,6 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
             }
             continue;
         }
-        if (takes_trace && !(spec->flags & LH_ARGS_NO_SUPP) &&
-            strncmp(arg, "--suppressions", 14) == 0 &&
-            (arg[14] == '\0' || arg[14] == '=')) {
-            const char *v = arg[14] ? arg + 15 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !*v) {
-                return lh_err_set(err, LH_EINVAL, "%s: option '--suppressions' needs a value",
-                                  cmd);
-            }
-            if (a->n_supp_files == sizeof a->supp_files / sizeof a->supp_files[0]) {
-                return lh_err_set(err, LH_EINVAL, "%s: at most 16 --suppressions files", cmd);
-            }
-            a->supp_files[a->n_supp_files++] = v;
-            continue;
-        }
         if (strncmp(arg, "--format", 8) == 0 && (arg[8] == '\0' || arg[8] == '=')) {
             return lh_err_set(err, LH_EINVAL, "%s: --format: this command writes a file (-o); "
                               "text and json are for report, leaks, counts, log and tree", cmd);
@@ -281,8 +283,14 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
         return lh_err_set(err, LH_EINVAL, "%s: which trace? usage: leakhound %s FILE (- for "
                           "standard input)", cmd, cmd);
     }
-    if (takes_trace && strcmp(a->path, "-") == 0) {
-        return lh_args_stdin(a, err);
+    if (takes_trace && strcmp(a->path, "-") == 0 && (rc = lh_args_stdin(a, err)) < 0) {
+        return rc;
+    }
+    if ((spec->flags & LH_ARGS_OUTPUT) && !a->out) {
+        /* "where to? usage: leakhound CMD FILE -o OUT.x": the usage's head, up to -o's value */
+        const char *o = strstr(spec->usage, " -o ");
+        size_t n = o ? (size_t)(o - spec->usage) + 4 + strcspn(o + 4, " \n") : 0;
+        return lh_err_set(err, LH_EINVAL, "%s: where to? %.*s", cmd, (int)n, spec->usage);
     }
     return 0;
 }

@@ -28,7 +28,14 @@ typedef enum lh_opt_kind {
     LH_OPT_STR,    /* const char *, pointing into argv */
     LH_OPT_UINT,   /* unsigned long in [lo, hi] */
     LH_OPT_CHOICE, /* int: index of the value in choices ("a|b|c"); a unique prefix is enough */
+    LH_OPT_FILES,  /* lh_opt_files_t: repeatable, each value appended */
 } lh_opt_kind_t;
+
+/* The values of a repeatable option naming files (--suppressions), in order. */
+typedef struct lh_opt_files {
+    const char *v[16];
+    size_t n;
+} lh_opt_files_t;
 
 typedef struct lh_opt {
     const char *name;    /* "--top" */
@@ -45,6 +52,8 @@ enum {
     LH_ARGS_NO_TRACE = 2, /* the command reads no trace: no positional argument, no load
                              options (run's booleans use the same table) */
     LH_ARGS_NO_SUPP = 4,  /* the command shows every block: no suppressions (shell) */
+    LH_ARGS_OUTPUT = 8,   /* the command writes a file: -o/--output (a->out) is required,
+                             its usage starts "usage: leakhound CMD FILE -o OUT.x" */
 };
 
 /* The options every command that reads a trace shares. */
@@ -54,9 +63,9 @@ typedef struct lh_trace_args {
     int quiet;
     int json;               /* --format json */
     int help;
-    const char *supp_files[16];
-    size_t n_supp_files;
+    lh_opt_files_t supp_files;
     int default_supp;       /* add the built-in list */
+    const char *out;        /* -o/--output (LH_ARGS_OUTPUT) */
     char stdin_path[32];    /* "/proc/self/fd/N" when the trace is `-` */
 } lh_trace_args_t;
 
@@ -70,7 +79,7 @@ typedef struct lh_cmd_spec {
 
 /* Parses argv[1..argc) (argv[0] is the command's name). Returns 0 (the trace in a->path),
  * 1 when --help was given (the usage is printed on stdout), or LH_EINVAL: an unknown
- * option, a missing or bad value, no trace or two. */
+ * option, a missing or bad value, no trace or two, no -o (LH_ARGS_OUTPUT). */
 int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
                   lh_err_t *err);
 

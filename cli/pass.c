@@ -49,24 +49,45 @@ fail:
     return rc;
 }
 
-int
-lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_err_t *err)
+/* The view settings for this trace. */
+static void
+pass_view(const lh_pass_t *p, int json, lh_tl_view_t *v)
 {
-    lh_site_t *v = calloc(n ? n : 1, sizeof *v);
+    const lh_trace_info_t *in = lh_trace_info(p->t);
+    const lh_trace_stats_t *st = lh_trace_stats(p->t);
+    memset(v, 0, sizeof *v);
+    v->trace_path = lh_trace_path(p->t);
+    v->info = in;
+    v->start_ns = in->has_clock ? in->mono_start_ns : st->first_ts_ns;
+    if (st->n_events && st->first_ts_ns < v->start_ns) {
+        v->start_ns = st->first_ts_ns;
+    }
+    v->cwd = p->cwd[0] ? p->cwd : NULL;
+    v->max_frames = 8;
+    v->json = json;
+}
+
+int
+lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n, int json,
+             lh_site_t **sites, lh_tl_view_t *v, lh_err_t *err)
+{
+    lh_site_t *s = calloc(n ? n : 1, sizeof *s);
     int rc;
-    *out = NULL;
-    if (!v) {
+    *sites = NULL;
+    if (!s) {
         return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing sites");
     }
     for (size_t i = 0; i < n; i++) {
-        v[i].stack_id = ids[i];
-        if ((rc = lh_site_symbolize(&v[i], p->t, p->sym, err)) < 0 ||
-            (rc = lh_site_growers(&v[i], p->t, p->r, p->sym, err)) < 0) {
-            lh_pass_sites_free(v, i);
+        memcpy(&s[i].stack_id, (const char *)rows + i * stride + off, sizeof s[i].stack_id);
+        if ((rc = lh_site_symbolize(&s[i], p->t, p->sym, err)) < 0 ||
+            (rc = lh_site_growers(&s[i], p->t, p->r, p->sym, err)) < 0) {
+            lh_pass_sites_free(s, i);
             return rc;
         }
     }
-    *out = v;
+    *sites = s;
+    lh_pass_warnings(p);
+    pass_view(p, json, v);
     return 0;
 }
 
@@ -86,23 +107,6 @@ lh_pass_warnings(const lh_pass_t *p)
     if (p->sym) {
         lh_load_warnings(lh_sym_warnings(p->sym));
     }
-}
-
-void
-lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v)
-{
-    const lh_trace_info_t *in = lh_trace_info(p->t);
-    const lh_trace_stats_t *st = lh_trace_stats(p->t);
-    memset(v, 0, sizeof *v);
-    v->trace_path = lh_trace_path(p->t);
-    v->info = in;
-    v->start_ns = in->has_clock ? in->mono_start_ns : st->first_ts_ns;
-    if (st->n_events && st->first_ts_ns < v->start_ns) {
-        v->start_ns = st->first_ts_ns;
-    }
-    v->cwd = p->cwd[0] ? p->cwd : NULL;
-    v->max_frames = 8;
-    v->json = json;
 }
 
 int

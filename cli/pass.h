@@ -41,13 +41,15 @@ int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t
                 lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err);
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
-/* Symbolizes the n stacks ids[] into a new array of sites (lh_pass_sites_free). */
-int lh_pass_sites(lh_pass_t *p, const uint32_t *ids, size_t n, lh_site_t **out, lh_err_t *err);
+/* What every listing ends with, once its rows are chosen: symbolizes the n sites shown into
+ * a new array *sites (lh_pass_sites_free), prints the warnings and fills the view settings
+ * v. The stack id of row i is the uint32_t at rows + i * stride + off (a listing's array of
+ * rows and offsetof its stack id field). Returns 0 or an error (nothing printed). */
+int lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n, int json,
+                 lh_site_t **sites, lh_tl_view_t *v, lh_err_t *err);
 void lh_pass_sites_free(lh_site_t *sites, size_t n);
 /* Prints the trace's and the symbolizer's warnings to stderr. */
 void lh_pass_warnings(const lh_pass_t *p);
-/* The view settings for this trace. */
-void lh_pass_view(lh_pass_t *p, int json, lh_tl_view_t *v);
 void lh_pass_close(lh_pass_t *p);
 /* Turns an analysis's refusal (rc, with why from its result) into advice naming this
  * command line's flags; returns rc. */

@@ -37,9 +37,8 @@ lh_text_human_bytes(char *buf, size_t len, uint64_t bytes)
     return buf;
 }
 
-/* Prints s, quoted for a shell when it holds anything but plain characters. */
-static void
-print_arg(FILE *out, const char *s)
+void
+lh_text_shell_word(FILE *out, const char *s, int escapes)
 {
     int plain = *s != '\0';
     for (const char *p = s; *p; p++) {
@@ -54,13 +53,13 @@ print_arg(FILE *out, const char *s)
         return;
     }
     fputc('\'', out);
-    for (const char *p = s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '\'') {
             fputs("'\\''", out);
-        } else if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-            fputc('?', out); /* never send control characters to a terminal */
+        } else if (escapes && (*p == '\n' || *p == '\t')) {
+            fputs(*p == '\n' ? "\\n" : "\\t", out);
         } else {
-            fputc(*p, out);
+            fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out); /* no control characters */
         }
     }
     fputc('\'', out);
@@ -139,7 +138,7 @@ print_summary(FILE *out, const lh_report_t *rep)
         fputs("\n  command:      ", out);
         for (size_t i = 0; i < in->argc; i++) {
             fputc(' ', out);
-            print_arg(out, in->argv[i]);
+            lh_text_shell_word(out, in->argv[i], 0);
         }
     }
     fprintf(out, "\n  pid:           %" PRIu64, in->pid);

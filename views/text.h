@@ -23,6 +23,9 @@ int lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, 
 /* Building blocks shared with the other text views (timeline.c). */
 /* Prints s with control characters replaced by '?'. */
 void lh_text_clean(FILE *out, const char *s);
+/* Prints s as one shell word: as it is when plain, else single-quoted, control characters
+ * shown as '?' (\n and \t as such when escapes), never sent to a terminal. */
+void lh_text_shell_word(FILE *out, const char *s, int escapes);
 /* path relative to cwd when it lies under it (cwd may be NULL). */
 const char *lh_text_rel_path(const char *path, const char *cwd);
 /* One "    at f (file.c:42)" (first) or "    by ..." line. */

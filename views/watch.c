@@ -25,39 +25,6 @@ signed_bytes(char *buf, size_t len, double v)
     return buf;
 }
 
-/* One argument as a shell would need it: quoted when it holds anything unusual, with
- * control characters shown as \n, \t or '?', so the header stays on one line. */
-static void
-shell_word(FILE *out, const char *s)
-{
-    int plain = *s != '\0';
-    for (const char *p = s; *p; p++) {
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+@%-",
-                    *p)) {
-            plain = 0;
-        }
-    }
-    if (plain) {
-        fputs(s, out);
-        return;
-    }
-    fputc('\'', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\'') {
-            fputs("'\\''", out);
-        } else if (*p == '\n') {
-            fputs("\\n", out);
-        } else if (*p == '\t') {
-            fputs("\\t", out);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fputc('?', out);
-        } else {
-            fputc(*p, out);
-        }
-    }
-    fputc('\'', out);
-}
-
 static void
 text_header(FILE *out, const lh_watch_result_t *res)
 {
@@ -66,7 +33,7 @@ text_header(FILE *out, const lh_watch_result_t *res)
         fputs(" (started:", out);
         for (char **a = res->command; *a; a++) {
             fputc(' ', out);
-            shell_word(out, *a);
+            lh_text_shell_word(out, *a, 1); /* the header stays on one line */
         }
         fputc(')', out);
     }

@@ -782,6 +782,28 @@ def case_unwind_verify(ctx):
               % (allocs - fallbacks - 50), checked)
 
 
+def case_rss_agent(ctx):
+    """The RSS the report compares with the heap is the program's, not the agent's: a
+    program that frees every block, from 2^17 different stacks, has no "memory outside
+    malloc" (the agent's table of those stacks alone is over 50 MiB; the bare program's
+    peak RSS is 1 MiB)."""
+    ctx.unwind = "fp"
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    lh_run(ctx, [ctx.prog("rss_agent")], out=trace)
+    res = run(ctx, [ctx.lh, "report", trace])
+    rss = [ln.strip() for ln in res.stdout.splitlines() if "RSS" in ln]
+    m = re.match(r"RSS:\s+\S+ \S+ -> \S+ \S+ \(([+-])(\d+(?:\.\d+)?) (B|KiB|MiB|GiB)\) "
+                 r"while the heap went 0 B -> 0 B \(\+0 B\), first to last of \d+ samples$",
+                 rss[0] if rss else "")
+    if not ctx.check(m is not None and len(rss) == 1, "the RSS line, and no other",
+                     "RSS: A -> B (+N) while the heap went 0 B -> 0 B (+0 B)...", rss):
+        return
+    grew = float(m.group(2)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[
+        m.group(3)] * (1 if m.group(1) == "+" else -1)
+    ctx.check(grew < 8 * (1 << 20), "RSS growth without the agent's memory", "< 8 MiB",
+              rss[0])
+
+
 def case_mode0600(ctx):
     """The trace is created 0600 whatever the umask, -o or default name."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -977,6 +999,7 @@ SPECIAL = {
     "mode0600": case_mode0600,
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
+    "rss_agent": case_rss_agent,
 }
 BADINPUT = ["truncated", "truncated_salvage", "flipped_byte", "bad_magic", "major99", "empty",
             "missing", "bogus_flag", "unknown_command", "frame_boundary", "run_bad_unwind",

@@ -221,6 +221,35 @@ def case_thread(ctx):
     expect_in(ctx, "use", "using snapshot 2 'exit'", out)
 
 
+def case_joined(ctx):
+    """Threads joined before exit: the DTV of each, which glibc keeps with the stack it
+    caches, is reached from the ended thread's descriptor (possibly lost, as a live
+    thread's: the descriptor points inside it), never definitely lost; a block known only
+    by an ended thread's __thread variable is."""
+    trace = record(ctx, "graph_joined")
+    res = E.run(ctx, [ctx.lh, "report", trace, "--top", "0"])
+    expect_line(ctx, "text summary", r"leak summary:  definitely lost: 300 bytes in 3 blocks; "
+                r"indirectly lost: 0 bytes in 0 blocks; possibly lost: \d+ bytes in 3 blocks; "
+                r"still reachable: 600 bytes in 3 blocks", res.stdout)
+    d = json.loads(E.run(ctx, [ctx.lh, "report", trace, "--top", "0", "--format",
+                               "json"]).stdout)
+    # by line: the worker's blocks; the DTV's stack may stop inside the loader (the fp
+    # unwinder), so its site is the third one
+    rest = list(d["sites"])
+    for name, cls in (("joined_tls", "definitely_lost"), ("joined_kept", "still_reachable")):
+        where = E.marker(name)
+        got = [s for s in rest if E.at_line(E.alloc_frame(s)[1], where)]
+        ctx.check(len(got) == 1 and got[0]["classification"][cls]["blocks"] == 3 and
+                  sum(v["blocks"] for v in got[0]["classification"].values()) == 3,
+                  "classification of %s" % name, "3 %s" % cls,
+                  [s["classification"] for s in got])
+        rest = [s for s in rest if s not in got]
+    ctx.check(len(rest) == 1 and rest[0]["classification"]["possibly_lost"]["blocks"] == 3 and
+              sum(v["blocks"] for v in rest[0]["classification"].values()) == 3,
+              "classification of the DTVs (joined_start)", "3 possibly_lost",
+              [(s["classification"], s["frames"][:3]) for s in rest])
+
+
 def case_report(ctx):
     """`report` gains the LEAK SUMMARY and a classification per site (JSON too)."""
     trace = record(ctx, "graph_handlers")
@@ -429,6 +458,81 @@ def case_delta_base(ctx):
     ctx.check("graph: none" not in out, "the base back: snapshot 2 reads", "a graph", out)
 
 
+def uffd_wp_kernel():
+    """Whether this kernel has userfaultfd (its sysctl exists) and PAGEMAP_SCAN (6.7+)."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (m is not None and (int(m.group(1)), int(m.group(2))) >= (6, 7) and
+            os.path.exists("/proc/sys/vm/unprivileged_userfaultfd"))
+
+
+WP_LINE = re.compile(r"snapwp: (\d+) pages skipped unread, wrong: (\d+)$", re.M)
+
+
+def wp_verified(ctx, mode, env_extra, args):
+    """snap_wp under LEAKHOUND_TEST_SNAPWP_VERIFY=1: each snapshot child reads the pages it
+    skipped anyway and logs how many it skipped and how many of them were not what the
+    earlier file it refers to holds. Returns the list of (skipped, wrong), one per child."""
+    trace = os.path.join(ctx.workdir, "verify.lht")
+    env = dict(os.environ)
+    env.update({"LEAKHOUND_SNAPSHOT_CONTENTS": mode, "LEAKHOUND_TEST_SNAPWP_VERIFY": "1"})
+    env.update(env_extra)
+    res = E.run(ctx, [ctx.lh, "run", "-o", trace, "--", ctx.prog("snap_wp")] + args, env=env)
+    ctx.check(res.returncode == 0, "leakhound run snap_wp", 0, res.stderr[-400:])
+    counts = [(int(a), int(b)) for a, b in WP_LINE.findall(res.stderr)]
+    ctx.check(len(counts) == int(args[0]) + 2, "a line per snapshot child", int(args[0]) + 2,
+              res.stderr[-1500:])
+    return counts
+
+
+def check_wp_same(ctx, mode, env_extra):
+    """snap_wp (deterministic) with delta snapshots as configured by env_extra, against
+    every file whole: every snapshot reads back to the same graph."""
+    traces = []
+    for name, env in (("delta1.lht", env_extra), ("delta0.lht", {"LEAKHOUND_SNAPSHOT_DELTA": "0"})):
+        env = dict(env, LEAKHOUND_SNAPSHOT_CONTENTS=mode)
+        traces.append(record(ctx, "snap_wp", env, name=name, args=["4"]))
+    for n in ("1", "2", "3", "4", "5", "6"):
+        out_d, _ = shell(ctx, traces[0], DELTA_CMDS, snapshot=n)
+        out_w, _ = shell(ctx, traces[1], DELTA_CMDS, snapshot=n)
+        ctx.check("graph: none" not in out_d, "snapshot %s graph" % n, "a graph", out_d)
+        ctx.check(strip_delta(out_d) == strip_delta(out_w),
+                  "snapshot %s read back from a delta" % n, strip_delta(out_w),
+                  strip_delta(out_d))
+
+
+def case_delta_wp(ctx):
+    """Pages the kernel says were not written (userfaultfd + PAGEMAP_SCAN) are skipped
+    unread and referred to: every skipped page, read anyway, is what the earlier file holds
+    (a thread writes while the snapshots are taken; mappings come, go and move; one is
+    another userfaultfd's), and every snapshot reads back to what its whole twin holds."""
+    counts = wp_verified(ctx, "pointers", {}, ["4", "thread"])
+    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
+              "wrong: 0 everywhere", counts)
+    if uffd_wp_kernel():
+        ctx.check(sum(skipped for skipped, _ in counts) > 1000, "pages skipped",
+                  "over 1000 in all", counts)
+    check_wp_same(ctx, "pointers", {})
+
+
+def case_delta_wp_full(ctx):
+    """The same in mode full."""
+    counts = wp_verified(ctx, "full", {}, ["4", "thread"])
+    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
+              "wrong: 0 everywhere", counts)
+    if uffd_wp_kernel():
+        ctx.check(sum(skipped for skipped, _ in counts) > 1000, "pages skipped",
+                  "over 1000 in all", counts)
+    check_wp_same(ctx, "full", {})
+
+
+def case_delta_wp_off(ctx):
+    """Without the kernel's help (LEAKHOUND_SNAPSHOT_WP=0, as where it is missing): nothing
+    is skipped and the deltas still read back to what their whole twins hold."""
+    counts = wp_verified(ctx, "pointers", {"LEAKHOUND_SNAPSHOT_WP": "0"}, ["4"])
+    ctx.check(counts == [(0, 0)] * 6, "nothing skipped", [(0, 0)] * 6, counts)
+    check_wp_same(ctx, "pointers", {"LEAKHOUND_SNAPSHOT_WP": "0"})
+
+
 CASES = {
     "summary": case_summary,
     "handlers": case_handlers,
@@ -438,6 +542,7 @@ CASES = {
     "tag": case_tag,
     "registry": case_registry,
     "thread": case_thread,
+    "joined": case_joined,
     "report": case_report,
     "stdin": case_stdin,
     "badinput": case_badinput,
@@ -447,6 +552,9 @@ CASES = {
     "delta_full": case_delta_full,
     "delta_base": case_delta_base,
     "delta_bound": case_delta_bound,
+    "delta_wp": case_delta_wp,
+    "delta_wp_full": case_delta_wp_full,
+    "delta_wp_off": case_delta_wp_off,
 }
 
 

@@ -222,8 +222,8 @@ test_args_parse(void **state)
     assert_int_equal(lh_args_parse(&spec, 9, ok, &a, &err), 0);
     assert_string_equal(a.path, "t.lht");
     assert_true(a.json && a.salvage && a.default_supp && a.quiet && top_down);
-    assert_int_equal(a.n_supp_files, 1);
-    assert_string_equal(a.supp_files[0], "s.supp");
+    assert_int_equal(a.supp_files.n, 1);
+    assert_string_equal(a.supp_files.v[0], "s.supp");
 
     char *two[] = {"tree", "a.lht", "b.lht"};
     memset(&a, 0, sizeof a);

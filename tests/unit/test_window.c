@@ -106,6 +106,69 @@ run_case(int n_frames, int per_frame, int frames_per_sync)
     free(got);
 }
 
+/* Pushes the frames given as (first ts, events, ts step) triples, each frame one run,
+ * releases everything and checks the order against a plain sort. */
+static void
+run_frames(const uint64_t (*fr)[3], size_t n_frames)
+{
+    lh_window_t w;
+    lh_window_init(&w);
+    size_t total = 0, cap = 0;
+    for (size_t f = 0; f < n_frames; f++) {
+        cap += fr[f][1];
+    }
+    key_t_ *all = calloc(cap, sizeof *all);
+    for (size_t f = 0; f < n_frames; f++) {
+        for (uint64_t i = 0; i < fr[f][1]; i++) {
+            lh_event_t ev;
+            memset(&ev, 0, sizeof ev);
+            ev.ts_ns = fr[f][0] + i * fr[f][2];
+            ev.addr = total;
+            assert_int_equal(lh_window_push(&w, &ev, (uint64_t)f, i), 0);
+            all[total++] = (key_t_){ev.ts_ns, (uint64_t)f, i};
+        }
+    }
+    lh_window_release(&w, 0, 1);
+    qsort(all, total, sizeof *all, cmp_key);
+    lh_event_t ev;
+    char *label;
+    size_t n_got = 0;
+    while (lh_window_pop(&w, &ev, &label)) {
+        assert_true(n_got < total);
+        assert_int_equal(ev.ts_ns, all[n_got].ts);
+        n_got++;
+        free(label);
+    }
+    assert_int_equal(n_got, total);
+    lh_window_fini(&w);
+    free(all);
+}
+
+/* The shapes a merge trims: a long frame and a ticker's single record stamped inside it
+ * (near its end, at its start, before it, after it), frames wholly before the previous
+ * one, frames interleaved event by event, equal stamps decided by seq and idx. */
+static void
+test_overlap_shapes(void **state)
+{
+    (void)state;
+    static const uint64_t inside_end[][3] = {{1000, 5000, 2}, {10990, 1, 1}};
+    static const uint64_t inside_start[][3] = {{1000, 5000, 2}, {1001, 1, 1}};
+    static const uint64_t before_all[][3] = {{1000, 5000, 2}, {10, 3, 1}};
+    static const uint64_t after_all[][3] = {{1000, 5000, 2}, {20000, 3, 1}};
+    static const uint64_t reversed[][3] = {{9000, 100, 1}, {5000, 100, 1}, {1000, 100, 1}};
+    static const uint64_t interleaved[][3] = {{1000, 3000, 2}, {1001, 3000, 2}, {0, 7, 5000}};
+    static const uint64_t equal[][3] = {{1000, 50, 0}, {1000, 50, 0}, {999, 3, 1}, {1000, 1, 0}};
+    static const uint64_t big_small[][3] = {{100, 7, 1000}, {0, 20000, 1}, {5000, 2, 1}};
+    run_frames(inside_end, 2);
+    run_frames(inside_start, 2);
+    run_frames(before_all, 2);
+    run_frames(after_all, 2);
+    run_frames(reversed, 3);
+    run_frames(interleaved, 3);
+    run_frames(equal, 4);
+    run_frames(big_small, 3);
+}
+
 static void
 test_few_runs(void **state)
 {
@@ -129,6 +192,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_few_runs),
         cmocka_unit_test(test_many_runs),
+        cmocka_unit_test(test_overlap_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

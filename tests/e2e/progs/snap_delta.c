@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "snapwait.h"
+
 typedef struct node {
     struct node *next;
     struct node *refs[60]; /* earlier nodes: the list's tail is reached from its head only */
@@ -29,48 +31,6 @@ typedef struct node {
 node_t *g_list;
 void *g_keep[200];
 static void *ring[50];
-
-/* Waits (at most 30 s) until no child of this process is running: the agent's contents
- * children are processes whose parent is this one (they stay zombies until reaped). */
-static void
-wait_snapshot_children(void)
-{
-    int me = (int)getpid();
-    for (int tries = 0; tries < 3000; tries++) {
-        int running = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            char path[300], buf[512];
-            if (e->d_name[0] < '0' || e->d_name[0] > '9') {
-                continue;
-            }
-            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            FILE *f = fopen(path, "r");
-            if (!f) {
-                continue;
-            }
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[n] = '\0';
-            char *close = strrchr(buf, ')'); /* the name may hold spaces */
-            char state;
-            int ppid;
-            if (close && sscanf(close + 1, " %c %d", &state, &ppid) == 2 && ppid == me &&
-                state != 'Z') {
-                running = 1;
-            }
-        }
-        if (d) {
-            closedir(d);
-        }
-        if (!running) {
-            return;
-        }
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-    }
-}
 
 int
 main(int argc, char **argv)
