@@ -42,8 +42,8 @@ is_interp(const lh_frame_t *f)
            starts_with(fn, "S_") || starts_with(fn, "Py") || starts_with(fn, "_Py");
 }
 
-static int
-is_eval_loop(const lh_frame_t *f)
+int
+lh_scriptstack_is_eval_loop(const lh_frame_t *f)
 {
     const char *fn = f->function;
     return f->lang == LH_LANG_NATIVE &&
@@ -75,7 +75,7 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
 {
     size_t cut = n_nat;
     for (size_t i = 0; i < n_nat; i++) {
-        if (is_eval_loop(&nat[i])) {
+        if (lh_scriptstack_is_eval_loop(&nat[i])) {
             cut = i;
             break;
         }

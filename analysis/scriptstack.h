@@ -39,6 +39,11 @@
  * caller's array of that size) and returns how many. Script frames get lang, function,
  * file and line, no module and ip 0; an id missing from sf becomes a frame with function
  * "?". Strings stay owned by sf and by the symbolizer. Never fails. */
+/* Whether f is an eval-loop frame (Perl_runops_*, _PyEval_EvalFrame*, PyEval_EvalFrame*):
+ * without `native`, no frame outside the innermost one is displayed, so a caller may stop
+ * symbolizing there. */
+int lh_scriptstack_is_eval_loop(const lh_frame_t *f);
+
 size_t lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
                             size_t n_script, const lh_sframes_t *sf, int native,
                             lh_frame_t *out);

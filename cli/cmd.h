@@ -10,6 +10,7 @@
 #ifndef LH_CMD_H
 #define LH_CMD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -19,6 +20,13 @@
  * not be started. */
 int lh_cmd_run(int argc, char **argv, lh_err_t *err);
 extern const char lh_cmd_run_usage[];
+
+/* Finds the library name (libleakhound.so, libleakhound_attach.so): $env_name when set,
+ * else in ../lib, ../lib/leakhound or the directory of the leakhound executable. Returns 0
+ * with its absolute path in out, or LH_ENOENT: "ENV=VALUE: no such file", "WHAT:
+ * /proc/self/exe: ...", or "MISSING next to DIR (LOOKED); set ENV". */
+int lh_cli_find_lib(const char *name, const char *env_name, const char *what, const char *missing,
+                    const char *looked, char *out, size_t len, lh_err_t *err);
 
 /* leakhound attach -p PID [-o FILE] [--duration D] [--depth N] [--unwind K]
  * [--sample-rate SIZE] [--snapshot-every D]: record a running process from now on. */

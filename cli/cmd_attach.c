@@ -87,43 +87,6 @@ parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* libleakhound_attach.so: $LEAKHOUND_ATTACH_AGENT, or next to the executable's ../lib. */
-static int
-find_attach_lib(char *out, size_t len, lh_err_t *err)
-{
-    static const char *rel[] = {"/../lib/libleakhound_attach.so",
-                                "/../lib/leakhound/libleakhound_attach.so",
-                                "/libleakhound_attach.so"};
-    char self[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
-    const char *env = getenv("LEAKHOUND_ATTACH_AGENT");
-    struct stat st;
-    if (env && *env) {
-        if (stat(env, &st) != 0 || !S_ISREG(st.st_mode) || !realpath(env, out)) {
-            return lh_err_set(err, LH_ENOENT, "LEAKHOUND_ATTACH_AGENT=%s: no such file", env);
-        }
-        return 0;
-    }
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        return lh_err_set(err, LH_ENOENT, "attach: /proc/self/exe: %s", strerror(errno));
-    }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash) {
-        *slash = '\0';
-    }
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(cand, sizeof cand, "%s%s", self, rel[i]);
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && realpath(cand, real) &&
-            strlen(real) < len) {
-            memcpy(out, real, strlen(real) + 1);
-            return 0;
-        }
-    }
-    return lh_err_set(err, LH_ENOENT, "attach: cannot find libleakhound_attach.so next to %s "
-                      "(../lib); set LEAKHOUND_ATTACH_AGENT", self);
-}
-
 /* An absolute trace path that does not exist yet. */
 static int
 trace_path(const attach_args_t *a, const lh_target_t *t, char *out, size_t len,
@@ -260,7 +223,9 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
     }
     char lib[PATH_MAX], path[PATH_MAX], vars[3 * PATH_MAX];
     lh_target_t t;
-    if ((rc = find_attach_lib(lib, sizeof lib, err)) < 0 ||
+    if ((rc = lh_cli_find_lib("libleakhound_attach.so", "LEAKHOUND_ATTACH_AGENT", "attach",
+                              "attach: cannot find libleakhound_attach.so", "../lib", lib,
+                              sizeof lib, err)) < 0 ||
         (rc = lh_target_check((pid_t)pid_ul, "attach", &t, err)) < 0 ||
         (rc = trace_path(&a, &t, path, sizeof path, err)) < 0 ||
         (rc = build_vars(&a, path, vars, sizeof vars, err)) < 0) {

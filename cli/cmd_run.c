@@ -314,42 +314,38 @@ is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Finds the agent; returns 0 with its absolute path in out, or LH_ENOENT. */
-static int
-find_agent(char *out, size_t len, lh_err_t *err)
+int
+lh_cli_find_lib(const char *name, const char *env_name, const char *what, const char *missing,
+                const char *looked, char *out, size_t len, lh_err_t *err)
 {
-    static const char *rel[] = {"/../lib/libleakhound.so", "/../lib/leakhound/libleakhound.so",
-                                "/libleakhound.so"};
-    char self[PATH_MAX], cand[PATH_MAX + 64];
-    const char *env = getenv("LEAKHOUND_AGENT");
+    static const char *const rel[] = {"/../lib/", "/../lib/leakhound/", "/"};
+    char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+    const char *env = getenv(env_name);
     if (env && *env) {
-        if (!is_file(env) || !realpath(env, self)) {
-            return lh_err_set(err, LH_ENOENT, "LEAKHOUND_AGENT=%s: no such file", env);
+        if (!is_file(env) || !realpath(env, real) || strlen(real) >= len) {
+            return lh_err_set(err, LH_ENOENT, "%s=%s: no such file", env_name, env);
         }
-        snprintf(out, len, "%s", self);
+        memcpy(out, real, strlen(real) + 1);
         return 0;
     }
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
     if (n <= 0) {
-        return lh_err_set(err, LH_ENOENT, "cannot find the agent: /proc/self/exe: %s",
-                          strerror(errno));
+        return lh_err_set(err, LH_ENOENT, "%s: /proc/self/exe: %s", what, strerror(errno));
     }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
     if (slash) {
         *slash = '\0';
     }
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(cand, sizeof cand, "%s%s", self, rel[i]);
-        if (is_file(cand) && realpath(cand, out)) {
-            (void)len;
+        snprintf(cand, sizeof cand, "%s%s%s", dir, rel[i], name);
+        if (is_file(cand) && realpath(cand, real) && strlen(real) < len) {
+            memcpy(out, real, strlen(real) + 1);
             return 0;
         }
     }
-    return lh_err_set(err, LH_ENOENT,
-                      "cannot find the agent libleakhound.so next to %s (looked in ../lib, "
-                      "../lib/leakhound and the same directory); set LEAKHOUND_AGENT",
-                      self);
+    return lh_err_set(err, LH_ENOENT, "%s next to %s (%s); set %s", missing, dir, looked,
+                      env_name);
 }
 
 /* The default trace name pattern, "leakhound.<basename>.%p.lht" ('%' in the name
@@ -809,7 +805,10 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         }
         return rc;
     }
-    if ((rc = find_agent(agent, sizeof agent, err)) < 0) {
+    if ((rc = lh_cli_find_lib("libleakhound.so", "LEAKHOUND_AGENT", "cannot find the agent",
+                              "cannot find the agent libleakhound.so",
+                              "looked in ../lib, ../lib/leakhound and the same directory", agent,
+                              sizeof agent, err)) < 0) {
         return rc;
     }
     if (a.output) {

@@ -183,6 +183,29 @@ def case_closures(build, py, work):
 
 
 @with_work
+def case_modules(build, py, work):
+    """`leakhound run` loads nothing into a Python program that does not ask for it: the
+    modules a program sees at its start are the ones it sees without leakhound (our
+    sitecustomize aside, where the interpreter has none of its own). The leakhound module
+    and what it imports (ctypes, importlib.util, functools: 24 modules) came with every
+    run."""
+    code = "import sys; print(' '.join(sorted(sys.modules)))"
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPATH", None)
+    bare = subprocess.run([py, "-c", code], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=120)
+    r = lh(build, "run", "-o", os.path.join(work, "m.lht"), "--", py, "-c", code, cwd=work,
+           env=env)
+    if bare.returncode != 0 or r.returncode != 0:
+        return fail("python -c: %s %s" % (bare.stderr[-400:], r.stderr[-400:]))
+    want = set(bare.stdout.split()) | {"sitecustomize"}
+    got = set(r.stdout.split()) | {"sitecustomize"}
+    return report_checks([(got == want, "modules loaded under leakhound run: %d more (%s), "
+                           "%d fewer" % (len(got - want), " ".join(sorted(got - want)[:30]),
+                                         len(want - got)), "the same as without it")])
+
+
+@with_work
 def case_cache(build, py, work):
     """A dict cache without eviction, 700 keys: at the line that fills it, the 700 strings
     and the dict's current table: 701 live blocks."""
@@ -631,7 +654,7 @@ CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib,
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
-         "paths": case_paths}
+         "paths": case_paths, "modules": case_modules}
 
 
 def main():
