@@ -116,9 +116,10 @@ append(lh_wp_range_t *l, size_t *n, uint64_t lo, uint64_t hi)
     return 1;
 }
 
-/* The pages of [lo, hi) written since their last protection, or not present, appended to
- * l; with protect, protected again (skipping what is not registered), else EPERM for what
- * is not. 0, -1 (errno) on failure, 1 when l is full. */
+/* The pages of [lo, hi) written since their last protection appended to l: with protect,
+ * protected again (what is not registered is skipped); else, and not present ones too
+ * (a page zapped since the table's snapshot is either still not present or written), and
+ * EPERM for what is not registered. 0, -1 (errno) on failure, 1 when l is full. */
 static int
 scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
 {
@@ -132,11 +133,18 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
         a.end = hi;
         a.vec = (uint64_t)(uintptr_t)vec;
         a.vec_len = VEC;
-        /* written, or not present (inverted): a page MADV_DONTNEED zapped reads as zeros
-         * now, and zapping does not count as a write */
-        a.category_inverted = WP_PAGE_IS_PRESENT;
-        a.category_anyof_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
-        a.return_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
+        if (protect) {
+            /* written only: protecting a page never touched would make the kernel fill
+             * the range with page tables of markers (and every clone copy them) */
+            a.category_mask = WP_PAGE_IS_WRITTEN;
+            a.return_mask = WP_PAGE_IS_WRITTEN;
+        } else {
+            /* written, or not present (inverted): a page MADV_DONTNEED zapped reads as
+             * zeros now, and zapping does not count as a write */
+            a.category_inverted = WP_PAGE_IS_PRESENT;
+            a.category_anyof_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
+            a.return_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
+        }
         long r = ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
         if (r < 0) {
             return -1;

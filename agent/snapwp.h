@@ -21,7 +21,9 @@
  *   does not track (never registered, or made since: EPERM) is all written, and is
  *   registered for the next snapshot; a mapping no longer in the parent's maps as it was
  *   (unmapped, moved, split since the clone: its writes may never show) is all written.
- *   Pages not present (zapped by MADV_DONTNEED, never touched) count as written.
+ *   Pages not present at that moment (zapped by MADV_DONTNEED, never touched) count as
+ *   written: the mark protects written pages only (protecting pages never touched would
+ *   fill their ranges with page tables of markers, which every clone copies).
  * - lh_snapwp_clean answers, page by page in increasing address order, whether a page is
  *   known unwritten since the table's snapshot.
  *

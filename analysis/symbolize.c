@@ -86,13 +86,21 @@ base_name(const char *path)
     return b ? b + 1 : path;
 }
 
+int
+lh_sym_module_is_agent(const char *base)
+{
+    return strncmp(base, "libleakhound.so", 15) == 0;
+}
+
 static void
 check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const char *path)
 {
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
-    if (m->build_id_len == 0 || n <= 0) {
+    /* The agent's frames are cut from every stack: a leakhound installed since the run
+     * changes nothing shown, and a warning about it would only alarm. */
+    if (m->build_id_len == 0 || n <= 0 || lh_sym_module_is_agent(base_name(path))) {
         return;
     }
     if ((size_t)n != m->build_id_len || memcmp(bits, m->build_id, (size_t)n) != 0) {

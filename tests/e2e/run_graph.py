@@ -500,29 +500,29 @@ def check_wp_same(ctx, mode, env_extra):
                   strip_delta(out_d))
 
 
+def check_wp(ctx, mode):
+    """Every page skipped unread (with a writer thread), read anyway, is what the earlier
+    file holds; pages are skipped where the kernel can; the graphs equal the whole twins'."""
+    counts = wp_verified(ctx, mode, {}, ["4", "thread"])
+    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
+              "wrong: 0 everywhere", counts)
+    if uffd_wp_kernel():
+        ctx.check(sum(skipped for skipped, _ in counts) > 1000, "pages skipped",
+                  "over 1000 in all", counts)
+    check_wp_same(ctx, mode, {})
+
+
 def case_delta_wp(ctx):
     """Pages the kernel says were not written (userfaultfd + PAGEMAP_SCAN) are skipped
     unread and referred to: every skipped page, read anyway, is what the earlier file holds
     (a thread writes while the snapshots are taken; mappings come, go and move; one is
     another userfaultfd's), and every snapshot reads back to what its whole twin holds."""
-    counts = wp_verified(ctx, "pointers", {}, ["4", "thread"])
-    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
-              "wrong: 0 everywhere", counts)
-    if uffd_wp_kernel():
-        ctx.check(sum(skipped for skipped, _ in counts) > 1000, "pages skipped",
-                  "over 1000 in all", counts)
-    check_wp_same(ctx, "pointers", {})
+    check_wp(ctx, "pointers")
 
 
 def case_delta_wp_full(ctx):
     """The same in mode full."""
-    counts = wp_verified(ctx, "full", {}, ["4", "thread"])
-    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
-              "wrong: 0 everywhere", counts)
-    if uffd_wp_kernel():
-        ctx.check(sum(skipped for skipped, _ in counts) > 1000, "pages skipped",
-                  "over 1000 in all", counts)
-    check_wp_same(ctx, "full", {})
+    check_wp(ctx, "full")
 
 
 def case_delta_wp_off(ctx):

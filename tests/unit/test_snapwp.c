@@ -112,6 +112,21 @@ unmap_last_ten(void)
     assert_int_equal(munmap(area + 30 * PG, 10 * PG), 0);
 }
 
+/* A mapping the kernel does not track yet: 1, all written (and the child registers it);
+ * 2, registered since: every page reads as written once; 3, nothing written: all clean. */
+static void
+first_three(void)
+{
+    char c[PAGES];
+    const char *none = "0000000000000000000000000000000000000000";
+    child_view(c, 1, NULL);
+    expect_clean(c, none);
+    child_view(c, 1, NULL);
+    expect_clean(c, none);
+    child_view(c, 1, NULL);
+    expect_clean(c, "1111111111111111111111111111111111111111");
+}
+
 static void
 test_protocol(void **state)
 {
@@ -129,15 +144,8 @@ test_protocol(void **state)
     char c[PAGES];
     const char *none = "0000000000000000000000000000000000000000";
 
-    /* 1: not registered yet: all written (and the child registers it). */
-    child_view(c, 1, NULL);
-    expect_clean(c, none);
-    /* 2: registered since: every page reads as written once. */
-    child_view(c, 1, NULL);
-    expect_clean(c, none);
-    /* 3: nothing written since 2: all clean. */
-    child_view(c, 1, NULL);
-    expect_clean(c, "1111111111111111111111111111111111111111");
+    /* 1-3 */
+    first_three();
     /* 4: pages 3 and 10 written, 20 zapped before the mark, 30 written after the clone;
      * this child does not commit. */
     area[3 * PG] = 1;
@@ -151,18 +159,12 @@ test_protocol(void **state)
     /* 6: committed at 5; page 20 (zapped) has no page yet: still written; the rest clean. */
     child_view(c, 1, NULL);
     expect_clean(c, "1111111111111111111101111111111111111111");
-    /* 7: the whole mapping replaced by a new one in place (same maps line): the kernel
-     * does not track it: all written (and the child registers it). */
+    /* 7-9: the whole mapping replaced by a new one in place (same maps line): the kernel
+     * does not track it, then does. */
     assert_true(mmap(area, PAGES * PG, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED);
     memset(area, 9, PAGES * PG);
-    child_view(c, 1, NULL);
-    expect_clean(c, none);
-    /* 8: registered since: every page reads as written once; 9: then clean. */
-    child_view(c, 1, NULL);
-    expect_clean(c, none);
-    child_view(c, 1, NULL);
-    expect_clean(c, "1111111111111111111111111111111111111111");
+    first_three(); /* 7-9 */
     /* 10: the last ten pages unmapped after the clone (the child still has them, and the
      * kernel no longer tracks them): the mapping is not what it was, all written. */
     child_view(c, 1, unmap_last_ten);
