@@ -28,7 +28,7 @@ starts_with(const char *s, const char *prefix)
 int
 lh_frame_is_agent(const lh_frame_t *f)
 {
-    return starts_with(module_base(f), "libleakhound.so");
+    return lh_sym_module_is_agent(module_base(f));
 }
 
 int

@@ -53,6 +53,10 @@ int lh_sym_get_native(void);
 
 /* Creates a symbolizer over mods, which must outlive it. opts may be NULL. Returns 0, or
  * LH_ENOMEM. */
+/* Whether a module file name (base name) is the agent's own library, libleakhound.so:
+ * its frames are the hooks', never shown (report.h, lh_frame_is_agent). */
+int lh_sym_module_is_agent(const char *base);
+
 int lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t **out,
                lh_err_t *err);
 void lh_sym_free(lh_symbolizer_t *s);

@@ -804,6 +804,47 @@ def case_rss_agent(ctx):
               rss[0])
 
 
+def flip_build_id(ctx, path):
+    """Changes the last byte of the GNU build-id of the ELF file at path, in place."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    if not ctx.check(m is not None, "build-id of %s" % path, "one", out[-400:]):
+        return
+    want = bytes.fromhex(m.group(1))
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    at = data.find(want)
+    ctx.check(at >= 0 and data.find(want, at + 1) < 0, "the build-id's bytes, once", 1, at)
+    data[at + len(want) - 1] ^= 0xff
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+
+
+def case_agent_changed(ctx):
+    """A report on a trace whose program changed since the run warns about the program;
+    leakhound installed anew since the run changes no frame shown (the agent's are cut
+    from every stack) and is not warned about."""
+    agent = os.path.join(ctx.workdir, "libleakhound.so")
+    shutil.copy(os.path.join(ctx.build, "lib", "libleakhound.so"), agent)
+    prog = os.path.join(ctx.workdir, "lost_nodes")
+    shutil.copy(ctx.prog("lost_nodes"), prog)
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    env = dict(os.environ, LD_PRELOAD=agent, LEAKHOUND_OUTPUT=trace)
+    res = run(ctx, [prog], env=env)
+    if not ctx.check(res.returncode == 0 and os.path.exists(trace), "run with the copied agent",
+                     "exit 0 and a trace", "%d %s" % (res.returncode, res.stderr[-400:])):
+        return
+    before = run(ctx, [ctx.lh, "report", trace])
+    flip_build_id(ctx, agent)
+    flip_build_id(ctx, prog)
+    after = run(ctx, [ctx.lh, "report", trace, "--no-symbol-cache"])
+    warned = [ln for ln in after.stderr.splitlines() if "differs from the traced one" in ln]
+    ctx.check(len(warned) == 1 and prog + ": build-id" in warned[0],
+              "build-id warnings: the program's only", "1, about " + prog, warned)
+    ctx.check(after.stdout == before.stdout, "the report, agent and program changed",
+              "the same as before", after.stdout[-800:])
+
+
 def case_mode0600(ctx):
     """The trace is created 0600 whatever the umask, -o or default name."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -1000,6 +1041,7 @@ SPECIAL = {
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
     "rss_agent": case_rss_agent,
+    "agent_changed": case_agent_changed,
 }
 BADINPUT = ["truncated", "truncated_salvage", "flipped_byte", "bad_magic", "major99", "empty",
             "missing", "bogus_flag", "unknown_command", "frame_boundary", "run_bad_unwind",
