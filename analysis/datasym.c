@@ -14,6 +14,7 @@
 #include "addrsym.h"
 #include "bound.h"
 #include "grow.h"
+#include "strpool.h"
 #include "symcache.h"
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -48,12 +49,6 @@ typedef struct vt_entry {
     const char *cls;
 } vt_entry_t;
 
-typedef struct str_chunk {
-    struct str_chunk *next;
-    size_t used, cap;
-    char data[];
-} str_chunk_t;
-
 struct lh_datasym {
     const lh_modules_t *mods;
     char *exe_path;
@@ -61,48 +56,8 @@ struct lh_datasym {
     size_t n_dm;
     vt_entry_t *vt;
     size_t vt_mask, vt_n;
-    str_chunk_t *pool;
+    lh_strpool_t pool;
 };
-
-static const char *
-pool_str(lh_datasym_t *ds, const char *s, size_t len)
-{
-    if (!ds->pool || ds->pool->cap - ds->pool->used < len + 1) {
-        size_t cap = len + 1 > 65536 ? len + 1 : 65536;
-        str_chunk_t *c = malloc(sizeof *c + cap);
-        if (!c) {
-            return NULL;
-        }
-        c->next = ds->pool;
-        c->used = 0;
-        c->cap = cap;
-        ds->pool = c;
-    }
-    char *r = ds->pool->data + ds->pool->used;
-    memcpy(r, s, len);
-    r[len] = '\0';
-    ds->pool->used += len + 1;
-    return r;
-}
-
-static const char *
-demangled(lh_datasym_t *ds, const char *name)
-{
-    if (!name) {
-        return NULL;
-    }
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-        if (d && status == 0) {
-            const char *r = pool_str(ds, d, strlen(d));
-            free(d);
-            return r;
-        }
-        free(d);
-    }
-    return pool_str(ds, name, strlen(name));
-}
 
 int
 lh_datasym_new(const lh_modules_t *mods, const char *exe_path, lh_datasym_t **out,
@@ -142,11 +97,7 @@ lh_datasym_free(lh_datasym_t *ds)
     }
     free(ds->dm);
     free(ds->vt);
-    while (ds->pool) {
-        str_chunk_t *n = ds->pool->next;
-        free(ds->pool);
-        ds->pool = n;
-    }
+    lh_strpool_fini(&ds->pool);
     free(ds->exe_path);
     free(ds);
 }
@@ -236,7 +187,7 @@ scan_vars(lh_datasym_t *ds, dmod_t *m, Dwarf_Die *parent, Dwarf_Files *files, Dw
         if (files && dwarf_formudata(dwarf_attr_integrate(&child, DW_AT_decl_file, &attr),
                                      &fi) == 0) {
             const char *f = dwarf_filesrc(files, (size_t)fi, NULL, NULL);
-            file = f ? pool_str(ds, f, strlen(f)) : NULL;
+            file = f ? lh_strpool_add(&ds->pool, f, strlen(f)) : NULL;
         }
         if (push_var(m, cap, expr[0].number + bias, file) < 0) {
             return;
@@ -328,7 +279,7 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     if (!name || !name[0]) {
         return 0;
     }
-    out->name = demangled(ds, name);
+    out->name = lh_strpool_demangled(&ds->pool, name);
     out->start = addr - off;
     out->size = sym.st_size;
     out->file = var_file(ds, m, out->start);
@@ -355,9 +306,9 @@ vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     const char *r = NULL;
     static const char prefix[] = "vtable for ";
     if (d && status == 0 && strncmp(d, prefix, sizeof prefix - 1) == 0) {
-        r = pool_str(ds, d + sizeof prefix - 1, strlen(d) - (sizeof prefix - 1));
+        r = lh_strpool_add(&ds->pool, d + sizeof prefix - 1, strlen(d) - (sizeof prefix - 1));
     } else {
-        r = pool_str(ds, name + 4, strlen(name + 4)); /* undemanglable: the raw name */
+        r = lh_strpool_add(&ds->pool, name + 4, strlen(name + 4)); /* undemanglable: the raw name */
     }
     free(d);
     return r;

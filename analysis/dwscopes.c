@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "bound.h"
 #include "grow.h"
 
 #define NONE UINT32_MAX
@@ -322,15 +323,7 @@ lh_dwscopes_at(lh_dwscopes_t *ix, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **o
         return LH_DWSCOPES_NOINDEX;
     }
     /* The last range starting at or before pc, then out to the first that contains it. */
-    size_t lo = 0, hi = cu->nr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cu->r[mid].lo <= pc) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = LH_UPPER(cu->r, cu->nr, ds_range_t, lo, pc);
     uint32_t i = lo > 0 ? (uint32_t)(lo - 1) : NONE;
     while (i != NONE && pc >= cu->r[i].hi) {
         i = cu->r[i].encl;

@@ -15,6 +15,7 @@
 #include "format.h"
 #include "replay.h"
 #include "boundary.h"
+#include "addrmap.h"
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
@@ -301,66 +302,22 @@ lh_heapgraph_block_at(const lh_heapgraph_t *hg, uint64_t addr)
 #define ROOT_IGNORED (LH_NODE_NONE - 1) /* a data symbol that is not a root */
 
 typedef struct root_map {
-    uint64_t *keys;  /* start + 1 (0: empty) */
-    uint32_t *vals;
-    size_t mask, n;
+    lh_addrmap_t keys; /* key + 1 -> root (keys may be 0) */
     /* The last data symbol looked up, so the words of one array cost one lookup. */
     uint64_t sym_lo, sym_hi;
     uint32_t sym_root;
 } root_map_t;
 
-/* Puts key1 (a start + 1) in a table with room for it. */
-static void
-place(root_map_t *m, uint64_t key1, uint32_t val)
-{
-    size_t j = lh_hash_mix(key1) & m->mask;
-    while (m->keys[j]) {
-        j = (j + 1) & m->mask;
-    }
-    m->keys[j] = key1;
-    m->vals[j] = val;
-}
-
 static int
 map_put(root_map_t *m, uint64_t key, uint32_t val)
 {
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        root_map_t old = *m;
-        size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-        m->keys = calloc(cap, sizeof *m->keys);
-        m->vals = calloc(cap, sizeof *m->vals);
-        if (!m->keys || !m->vals) {
-            free(m->keys);
-            free(m->vals);
-            *m = old;
-            return LH_ENOMEM;
-        }
-        m->mask = cap - 1;
-        for (size_t i = 0; old.keys && i <= old.mask; i++) {
-            if (old.keys[i]) {
-                place(m, old.keys[i], old.vals[i]);
-            }
-        }
-        free(old.keys);
-        free(old.vals);
-    }
-    place(m, key + 1, val);
-    m->n++;
-    return 0;
+    return lh_addrmap_put(&m->keys, key + 1, val) < 0 ? LH_ENOMEM : 0;
 }
 
 static uint32_t
 map_get(const root_map_t *m, uint64_t key)
 {
-    if (!m->keys) {
-        return LH_NODE_NONE;
-    }
-    for (size_t j = lh_hash_mix(key + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
-        if (m->keys[j] == key + 1) {
-            return m->vals[j];
-        }
-    }
-    return LH_NODE_NONE;
+    return lh_addrmap_get(&m->keys, key + 1, LH_NODE_NONE);
 }
 
 static uint32_t
@@ -584,8 +541,7 @@ map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
     sf->n_words = k;
     rc = 0;
 done:
-    free(rm.keys);
-    free(rm.vals);
+    lh_addrmap_fini(&rm.keys);
     if (rc < 0) {
         free(whold);
         free(wtgt);

@@ -57,7 +57,7 @@ typedef struct builder {
     size_t n_roots, cap_roots;
     bown_t *owns;
     size_t n_owns, cap_owns;
-    uint32_t *str_hash; /* open addressing: string index + 1, 0 empty */
+    uint32_t *str_hash; /* open addressing: string index, UINT32_MAX empty (hash.h) */
     size_t str_mask;
     size_t cap_strs;
 } builder_t;
@@ -69,6 +69,12 @@ grow(void *v, size_t *cap, size_t n, size_t elem)
     return lh_grow(v, cap, n, elem, 256);
 }
 
+static uint64_t
+strs_hash(const void *oh, size_t i)
+{
+    return lh_hash_str(((const lh_objheap_t *)oh)->strs[i]);
+}
+
 /* The index of s in oh->strs, interning it. Returns 0 for NULL or "", UINT32_MAX when out of
  * memory. */
 static uint32_t
@@ -78,26 +84,14 @@ intern(lh_objheap_t *oh, const char *s)
     if (!s || !*s) {
         return 0;
     }
-    if ((size_t)oh->n_strs * 2 >= b->str_mask) {
-        size_t nm = b->str_mask ? b->str_mask * 2 + 1 : 1023;
-        uint32_t *t = calloc(nm + 1, sizeof *t);
-        if (!t) {
-            return UINT32_MAX;
-        }
-        for (uint32_t i = 1; i < oh->n_strs; i++) {
-            size_t h = lh_hash_str(oh->strs[i]) & nm;
-            while (t[h]) {
-                h = (h + 1) & nm;
-            }
-            t[h] = i + 1;
-        }
-        free(b->str_hash);
-        b->str_hash = t;
-        b->str_mask = nm;
+    if ((size_t)oh->n_strs * 2 >= b->str_mask &&
+        lh_index_rebuild(&b->str_hash, &b->str_mask, b->str_mask ? (b->str_mask + 1) * 2 : 1024,
+                         1, oh->n_strs, strs_hash, oh) < 0) {
+        return UINT32_MAX;
     }
     size_t h = lh_hash_str(s) & b->str_mask;
-    while (b->str_hash[h]) {
-        uint32_t i = b->str_hash[h] - 1;
+    while (b->str_hash[h] != UINT32_MAX) {
+        uint32_t i = b->str_hash[h];
         if (strcmp(oh->strs[i], s) == 0) {
             return i;
         }
@@ -109,7 +103,7 @@ intern(lh_objheap_t *oh, const char *s)
         return UINT32_MAX;
     }
     oh->strs[oh->n_strs] = copy;
-    b->str_hash[h] = oh->n_strs + 1;
+    b->str_hash[h] = oh->n_strs;
     return oh->n_strs++;
 }
 
@@ -765,15 +759,7 @@ lh_objheap_claim(lh_objheap_t *oh)
 uint32_t
 lh_objheap_find(const lh_objheap_t *oh, uint64_t addr)
 {
-    size_t lo = 0, hi = oh->n_objs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (oh->objs[mid].addr < addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = LH_LOWER(oh->objs, oh->n_objs, lh_obj_t, addr, addr);
     return lo < oh->n_objs && oh->objs[lo].addr == addr ? (uint32_t)lo : LH_NODE_NONE;
 }
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "bound.h"
 #include "format.h"
 #include "grow.h"
@@ -40,12 +41,6 @@ typedef struct psv {
     int64_t id; /* builder index */
 } psv_t;
 
-/* An open-addressing set of addresses (SV heads, arena blocks). */
-typedef struct aset {
-    uint64_t *v;
-    size_t mask, n;
-} aset_t;
-
 typedef struct pctx {
     lh_objheap_t *oh;
     lh_err_t *err;
@@ -53,63 +48,13 @@ typedef struct pctx {
     uint8_t *ibuf; /* the interpreter struct */
     psv_t *svs;    /* by address */
     size_t n_svs, cap_svs;
-    aset_t weak_avs;  /* AVs whose elements do not hold (backrefs) */
-    aset_t stashes_seen;
+    lh_addrmap_t weak_avs;  /* AVs whose elements do not hold (backrefs) */
+    lh_addrmap_t stashes_seen;
     uint8_t *blk_mark; /* hg->n_blocks: 1 arena, 2 owned by an SV */
     uint64_t strtab;
     uint32_t *found;   /* per svs[i]: the counted references found to it */
     uint32_t last_blk; /* block_at's cache */
 } pctx_t;
-
-static int
-aset_add(aset_t *s, uint64_t a)
-{
-    if (s->n * 2 >= s->mask) {
-        size_t nm = s->mask ? s->mask * 2 + 1 : 255;
-        uint64_t *t = calloc(nm + 1, sizeof *t);
-        if (!t) {
-            return LH_ENOMEM;
-        }
-        for (size_t i = 0; s->v && i <= s->mask; i++) {
-            if (s->v[i]) {
-                size_t h = (s->v[i] * 0x9e3779b97f4a7c15ull >> 20) & nm;
-                while (t[h]) {
-                    h = (h + 1) & nm;
-                }
-                t[h] = s->v[i];
-            }
-        }
-        free(s->v);
-        s->v = t;
-        s->mask = nm;
-    }
-    size_t h = (a * 0x9e3779b97f4a7c15ull >> 20) & s->mask;
-    while (s->v[h]) {
-        if (s->v[h] == a) {
-            return 0;
-        }
-        h = (h + 1) & s->mask;
-    }
-    s->v[h] = a;
-    s->n++;
-    return 1;
-}
-
-static int
-aset_has(const aset_t *s, uint64_t a)
-{
-    if (!s->v || !a) {
-        return 0;
-    }
-    size_t h = (a * 0x9e3779b97f4a7c15ull >> 20) & s->mask;
-    while (s->v[h]) {
-        if (s->v[h] == a) {
-            return 1;
-        }
-        h = (h + 1) & s->mask;
-    }
-    return 0;
-}
 
 /* ---------------------------------------------------------------------------------------
  * Reading
@@ -312,11 +257,11 @@ walk_arenas(pctx_t *c)
     uint8_t *buf = NULL;
     size_t cap_buf = 0;
     unsigned n_arenas = 0;
-    aset_t seen = {0};
+    lh_addrmap_t seen = {0};
     int rc = 0;
     while (sva) {
         uint64_t hdr[3];
-        if (++n_arenas > MAX_ARENAS || aset_add(&seen, sva) == 0 ||
+        if (++n_arenas > MAX_ARENAS || lh_addrmap_put(&seen, sva, 1) == 0 ||
             lh_objheap_read(c->oh, sva, hdr, sizeof hdr) < 0) {
             break; /* a loop or an arena the snapshot lacks: stop, keep what we have */
         }
@@ -361,7 +306,7 @@ walk_arenas(pctx_t *c)
     LH_SORT(c->svs, c->n_svs, psv_t, addr);
 out:
     free(buf);
-    free(seen.v);
+    lh_addrmap_fini(&seen);
     return rc;
 }
 
@@ -637,7 +582,7 @@ sv_edges(pctx_t *c, const psv_t *s)
     }
     if (t == L->t_pvav) {
         int64_t fill = (int64_t)rd64(c, s->any + L->xpvav_fill);
-        int weak = !(s->flags & L->f_av_real) || aset_has(&c->weak_avs, s->addr);
+        int weak = !(s->flags & L->f_av_real) || lh_addrmap_get(&c->weak_avs, s->addr, 0) != 0;
         /* The elements must lie in one live block (AvALLOC): a corrupt fill cannot make
          * us read, or allocate, more than the snapshot holds. */
         uint32_t ab = s->u ? block_at(c, s->u) : LH_NODE_NONE;
@@ -746,7 +691,7 @@ find_weak_avs(pctx_t *c)
         unsigned t = sv_type(s);
         if (t == L->t_pvhv && (s->flags & L->f_ook) && s->u) {
             uint64_t br = rd64(c, s->any + L->xpvhv_aux + L->hvaux_backrefs);
-            if (br && aset_add(&c->weak_avs, br) < 0) {
+            if (br && lh_addrmap_put(&c->weak_avs, br, 1) < 0) {
                 return LH_ENOMEM;
             }
         }
@@ -754,7 +699,7 @@ find_weak_avs(pctx_t *c)
             uint64_t mg = rd64(c, s->any + L->xpv_magic);
             for (int k = 0; mg && k < 64; k++) {
                 if (rd8(c, mg + L->mg_type) == '<' &&
-                    aset_add(&c->weak_avs, rd64(c, mg + L->mg_obj)) < 0) {
+                    lh_addrmap_put(&c->weak_avs, rd64(c, mg + L->mg_obj), 1) < 0) {
                     return LH_ENOMEM;
                 }
                 mg = rd64(c, mg + L->mg_moremagic);
@@ -792,7 +737,7 @@ stash_entry(pctx_t *c, const psv_t *st, const char *key, uint64_t val, void *arg
         char name[300];
         if (sub && hv_name(c, sub, name, sizeof name) >= 0) {
             snprintf(full, sizeof full, "%%%s::", name);
-            if (aset_add(&c->stashes_seen, sub->addr) == 1) {
+            if (lh_addrmap_put(&c->stashes_seen, sub->addr, 1) == 1) {
                 rc = lh_objheap_add_name(c->oh, sub->id, LH_OBJNAME_GLOBAL, full);
                 if (rc == 0) {
                     rc = walk_stash(c, sub, name, sa->depth + 1);
@@ -1072,7 +1017,7 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
     /* Names: the symbol table from main::, then the lexicals (added by cv_pads). */
     const psv_t *def = sv_at(&c, ivar(&c, L->i_defstash));
     if (def) {
-        aset_add(&c.stashes_seen, def->addr);
+        lh_addrmap_put(&c.stashes_seen, def->addr, 1);
         if ((rc = lh_objheap_add_name(oh, def->id, LH_OBJNAME_GLOBAL, "%main::")) < 0 ||
             (rc = walk_stash(&c, def, "main", 0)) < 0) {
             goto out;
@@ -1099,8 +1044,8 @@ out:
     }
     free(c.ibuf);
     free(c.svs);
-    free(c.weak_avs.v);
-    free(c.stashes_seen.v);
+    lh_addrmap_fini(&c.weak_avs);
+    lh_addrmap_fini(&c.stashes_seen);
     free(c.blk_mark);
     free(c.found);
     return rc;

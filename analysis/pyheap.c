@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
@@ -20,98 +21,6 @@
 #define MAX_FRAMES 100000
 #define MAX_ITEMS (1u << 26)  /* a container with more items is corrupt */
 #define STR_MAX 200           /* labels and names are cut here */
-
-/* ---------------------------------------------------------------------------------------
- * Hash maps: address -> index (open addressing, addresses are never 0)
- * ------------------------------------------------------------------------------------- */
-typedef struct amap {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;
-} amap_t;
-
-static size_t
-ahash(uint64_t k, size_t mask)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (size_t)k & mask;
-}
-
-static int
-amap_grow(amap_t *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->keys[i]) {
-            size_t j = ahash(m->keys[i], cap - 1);
-            while (keys[j]) {
-                j = (j + 1) & (cap - 1);
-            }
-            keys[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    return 0;
-}
-
-static uint32_t
-amap_get(const amap_t *m, uint64_t k)
-{
-    if (!m->cap || !k) {
-        return NONE32;
-    }
-    for (size_t j = ahash(k, m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-        if (m->keys[j] == k) {
-            return m->vals[j];
-        }
-        if (!m->keys[j]) {
-            return NONE32;
-        }
-    }
-}
-
-static int
-amap_put(amap_t *m, uint64_t k, uint32_t v)
-{
-    if (!k) {
-        return 0; /* never a key: 0 marks empty slots */
-    }
-    if ((m->n + 1) * 2 > m->cap && amap_grow(m) != 0) {
-        return -1;
-    }
-    size_t j = ahash(k, m->cap - 1);
-    while (m->keys[j] && m->keys[j] != k) {
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (!m->keys[j]) {
-        m->n++;
-    }
-    m->keys[j] = k;
-    m->vals[j] = v;
-    return 0;
-}
-
-static void
-amap_fini(amap_t *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---------------------------------------------------------------------------------------
  * Decoder state
@@ -138,15 +47,15 @@ typedef struct dec {
     lh_procimage_t *pi;
     const lh_pyoffsets_t *o;
     lh_pyheap_t *ph;
-    amap_t objmap;   /* object address -> index */
-    amap_t typemap;  /* type address -> tinfo index (NONE32 - 1: not a type) */
+    lh_addrmap_t objmap;   /* object address -> index */
+    lh_addrmap_t typemap;  /* type address -> tinfo index (NONE32 - 1: not a type) */
     tinfo_t *tinfo;
     uint32_t n_tinfo;
     size_t cap_tinfo, cap_objs, cap_types;
     edge_t *edges;
     uint64_t n_edges;
     size_t cap_edges;
-    amap_t labelmap; /* label hash -> index (collisions checked by strcmp) */
+    lh_addrmap_t labelmap; /* label hash -> index (collisions checked by strcmp) */
     size_t cap_labels, cap_roots;
     uint64_t static_types[K_NONE_LIKE + 1];
     uint64_t set_dummy;
@@ -210,7 +119,7 @@ label(dec_t *d, const char *s)
      * by perturbing the key */
     for (uint64_t k = h;; k = k * 31 + 7) {
         k = k ? k : 1;
-        uint32_t i = amap_get(&d->labelmap, k);
+        uint32_t i = lh_addrmap_get(&d->labelmap, k, NONE32);
         if (i == NONE32) {
             if (lh_grow(&ph->labels, &d->cap_labels, ph->n_labels, sizeof *ph->labels, 256) <
                 0) {
@@ -218,7 +127,7 @@ label(dec_t *d, const char *s)
                 return 0;
             }
             char *c = strdup(s);
-            if (!c || amap_put(&d->labelmap, k, ph->n_labels) != 0) {
+            if (!c || lh_addrmap_put(&d->labelmap, k, ph->n_labels) < 0) {
                 free(c);
                 d->oom = 1;
                 return 0;
@@ -349,7 +258,7 @@ static uint32_t
 type_info(dec_t *d, uint64_t t)
 {
     const lh_pyoffsets_t *o = d->o;
-    uint32_t ti = amap_get(&d->typemap, t);
+    uint32_t ti = lh_addrmap_get(&d->typemap, t, NONE32);
     if (ti != NONE32) {
         return ti == NONE32 - 1 ? NONE32 : ti;
     }
@@ -365,7 +274,7 @@ type_info(dec_t *d, uint64_t t)
     char name[STR_MAX + 8];
     if (!ok || !(mflags & (uint64_t)o->tpf_type_sub) || bs <= 0 || bs > (1 << 24) || is < 0 ||
         is > (1 << 16) || lh_procimage_cstr(d->pi, np, name, sizeof name) <= 0) {
-        amap_put(&d->typemap, t, NONE32 - 1);
+        lh_addrmap_put(&d->typemap, t, NONE32 - 1);
         return NONE32;
     }
     char module[STR_MAX + 8];
@@ -407,7 +316,7 @@ type_info(dec_t *d, uint64_t t)
         kind = K_TYPE;
     }
     x->kind = kind;
-    amap_put(&d->typemap, t, ti);
+    lh_addrmap_put(&d->typemap, t, ti);
     return ti;
 }
 
@@ -429,7 +338,7 @@ obj_add(dec_t *d, uint64_t addr, uint32_t ti, uint32_t flags)
     ob->type = ti; /* tinfo index until the end, then the type name index */
     ob->flags = flags;
     ob->refcnt = rd(d, addr + d->o->ob_refcnt, NULL);
-    if (amap_put(&d->objmap, addr, i) != 0) {
+    if (lh_addrmap_put(&d->objmap, addr, i) < 0) {
         d->oom = 1;
         return NONE32;
     }
@@ -450,7 +359,7 @@ obj_get(dec_t *d, uint64_t addr)
     if (!addr || (addr & 7)) {
         return NONE32;
     }
-    uint32_t i = amap_get(&d->objmap, addr);
+    uint32_t i = lh_addrmap_get(&d->objmap, addr, NONE32);
     if (i != NONE32) {
         return i;
     }
@@ -1091,7 +1000,7 @@ walk_list(dec_t *d, uint64_t head, const char *what, uint32_t flags)
     uint64_t steps = 0;
     while (ok && g && g != head) {
         uint64_t obj = g + (uint64_t)o->gc_head_size;
-        uint32_t i = amap_get(&d->objmap, obj);
+        uint32_t i = lh_addrmap_get(&d->objmap, obj, NONE32);
         if (i == NONE32) {
             uint64_t t = rd(d, obj + o->ob_type, &ok);
             uint32_t ti = ok ? type_info(d, t) : NONE32;
@@ -1160,13 +1069,13 @@ is_dunder(const char *s)
  * the module defines adds its attributes, "prefix.class.attr". */
 static void
 dict_roots(dec_t *d, uint64_t dict, const char *prefix, int kind, const char *mname,
-           amap_t *ns_dicts)
+           lh_addrmap_t *ns_dicts)
 {
     dictview_t g;
-    if (amap_get(ns_dicts, dict) != NONE32 || dict_view(d, dict, &g) != 0) {
+    if (lh_addrmap_get(ns_dicts, dict, NONE32) != NONE32 || dict_view(d, dict, &g) != 0) {
         return;
     }
-    amap_put(ns_dicts, dict, 1);
+    lh_addrmap_put(ns_dicts, dict, 1);
     for (uint64_t j = 0; j < g.n; j++) {
         char key[STR_MAX + 8], name[1024], cmod[STR_MAX + 8];
         uint64_t gk = entry_key(d, &g, j);
@@ -1192,7 +1101,7 @@ dict_roots(dec_t *d, uint64_t dict, const char *prefix, int kind, const char *mn
 /* Module globals and the attributes of the classes a module defines, as roots; the dicts
  * are marked so their value edges are not object edges (dict_refs skip_values). */
 static void
-module_roots(dec_t *d, uint64_t modules, amap_t *ns_dicts)
+module_roots(dec_t *d, uint64_t modules, lh_addrmap_t *ns_dicts)
 {
     dictview_t v;
     if (dict_view(d, modules, &v) != 0) {
@@ -1321,7 +1230,7 @@ static void
 cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts, uint64_t rt,
               const int64_t *gcrefs)
 {
-    amap_t seen = {0}; /* (name, object) pairs already made roots */
+    lh_addrmap_t seen = {0}; /* (name, object) pairs already made roots */
     char sym[256] = "";
     uint64_t s_lo = 0, s_hi = 0;     /* the cached symbol's extent */
     uint64_t miss_page = UINT64_MAX; /* a page where the last lookup found no symbol */
@@ -1348,7 +1257,7 @@ cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts, u
             if (!v || (v & 7)) {
                 continue;
             }
-            uint32_t i = amap_get(&d->objmap, v);
+            uint32_t i = lh_addrmap_get(&d->objmap, v, NONE32);
             if (i == NONE32) {
                 continue; /* only objects already found: a stray word is no object */
             }
@@ -1377,14 +1286,14 @@ cstatic_roots(dec_t *d, const lh_snapfile_t *sf, const lh_pyheap_opts_t *opts, u
             char name[512];
             snprintf(name, sizeof name, "C static %s (%s)", in_sym ? sym : "?", base);
             uint64_t key = shash(name) ^ (v * 0x9e3779b97f4a7c15ULL);
-            if (amap_get(&seen, key) != NONE32) {
+            if (lh_addrmap_get(&seen, key, NONE32) != NONE32) {
                 continue;
             }
-            amap_put(&seen, key, 1);
+            lh_addrmap_put(&seen, key, 1);
             root_add(d, LH_PYROOT_CSTATIC, name, v);
         }
     }
-    amap_fini(&seen);
+    lh_addrmap_fini(&seen);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1570,11 +1479,11 @@ finish(dec_t *d)
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t old = amap_get(&d->objmap, ph->objs[i].addr);
+        uint32_t old = lh_addrmap_get(&d->objmap, ph->objs[i].addr, NONE32);
         remap[old] = i;
     }
     for (uint32_t t = 0; t < ph->n_types; t++) {
-        uint32_t old = amap_get(&d->objmap, ph->types[t].addr);
+        uint32_t old = lh_addrmap_get(&d->objmap, ph->types[t].addr, NONE32);
         ph->types[t].obj = old != NONE32 ? remap[old] : NONE32;
     }
     for (uint32_t r = 0; r < ph->n_roots; r++) {
@@ -1689,7 +1598,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
                           "from the snapshot (not initialized yet, or already finalized)",
                           major, minor);
     }
-    amap_t ns_dicts = {0};
+    lh_addrmap_t ns_dicts = {0};
     uint64_t interps[MAX_INTERPS];
     int n_interps = 0;
     for (; interp && n_interps < MAX_INTERPS; interp = rd(&d, interp + o->is_next, NULL)) {
@@ -1724,16 +1633,16 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     /* Decode every object found, and those their references find. */
     for (uint32_t w = 0; w < d.n_work && !d.oom; w++) {
         uint32_t i = d.work[w];
-        decode(&d, i, amap_get(&ns_dicts, ph->objs[i].addr) != NONE32);
+        decode(&d, i, lh_addrmap_get(&ns_dicts, ph->objs[i].addr, NONE32) != NONE32);
     }
     int rc = 0;
     if (d.oom || collector_rule(&d, opts, rt) != 0 || d.oom || finish(&d) != 0) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory decoding the python heap");
     }
-    amap_fini(&ns_dicts);
-    amap_fini(&d.objmap);
-    amap_fini(&d.typemap);
-    amap_fini(&d.labelmap);
+    lh_addrmap_fini(&ns_dicts);
+    lh_addrmap_fini(&d.objmap);
+    lh_addrmap_fini(&d.typemap);
+    lh_addrmap_fini(&d.labelmap);
     free(d.tinfo);
     free(d.edges);
     free(d.work);

@@ -20,10 +20,8 @@
 #include "dwscopes.h"
 #include "grow.h"
 #include "scriptstack.h"
+#include "strpool.h"
 #include "symcache.h"
-
-/* From libstdc++ (C linkage): the Itanium C++ ABI demangler. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
@@ -48,12 +46,6 @@ typedef struct cache_entry {
     uint32_t n;
 } cache_entry_t;
 
-typedef struct pool_chunk {
-    struct pool_chunk *next;
-    size_t used, cap;
-    char data[];
-} pool_chunk_t;
-
 struct lh_symbolizer {
     const lh_modules_t *mods;
     char *exe_path;
@@ -62,7 +54,7 @@ struct lh_symbolizer {
     cache_entry_t *cache;
     size_t cache_mask;
     size_t cache_n;
-    pool_chunk_t *pool;
+    lh_strpool_t pool;
     lh_warnings_t warnings;
     lh_dwscopes_t *scopes; /* the functions at an address, per CU (all modules) */
     long last_module;      /* the module of the last address looked up, or -1 */
@@ -81,50 +73,6 @@ int
 lh_sym_get_native(void)
 {
     return native_default;
-}
-
-/* ---------------------------------------------------------------------------------------
- * String pool
- * ------------------------------------------------------------------------------------- */
-
-static const char *
-pool_str(lh_symbolizer_t *s, const char *str)
-{
-    if (!str) {
-        return NULL;
-    }
-    size_t len = strlen(str) + 1;
-    if (!s->pool || s->pool->cap - s->pool->used < len) {
-        size_t cap = len > 65536 ? len : 65536;
-        pool_chunk_t *c = malloc(sizeof *c + cap);
-        if (!c) {
-            return NULL;
-        }
-        c->next = s->pool;
-        c->used = 0;
-        c->cap = cap;
-        s->pool = c;
-    }
-    char *r = s->pool->data + s->pool->used;
-    memcpy(r, str, len);
-    s->pool->used += len;
-    return r;
-}
-
-static const char *
-pool_demangled(lh_symbolizer_t *s, const char *name)
-{
-    if (name && name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-        if (d && status == 0) {
-            const char *r = pool_str(s, d);
-            free(d);
-            return r;
-        }
-        free(d);
-    }
-    return pool_str(s, name);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -220,10 +168,10 @@ die_name(lh_symbolizer_t *s, Dwarf_Die *die)
         name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
     }
     if (name) {
-        return pool_demangled(s, name);
+        return lh_strpool_demangled(&s->pool, name);
     }
     name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-    return name ? pool_str(s, name) : NULL;
+    return name ? lh_strpool_add(&s->pool, name, strlen(name)) : NULL;
 }
 
 typedef struct frame_vec {
@@ -325,7 +273,7 @@ dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr b
         }
         lh_frame_t f = *proto;
         f.function = die_name(s, die);
-        f.file = file ? pool_str(s, file) : NULL;
+        f.file = file ? lh_strpool_add(&s->pool, file, strlen(file)) : NULL;
         f.line = line > 0 ? (uint32_t)line : 0;
         f.inlined = tag == DW_TAG_inlined_subroutine;
         if ((rc = push_frame(fv, &f)) < 0) {
@@ -432,12 +380,12 @@ resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f, f
     }
     if (fv->n > first) {
         if (!fv->v[fv->n - 1].function) {
-            fv->v[fv->n - 1].function = pool_demangled(s, elf_symbol(sm, addr));
+            fv->v[fv->n - 1].function = lh_strpool_demangled(&s->pool, elf_symbol(sm, addr));
         }
         return 0;
     }
-    f.function = pool_demangled(s, elf_symbol(sm, addr));
-    f.file = file ? pool_str(s, file) : NULL;
+    f.function = lh_strpool_demangled(&s->pool, elf_symbol(sm, addr));
+    f.file = file ? lh_strpool_add(&s->pool, file, strlen(file)) : NULL;
     f.line = file && line > 0 ? (uint32_t)line : 0;
     return push_frame(fv, &f);
 }
@@ -523,11 +471,7 @@ lh_sym_free(lh_symbolizer_t *s)
         free(s->cache[k].frames);
     }
     free(s->cache);
-    while (s->pool) {
-        pool_chunk_t *next = s->pool->next;
-        free(s->pool);
-        s->pool = next;
-    }
+    lh_strpool_fini(&s->pool);
     lh_warnings_fini(&s->warnings);
     free(s->exe_path);
     free(s);

@@ -19,6 +19,7 @@
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
+#include "hash.h"
 #include "privfile.h"
 
 #define SC_MAGIC "LHSYMC\r\n"
@@ -45,7 +46,7 @@ struct lh_symcache {
     size_t n_ents, cap_ents;
     lh_symcache_frame_t *frames;
     size_t n_frames, cap_frames;
-    uint32_t *slots; /* open addressing: entry index + 1, 0 empty */
+    uint32_t *slots; /* open addressing: entry index, UINT32_MAX empty (hash.h) */
     size_t mask;
     int loaded; /* a valid file was read */
     char **bufs; /* loaded files: their strings are pointed at */
@@ -247,45 +248,25 @@ fingerprint(const char *path, Dwfl_Module *mod, const uint8_t *id, size_t id_len
  * The in-memory table
  * ------------------------------------------------------------------------------------- */
 
-static size_t
-slot_of(uint64_t offset)
-{
-    uint64_t h = offset * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 29));
-}
-
 static long
 find(const lh_symcache_t *c, uint64_t offset)
 {
     if (!c->slots) {
         return -1;
     }
-    for (size_t i = slot_of(offset) & c->mask; c->slots[i]; i = (i + 1) & c->mask) {
-        if (c->ents[c->slots[i] - 1].offset == offset) {
-            return (long)c->slots[i] - 1;
+    for (size_t i = lh_hash_mix(offset) & c->mask; c->slots[i] != UINT32_MAX;
+         i = (i + 1) & c->mask) {
+        if (c->ents[c->slots[i]].offset == offset) {
+            return (long)c->slots[i];
         }
     }
     return -1;
 }
 
-static int
-rehash(lh_symcache_t *c, size_t cap)
+static uint64_t
+ent_hash(const void *c, size_t k)
 {
-    uint32_t *s = calloc(cap, sizeof *s);
-    if (!s) {
-        return -1;
-    }
-    for (size_t k = 0; k < c->n_ents; k++) {
-        size_t i = slot_of(c->ents[k].offset) & (cap - 1);
-        while (s[i]) {
-            i = (i + 1) & (cap - 1);
-        }
-        s[i] = (uint32_t)k + 1;
-    }
-    free(c->slots);
-    c->slots = s;
-    c->mask = cap - 1;
-    return 0;
+    return lh_hash_mix(((const lh_symcache_t *)c)->ents[k].offset);
 }
 
 /* Adds offset's frames (copied; their strings are not) unless offset is there already.
@@ -300,7 +281,8 @@ add(lh_symcache_t *c, uint64_t offset, const lh_symcache_frame_t *frames, uint32
         return -1;
     }
     if ((c->n_ents + 1) * 2 > (c->slots ? c->mask + 1 : 0) &&
-        rehash(c, c->slots ? (c->mask + 1) * 2 : 256) < 0) {
+        lh_index_rebuild(&c->slots, &c->mask, c->slots ? (c->mask + 1) * 2 : 256, 0, c->n_ents,
+                         ent_hash, c) < 0) {
         return -1;
     }
     if (lh_grow(&c->ents, &c->cap_ents, c->n_ents, sizeof *c->ents, 256) < 0 ||
@@ -310,11 +292,11 @@ add(lh_symcache_t *c, uint64_t offset, const lh_symcache_frame_t *frames, uint32
     memcpy(c->frames + c->n_frames, frames, n * sizeof *frames);
     c->ents[c->n_ents] = (sc_entry_t){offset, (uint32_t)c->n_frames, n};
     c->n_frames += n;
-    size_t i = slot_of(offset) & c->mask;
-    while (c->slots[i]) {
+    size_t i = lh_hash_mix(offset) & c->mask;
+    while (c->slots[i] != UINT32_MAX) {
         i = (i + 1) & c->mask;
     }
-    c->slots[i] = (uint32_t)++c->n_ents;
+    c->slots[i] = (uint32_t)c->n_ents++;
     return 1;
 }
 
