@@ -93,12 +93,6 @@ lh_dec_varint_slow(lh_dec_t *d)
 }
 
 int64_t
-lh_dec_svarint(lh_dec_t *d)
-{
-    return lh_unzigzag(lh_dec_varint(d));
-}
-
-int64_t
 lh_dec_addr(lh_dec_t *d)
 {
     uint64_t v = lh_dec_varint(d);

@@ -56,7 +56,13 @@ lh_dec_varint(lh_dec_t *d)
     }
     return lh_dec_varint_slow(d);
 }
-int64_t lh_dec_svarint(lh_dec_t *d);
+/* Inline: a STACK record is a run of these (one per return address). */
+static inline int64_t
+lh_dec_svarint(lh_dec_t *d)
+{
+    uint64_t v = lh_dec_varint(d);
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 /* The "addr" field (see lh_addr_code in enc.h): the difference from the previous address. */
 int64_t lh_dec_addr(lh_dec_t *d);
 /* Points *out at len bytes inside the buffer (no copy); NULL and an error if they are not

@@ -658,18 +658,10 @@ cmd_elems(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
  * count, roots, unreachable
  * ------------------------------------------------------------------------------------- */
 
-typedef struct group {
-    const char *key;       /* interned: a type, a site string or a function */
-    uint32_t stack_id;     /* by site */
-    uint64_t blocks, bytes;
-    uint64_t blocks2, bytes2; /* unreachable: indirectly lost */
-    uint32_t example;      /* the largest block */
-} group_t;
-
 static int
 cmp_group(const void *a, const void *b)
 {
-    const group_t *x = a, *y = b;
+    const sh_group_t *x = a, *y = b;
     uint64_t vx = x->bytes + x->bytes2, vy = y->bytes + y->bytes2;
     if (vx != vy) {
         return vx > vy ? -1 : 1;
@@ -679,48 +671,6 @@ cmp_group(const void *a, const void *b)
         return c;
     }
     return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
-}
-
-/* Groups blocks by key (a string valid for the graph's life); filter: which blocks
- * (NULL: all); second(b): counted in blocks2/bytes2 instead. Linear probing on the key
- * pointer: keys are interned (types, symbolizer strings) or per stack id. */
-typedef struct grouping {
-    group_t *v;
-    size_t n, cap;
-    lh_keyindex_t ix; /* hashed on key identity + 1 */
-} grouping_t;
-
-static group_t *
-group_get(grouping_t *gr, uint64_t id, const char *key, uint32_t stack_id)
-{
-    lh_keyindex_t *ix = &gr->ix;
-    if (lh_keyindex_reserve(ix, gr->n) < 0) {
-        return NULL;
-    }
-    size_t j = lh_keyindex_start(ix, id + 1);
-    for (; ix->hash[j]; j = (j + 1) & ix->mask) {
-        if (ix->hash[j] == id + 1) {
-            return &gr->v[ix->pos[j]];
-        }
-    }
-    if (lh_grow(&gr->v, &gr->cap, gr->n, sizeof *gr->v, 64) < 0) {
-        return NULL;
-    }
-    ix->hash[j] = id + 1;
-    ix->pos[j] = (uint32_t)gr->n;
-    group_t *g = &gr->v[gr->n++];
-    memset(g, 0, sizeof *g);
-    g->key = key;
-    g->stack_id = stack_id;
-    g->example = LH_NODE_NONE;
-    return g;
-}
-
-static void
-grouping_fini(grouping_t *gr)
-{
-    free(gr->v);
-    lh_keyindex_fini(&gr->ix);
 }
 
 enum { BY_TYPE, BY_SITE, BY_FUNCTION };
@@ -750,31 +700,24 @@ parse_by(const char *cmd, int argc, char **argv, int allowed, int *by, lh_err_t 
     return 0;
 }
 
-/* The key of block b: a stable identity and the string shown. */
-static uint64_t
-block_key(lh_shell_t *sh, uint32_t b, int by, const char **key)
+/* The key of block b: by site none (the stack id is the identity, formatted when
+ * printed), else the type's or the function's name (two sites in one function make one
+ * group). */
+static const char *
+block_key(lh_shell_t *sh, uint32_t b, int by)
 {
     lh_heapgraph_t *hg = sh->hg;
     if (by == BY_SITE) {
-        *key = NULL; /* formatted when printed */
-        return hg->blocks[b].stack_id;
+        return "";
     }
     if (by == BY_TYPE && hg->blocks[b].type) {
-        *key = hg->types[hg->blocks[b].type];
-    } else {
-        *key = lh_heapgraph_site_function(hg, hg->blocks[b].stack_id);
+        return hg->types[hg->blocks[b].type];
     }
-    /* Groups by the name's text (two sites in one function make one group): FNV-1a,
-     * with the top bit set so it never equals a stack id. */
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *p = *key; *p; p++) {
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    }
-    return h | 1ull << 63;
+    return lh_heapgraph_site_function(hg, hg->blocks[b].stack_id);
 }
 
 static void
-print_group_key(lh_shell_t *sh, const group_t *g, int by)
+print_group_key(lh_shell_t *sh, const sh_group_t *g, int by)
 {
     char site[512];
     if (by == BY_SITE) {
@@ -789,7 +732,7 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
     lh_heapgraph_t *hg = sh->hg;
     int by = BY_TYPE;
-    grouping_t gr = {0};
+    sh_grouping_t gr = {0};
     char b1[32];
     if (parse_by("count", argc, argv, 7, &by, err) < 0) {
         return LH_EINVAL;
@@ -801,25 +744,16 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         sh_note_no_stacks(sh);
     }
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
-        const char *key;
-        uint64_t id = block_key(sh, b, by, &key);
-        group_t *g = group_get(&gr, id, key, hg->blocks[b].stack_id);
+        sh_group_t *g = sh_group_get(&gr, block_key(sh, b, by),
+                                     by == BY_SITE ? hg->blocks[b].stack_id : 0);
         if (!g) {
-            grouping_fini(&gr);
+            sh_grouping_fini(&gr);
             return lh_err_set(err, LH_ENOMEM, "out of memory");
         }
-        if (by == BY_SITE && !g->key) {
-            g->key = "";
-        }
-        g->blocks++;
+        g->n++;
         g->bytes += hg->blocks[b].size;
         if (g->example == LH_NODE_NONE || hg->blocks[b].size > hg->blocks[g->example].size) {
             g->example = b;
-        }
-    }
-    for (size_t i = 0; i < gr.n; i++) {
-        if (!gr.v[i].key) {
-            gr.v[i].key = "";
         }
     }
     lh_qsort(gr.v, gr.n, sizeof *gr.v, cmp_group);
@@ -828,14 +762,14 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     sh_rows_reset(sh);
     for (size_t i = 0; i < gr.n; i++) {
         sh_row_add(sh, gr.v[i].example);
-        fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  ", i + 1, gr.v[i].blocks,
+        fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  ", i + 1, gr.v[i].n,
                 sh_bytes(b1, sizeof b1, gr.v[i].bytes));
         print_group_key(sh, &gr.v[i], by);
         fputc('\n', sh->out);
     }
     fprintf(sh->out, "total %u blocks, %s in %zu group%s\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), gr.n, gr.n == 1 ? "" : "s");
-    grouping_fini(&gr);
+    sh_grouping_fini(&gr);
     return 0;
 }
 
@@ -917,7 +851,7 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
     lh_heapgraph_t *hg = sh->hg;
     int by = BY_SITE;
-    grouping_t gr = {0};
+    sh_grouping_t gr = {0};
     char b1[32], b2[32];
     if (parse_by("unreachable", argc, argv, 1 << BY_SITE, &by, err) < 0 ||
         sh_need_graph(sh, "unreachable", err) < 0) {
@@ -932,16 +866,16 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (c != LH_CLASS_DEFINITE && c != LH_CLASS_INDIRECT) {
             continue;
         }
-        group_t *g = group_get(&gr, hg->blocks[b].stack_id, "", hg->blocks[b].stack_id);
+        sh_group_t *g = sh_group_get(&gr, "", hg->blocks[b].stack_id);
         if (!g) {
-            grouping_fini(&gr);
+            sh_grouping_fini(&gr);
             return lh_err_set(err, LH_ENOMEM, "out of memory");
         }
         if (c == LH_CLASS_DEFINITE) {
-            g->blocks++;
+            g->n++;
             g->bytes += hg->blocks[b].size;
         } else {
-            g->blocks2++;
+            g->n2++;
             g->bytes2 += hg->blocks[b].size;
         }
         if (g->example == LH_NODE_NONE || (c == LH_CLASS_DEFINITE &&
@@ -961,13 +895,13 @@ cmd_unreachable(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     sh_rows_reset(sh);
     for (size_t i = 0; i < gr.n; i++) {
         sh_row_add(sh, gr.v[i].example);
-        fprintf(sh->out, "%4zu  %8" PRIu64 " %10s  %8" PRIu64 " %10s  ", i + 1, gr.v[i].blocks,
-                sh_bytes(b1, sizeof b1, gr.v[i].bytes), gr.v[i].blocks2,
+        fprintf(sh->out, "%4zu  %8" PRIu64 " %10s  %8" PRIu64 " %10s  ", i + 1, gr.v[i].n,
+                sh_bytes(b1, sizeof b1, gr.v[i].bytes), gr.v[i].n2,
                 sh_bytes(b2, sizeof b2, gr.v[i].bytes2));
         print_group_key(sh, &gr.v[i], BY_SITE);
         fputc('\n', sh->out);
     }
-    grouping_fini(&gr);
+    sh_grouping_fini(&gr);
     return 0;
 }
 

@@ -149,19 +149,6 @@ node_size(const lh_objheap_t *oh, uint32_t v)
  * count --by type|site
  * ------------------------------------------------------------------------------------- */
 
-typedef struct ogroup {
-    const char *key;
-    uint32_t stack_id;
-    uint64_t n, bytes;
-    uint32_t example;
-} ogroup_t;
-
-typedef struct ogrouping {
-    ogroup_t *v;
-    size_t n, cap;
-    lh_keyindex_t ix;
-} ogrouping_t;
-
 static uint64_t
 key_hash(const char *key, uint32_t stack_id)
 {
@@ -172,8 +159,8 @@ key_hash(const char *key, uint32_t stack_id)
     return h ? h : 1;
 }
 
-static ogroup_t *
-ogroup_get(ogrouping_t *gr, const char *key, uint32_t stack_id)
+sh_group_t *
+sh_group_get(sh_grouping_t *gr, const char *key, uint32_t stack_id)
 {
     lh_keyindex_t *ix = &gr->ix;
     if (lh_keyindex_reserve(ix, gr->n) < 0) {
@@ -182,7 +169,7 @@ ogroup_get(ogrouping_t *gr, const char *key, uint32_t stack_id)
     uint64_t h = key_hash(key, stack_id);
     size_t j = lh_keyindex_start(ix, h);
     for (; ix->hash[j]; j = (j + 1) & ix->mask) {
-        ogroup_t *g = &gr->v[ix->pos[j]];
+        sh_group_t *g = &gr->v[ix->pos[j]];
         if (ix->hash[j] == h && g->stack_id == stack_id && strcmp(g->key, key) == 0) {
             return g;
         }
@@ -192,13 +179,13 @@ ogroup_get(ogrouping_t *gr, const char *key, uint32_t stack_id)
     }
     ix->hash[j] = h;
     ix->pos[j] = (uint32_t)gr->n;
-    ogroup_t *g = &gr->v[gr->n++];
-    *g = (ogroup_t){key, stack_id, 0, 0, LH_NODE_NONE};
+    sh_group_t *g = &gr->v[gr->n++];
+    *g = (sh_group_t){key, stack_id, 0, 0, 0, 0, LH_NODE_NONE};
     return g;
 }
 
-static void
-ogrouping_fini(ogrouping_t *gr)
+void
+sh_grouping_fini(sh_grouping_t *gr)
 {
     free(gr->v);
     lh_keyindex_fini(&gr->ix);
@@ -207,7 +194,7 @@ ogrouping_fini(ogrouping_t *gr)
 static int
 cmp_ogroup(const void *a, const void *b)
 {
-    const ogroup_t *x = a, *y = b;
+    const sh_group_t *x = a, *y = b;
     if (x->n != y->n) {
         return x->n > y->n ? -1 : 1;
     }
@@ -220,7 +207,7 @@ cmp_ogroup(const void *a, const void *b)
 
 /* Groups objects (filter: unreachable only) by type, site or both. */
 static int
-group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, ogrouping_t *gr)
+group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grouping_t *gr)
 {
     const lh_objheap_t *oh = sh->oh;
     for (uint32_t v = 0; v < oh->n_objs; v++) {
@@ -229,7 +216,7 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, ogroupi
         }
         const char *key = by_type ? lh_objheap_type(oh, v) : "";
         uint32_t sid = by_site ? oh->objs[v].stack_id : 0;
-        ogroup_t *g = ogroup_get(gr, key, sid);
+        sh_group_t *g = sh_group_get(gr, key, sid);
         if (!g) {
             return LH_ENOMEM;
         }
@@ -248,10 +235,10 @@ int
 sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
-    ogrouping_t gr = {0};
+    sh_grouping_t gr = {0};
     char b1[32], site[512];
     if (group_objects(sh, !by_site, by_site, 0, &gr) < 0) {
-        ogrouping_fini(&gr);
+        sh_grouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "count: out of memory");
     }
     fprintf(sh->out, "   @  %10s %10s  %s\n", "count", "bytes", by_site ? "site" : "type");
@@ -268,7 +255,7 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
     }
     fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs, lang_name(oh),
             sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");
-    ogrouping_fini(&gr);
+    sh_grouping_fini(&gr);
     return 0;
 }
 
@@ -490,10 +477,10 @@ int
 sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
-    ogrouping_t gr = {0};
+    sh_grouping_t gr = {0};
     char b1[32], site[512];
     if (group_objects(sh, 1, 1, 1, &gr) < 0) {
-        ogrouping_fini(&gr);
+        sh_grouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "unreachable: out of memory");
     }
     /* Python's collector frees such cycles at its next run: garbage, not a leak (the
@@ -517,7 +504,7 @@ sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
                                                          sizeof site)
                                  : "-");
     }
-    ogrouping_fini(&gr);
+    sh_grouping_fini(&gr);
     return 0;
 }
 
@@ -571,7 +558,7 @@ type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *e
 {
     lh_snapshot_t other = {0};
     const lh_objheap_t *oh = sh->oh;
-    ogrouping_t gr = {0};
+    sh_grouping_t gr = {0};
     int rc;
     *out = NULL;
     *n_out = 0;
@@ -595,7 +582,7 @@ type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *e
         goto done;
     }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
-        ogroup_t *g = ogroup_get(&gr, lh_objheap_type(oh, v), 0);
+        sh_group_t *g = sh_group_get(&gr, lh_objheap_type(oh, v), 0);
         if (!g) {
             goto done;
         }
@@ -620,7 +607,7 @@ done:
     if (rc == LH_ENOMEM) {
         lh_err_set(err, LH_ENOMEM, "diff: out of memory");
     }
-    ogrouping_fini(&gr);
+    sh_grouping_fini(&gr);
     sh_snapshot_fini(&other);
     return rc;
 }

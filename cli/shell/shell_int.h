@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "keyindex.h"
 #include "shell.h"
 
 /* Human-readable bytes ("1.5 KiB") into buf. */
@@ -59,6 +60,26 @@ void sh_leak_summary(lh_shell_t *sh, FILE *out);
 /* Commands in their own files. */
 int sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 int sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
+
+/* Blocks or objects grouped by (key text, stack id), in first-seen order: the listings of
+ * count and unreachable, blocks and language objects alike (objects.c). */
+typedef struct sh_group {
+    const char *key;      /* valid while the grouping is: a type, a function, or "" */
+    uint32_t stack_id;    /* 0 when grouped by key alone */
+    uint64_t n, bytes;
+    uint64_t n2, bytes2;  /* a second class (unreachable: indirectly lost) */
+    uint32_t example;     /* the block or object a row's @N names (LH_NODE_NONE: none yet) */
+} sh_group_t;
+
+typedef struct sh_grouping {
+    sh_group_t *v;
+    size_t n, cap;
+    lh_keyindex_t ix;
+} sh_grouping_t;
+
+/* The group of (key, stack_id), added with zero counts when new; NULL without memory. */
+sh_group_t *sh_group_get(sh_grouping_t *gr, const char *key, uint32_t stack_id);
+void sh_grouping_fini(sh_grouping_t *gr);
 
 /* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
  * the block view was not asked for. */
