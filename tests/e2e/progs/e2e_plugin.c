@@ -1,8 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
- * e2e_plugin.c (e2e): the library dlopen_leak loads, calls and unloads. plugin_run(n)
- * leaks n records of 200 bytes from make_record(); the report must still name
- * make_record and this file after the library is gone.
+ * e2e_plugin.c (e2e): the library dlopen_leak loads, calls and unloads, three times.
+ * plugin_run(n) leaks n records of 200 bytes from make_record(); the report must still
+ * name make_record and this file after the library is gone.
  */
 #include <stdlib.h>
 #include <string.h>
