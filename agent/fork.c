@@ -1,7 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * fork.c: the pthread_atfork handlers. prepare takes the writer lock so that no frame is
- * half-written when the address space is copied; parent releases it; the child resets the
+ * half-written when the address space is copied, and the registry of the agent's mappings
+ * (sys.h); parent releases them; the child resets the
  * lock and every buffer (the other threads do not exist in it: their records are the
  * parent's), bumps the trace generation so that stacks and modules are written again into
  * its own file, and starts its own ticker.
@@ -18,6 +19,7 @@
 #include "script.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "sys.h"
 #include "ticker.h"
 
 LH_REALIGN static void
@@ -26,11 +28,13 @@ fork_prepare(void)
     if (lh_recording()) {
         pthread_mutex_lock(&lh_g.wlock);
     }
+    lh_sys_reg_hold(); /* last: a leaf lock */
 }
 
 LH_REALIGN static void
 fork_parent(void)
 {
+    lh_sys_reg_release();
     if (lh_recording()) {
         pthread_mutex_unlock(&lh_g.wlock);
     }
@@ -39,6 +43,7 @@ fork_parent(void)
 LH_REALIGN static void
 fork_child(void)
 {
+    lh_sys_reg_release();
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {

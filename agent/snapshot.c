@@ -1013,7 +1013,9 @@ clone_child(job_t *job)
     }
     /* Raw clone: a copy-on-write child without atfork handlers and without SIGCHLD, so the
      * program's wait() never sees it. */
+    lh_sys_reg_hold(); /* inherited whole and unlocked (sys.h) */
     long pid = syscall(SYS_clone, 0, 0, 0, 0, 0);
+    lh_sys_reg_release();
     if (pid == 0) {
         child_main(job);
     }

@@ -252,11 +252,20 @@ lh_sys_agent_resident(void)
     }
     unsigned char vec[1024];
     uint64_t pages = 0;
-    reg_lock();
-    for (int i = 0; i < map_reg_n; i++) {
-        uintptr_t lo = map_reg[i].lo & ~(uintptr_t)(page - 1);
-        while (lo < map_reg[i].hi) {
-            size_t n = (map_reg[i].hi - lo + (uintptr_t)page - 1) / (uintptr_t)page;
+    /* One range at a time, mincore outside the lock: the lock is a spinlock that a clone
+     * or fork must be able to take at once (lh_sys_reg_hold). A range unmapped meanwhile
+     * makes mincore fail (ENOMEM): it is then left out. */
+    for (int i = 0;; i++) {
+        reg_lock();
+        int more = i < map_reg_n;
+        uintptr_t rlo = more ? map_reg[i].lo : 0, rhi = more ? map_reg[i].hi : 0;
+        reg_unlock();
+        if (!more) {
+            break;
+        }
+        uintptr_t lo = rlo & ~(uintptr_t)(page - 1);
+        while (lo < rhi) {
+            size_t n = (rhi - lo + (uintptr_t)page - 1) / (uintptr_t)page;
             n = n < sizeof vec ? n : sizeof vec;
             if (mincore((void *)lo, n * (size_t)page, vec) != 0) {
                 break;
@@ -267,8 +276,19 @@ lh_sys_agent_resident(void)
             lo += n * (uintptr_t)page;
         }
     }
-    reg_unlock();
     return pages * (uint64_t)page;
+}
+
+void
+lh_sys_reg_hold(void)
+{
+    reg_lock();
+}
+
+void
+lh_sys_reg_release(void)
+{
+    reg_unlock();
 }
 
 int

@@ -92,6 +92,13 @@ int lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi);
 /* Bytes of the agent's own mappings that are resident now (mincore): what the process's
  * RSS holds of the agent and not of the program. AS-safe. */
 uint64_t lh_sys_agent_resident(void);
+/* The registry of the agent's mappings is held across every clone and fork, and released
+ * after it in the parent and in the child: a child must not inherit it locked by a thread
+ * that does not exist there (the snapshot child would spin forever in its first
+ * lh_sys_unmap, a forked program child in its first lh_sys_map). Spinlock, leaf: take it
+ * last, with no other lock taken while it is held. AS-safe. */
+void lh_sys_reg_hold(void);
+void lh_sys_reg_release(void);
 /* "<lh>: " + the NULL-terminated list of strings + "\n" to stderr in one write. AS-safe. */
 void lh_sys_log(const char *a, const char *b, const char *c);
 /* Decimal formatting; returns the length written (no NUL). buf needs 21 bytes. AS-safe. */
