@@ -439,23 +439,49 @@ data_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg, uint64_t add
  * The graph
  * ------------------------------------------------------------------------------------- */
 
+/* What keep_word needs: the region of the last word that was in one (a heap's pointers
+ * point into the heap, mostly one region after another), and the span of every module (a
+ * word outside it is in none). The snapshot's regions are sorted and final before its
+ * pages are scanned. */
+typedef struct keep_ctx {
+    const lh_heapgraph_t *hg;
+    const lh_region_t *last;
+    uint64_t mod_lo, mod_hi;
+} keep_ctx_t;
+
 static int
 keep_word(void *ctx, uint64_t v)
 {
-    const lh_heapgraph_t *hg = ctx;
-    const lh_region_t *r = v ? lh_snapfile_region(&hg->sf, v) : NULL;
+    keep_ctx_t *k = ctx;
+    if (!v) {
+        return 0;
+    }
+    const lh_region_t *r = k->last;
+    if (!r || v - r->start >= r->len) {
+        r = lh_snapfile_region(&k->hg->sf, v);
+    }
     if (r) {
+        k->last = r;
         return r->kind == LH_REGION_HEAP;
     }
-    return v && lh_modules_find(lh_trace_modules(hg->trace), v, hg->epoch) >= 0;
+    if (v < k->mod_lo || v >= k->mod_hi) {
+        return 0;
+    }
+    return lh_modules_find(lh_trace_modules(k->hg->trace), v, k->hg->epoch) >= 0;
 }
 
 static int
 read_contents(lh_heapgraph_t *hg, lh_err_t *err)
 {
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
+    const lh_modules_t *mods = lh_trace_modules(hg->trace);
+    keep_ctx_t kc = {hg, NULL, UINT64_MAX, 0};
+    for (size_t i = 0; i < mods->n; i++) {
+        kc.mod_lo = mods->mods[i].lo < kc.mod_lo ? mods->mods[i].lo : kc.mod_lo;
+        kc.mod_hi = mods->mods[i].hi > kc.mod_hi ? mods->mods[i].hi : kc.mod_hi;
+    }
     /* The pages of mode full stay: the language heap decoders read them (objheap.h). */
-    lh_snapfile_opts_t so = {keep_word, hg, 1};
+    lh_snapfile_opts_t so = {keep_word, &kc, 1};
     if (s->mode == LH_CONTENTS_NONE || !s->file) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
                  "snapshot %zu '%s' has no contents", hg->cur + 1, s->label);

@@ -58,6 +58,8 @@ struct lh_trace {
     int seen_event;
     int failed;          /* sticky error of lh_trace_next */
     lh_sitecanon_t *canon; /* one site per displayed stack (sitecanon.h), made on first use */
+    int any_script;        /* a stack with script frames was read: only then is one mapped
+                              (a native stack is its own site) */
     char failed_msg[sizeof(((lh_err_t *)0)->msg)];
 };
 
@@ -369,6 +371,7 @@ rec_stack(lh_trace_t *t, lh_dec_t *pl)
     }
     int rc = lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
     if (rc == 0 && n_script > 0) {
+        t->any_script = 1;
         rc = lh_stacks_put_script(&t->stacks, id, script, n_script);
     }
     return rc;
@@ -953,7 +956,8 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
         if (lh_window_pop(&t->window, ev, &t->last_label)) {
             lh_event_count(ev, &t->seen_event, &t->stats.n_events, &t->stats.first_ts_ns,
                            &t->stats.last_ts_ns);
-            if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id) {
+            if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id &&
+                t->any_script) {
                 int rc = 0;
                 if (!t->canon) {
                     rc = lh_sitecanon_new(&t->modules, t->info.exe, &t->canon, err);
