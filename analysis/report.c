@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rank.h"
+#include "scriptstack.h"
 
 static const char *
 module_base(const lh_frame_t *f)
@@ -58,8 +59,20 @@ lh_site_location(const lh_frame_t *frames, size_t n)
         }
     }
     for (size_t i = 0; i < n; i++) {
+        if (frames[i].phase) {
+            return (long)i;
+        }
+    }
+    /* An interpreter's allocator wrapper (Perl_safesysmalloc, PyObject_Malloc) says nothing
+     * to a script author: the frame that called it does (scriptstack.h). */
+    for (size_t i = 0; i < n; i++) {
         if (frames[i].file && !lh_frame_is_runtime(&frames[i]) &&
-            !is_system_header(frames[i].file)) {
+            !is_system_header(frames[i].file) && !lh_scriptstack_is_interp_alloc(&frames[i])) {
+            return (long)i;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!lh_scriptstack_is_interp_alloc(&frames[i])) {
             return (long)i;
         }
     }

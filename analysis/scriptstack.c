@@ -79,6 +79,104 @@ script_frame(const lh_sframes_t *sf, uint32_t id)
     return f;
 }
 
+int
+lh_scriptstack_is_interp_alloc(const lh_frame_t *f)
+{
+    const char *fn = f->function;
+    return f->lang == LH_LANG_NATIVE &&
+           (starts_with(fn, "Perl_safesys") || starts_with(fn, "PyMem_") ||
+            starts_with(fn, "_PyMem_") || starts_with(fn, "PyObject_Malloc") ||
+            starts_with(fn, "PyObject_Calloc") || starts_with(fn, "PyObject_Realloc") ||
+            starts_with(fn, "_PyObject_Malloc") || starts_with(fn, "_PyObject_Calloc") ||
+            starts_with(fn, "_PyObject_Realloc") || starts_with(fn, "pymalloc_"));
+}
+
+/* The interpreter entry points a program calls around the phases that run no script code,
+ * and how the phase reads. A "weak" entry encloses others (Py_RunMain calls Py_FinalizeEx)
+ * and names the phase only when none of the others is on the stack. */
+typedef struct phase_entry {
+    const char *function;
+    const char *phase;
+    int weak;
+} phase_entry_t;
+
+#define PERL_START "perl start-up, no script frame"
+#define PERL_COMPILE "perl compilation, no script frame"
+#define PERL_RUN "perl run, no script frame"
+#define PERL_END "perl teardown, no script frame"
+#define PY_START "python start-up, no script frame"
+#define PY_RUN "python run, no script frame"
+#define PY_END "python teardown, no script frame"
+
+static const phase_entry_t phase_entries[] = {
+    {"perl_alloc", PERL_START, 0},
+    {"perl_construct", PERL_START, 0},
+    {"perl_parse", PERL_COMPILE, 0},
+    {"perl_run", PERL_RUN, 1},
+    {"perl_destruct", PERL_END, 0},
+    {"perl_free", PERL_END, 0},
+    {"pymain_init", PY_START, 0},
+    {"Py_PreInitialize", PY_START, 0},
+    {"Py_PreInitializeFromArgs", PY_START, 0},
+    {"Py_PreInitializeFromBytesArgs", PY_START, 0},
+    {"Py_InitializeFromConfig", PY_START, 0},
+    {"Py_InitializeEx", PY_START, 0},
+    {"Py_Initialize", PY_START, 0},
+    {"_Py_InitializeMain", PY_START, 0},
+    {"Py_RunMain", PY_RUN, 1},
+    {"pymain_run_python", PY_RUN, 1},
+    {"Py_FinalizeEx", PY_END, 0},
+    {"Py_Finalize", PY_END, 0},
+    {"pymain_free", PY_END, 0},
+};
+
+static const phase_entry_t *
+phase_entry(const lh_frame_t *f)
+{
+    if (f->lang != LH_LANG_NATIVE || !f->function) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof phase_entries / sizeof *phase_entries; i++) {
+        if (strcmp(f->function, phase_entries[i].function) == 0) {
+            return &phase_entries[i];
+        }
+    }
+    return NULL;
+}
+
+size_t
+lh_scriptstack_phase(lh_frame_t *v, size_t n)
+{
+    size_t at = n, weak = n;
+    const phase_entry_t *e = NULL, *e_weak = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (lh_scriptstack_is_eval_loop(&v[i])) {
+            return 0; /* script code runs; its frames were not recorded */
+        }
+        const phase_entry_t *x = phase_entry(&v[i]);
+        if (x && x->weak) {
+            weak = i;
+            e_weak = x;
+        } else if (x) {
+            at = i;
+            e = x;
+        }
+    }
+    if (!e) {
+        at = weak;
+        e = e_weak;
+    }
+    if (!e) {
+        return 0;
+    }
+    memmove(v + at + 1, v + at, (n - at) * sizeof *v);
+    memset(&v[at], 0, sizeof v[at]);
+    v[at].function = e->function;
+    v[at].file = e->phase;
+    v[at].phase = 1;
+    return at + 1;
+}
+
 size_t
 lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
                      size_t n_script, const lh_sframes_t *sf, int native, lh_frame_t *out)

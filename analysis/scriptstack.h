@@ -23,6 +23,18 @@
  * program (embedded perl), when its function carries the interpreter's API prefix (Perl_,
  * Perl, pp_, PerlIO, Py, _Py).
  *
+ * An allocation with no script frame at all, made while the interpreter starts, compiles
+ * before the first statement, or tears down, is displayed at the phase a script author
+ * knows instead of the interpreter's allocator: the outermost interpreter entry point on
+ * the native stack (perl_construct, perl_parse, perl_destruct; pymain_init,
+ * Py_InitializeFromConfig, Py_FinalizeEx, ...) becomes a phase frame (lh_frame_t.phase)
+ * whose file names the phase, "perl start-up, no script frame" (scriptstack.c lists them
+ * all). It is
+ * the site's location (report.h) and replaces the entry point's frame and those outside it
+ * (main, _start); the frames inside it stay, as they tell one start-up site from another.
+ * With `native` nothing is hidden: the phase frame is spliced in just inside the entry
+ * point's frame.
+ *
  * This is where every view gets script frames: lh_sym_stack (symbolize.h) calls it, and
  * reports, trees, flame graphs and exports take their frames from lh_sym_stack.
  */
@@ -43,6 +55,18 @@
  * without `native`, no frame outside the innermost one is displayed, so a caller may stop
  * symbolizing there. */
 int lh_scriptstack_is_eval_loop(const lh_frame_t *f);
+
+/* Whether f is one of the interpreter's allocator wrappers (Perl_safesys*, PyMem_*,
+ * PyObject_Malloc and the like): never a site's location when another frame exists. */
+int lh_scriptstack_is_interp_alloc(const lh_frame_t *f);
+
+/* For native frames v[0..n) recorded without script frames: when they ran in an
+ * interpreter phase without script code (see above), inserts the phase frame in place
+ * just inside the entry point's frame (v has room for n + 1 frames) and returns how many
+ * frames the displayed stack has without `native`: those inside the entry point, then the
+ * phase (with `native` all n + 1 show). Returns 0, v untouched, when no interpreter entry
+ * point is on the stack or an eval loop is (script code runs). */
+size_t lh_scriptstack_phase(lh_frame_t *v, size_t n);
 
 size_t lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
                             size_t n_script, const lh_sframes_t *sf, int native,

@@ -566,6 +566,19 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
         nv = lh_scriptstack_merge(v, nv, st->script, st->n_script, st->sframes, s->native, m);
         free(v);
         v = m;
+    } else if (nv) {
+        if (nv == cap) {
+            lh_frame_t *v2 = realloc(v, (cap + 1) * sizeof *v2);
+            if (!v2) {
+                free(v);
+                return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+            }
+            v = v2;
+        }
+        size_t k = lh_scriptstack_phase(v, nv); /* a phase of an interpreter: scriptstack.h */
+        if (k) {
+            nv = s->native ? nv + 1 : k;
+        }
     }
     *frames = v;
     *n = nv;

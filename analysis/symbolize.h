@@ -36,6 +36,9 @@ typedef struct lh_frame {
     int inlined;          /* inlined into the next frame's function */
     int lang;             /* LH_LANG_*: 0 native; a script frame (Perl sub, Python function)
                              has function, file and line, no module, ip 0 */
+    int phase;            /* an interpreter phase without script code (scriptstack.h):
+                             native, function is the entry point, file names the phase,
+                             no line, no module, ip 0 */
 } lh_frame_t;
 
 typedef struct lh_sym_opts {

@@ -146,7 +146,9 @@ frame(ctx_t *c, uint32_t node, double x, size_t depth)
     if (n->file) {
         fputs(" \xe2\x80\x94 ", out);
         lh_xml_text(out, lh_text_rel_path(n->file, c->o->cwd), 0);
-        fprintf(out, ":%" PRIu32, n->line);
+        if (n->line) {
+            fprintf(out, ":%" PRIu32, n->line);
+        }
     }
     fprintf(out, " \xe2\x80\x94 %s (%.2f%%), %" PRIu64 " allocation%s\"><title>", val, pct,
             n->n_allocs, n->n_allocs == 1 ? "" : "s");
@@ -154,7 +156,9 @@ frame(ctx_t *c, uint32_t node, double x, size_t depth)
     if (n->file) {
         fputs("\n", out);
         lh_xml_text(out, lh_text_rel_path(n->file, c->o->cwd), 0);
-        fprintf(out, ":%" PRIu32, n->line);
+        if (n->line) {
+            fprintf(out, ":%" PRIu32, n->line);
+        }
     } else if (fn && fn->module) {
         fputs("\nin ", out);
         lh_xml_text(out, fn->module, 0);

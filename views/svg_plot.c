@@ -46,9 +46,12 @@ lh_plot_site_name(char *buf, size_t len, const lh_site_t *site)
     }
     const lh_frame_t *f = &site->frames[site->location];
     lh_funcs_frame_name(f, fn, sizeof fn);
-    if (f->file) {
+    if (f->file && f->line) {
         const char *b = strrchr(f->file, '/');
         snprintf(buf, len, "%s \xe2\x80\x94 %s:%" PRIu32, fn, b ? b + 1 : f->file, f->line);
+    } else if (f->file) { /* no line: a Perl main, an interpreter phase (scriptstack.h) */
+        const char *b = strrchr(f->file, '/');
+        snprintf(buf, len, "%s \xe2\x80\x94 %s", fn, b ? b + 1 : f->file);
     } else {
         snprintf(buf, len, "%s", fn);
     }

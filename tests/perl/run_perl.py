@@ -566,8 +566,38 @@ def case_objects(ctx):
               "clean exit (status 3)", [l for l in text.splitlines() if "exit" in l])
 
 
+def case_startup(ctx):
+    """Blocks perl allocated while no Perl code ran (perl_construct, before the first
+    statement): their site's location is the interpreter phase, never perl's allocator
+    wrapper (Perl_safesyscalloc), in JSON and in text; --native keeps every frame."""
+    trace, _ = lh_run(ctx, "cache.pl", [100])
+    sites = all_sites(ctx, trace)
+    want = {"function": "perl_construct", "file": "perl start-up, no script frame", "line": 0,
+            "module": None}
+    start = [s for s in sites if all(s["location"].get(k) == v for k, v in want.items())]
+    ctx.check(start and all(s["frames"][-1] == s["location"] for s in start),
+              "start-up sites located at the phase, their outermost frame", want,
+              "; ".join(fmt_frames(s, 20) for s in sites[:3]))
+    wrappers = [s for s in sites
+                if (s["location"].get("function") or "").startswith("Perl_safesys")]
+    ctx.check(not wrappers, "no site located at Perl_safesys*", "none",
+              "; ".join(fmt_frames(s) for s in wrappers[:3]))
+    text = lh_text(ctx, ["report", trace, "--top", "0"])
+    ctx.check(re.search(r", at perl start-up, no script frame \[site \d+\]\n(    .*\n)*?"
+                        r"    (at|by) perl_construct \(perl start-up, no script frame\)\n",
+                        text), "text: a start-up site",
+              "at perl start-up, no script frame [site N] ... perl_construct (perl start-up, "
+              "no script frame)", text[:1500])
+    native = all_sites(ctx, trace, ["--native"])
+    full = [s for s in native if s["location"].get("file") == want["file"]]
+    ctx.check(full and all(any(f.get("function") == "_start" for f in s["frames"])
+                           for s in full),
+              "--native: start-up sites keep the whole native stack", "_start in each",
+              "; ".join(fmt_frames(s, 20) for s in full[:2]))
+
+
 CASES = {
-    "cache": case_cache, "paths": case_paths, "native": case_native, "concat": case_concat,
+    "startup": case_startup, "cache": case_cache, "paths": case_paths, "native": case_native, "concat": case_concat,
     "closure": case_closure, "mark_sub": case_mark_sub, "module": case_module,
     "frees": case_frees, "xs": case_xs, "views": case_views, "realperl": case_realperl,
     "badversion": case_badversion, "forks": case_forks, "embed": case_embed,

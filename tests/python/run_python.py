@@ -649,7 +649,35 @@ def case_paths(build, py, work):
          "none")])
 
 
-CASES = {"debug_build": case_debug_build, "stdlib": case_stdlib,
+@with_work
+def case_startup(build, py, work):
+    """Blocks CPython allocated while no Python code ran (Py_InitializeFromConfig under
+    pymain_init): their site's location is the interpreter phase, never its allocator
+    (PyObject_Malloc in obmalloc.c), and the C frames inside it stay in the stack."""
+    rep, _, trace = traced(build, py, "cache.py", work)
+    want = {"function": "pymain_init", "file": "python start-up, no script frame", "line": 0,
+            "module": None}
+    start = [s for s in rep["sites"]
+             if all(s["location"].get(k) == v for k, v in want.items())]
+    alloc = ("PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "PyMem_", "_PyMem_",
+             "_PyObject_Malloc", "_PyObject_Calloc", "_PyObject_Realloc", "pymalloc_")
+    wrappers = [s["location"] for s in rep["sites"]
+                if (s["location"].get("function") or "").startswith(alloc) or
+                (s["location"].get("file") or "").endswith("obmalloc.c")]
+    text = lh(build, "report", trace, "--top", "0").stdout
+    return report_checks([
+        (len(start) > 0 and all(s["frames"][-1] == s["location"] for s in start),
+         "%d sites located at %s" % (len(start), want), "> 0, the phase their last frame"),
+        (any(f.get("function") == "Py_InitializeFromConfig"
+             for s in start for f in s["frames"]),
+         "the frames inside pymain_init stay", "Py_InitializeFromConfig among them"),
+        (not wrappers, "sites located at CPython's allocator: %s" % wrappers[:3], "none"),
+        ("    by pymain_init (python start-up, no script frame)\n" in text and
+         ", at python start-up, no script frame [site " in text,
+         "text report shows the phase", "by pymain_init (python start-up, no script frame)")])
+
+
+CASES = {"startup": case_startup, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,

@@ -17,6 +17,7 @@
 
 #include "dec.h"
 #include "enc.h"
+#include "report.h"
 #include "scriptstack.h"
 #include "trace.h"
 #include "trace_builder.h"
@@ -326,6 +327,70 @@ test_merge_keeps_xs_and_libc(void **state)
     lh_stacks_fini(&tab);
 }
 
+/* No script frame at all: the outermost interpreter entry point names the phase and is
+ * the location, never the allocator wrapper. */
+static void
+test_phase_without_script(void **state)
+{
+    (void)state;
+    const char *perl = "/usr/bin/perl";
+    const char *py = "/usr/bin/python3.11";
+    const lh_frame_t v[] = {
+        nat("Perl_safesyscalloc", perl), nat("Perl_hv_ksplit", perl),
+        nat("perl_construct", perl),     nat("main", perl),
+        nat("_start", perl),
+    };
+    lh_frame_t out[16];
+    memcpy(out, v, sizeof v);
+    size_t n = lh_scriptstack_phase(out, 5);
+    assert_int_equal(n, 3);
+    assert_string_equal(out[1].function, "Perl_hv_ksplit");
+    assert_string_equal(out[2].function, "perl_construct");
+    assert_string_equal(out[2].file, "perl start-up, no script frame");
+    assert_int_equal(out[2].phase, 1);
+    assert_int_equal(out[2].lang, LH_LANG_NATIVE);
+    assert_null(out[2].module);
+    assert_int_equal(lh_site_location(out, n), 2);
+    /* --native: all 6, the phase inside the entry point's own frame. */
+    assert_string_equal(out[3].function, "perl_construct");
+    assert_string_equal(out[3].module, perl);
+    assert_string_equal(out[5].function, "_start");
+    assert_int_equal(lh_site_location(out, 6), 2);
+
+    /* Py_RunMain encloses Py_FinalizeEx: teardown, not run; pymain_init is outside
+     * Py_InitializeFromConfig: the outermost names start-up. */
+    const lh_frame_t end[] = {
+        nat("PyObject_Malloc", py), nat("Py_FinalizeEx", py), nat("Py_RunMain", py),
+        nat("Py_BytesMain", py),
+    };
+    memcpy(out, end, sizeof end);
+    assert_int_equal(lh_scriptstack_phase(out, 4), 2);
+    assert_string_equal(out[1].function, "Py_FinalizeEx");
+    assert_string_equal(out[1].file, "python teardown, no script frame");
+    const lh_frame_t start[] = {
+        nat("PyObject_Malloc", py), nat("Py_InitializeFromConfig", py),
+        nat("pymain_init", py),     nat("Py_BytesMain", py),
+    };
+    memcpy(out, start, sizeof start);
+    assert_int_equal(lh_scriptstack_phase(out, 4), 3);
+    assert_string_equal(out[2].function, "pymain_init");
+    assert_string_equal(out[2].file, "python start-up, no script frame");
+
+    /* An eval loop (script code runs) or no entry point: not a phase, v untouched. */
+    const lh_frame_t loop[] = {
+        nat("PyObject_Malloc", py), nat("_PyEval_EvalFrameDefault", py),
+        nat("Py_RunMain", py),
+    };
+    memcpy(out, loop, sizeof loop);
+    assert_int_equal(lh_scriptstack_phase(out, 3), 0);
+    assert_string_equal(out[2].function, "Py_RunMain");
+    memcpy(out, v, sizeof v);
+    assert_int_equal(lh_scriptstack_phase(out, 2), 0);
+    /* Without a phase the allocator wrapper is still not the location. */
+    assert_int_equal(lh_site_location(loop, 3), 1);
+    assert_int_equal(lh_site_location(v, 2), 1);
+}
+
 int
 main(void)
 {
@@ -336,6 +401,7 @@ main(void)
         cmocka_unit_test(test_trace_tables),
         cmocka_unit_test(test_merge_hides_interpreter),
         cmocka_unit_test(test_merge_keeps_xs_and_libc),
+        cmocka_unit_test(test_phase_without_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
