@@ -21,7 +21,11 @@
 #include "unwind_nofp.h"
 
 static volatile int sink;
-static void *volatile escape; /* so the compiler cannot drop a malloc/free pair */
+/* So the compiler cannot drop a malloc/free pair. Per thread: shared, another thread could
+ * store its block between this thread's store and free, and both would free it (glibc then
+ * aborted at thread exit, "double free or corruption (fasttop)", in 1 run of ~150 under the
+ * agent, whose slower malloc widens the window). */
+static __thread void *volatile escape;
 
 __attribute__((noinline)) static void
 bottom(void)
