@@ -234,17 +234,20 @@ any_unloaded(const lh_modules_t *mods)
 /* The site of native stack id. Only code that was unloaded can come back under other ids
  * (loaded again, or at another address), so until the trace has unloaded a module each
  * stack is its own site and costs no key (a key per stack made a 14 MiB redis trace's
- * report 1.8x slower). At the first unload, the native stacks seen so far are keyed in
- * id order, so each stays canonical; from then on every new one is keyed. */
+ * report 1.8x slower). At the first unload, the native stacks read so far (mapped to
+ * themselves already, or not asked about yet: trace.c asks only from the first unload or
+ * script stack on) are keyed in id order, so each stays canonical; from then on every new
+ * one is keyed. */
 static int
 native_site(lh_sitecanon_t *c, const lh_stacks_t *stacks, uint32_t id, uint32_t *out)
 {
     if (!c->unloaded && any_unloaded(c->mods)) {
         c->unloaded = 1;
-        for (uint32_t k = 1; k < c->n_canon; k++) {
+        for (uint32_t k = 1; k < stacks->cap; k++) {
             const lh_stack_t *o = lh_stacks_get(stacks, k);
             uint32_t ignored;
-            if (c->canon[k] == k && o && o->ips && !o->n_script &&
+            int self = k >= c->n_canon || !c->canon[k] || c->canon[k] == k;
+            if (self && o && o->ips && !o->n_script &&
                 (native_key(c, o) < 0 || intern(c, k, &ignored) < 0)) {
                 return -1;
             }

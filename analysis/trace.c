@@ -58,8 +58,9 @@ struct lh_trace {
     int seen_event;
     int failed;          /* sticky error of lh_trace_next */
     lh_sitecanon_t *canon; /* one site per displayed stack (sitecanon.h), made on first use */
-    int any_script;        /* a stack with script frames was read: only then is one mapped
-                              (a native stack is its own site) */
+    int any_script;        /* a stack with script frames was read, or a module unloaded:
+                              only then is a stack mapped (until a module is unloaded, a
+                              native stack is its own site: sitecanon.c's native_site) */
     char failed_msg[sizeof(((lh_err_t *)0)->msg)];
 };
 
@@ -555,6 +556,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->epoch = lh_dec_varint(pl);
         ev->size = lh_dec_varint(pl);
         ev->label = lh_dec_str(pl, &ev->label_len);
+        t->any_script = 1; /* code can come back under other stack ids: sites are mapped */
         if (lh_dec_ok(pl) &&
             lh_modules_unload(&t->modules, ev->label, ev->label_len, ev->size, ev->epoch) < 0) {
             lh_warn(&t->warnings, "%s: unload of a module that was not loaded: %.*s", t->path,
