@@ -279,7 +279,11 @@ def readonly_in(ctx, top, nob, setpriv):
     ro = os.path.join(top, "ro")
     os.mkdir(ro)
     trace = os.path.join(ro, "trace.lht")
-    E.lh_run(ctx, [ctx.prog("graph_handlers")], out=trace)
+    # The program too must be readable by nobody (the shell symbolizes it).
+    prog = os.path.join(top, "graph_handlers")
+    shutil.copy(ctx.prog("graph_handlers"), prog)
+    os.chmod(prog, 0o755)
+    E.lh_run(ctx, [prog], out=trace)
     res = E.run(ctx, [ctx.lh, "shell", trace, "--no-index", "-c", "summary; largest 3"],
                 cwd=top)
     want = (res.returncode, res.stdout, res.stderr)
