@@ -127,6 +127,9 @@ typedef struct lh_config {
                                   which is full in a perl or python process) */
     int test_child_delay_ms; /* LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS: tests only, a
                               * snapshot child waits this long before its END */
+    int test_reg_hold_ms; /* LEAKHOUND_TEST_REG_HOLD_MS: tests only, the ticker holds the
+                             registry of the agent's mappings this long at each RSS sample
+                             (a clone or fork must not hand it to its child locked) */
     int snapshot_delta; /* LEAKHOUND_SNAPSHOT_DELTA: contents files refer to earlier ones
                            for what did not change (1, the default) or are whole (0) */
     int snapshot_wp; /* LEAKHOUND_SNAPSHOT_WP: a delta snapshot skips pages the kernel says

@@ -191,6 +191,7 @@ load(lh_config_t *cfg)
     cfg->test_snapwp_verify = (int)env_long("LEAKHOUND_TEST_SNAPWP_VERIFY", 0, 0, 1);
     cfg->test_child_delay_ms =
         (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS", 0, 0, 60000);
+    cfg->test_reg_hold_ms = (int)env_long("LEAKHOUND_TEST_REG_HOLD_MS", 0, 0, 999);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     cfg->snapshot_contents = LH_CONTENTS_POINTERS;
     cfg->snapshot_contents_set = sc && *sc;

@@ -123,6 +123,12 @@ lh_write_rss(int full)
      * the same process and grow with the run (54 MiB in e2e's rss_agent, whose own peak is
      * 1 MiB), which the report would call memory outside malloc. */
     uint64_t agent = lh_sys_agent_resident();
+    if (lh_g.cfg.test_reg_hold_ms) {
+        struct timespec hold = {0, (long)lh_g.cfg.test_reg_hold_ms * 1000000L};
+        lh_sys_reg_hold();
+        nanosleep(&hold, NULL);
+        lh_sys_reg_release();
+    }
     uint64_t rss = pages * (uint64_t)sysconf(_SC_PAGESIZE);
     uint8_t buf[64];
     lh_enc_t e;

@@ -335,6 +335,22 @@ def case_snap_race(ctx, rounds=3):
         ctx.check(whole >= 1, "race %d: snapshots with contents" % k, ">= 1", whole)
 
 
+def case_reg_race(ctx, rounds=20):
+    """Snapshots (clones) and forks while the ticker holds the registry of the agent's
+    mappings (LEAKHOUND_TEST_REG_HOLD_MS=5, sampled every 1 ms): every child, snapshot or
+    forked, gets it unlocked and whole (before: a child inherited it locked and spun
+    forever in its first map or unmap; seen as e2e.graph.delta_wp_off hanging)."""
+    trace = os.path.join(ctx.workdir, "reg.lht")
+    env = dict(os.environ, LEAKHOUND_TEST_REG_HOLD_MS="5", LEAKHOUND_RSS_MS="1")
+    res = E.run(ctx, [ctx.lh, "run", "-o", trace, "--", ctx.prog("reg_race"), str(rounds)],
+                env=env, timeout=90)
+    eq(ctx, (res.returncode, res.stdout.strip()), (0, "rounds %d" % rounds),
+       "exit status and output of reg_race (stderr: %s)" % res.stderr.strip()[-400:])
+    rows = shell_snapshots(ctx, trace)
+    eq(ctx, [r[0] for r in rows], ["p"] * rounds + ["exit"], "the parent's snapshots")
+    eq(ctx, sorted(set(r[4] for r in rows)), ["pointers"], "every one with contents")
+
+
 def case_snap_signal_n(ctx, n=5):
     """n SIGUSR2 sent from outside to a running program: n snapshots signal-1..n (each
     signal is sent once the previous snapshot's contents file exists, so that the kernel
@@ -856,6 +872,7 @@ CASES = {
     "snap_signal_n": case_snap_signal_n,
     "snap_period": case_snap_period,
     "snap_race": case_snap_race,
+    "reg_race": case_reg_race,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
     "snap_replace": case_snap_replace,
