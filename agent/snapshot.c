@@ -1208,8 +1208,16 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     contents_name(job.number, job.path, sizeof job.path);
     job.fd = create_contents(job.path, sizeof job.path);
     if (job.fd < 0) {
+        /* Say why: a server that dropped privileges (nginx's workers run as nobody) can no
+         * longer create files in the directory its trace was opened in. */
+        char why[96] = " (errno ";
+        size_t k = strlen(why);
+        k += lh_sys_fmt_u64(why + k, (uint64_t)errno);
+        k += lh_sys_strlcpy(why + k, ", euid ", sizeof why - k);
+        k += lh_sys_fmt_u64(why + k, (uint64_t)geteuid());
+        lh_sys_strlcpy(why + k, "); snapshot without contents", sizeof why - k);
         pthread_mutex_unlock(&take_lock);
-        lh_sys_log("cannot create snapshot file ", job.path, "; snapshot without contents");
+        lh_sys_log("cannot create snapshot file ", job.path, why);
         write_record(label, trigger, "", job.number, 0, in_slot);
         return;
     }

@@ -629,12 +629,39 @@ def case_contents(ctx, args):
     ctx.figure("contents: " + "; ".join(figures))
 
 
+def case_dropuid(ctx, args):
+    """A server's worker that becomes nobody after the agent opened its trace (nginx as
+    root): the exit snapshot cannot create its contents file in root's directory. The
+    target is unaffected, the agent says why in one line (errno, euid), and the trace
+    lists the snapshot without contents."""
+    if os.geteuid() != 0:
+        print("  (dropuid: skipped, needs root)")
+        return H.SKIP
+    d = ctx.path("out")
+    os.mkdir(d, 0o755)
+    trace = os.path.join(d, "trace.lht")
+    r = H.run(ctx, [prog(ctx), "dropuid"], timeout=60, env=preload_env(ctx, trace), cwd=d)
+    ctx.check((r.returncode, r.stdout) == (0, "euid 65534\n"), "dropuid: target unaffected",
+              (0, "euid 65534\n"), (r.returncode, r.stdout, r.stderr[-300:]))
+    lines = agent_lines(r.stderr)
+    want = "(errno 13, euid 65534); snapshot without contents"
+    ctx.check(len(lines) == 1 and "cannot create snapshot file " in lines[0] and
+              lines[0].endswith(want), "dropuid: one line saying why",
+              "cannot create snapshot file ... " + want, lines)
+    res = H.run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"], timeout=60)
+    rows = [ln.lstrip("* ").split() for ln in res.stdout.splitlines()[1:]]
+    got = [(f[1], f[-1]) for f in rows if len(f) >= 3]
+    ctx.check(got == [("exit", "none")], "dropuid: the exit snapshot, without contents",
+              [("exit", "none")], res.stdout + res.stderr)
+    ctx.figure("dropuid: agent said %r" % lines)
+
+
 # Cases that run a program as nobody: their scratch directory must be reachable by nobody.
 OTHER_USER = ("unwritable", "setuid")
 
 CASES = {"sigkill": case_sigkill, "diskfull": case_diskfull, "unwritable": case_unwritable,
          "dirgone": case_dirgone, "hostile": case_hostile, "modes": case_modes,
-         "setuid": case_setuid, "contents": case_contents}
+         "setuid": case_setuid, "contents": case_contents, "dropuid": case_dropuid}
 
 
 def main():

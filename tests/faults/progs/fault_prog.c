@@ -12,6 +12,9 @@
  *       that allocates and exits 0; prints what happened.
  *   fault_prog secret MODE            puts a recognisable secret in a heap block, keeps a
  *       pointer to it, and exits (the exit snapshot scans it).
+ *   fault_prog dropuid                as a server's worker: allocates, waits 300 ms (the
+ *       agent has opened its trace by then), becomes nobody (setuid 65534, when root),
+ *       allocates again and exits: the exit snapshot cannot create its contents file.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -143,6 +146,21 @@ secret(void)
     return 0;
 }
 
+static int
+dropuid(void)
+{
+    g_secret_block = malloc(100);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+        return 1;
+    }
+    char *again = malloc(200);
+    printf("euid %d\n", (int)geteuid());
+    free(again);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -159,6 +177,10 @@ main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "secret") == 0) {
         return secret();
     }
-    fprintf(stderr, "usage: fault_prog counter FILE SECS | churn N | forklate SECS | secret\n");
+    if (argc >= 2 && strcmp(argv[1], "dropuid") == 0) {
+        return dropuid();
+    }
+    fprintf(stderr, "usage: fault_prog counter FILE SECS | churn N | forklate SECS | secret | "
+                    "dropuid\n");
     return 2;
 }
