@@ -42,6 +42,21 @@ def fnv1a64(data):
     return h
 
 
+def edit_cache_file(path, old, new, check=False):
+    """Replaces the NUL-terminated string old (bytes) by new, of the same length, in the
+    cache file at path and recomputes its trailing FNV-1a checksum, so that the reader
+    accepts the edited file (check: parse it first)."""
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    if check:
+        parse(bytes(data))
+    i = data.index(old + b"\0")
+    data[i:i + len(new)] = new
+    struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
 class Ctx:
     def __init__(self, build, case, verbose):
         self.build = os.path.abspath(build)
@@ -168,14 +183,7 @@ def case_used(c):
     ct = c.calltree_file(d)
     if not ct:
         raise Failure("no cache file holds f_inline")
-    with open(ct, "rb") as fh:
-        data = bytearray(fh.read())
-    parse(bytes(data))
-    i = data.index(b"f_inline\0")
-    data[i:i + 9] = b"g_inline\0"
-    struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
-    with open(ct, "wb") as fh:
-        fh.write(data)
+    edit_cache_file(ct, b"f_inline", b"g_inline", check=True)
     text2, js2 = c.reports(t, d)
     c.eq("text report from the edited cache", text.replace(b"f_inline", b"g_inline"), text2)
     c.eq("JSON report from the edited cache", js.replace(b"f_inline", b"g_inline"), js2)
@@ -256,13 +264,7 @@ def case_unsafe(c):
     c.reports(t, mine)
     ct = c.calltree_file(mine)
     if os.geteuid() == 0 and ct:
-        with open(ct, "rb") as fh:
-            data = bytearray(fh.read())
-        i = data.index(b"f_inline\0")
-        data[i:i + 9] = b"g_inline\0"
-        struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
-        with open(ct, "wb") as fh:
-            fh.write(data)
+        edit_cache_file(ct, b"f_inline", b"g_inline")
         os.chown(ct, 65534, 65534)
         c.eq("a file of another user is not read", base[0], c.reports(t, mine)[0])
 
@@ -306,14 +308,7 @@ def case_vars(c):
     c.eq("the program's variables table is cached", True, holder is not None)
     c.eq("shell output, warm cache = no cache", base, shell(d))
     if holder:  # the table is what the warm run read: edit a file name, see it
-        p = os.path.join(d, holder)
-        with open(p, "rb") as fh:
-            data = bytearray(fh.read())
-        i = data.index(b"graph_handlers.c\0")
-        data[i:i + 17] = b"graph_handlerz.c\0"
-        struct.pack_into("<Q", data, len(data) - 8, fnv1a64(bytes(data[:-8])))
-        with open(p, "wb") as fh:
-            fh.write(data)
+        edit_cache_file(os.path.join(d, holder), b"graph_handlers.c", b"graph_handlerz.c")
         c.eq("shell output from the edited table",
              base.replace(b"(graph_handlers.c)", b"(graph_handlerz.c)"), shell(d))
 
