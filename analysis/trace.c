@@ -58,7 +58,7 @@ struct lh_trace {
     int seen_event;
     int failed;          /* sticky error of lh_trace_next */
     lh_sitecanon_t *canon; /* one site per displayed stack (sitecanon.h), made on first use */
-    int any_script;        /* a stack with script frames was read, or a module unloaded:
+    int map_sites;         /* a stack with script frames was read, or a module unloaded:
                               only then is a stack mapped (until a module is unloaded, a
                               native stack is its own site: sitecanon.c's native_site) */
     char failed_msg[sizeof(((lh_err_t *)0)->msg)];
@@ -372,7 +372,7 @@ rec_stack(lh_trace_t *t, lh_dec_t *pl)
     }
     int rc = lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
     if (rc == 0 && n_script > 0) {
-        t->any_script = 1;
+        t->map_sites = 1;
         rc = lh_stacks_put_script(&t->stacks, id, script, n_script);
     }
     return rc;
@@ -556,7 +556,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->epoch = lh_dec_varint(pl);
         ev->size = lh_dec_varint(pl);
         ev->label = lh_dec_str(pl, &ev->label_len);
-        t->any_script = 1; /* code can come back under other stack ids: sites are mapped */
+        t->map_sites = 1; /* code can come back under other stack ids: sites are mapped */
         if (lh_dec_ok(pl) &&
             lh_modules_unload(&t->modules, ev->label, ev->label_len, ev->size, ev->epoch) < 0) {
             lh_warn(&t->warnings, "%s: unload of a module that was not loaded: %.*s", t->path,
@@ -959,7 +959,7 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
             lh_event_count(ev, &t->seen_event, &t->stats.n_events, &t->stats.first_ts_ns,
                            &t->stats.last_ts_ns);
             if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id &&
-                t->any_script) {
+                t->map_sites) {
                 int rc = 0;
                 if (!t->canon) {
                     rc = lh_sitecanon_new(&t->modules, t->info.exe, &t->canon, err);
