@@ -206,21 +206,6 @@ out_ptr(out_t *o, uintptr_t addr, uintptr_t val)
     o->ptrs_count++;
 }
 
-static size_t
-parse_hex(const char *s, uintptr_t *v)
-{
-    size_t i = 0;
-    *v = 0;
-    for (;; i++) {
-        char c = s[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0) {
-            return i;
-        }
-        *v = *v << 4 | (uintptr_t)d;
-    }
-}
-
 /* Parses /proc/self/maps into regions[]; names are NUL-terminated in maps_buf. Anonymous
  * writable memory is heap (blocks may live there: arenas, mmap'd chunks) whatever its
  * shape: thread stacks and TLS are cut out of it by the threads' own records (threads.h),
@@ -243,8 +228,8 @@ read_maps(void)
         }
         region_t *r = &regions[nr];
         memset(r, 0, sizeof *r);
-        size_t k = parse_hex(p, &r->lo);
-        k += 1 + parse_hex(p + k + 1, &r->hi);
+        size_t k = lh_sys_parse_hex(p, &r->lo);
+        k += 1 + lh_sys_parse_hex(p + k + 1, &r->hi);
         const char *perm = p + k + 1;
         int readable = perm[0] == 'r';
         int writable = perm[1] == 'w';

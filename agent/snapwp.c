@@ -308,16 +308,10 @@ check_maps(void)
     const char *p = maps;
     size_t t = 0;
     while (*p && t < n_tracked) {
-        uint64_t lo = 0, hi = 0;
-        while (*p != '-' && *p) {
-            lo = lo * 16 + (uint64_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10);
-            p++;
-        }
+        uintptr_t lo, hi;
+        p += lh_sys_parse_hex(p, &lo);
         p += *p == '-';
-        while (*p != ' ' && *p) {
-            hi = hi * 16 + (uint64_t)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10);
-            p++;
-        }
+        p += lh_sys_parse_hex(p, &hi);
         for (; t < n_tracked && tracked[t].lo < lo; t++) {
             tracked[t].ok = 0; /* no line starts there now */
         }

@@ -302,6 +302,21 @@ lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi)
     return 1;
 }
 
+size_t
+lh_sys_parse_hex(const char *s, uintptr_t *v)
+{
+    size_t i = 0;
+    *v = 0;
+    for (;; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) {
+            return i;
+        }
+        *v = *v << 4 | (uintptr_t)d;
+    }
+}
+
 static size_t
 append(char *buf, size_t at, size_t cap, const char *s)
 {

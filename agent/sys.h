@@ -101,6 +101,9 @@ void lh_sys_reg_hold(void);
 void lh_sys_reg_release(void);
 /* "<lh>: " + the NULL-terminated list of strings + "\n" to stderr in one write. AS-safe. */
 void lh_sys_log(const char *a, const char *b, const char *c);
+/* Lower-case hex digits at s into *v (a /proc/PID/maps address); returns how many were
+ * read (0: none, *v = 0). AS-safe. */
+size_t lh_sys_parse_hex(const char *s, uintptr_t *v);
 /* Decimal formatting; returns the length written (no NUL). buf needs 21 bytes. AS-safe. */
 size_t lh_sys_fmt_u64(char *buf, uint64_t v);
 /* Bounded string copy that always terminates (dst_len > 0). Returns the length. AS-safe. */
