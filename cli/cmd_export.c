@@ -52,9 +52,7 @@ parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
         {"--at", NULL, LH_OPT_STR, &a->at, 0, 0, NULL},
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
     };
-    const lh_cmd_spec_t spec = {"export", lh_cmd_export_usage, 0, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(export, 0, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->metric = (lh_metric_t)metric;

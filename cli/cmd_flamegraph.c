@@ -38,9 +38,7 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
     };
-    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(flamegraph, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     to.metric = (lh_metric_t)metric;

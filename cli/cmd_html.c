@@ -37,9 +37,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     unsigned long top = 20;
     int rc;
     const lh_opt_t opts[] = {{"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL}};
-    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(html, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     lh_collect_opts_t co = {0};

@@ -39,9 +39,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
         {"--x", NULL, LH_OPT_CHOICE, &x_marks, 0, 0, "time|marks"},
     };
-    const lh_cmd_spec_t spec = {"plot", lh_cmd_plot_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(plot, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     lh_collect_opts_t co = {0};

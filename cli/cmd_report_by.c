@@ -30,10 +30,8 @@ parse_args(int argc, char **argv, by_args_t *a, lh_err_t *err)
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
         {"--top", "-n", LH_OPT_UINT, &a->top, 0, 100000000, NULL},
     };
-    const lh_cmd_spec_t spec = {"report", lh_cmd_report_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->top = 20;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(report, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->metric = (lh_metric_t)metric;

@@ -48,10 +48,8 @@ parse_args(int argc, char **argv, tree_args_t *a, lh_err_t *err)
         {"--min-percent", NULL, LH_OPT_STR, &min_percent, 0, 0, NULL},
         {"--depth", NULL, LH_OPT_UINT, &a->depth, 0, 100000, NULL},
     };
-    const lh_cmd_spec_t spec = {"tree", lh_cmd_tree_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->min_percent = 0.5;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(tree, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     if (top_down && bottom_up) {
