@@ -80,7 +80,8 @@ const char lh_cmd_run_usage[] =
     "Overhead:\n"
     "  --sample-rate SIZE        record a Poisson sample of the allocations, one per SIZE\n"
     "                            bytes on average (512K: near-zero overhead; figures in the\n"
-    "                            reports become estimates)\n"
+    "                            reports become estimates; snapshots default to\n"
+    "                            --snapshot-contents none)\n"
     "\n"
     "The agent is $LEAKHOUND_AGENT, or libleakhound.so in ../lib, ../lib/leakhound or the\n"
     "directory of the leakhound executable.\n";
