@@ -144,13 +144,10 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     }
     if (a.folded) {
         FILE *out = lh_load_out_open(a.folded, err);
-        if (!out) {
-            rc = LH_EIO;
-            goto done;
-        }
-        rc = lh_load_out_close(out, a.folded,
-                               lh_view_folded(out, c, &f, supp.n ? &supp : NULL, a.metric, err),
-                               err);
+        const lh_supp_t *sp = supp.n ? &supp : NULL;
+        rc = !out ? LH_EIO
+                  : lh_load_out_close(out, a.folded, lh_view_folded(out, c, &f, sp, a.metric, err),
+                                      err);
         if (rc < 0) {
             goto done;
         }

@@ -2,9 +2,7 @@
  *
  * cmd_flamegraph.c: `leakhound flamegraph FILE -o flame.svg`: a flame graph of a metric.
  */
-#include <limits.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "calltree.h"
 #include "cmd.h"
@@ -43,12 +41,12 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
     }
     to.metric = (lh_metric_t)metric;
     lh_load_funcs_t lf;
-    char cwd[PATH_MAX], head[512];
+    char head[512];
     if ((rc = lh_load_funcs(&la, &to, &lf, err)) < 0) {
         return rc;
     }
     lh_load_title(lf.c, what[to.metric], head, sizeof head);
-    lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
+    lh_flame_opts_t fo = {"flame", 0, head, lf.cwd, (int)width};
     FILE *out = lh_load_out_open(la.out, err);
     rc = !out ? LH_EIO
               : lh_load_out_close(out, la.out, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),

@@ -106,11 +106,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, lh_load_prog(c), ptitle, psub,
                            ftitle, getcwd(cwd, sizeof cwd), LH_VERSION};
     FILE *out = lh_load_out_open(la.out, err);
-    if (!out) {
-        rc = LH_EIO;
-        goto done;
-    }
-    rc = lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
+    rc = !out ? LH_EIO : lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
     lh_load_sym_warnings(c);
 done:
     free(gsites);

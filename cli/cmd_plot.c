@@ -70,11 +70,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_load_subtitle(c, sub, sizeof sub);
     lh_plot_opts_t po = {"plot", 0, head, sub, getcwd(cwd, sizeof cwd), (int)width};
     FILE *out = lh_load_out_open(la.out, err);
-    if (!out) {
-        rc = LH_EIO;
-        goto done;
-    }
-    rc = lh_load_out_close(out, la.out, lh_view_svg_plot(out, &e, &po, err), err);
+    rc = !out ? LH_EIO : lh_load_out_close(out, la.out, lh_view_svg_plot(out, &e, &po, err), err);
     lh_load_sym_warnings(c);
 done:
     if (have_e) {
