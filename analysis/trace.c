@@ -92,25 +92,6 @@ set_str(char **dst, const char *s, size_t n)
     return 0;
 }
 
-static int
-grow(uint8_t **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t cap2 = *cap ? *cap : 65536;
-    while (cap2 < need) {
-        cap2 *= 2;
-    }
-    uint8_t *b = realloc(*buf, cap2);
-    if (!b) {
-        return LH_ENOMEM;
-    }
-    *buf = b;
-    *cap = cap2;
-    return 0;
-}
-
 /* Reads up to n bytes; returns how many were read (short only at end of file or error). */
 static size_t
 read_some(lh_trace_t *t, void *buf, size_t n)
@@ -765,7 +746,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         }
         extra -= n;
     }
-    if (grow(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1) < 0) {
+    if (lh_grow_to(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1, 1, 65536) < 0) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
     }
     if (read_some(t, t->comp, h.comp_len) != h.comp_len) {
@@ -779,7 +760,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
     }
     payload = t->comp;
     if (h.codec == LH_CODEC_ZSTD) {
-        if (grow(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1) < 0) {
+        if (lh_grow_to(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1, 1, 65536) < 0) {
             return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
         }
         size_t n = ZSTD_decompress(t->raw, h.raw_len, t->comp, h.comp_len);
@@ -1145,10 +1126,7 @@ lh_trace_close(lh_trace_t *t)
     free_argv(&t->info);
     lh_modules_fini(&t->modules);
     lh_stacks_fini(&t->stacks);
-    for (size_t i = 0; i < t->n_threads; i++) {
-        free(t->threads[i].name);
-    }
-    free(t->threads);
+    LH_FREE_EACH(t->threads, t->n_threads, thread_name_t, name);
     lh_warnings_fini(&t->warnings);
     lh_strv_free(t->snap_files, t->n_snap_files);
     lh_window_fini(&t->window);
