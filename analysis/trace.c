@@ -854,8 +854,6 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     if (!t) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
     }
-    lh_modules_init(&t->modules);
-    lh_stacks_init(&t->stacks);
     lh_warnings_init(&t->warnings);
     lh_window_init(&t->window);
     if (opts) {
