@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 
 #define PROGRESS_EVERY 0xffffu
+/* How many events ahead the live set's slots are prefetched: enough for a cache miss to
+ * complete behind the work of the events in between. */
+#define PREFETCH_AHEAD 8
 
 int
 lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_replay_t **rp,
@@ -31,8 +34,14 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         file_size = (uint64_t)sb.st_size;
     }
     while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if (r && (rc = lh_replay_event(r, &ev, err)) < 0) {
-            goto fail;
+        if (r) {
+            const lh_event_t *next = lh_trace_ahead(t, PREFETCH_AHEAD);
+            if (next) {
+                lh_replay_prefetch(r, next);
+            }
+            if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+                goto fail;
+            }
         }
         int stop = 0;
         for (size_t i = 0; i < o->n_consumers; i++) {

@@ -995,6 +995,13 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
     }
 }
 
+const lh_event_t *
+lh_trace_ahead(const lh_trace_t *t, size_t k)
+{
+    const lh_window_t *w = &t->window;
+    return k < w->ready - w->pos ? &w->v[w->pos + k].ev : NULL;
+}
+
 const char *
 lh_trace_path(const lh_trace_t *t)
 {
