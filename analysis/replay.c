@@ -393,6 +393,12 @@ lh_replay_prefetch(const lh_replay_t *r, const lh_event_t *ev)
     }
 }
 
+int
+lh_replay_prefetch_pays(const lh_replay_t *r)
+{
+    return (r->mask + 1) * sizeof *r->slots >= (1u << 20);
+}
+
 const lh_replay_totals_t *
 lh_replay_totals(const lh_replay_t *r)
 {

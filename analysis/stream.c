@@ -10,6 +10,7 @@
 /* How many events ahead the live set's slots are prefetched: enough for a cache miss to
  * complete behind the work of the events in between. */
 #define PREFETCH_AHEAD 8
+#define PREFETCH_CHECK_EVERY 0x3ffu
 
 int
 lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_replay_t **rp,
@@ -20,6 +21,7 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
     lh_replay_t *r = NULL;
     lh_event_t ev;
     uint64_t n_ev = 0, file_size = 0;
+    int prefetch = 0;
     struct stat sb;
     int rc;
     *tp = NULL;
@@ -35,7 +37,10 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
     }
     while ((rc = lh_trace_next(t, &ev, err)) > 0) {
         if (r) {
-            const lh_event_t *next = lh_trace_ahead(t, PREFETCH_AHEAD);
+            if ((n_ev & PREFETCH_CHECK_EVERY) == 0) {
+                prefetch = lh_replay_prefetch_pays(r);
+            }
+            const lh_event_t *next = prefetch ? lh_trace_ahead(t, PREFETCH_AHEAD) : NULL;
             if (next) {
                 lh_replay_prefetch(r, next);
             }
@@ -54,7 +59,8 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         if (stop) {
             break;
         }
-        if (o->on_progress && (++n_ev & PROGRESS_EVERY) == 0) {
+        n_ev++;
+        if (o->on_progress && (n_ev & PROGRESS_EVERY) == 0) {
             o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
         }
     }
