@@ -146,8 +146,11 @@ lh_addrsym_free(lh_addrsym_t *ix)
     if (!ix) {
         return;
     }
-    LH_FREE_FIELD(ix->elfs, ix->n_elfs, elf_secs_t, secs);
-    LH_FREE_ALL(ix->c, ix);
+    for (size_t i = 0; i < ix->n_elfs; i++) {
+        free(ix->elfs[i].secs);
+    }
+    free(ix->c);
+    free(ix);
 }
 
 /* ---------------------------------------------------------------------------------------

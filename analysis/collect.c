@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */

@@ -112,11 +112,8 @@ module_path(const lh_datasym_t *ds, long mi)
 static dmod_t *
 module_open(lh_datasym_t *ds, long mi)
 {
-    if (lh_grow_zeroed(&ds->dm, &ds->n_dm, (size_t)mi + 1, sizeof *ds->dm, ds->mods->n) < 0) {
-        return NULL;
-    }
-    dmod_t *m = &ds->dm[mi];
-    if (m->opened) {
+    dmod_t *m = lh_grow_slot(&ds->dm, &ds->n_dm, (size_t)mi, sizeof *ds->dm, ds->mods->n);
+    if (!m || m->opened) {
         return m;
     }
     m->opened = 1;

@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 
-#include "grow.h"
+#include "dupstr.h"
 
 typedef struct dom {
     const lh_refgraph_t *g;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "dupstr.h"
 #include "rank.h"
 
 /* The x axis in marks mode: the boundaries of one kind, marks, else snapshots. */
@@ -221,8 +221,8 @@ done:
 void
 lh_evolution_fini(lh_evolution_t *e)
 {
-    LH_FREE_FIELD(e->series, e->n_series, lh_evo_series_t, bytes);
-    LH_FREE_ALL(e->series, e->x, e->total, e->other, e->rss_x, e->rss, e->lines);
+    LH_FREE_EACH(e->series, e->n_series, lh_evo_series_t, bytes);
+    LH_FREE_ALL(e->x, e->total, e->other, e->rss_x, e->rss, e->lines);
     memset(e, 0, sizeof *e);
 }
 

@@ -207,9 +207,9 @@ read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     lh_replay_t *r = NULL;
     lh_trace_close(hg->trace);
     hg->trace = NULL;
-    LH_FREE_FIELD(hg->snaps, hg->n_snaps, lh_snapinfo_t, label);
-    LH_FREE_FIELD(hg->snaps, hg->n_snaps, lh_snapinfo_t, file);
-    hg->n_snaps = 0;
+    LH_FREE_EACH2(hg->snaps, hg->n_snaps, lh_snapinfo_t, label, file);
+    hg->snaps = NULL;
+    hg->n_snaps = ps->cap_snaps = 0;
     ps->n_tags = 0;
     ps->captured = -1;
     ps->epoch = 0;
@@ -917,14 +917,10 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     if (!hg) {
         return;
     }
-    LH_FREE_FIELD(hg->snaps, hg->n_snaps, lh_snapinfo_t, label);
-    LH_FREE_FIELD(hg->snaps, hg->n_snaps, lh_snapinfo_t, file);
+    LH_FREE_EACH2(hg->snaps, hg->n_snaps, lh_snapinfo_t, label, file);
+    LH_FREE_EACH3(hg->roots, hg->n_roots, lh_hroot_t, name, file, module);
     lh_strv_free(hg->types, hg->n_types); /* types[0] is NULL */
-    LH_FREE_FIELD(hg->roots, hg->n_roots, lh_hroot_t, name);
-    LH_FREE_FIELD(hg->roots, hg->n_roots, lh_hroot_t, file);
-    LH_FREE_FIELD(hg->roots, hg->n_roots, lh_hroot_t, module);
-    LH_FREE_ALL(hg->snaps, hg->blocks, hg->roots, hg->root_woff, hg->root_words, hg->via_heur,
-                hg->start_ref);
+    LH_FREE_ALL(hg->blocks, hg->root_woff, hg->root_words, hg->via_heur, hg->start_ref);
     lh_refgraph_fini(&hg->g);
     lh_snapfile_fini(&hg->sf);
     for (size_t i = 0; i < hg->n_sites; i++) {

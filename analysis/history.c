@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 void
@@ -21,8 +22,7 @@ lh_history_init(lh_history_t *h, const lh_hist_filter_t *f)
 void
 lh_history_fini(lh_history_t *h)
 {
-    LH_FREE_FIELD(h->v, h->n, lh_hist_entry_t, label);
-    free(h->v);
+    LH_FREE_EACH(h->v, h->n, lh_hist_entry_t, label);
     h->v = NULL;
     h->n = h->cap = 0;
 }

@@ -1652,11 +1652,10 @@ lh_pyheap_free(lh_pyheap_t *ph)
     if (!ph) {
         return;
     }
-    LH_FREE_FIELD(ph->types, ph->n_types, lh_pytype_t, name);
-    LH_FREE_FIELD(ph->types, ph->n_types, lh_pytype_t, module);
-    LH_FREE_FIELD(ph->roots, ph->n_roots, lh_pyroot_t, name);
+    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
+    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
     lh_strv_free(ph->labels, ph->n_labels);
-    LH_FREE_ALL(ph->objs, ph->types, ph->roots, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
+    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
 }
 
 const char *

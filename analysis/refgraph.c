@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "dupstr.h"
 
 const char *
 lh_leak_class_name(int cls)

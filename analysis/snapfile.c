@@ -14,6 +14,7 @@
 
 #include "bound.h"
 #include "dec.h"
+#include "dupstr.h"
 #include "enc.h"
 #include "format.h"
 #include "fread_count.h"
@@ -478,8 +479,7 @@ page_words(reader_t *rd)
         }
     }
     if (!rd->opts || !rd->opts->keep_pages) {
-        LH_FREE_FIELD(sf->pages, sf->n_pages, lh_page_t, bytes);
-        free(sf->pages);
+        LH_FREE_EACH(sf->pages, sf->n_pages, lh_page_t, bytes);
         sf->pages = NULL;
         sf->n_pages = 0;
     }
@@ -671,8 +671,8 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     rc = 0;
 done:
     fclose(rd.f);
-    LH_FREE_FIELD(rd.bases, rd.n_bases, base_t, name);
-    LH_FREE_ALL(rd.comp, rd.raw, rd.bases, rd.refs);
+    LH_FREE_EACH(rd.bases, rd.n_bases, base_t, name);
+    LH_FREE_ALL(rd.comp, rd.raw, rd.refs);
     return rc;
 }
 
@@ -682,9 +682,9 @@ lh_snapfile_fini(lh_snapfile_t *sf)
     if (!sf) {
         return;
     }
-    LH_FREE_FIELD(sf->regions, sf->n_regions, lh_region_t, name);
-    LH_FREE_FIELD(sf->pages, sf->n_pages, lh_page_t, bytes);
-    LH_FREE_ALL(sf->regions, sf->pages, sf->words, sf->hdr, sf->label, sf->path);
+    LH_FREE_EACH(sf->regions, sf->n_regions, lh_region_t, name);
+    LH_FREE_EACH(sf->pages, sf->n_pages, lh_page_t, bytes);
+    LH_FREE_ALL(sf->words, sf->hdr, sf->label, sf->path);
     memset(sf, 0, sizeof *sf);
 }
 

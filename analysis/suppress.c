@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 /* The default list. Each entry was seen at exit in programs that free everything they
@@ -75,11 +76,7 @@ lh_supp_init(lh_supp_t *s)
 void
 lh_supp_fini(lh_supp_t *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->rules[i].pattern);
-        free(s->rules[i].origin);
-    }
-    free(s->rules);
+    LH_FREE_EACH2(s->rules, s->n, lh_supp_rule_t, pattern, origin);
     memset(s, 0, sizeof *s);
 }
 

@@ -118,13 +118,10 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
 static Dwfl_Module *
 module_open(lh_symbolizer_t *s, long mi)
 {
-    if (lh_grow_zeroed(&s->smods, &s->n_smods, (size_t)mi + 1, sizeof *s->smods, s->mods->n) <
-        0) {
-        return NULL;
-    }
-    sym_module_t *sm = &s->smods[mi];
-    if (sm->opened) {
-        return sm->mod;
+    sym_module_t *sm = lh_grow_slot(&s->smods, &s->n_smods, (size_t)mi, sizeof *s->smods,
+                                    s->mods->n);
+    if (!sm || sm->opened) {
+        return sm ? sm->mod : NULL;
     }
     sm->opened = 1;
     const lh_module_t *m = &s->mods->mods[mi];

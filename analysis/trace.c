@@ -928,10 +928,7 @@ lh_trace_close(lh_trace_t *t)
     free_argv(&t->info);
     lh_modules_fini(&t->modules);
     lh_stacks_fini(&t->stacks);
-    for (size_t i = 0; i < t->n_threads; i++) {
-        free(t->threads[i].name);
-    }
-    free(t->threads);
+    LH_FREE_EACH(t->threads, t->n_threads, thread_name_t, name);
     lh_warnings_fini(&t->warnings);
     lh_strv_free(t->snap_files, t->n_snap_files);
     lh_window_fini(&t->window);

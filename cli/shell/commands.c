@@ -971,17 +971,6 @@ static const command_t commands[] = {
     {"exit", cmd_quit, NULL, NULL},
 };
 
-static const command_t *
-find(const char *name)
-{
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(commands[i].name, name) == 0) {
-            return &commands[i];
-        }
-    }
-    return NULL;
-}
-
 static int
 cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
@@ -989,7 +978,7 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         return lh_err_set(err, LH_EINVAL, "help: help [CMD]");
     }
     if (argc == 2) {
-        const command_t *c = find(argv[1]);
+        const command_t *c = LH_CLI_FIND(commands, argv[1]);
         if (!c || !c->usage) {
             return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
         }
@@ -1008,7 +997,7 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 int
 lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
-    const command_t *c = find(argv[0]);
+    const command_t *c = LH_CLI_FIND(commands, argv[0]);
     if (!c) {
         return lh_err_set(err, LH_EINVAL, "unknown command '%s' (try help)", argv[0]);
     }

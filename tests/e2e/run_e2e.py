@@ -722,6 +722,62 @@ def case_sigkill(ctx):
                   "busy_leak figures", "n blocks of 32 B, n >= 1", fmt_site(s))
 
 
+def case_sigterm_run(ctx):
+    """SIGTERM to `leakhound run` itself (a service manager stopping it, `kill` of the pid
+    the user sees) reaches the program, and run waits for it and reports its end: the
+    program is not left running without anyone to wait for it."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("busy_worker"), "--pidfile", pidfile]
+    ctx.log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    pid = None
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(pidfile):
+            if p.poll() is not None or time.monotonic() > deadline:
+                out, err = p.communicate()
+                raise Failure("busy_worker did not start\n    expected: a pid file\n"
+                              "    got:      exit %s, stderr: %s"
+                              % (p.returncode, err.decode(errors="replace")[-800:]))
+            time.sleep(0.01)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        time.sleep(0.3)
+        os.kill(p.pid, signal.SIGTERM)  # to leakhound run, not to the program
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Failure("leakhound run did not return within 30 s of its SIGTERM")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    err = err.decode(errors="replace")
+    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err))
+    try:  # the program is ours to reap only through run: gone, or a zombie at most
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    if state != "gone":
+        os.kill(pid, signal.SIGKILL)
+    ctx.check(state in ("gone", "Z"), "the program after SIGTERM to leakhound run",
+              "gone", "still running (state %s)" % state)
+    ctx.check(p.returncode == 143, "exit status of leakhound run (the program's: SIGTERM)",
+              143, p.returncode)
+    ctx.check("killed by signal 15" in err, "run says how the program ended",
+              "'killed by signal 15' on stderr", err[-400:])
+    rep = load_report(ctx, trace)
+    summ = rep["summary"]
+    ctx.check(summ.get("clean_exit") is False, "summary.clean_exit after SIGTERM", False,
+              summ.get("clean_exit"))
+    ctx.check(len(sites_at(rep, "busy_leak")) == 1, "busy_leak site in the trace", "1 site",
+              [fmt_site(s) for s in rep["sites"][:5]])
+
+
 def case_depth(ctx):
     """--depth 2 caps the recorded stacks; the allocating line is still right."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -1038,6 +1094,7 @@ SPECIAL = {
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,
+    "sigterm_run": case_sigterm_run,
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
     "rss_agent": case_rss_agent,
