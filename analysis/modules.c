@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 void
@@ -18,12 +19,7 @@ lh_modules_init(lh_modules_t *t)
 void
 lh_modules_fini(lh_modules_t *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->mods[i].path);
-        free(t->mods[i].build_id);
-        free(t->mods[i].segs);
-    }
-    free(t->mods);
+    LH_FREE_EACH3(t->mods, t->n, lh_module_t, path, build_id, segs);
     lh_modules_init(t);
 }
 

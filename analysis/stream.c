@@ -16,7 +16,7 @@ int
 lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_replay_t **rp,
               lh_err_t *err)
 {
-    lh_trace_opts_t topts = {o->salvage};
+    lh_trace_opts_t topts = {.salvage = o->salvage};
     lh_trace_t *t = NULL;
     lh_replay_t *r = NULL;
     lh_event_t ev;

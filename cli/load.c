@@ -156,6 +156,7 @@ lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load
         return rc;
     }
     lf->has_tree = tree_opts != NULL;
+    lf->cwd = getcwd(lf->cwd_buf, sizeof lf->cwd_buf);
     return 0;
 }
 
