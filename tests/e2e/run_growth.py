@@ -475,10 +475,11 @@ def case_snap_fork(ctx):
     eq(ctx, shell_snapshots(ctx, trace),
        [("parent", "api", 4, "400 B", "pointers"), ("exit", "exit", 4, "400 B", "pointers")],
        "parent: snapshots")
-    # The child's trace starts at the fork: the parent's 4 blocks are not in it.
+    # The child's trace is seeded with the heap it inherited (analysis/trace.h): the
+    # parent's 4 blocks of 100 bytes live at the fork are in each of its snapshots.
     eq(ctx, shell_snapshots(ctx, os.path.join(ctx.workdir, child)),
-       [("child-1", "api", 6, "1.2 KiB", "pointers"), ("child-2", "api", 4, "800 B", "pointers"),
-        ("exit", "exit", 4, "800 B", "pointers")],
+       [("child-1", "api", 10, "1.6 KiB", "pointers"),
+        ("child-2", "api", 8, "1.2 KiB", "pointers"), ("exit", "exit", 8, "1.2 KiB", "pointers")],
        "child: snapshots with contents")
 
 
