@@ -634,6 +634,28 @@ def case_fork_inherit(ctx):
               got)
 
 
+def case_fork_chain(ctx):
+    """A grandchild's trace is seeded through its parent's, itself seeded from the
+    grandparent's: fork_chain's grandchild frees 10 blocks of 64 bytes the grandparent
+    allocated and 10 of 96 its parent did (whose file the agent opened at the fork so that
+    the grandchild could name it): 0 unmatched frees (read alone: 20)."""
+    trace = os.path.join(ctx.workdir, "fc.lht")
+    res = lh_run(ctx, [ctx.prog("fork_chain")], out=trace)
+    m = re.search(r"child (\d+) grandchild (\d+)", res.stdout)
+    if not ctx.check(m is not None, "fork_chain's pids", "child C grandchild G", res.stdout):
+        return
+    mid, leaf = "%s.%s" % (trace, m.group(1)), "%s.%s" % (trace, m.group(2))
+    got = []
+    for t in (mid, leaf):
+        s = load_report(ctx, t)["summary"]
+        inh = s.get("inherited") or {}
+        got.append((s.get("total_frees"), s.get("unmatched_frees"), inh.get("from"),
+                    inh.get("blocks"), inh.get("bytes"), inh.get("live_blocks")))
+    want = [(0, 0, trace, 10, 640, 10), (20, 0, mid, 20, 1600, 0)]
+    ctx.check(got == want, "child and grandchild: (frees, unmatched, inherited from, blocks, "
+              "bytes, still live)", want, got)
+
+
 def case_exec_nofollow(ctx):
     """With --no-follow-exec the exec'd program runs untraced: one trace, the parent's."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -1135,6 +1157,7 @@ SPECIAL = {
     "fork": case_fork,
     "fork_default": case_fork_default,
     "fork_inherit": case_fork_inherit,
+    "fork_chain": case_fork_chain,
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
