@@ -1038,10 +1038,10 @@ seed_inherited(lh_trace_t *t, lh_err_t *err)
     if (rc == 0) {
         rc = set_str((char **)&in->inherited_from, lh_trace_path(p), strlen(lh_trace_path(p)));
     }
-    if (rc == 0 && !reached) {
+    if (rc == 0 && !reached && !lh_trace_end(p)->present) {
         lh_warn(&t->warnings,
                 "%s: the parent's trace %s ends before the fork (its process still runs?): "
-                "%ld inherited blocks known, blocks allocated after its last frame are not",
+                "%ld inherited blocks known; any it allocated after its last frame are not",
                 t->path, lh_trace_path(p), n);
     }
     free(v);
