@@ -452,6 +452,7 @@ lh_recorder_restart(void)
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
     lh_g.parent_pid = 0;
+    lh_g.seed_path[0] = '\0';
     atomic_store(&lh_g.n_pre_init, 0);
     if (lh_output_open() != 0) {
         atomic_store(&lh_g.state, LH_ST_STOPPED);

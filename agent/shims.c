@@ -30,6 +30,7 @@
 #include "format.h"
 #include "recorder.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "sys.h"
 
 #define LH_EXPORT LH_ENTRY
@@ -55,6 +56,10 @@ static struct {
     int (*execv)(const char *, char *const[]);
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*setuid)(uid_t);
+    int (*seteuid)(uid_t);
+    int (*setreuid)(uid_t, uid_t);
+    int (*setresuid)(uid_t, uid_t, uid_t);
 } real;
 
 /* -------------------------------------------------------------------------------------
@@ -122,6 +127,10 @@ lh_shims_resolve(void)
     RESOLVE(execv);
     RESOLVE(execvp);
     RESOLVE(execvpe);
+    RESOLVE(setuid);
+    RESOLVE(seteuid);
+    RESOLVE(setreuid);
+    RESOLVE(setresuid);
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
@@ -519,6 +528,49 @@ execle(const char *path, const char *arg, ...)
     char *const *envp;
     COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
     return execve(path, argv, envp);
+}
+
+/* -------------------------------------------------------------------------------------
+ * Dropping root: a server's worker (nginx's, a prefork Perl server's) that becomes nobody
+ * can no longer create its trace or snapshot files in root's directory; they are made
+ * just before (snapshot.h). The uid calls themselves are passed through unchanged.
+ * ----------------------------------------------------------------------------------- */
+static void
+before_euid(uid_t euid)
+{
+    if (euid != (uid_t)-1 && euid != 0 && geteuid() == 0 && lh_recording() && !lh_tls.guard) {
+        lh_snapshot_before_setuid();
+    }
+}
+
+#define RESOLVED(name) (real.name || (lh_shims_resolve(), real.name))
+
+LH_EXPORT int
+setuid(uid_t uid)
+{
+    before_euid(uid);
+    return RESOLVED(setuid) ? real.setuid(uid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+seteuid(uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(seteuid) ? real.seteuid(euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setreuid(uid_t ruid, uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(setreuid) ? real.setreuid(ruid, euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setresuid(uid_t ruid, uid_t euid, uid_t suid)
+{
+    before_euid(euid);
+    return RESOLVED(setresuid) ? real.setresuid(ruid, euid, suid) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT void

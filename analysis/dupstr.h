@@ -3,7 +3,7 @@
  * dupstr.h: C strings from bytes. A NUL-terminated copy of a counted string (labels, names
  * and paths in the trace's records are counted, not NUL-terminated; the analyses keep them
  * as C strings), bytes as lower-case hex (build ids), and the freeing of an array of
- * such copies, or of an array of records that own such copies.
+ * such copies, or of an array of records that own such copies, or of a list of arrays.
  */
 #ifndef LH_DUPSTR_H
 #define LH_DUPSTR_H
@@ -79,5 +79,20 @@ lh_free_records(void *base, size_t n, size_t size, const size_t *off, size_t n_o
                     (const size_t[]){offsetof(type, field), offsetof(type, field2),         \
                                      offsetof(type, field3)},                              \
                     3)
+
+/* free() of each of the n pointers in v: the body of LH_FREE_ALL. */
+static inline void
+lh_free_ptrs(void *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i]);
+    }
+}
+
+/* free() of each argument, in order (NULL ones are fine, as for free): an owner's arrays
+ * in one list. The arguments must point to non-const objects (cast a const char * the
+ * owner holds). */
+#define LH_FREE_ALL(...)                                                                   \
+    lh_free_ptrs((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
 
 #endif /* LH_DUPSTR_H */

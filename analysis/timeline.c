@@ -665,8 +665,8 @@ densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n
     }
 }
 
-static int
-cmp_growth_site(const void *pa, const void *pb)
+int
+lh_growth_site_cmp(const void *pa, const void *pb)
 {
     const lh_growth_site_t *a = pa, *b = pb;
     if (a->growing != b->growing) {
@@ -762,7 +762,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     free(bl);
     free(by);
     if (g->n_sites) {
-        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, cmp_growth_site);
+        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, lh_growth_site_cmp);
     }
     return 0;
 nomem:

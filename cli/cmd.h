@@ -63,6 +63,16 @@
     extern const char lh_cmd_##name##_usage[];
 LH_COMMANDS(LH_CMD_DECLARE)
 
+/* The options of what the agent records, taken alike by run and attach (their values
+ * checked by each), as rows of an lh_opt_t table filling the fields of the same names in
+ * the struct a points to: -o/--output, --depth, --unwind, --sample-rate, --snapshot-every. */
+#define LH_RECORD_OPTS(a)                                                                  \
+    {"--output", "-o", LH_OPT_STR, &(a)->output, 0, 0, NULL},                              \
+    {"--depth", NULL, LH_OPT_STR, &(a)->depth, 0, 0, NULL},                                \
+    {"--unwind", NULL, LH_OPT_STR, &(a)->unwind, 0, 0, NULL},                              \
+    {"--sample-rate", NULL, LH_OPT_STR, &(a)->sample_rate, 0, 0, NULL},                    \
+    {"--snapshot-every", NULL, LH_OPT_STR, &(a)->snap_every, 0, 0, NULL}
+
 /* leakhound report FILE --by function [--sort inclusive|exclusive] [--metric M] [--top N]
  * [--format text|json]: called by lh_cmd_report when --by is given. */
 int lh_cmd_report_by(int argc, char **argv, lh_err_t *err);

@@ -90,17 +90,14 @@ const char lh_cmd_run_usage[] =
     "directory of the leakhound executable.\n";
 
 typedef struct run_args {
-    const char *output;
-    const char *depth;
-    const char *unwind;
+    const char *output, *depth, *unwind, *sample_rate, *snap_every; /* LH_RECORD_OPTS */
     int follow_exec; /* 1: --follow-exec, 0: --no-follow-exec, -1: the exec chain */
     char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
     lh_check_opts_t check_opts;
     const char *max_leak;
     int help;
-    const char *snap_signal, *snap_every, *snap_growth, *snap_exit, *rss_interval;
-    const char *contents, *sample_rate;
+    const char *snap_signal, *snap_growth, *snap_exit, *rss_interval, *contents;
     char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
     char env_sample[24];
     char **prog_argv; /* NULL-terminated, points into argv */
@@ -251,15 +248,11 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             continue;
         }
         const lh_opt_t values[] = {
-            {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
-            {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
-            {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+            LH_RECORD_OPTS(a),
             {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
-            {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
             {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
             {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
             {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
-            {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
             {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
             {"--suppressions", NULL, LH_OPT_FILES, &a->check_opts.supp_files, 0, 0, NULL},
         };

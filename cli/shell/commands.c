@@ -662,15 +662,8 @@ static int
 cmp_group(const void *a, const void *b)
 {
     const sh_group_t *x = a, *y = b;
-    uint64_t vx = x->bytes + x->bytes2, vy = y->bytes + y->bytes2;
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    int c = strcmp(x->key, y->key);
-    if (c) {
-        return c;
-    }
-    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+    int c = SH_DESC(x->bytes + x->bytes2, y->bytes + y->bytes2);
+    return c ? c : sh_cmp_key_stack(x->key, x->stack_id, y->key, y->stack_id);
 }
 
 enum { BY_TYPE, BY_SITE, BY_FUNCTION };
@@ -779,11 +772,8 @@ static int
 cmp_root(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t vx = root_sort_hg->g.retained[x], vy = root_sort_hg->g.retained[y];
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
+    int c = SH_DESC(root_sort_hg->g.retained[x], root_sort_hg->g.retained[y]);
+    return c ? c : (x < y ? -1 : x > y);
 }
 
 static int

@@ -588,6 +588,36 @@ def case_fork_default(ctx):
                       ppid, cpid)
 
 
+def case_fork_inherit(ctx):
+    """A pre-fork server's worker: the child's trace is read as if the heap it inherited had
+    been recorded in it (analysis/trace.h). fork_inherit's parent allocates 100 blocks of 64
+    bytes and forks; the child frees 50 of them, leaks 7 blocks of 300 bytes and exits.
+    Read alone (without the parent's trace) its 50 frees were unmatched."""
+    trace = os.path.join(ctx.workdir, "fi.lht")
+    res = lh_run(ctx, [ctx.prog("fork_inherit")], out=trace)
+    _, cpid = parse_fork_stdout(ctx, res.stdout)
+    child = "%s.%d" % (trace, cpid)
+    rep = load_report(ctx, child)
+    summ = rep["summary"]
+    got = {k: summ.get(k) for k in ("unmatched_frees", "total_frees", "total_allocations")}
+    ctx.check(got == {"unmatched_frees": 0, "total_frees": 50, "total_allocations": 107},
+              "child: every free of an inherited block matches its allocation in the parent",
+              "0 unmatched, 50 frees, 107 allocations (100 inherited + 7)", got)
+    expect_site(ctx, rep, "inherit_table", 50, 3200, allocations=100, label="child: ")
+    expect_site(ctx, rep, "inherit_child_leak", 7, 2100, allocations=7, label="child: ")
+    # The parent's trace gone: the child alone, said in one line.
+    os.rename(trace, trace + ".away")
+    res = run(ctx, [ctx.lh, "report", child, "--format", "json"])
+    warn = [l for l in res.stderr.splitlines() if "inherited heap" in l]
+    ctx.check(res.returncode == 0 and len(warn) == 1 and "analyzed alone" in warn[0]
+              and trace in warn[0], "child without its parent's trace: one line",
+              "exit 0, 'inherited heap not read (%s: ...): analyzed alone'" % trace,
+              "exit %d, %r" % (res.returncode, res.stderr.strip()[-600:]))
+    alone = json.loads(res.stdout)["summary"] if res.returncode == 0 else {}
+    ctx.check(alone.get("unmatched_frees") == 50, "child read alone: unmatched frees", 50,
+              alone.get("unmatched_frees"))
+
+
 def case_exec_nofollow(ctx):
     """With --no-follow-exec the exec'd program runs untraced: one trace, the parent's."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -1088,6 +1118,7 @@ def case_badinput(ctx, what):
 SPECIAL = {
     "fork": case_fork,
     "fork_default": case_fork_default,
+    "fork_inherit": case_fork_inherit,
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
