@@ -1066,8 +1066,6 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     if (!t) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
     }
-    lh_modules_init(&t->modules);
-    lh_stacks_init(&t->stacks);
     lh_warnings_init(&t->warnings);
     lh_window_init(&t->window);
     if (opts) {
@@ -1188,6 +1186,13 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
             t->eof = 1;
         }
     }
+}
+
+const lh_event_t *
+lh_trace_ahead(const lh_trace_t *t, size_t k)
+{
+    const lh_window_t *w = &t->window;
+    return k < w->ready - w->pos ? &w->v[w->pos + k].ev : NULL;
 }
 
 const char *

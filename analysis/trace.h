@@ -116,6 +116,10 @@ void lh_trace_close(lh_trace_t *t);
  * next call), 0 at the end of the trace, or a negative LH_E* code with a message in err;
  * after an error, every later call returns the same error. */
 int lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err);
+/* The event k places after the one lh_trace_next returned last, when it is decoded and
+ * ready already (NULL otherwise): a look ahead, for prefetching (its stack id is not yet
+ * mapped to its site, its label not to be kept). */
+const lh_event_t *lh_trace_ahead(const lh_trace_t *t, size_t k);
 
 const char *lh_trace_path(const lh_trace_t *t);
 const lh_trace_info_t *lh_trace_info(const lh_trace_t *t);
