@@ -285,25 +285,31 @@ fail:
  * Frame records
  * ------------------------------------------------------------------------------------- */
 
-static int
-set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
+/* The thread tid's entry, the latest when a tid was reused; NULL when unnamed. */
+static thread_name_t *
+find_thread(const lh_trace_t *t, uint64_t tid)
 {
     for (size_t i = t->n_threads; i-- > 0;) {
         if (t->threads[i].tid == tid) {
-            return set_str(&t->threads[i].name, name, len);
+            return &t->threads[i];
         }
     }
-    if (lh_grow(&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads, 16) < 0) {
-        return LH_ENOMEM;
+    return NULL;
+}
+
+static int
+set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
+{
+    thread_name_t *th = find_thread(t, tid);
+    if (!th) {
+        if (lh_grow(&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads, 16) < 0) {
+            return LH_ENOMEM;
+        }
+        th = &t->threads[t->n_threads];
+        *th = (thread_name_t){.tid = tid};
+        t->n_threads++;
     }
-    char *s = lh_dupstr(name, len);
-    if (!s) {
-        return LH_ENOMEM;
-    }
-    t->threads[t->n_threads].tid = tid;
-    t->threads[t->n_threads].name = s;
-    t->n_threads++;
-    return 0;
+    return set_str(&th->name, name, len);
 }
 
 static int
@@ -1251,12 +1257,8 @@ lh_trace_stacks(const lh_trace_t *t)
 const char *
 lh_trace_thread_name(const lh_trace_t *t, uint64_t tid)
 {
-    for (size_t i = t->n_threads; i-- > 0;) {
-        if (t->threads[i].tid == tid) {
-            return t->threads[i].name;
-        }
-    }
-    return NULL;
+    const thread_name_t *th = find_thread(t, tid);
+    return th ? th->name : NULL;
 }
 
 const lh_trace_interp_t *
