@@ -23,6 +23,9 @@
 #define WP_REGISTER_MODE_WP 2ull
 #define WP_UFFDIO_API _IOWR(0xAA, 0x3F, struct wp_uffdio_api)
 #define WP_UFFDIO_REGISTER _IOWR(0xAA, 0x00, struct wp_uffdio_register)
+#define WP_UFFDIO_UNREGISTER _IOR(0xAA, 0x01, struct wp_uffdio_range)
+#define WP_UFFDIO_WRITEPROTECT _IOWR(0xAA, 0x06, struct wp_uffdio_writeprotect)
+#define WP_PAGE_IS_WPALLOWED (1ull << 0) /* in a mapping registered for async protection */
 #define WP_PAGE_IS_WRITTEN (1ull << 1)
 #define WP_PAGE_IS_PRESENT (1ull << 3)
 #define WP_SCAN_WP_MATCHING (1ull << 0)
@@ -34,6 +37,13 @@ struct wp_uffdio_api {
 };
 struct wp_uffdio_register {
     uint64_t start, len, mode, ioctls;
+};
+struct wp_uffdio_range {
+    uint64_t start, len;
+};
+struct wp_uffdio_writeprotect {
+    struct wp_uffdio_range range;
+    uint64_t mode; /* 0: unprotect */
 };
 struct wp_page_region {
     uint64_t start, end, categories;
@@ -55,6 +65,7 @@ typedef struct shared {
     uint32_t cur;    /* acc[cur] is A */
     uint64_t n[2];
     uint64_t reg_lo, reg_hi; /* span of what was registered */
+    int no_register;         /* the program registers memory itself: the agent no more */
 } shared_t;
 
 #define SHARED_HEAD ((sizeof(shared_t) + 4095) & ~(size_t)4095)
@@ -81,6 +92,13 @@ static int active, all;
 static pid_t parent;
 static size_t n_r, n_d, n_tracked, at_d, at_t;
 static const lh_wp_range_t *d;
+
+/* ioctl as a system call: the agent's own calls never go through its ioctl shim. */
+static long
+wp_ioctl(int fd, unsigned long request, void *arg)
+{
+    return syscall(SYS_ioctl, fd, request, arg);
+}
 
 size_t
 lh_snapwp_union(const lh_wp_range_t *a, size_t na, const lh_wp_range_t *b, size_t nb,
@@ -145,7 +163,7 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
             a.category_anyof_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
             a.return_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
         }
-        long r = ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
+        long r = wp_ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
         if (r < 0) {
             return -1;
         }
@@ -195,7 +213,7 @@ lh_snapwp_prepare(void)
     }
     struct wp_uffdio_api api = {WP_UFFD_API, WP_FEATURE_ASYNC | WP_FEATURE_UNPOPULATED, 0};
     int pm = -1;
-    if (ioctl(fd, WP_UFFDIO_API, &api) != 0 ||
+    if (wp_ioctl(fd, WP_UFFDIO_API, &api) != 0 ||
         (pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
         close(fd);
         return -1;
@@ -338,14 +356,14 @@ lh_snapwp_check(void)
     }
     check_maps();
     for (size_t t = 0; t < n_tracked; t++) {
-        if (!tracked[t].eperm) {
+        if (!tracked[t].eperm || __atomic_load_n(&sh->no_register, __ATOMIC_ACQUIRE)) {
             continue;
         }
         /* Untracked so far: written, all of it; tracked from the next mark on (a mapping
          * of another userfaultfd, or one the kernel refuses, stays untracked). */
         struct wp_uffdio_register reg = {tracked[t].lo, tracked[t].hi - tracked[t].lo,
                                          WP_REGISTER_MODE_WP, 0};
-        if (ioctl(uffd, WP_UFFDIO_REGISTER, &reg) == 0) {
+        if (wp_ioctl(uffd, WP_UFFDIO_REGISTER, &reg) == 0) {
             if (sh->reg_lo >= sh->reg_hi || tracked[t].lo < sh->reg_lo) {
                 sh->reg_lo = tracked[t].lo;
             }
@@ -395,4 +413,59 @@ lh_snapwp_end(int committed)
         sh->all = 0;
     }
     active = 0;
+}
+
+int
+lh_snapwp_yield(int fd, unsigned long request, const void *arg)
+{
+    if (request != WP_UFFDIO_REGISTER || !arg || fd == uffd || !sh ||
+        sh->pid != (int)syscall(SYS_getpid)) {
+        return 0;
+    }
+    /* From now on no snapshot child registers anything (one may be doing it right now:
+     * the caller then fails again, and tries again). */
+    __atomic_store_n(&sh->no_register, 1, __ATOMIC_RELEASE);
+    struct wp_uffdio_register want;
+    memcpy(&want, arg, sizeof want);
+    uint64_t lo = want.start & ~(uint64_t)4095;
+    uint64_t hi = (want.start + want.len + 4095) & ~(uint64_t)4095;
+    if (hi <= lo) {
+        return 0;
+    }
+    /* The mappings registered for asynchronous write protection in that range: the
+     * agent's (a program's own registration in that mode would be listed too; none is
+     * known to use it). The ticker may be marking: a buffer of this call's own. */
+    struct wp_page_region v[64];
+    int yielded = 0;
+    uint64_t start = lo;
+    while (start < hi) {
+        struct wp_scan_arg a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.start = start;
+        a.end = hi;
+        a.vec = (uint64_t)(uintptr_t)v;
+        a.vec_len = sizeof v / sizeof *v;
+        a.category_mask = WP_PAGE_IS_WPALLOWED;
+        a.return_mask = WP_PAGE_IS_WPALLOWED;
+        long r = wp_ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
+        if (r < 0) {
+            break;
+        }
+        for (long i = 0; i < r; i++) {
+            /* Protection cleared first (unregistering may leave the bits in the page
+             * tables, where the program's own write protection would find them), then
+             * the registration. A snapshot child that finds the mapping unregistered
+             * reads it all (EPERM), as it reads any mapping it cannot track. */
+            struct wp_uffdio_writeprotect un = {{v[i].start, v[i].end - v[i].start}, 0};
+            struct wp_uffdio_range range = {v[i].start, v[i].end - v[i].start};
+            (void)wp_ioctl(uffd, WP_UFFDIO_WRITEPROTECT, &un);
+            yielded |= wp_ioctl(uffd, WP_UFFDIO_UNREGISTER, &range) == 0;
+        }
+        if (a.walk_end >= hi || a.walk_end <= start) {
+            break;
+        }
+        start = a.walk_end;
+    }
+    return yielded;
 }
