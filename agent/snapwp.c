@@ -14,7 +14,7 @@
 
 #include "sys.h"
 
-/* The kernel ABI (include/uapi/linux/fs.h and userfaultfd.h of Linux 6.7): spelled out
+/* The kernel ABI (userfaultfd.h of Linux 6.7; PAGEMAP_SCAN's is in sys.h): spelled out
  * here because the C library's headers may predate it (this machine's do). */
 #define WP_UFFD_USER_MODE_ONLY 1
 #define WP_UFFD_API 0xAAull
@@ -25,12 +25,6 @@
 #define WP_UFFDIO_REGISTER _IOWR(0xAA, 0x00, struct wp_uffdio_register)
 #define WP_UFFDIO_UNREGISTER _IOR(0xAA, 0x01, struct wp_uffdio_range)
 #define WP_UFFDIO_WRITEPROTECT _IOWR(0xAA, 0x06, struct wp_uffdio_writeprotect)
-#define WP_PAGE_IS_WPALLOWED (1ull << 0) /* in a mapping registered for async protection */
-#define WP_PAGE_IS_WRITTEN (1ull << 1)
-#define WP_PAGE_IS_PRESENT (1ull << 3)
-#define WP_SCAN_WP_MATCHING (1ull << 0)
-#define WP_SCAN_CHECK_WPASYNC (1ull << 1)
-#define WP_PAGEMAP_SCAN _IOWR('f', 16, struct wp_scan_arg)
 
 struct wp_uffdio_api {
     uint64_t api, features, ioctls;
@@ -44,13 +38,6 @@ struct wp_uffdio_range {
 struct wp_uffdio_writeprotect {
     struct wp_uffdio_range range;
     uint64_t mode; /* 0: unprotect */
-};
-struct wp_page_region {
-    uint64_t start, end, categories;
-};
-struct wp_scan_arg {
-    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
-        category_mask, category_anyof_mask, return_mask;
 };
 
 #define MAX_LIST (1u << 18) /* ranges in one list: more, and everything counts as written */
@@ -83,7 +70,7 @@ static int uffd = -1, pagemap = -1;
 static int owner_pid;
 /* Private (each process, and each child, has its own copy). */
 static lh_wp_range_t *list_a, *list_b; /* the mark's list, then the child's R and D */
-static struct wp_page_region *vec;
+static lh_pm_region_t *vec;
 static tracked_t *tracked;
 static char *maps;
 
@@ -143,10 +130,10 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
 {
     uint64_t start = lo;
     while (start < hi) {
-        struct wp_scan_arg a;
+        lh_pm_scan_t a;
         memset(&a, 0, sizeof a);
         a.size = sizeof a;
-        a.flags = protect ? WP_SCAN_WP_MATCHING : WP_SCAN_CHECK_WPASYNC;
+        a.flags = protect ? LH_PM_WP_MATCHING : LH_PM_CHECK_WPASYNC;
         a.start = start;
         a.end = hi;
         a.vec = (uint64_t)(uintptr_t)vec;
@@ -154,16 +141,16 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
         if (protect) {
             /* written only: protecting a page never touched would make the kernel fill
              * the range with page tables of markers (and every clone copy them) */
-            a.category_mask = WP_PAGE_IS_WRITTEN;
-            a.return_mask = WP_PAGE_IS_WRITTEN;
+            a.category_mask = LH_PAGE_IS_WRITTEN;
+            a.return_mask = LH_PAGE_IS_WRITTEN;
         } else {
             /* written, or not present (inverted): a page MADV_DONTNEED zapped reads as
              * zeros now, and zapping does not count as a write */
-            a.category_inverted = WP_PAGE_IS_PRESENT;
-            a.category_anyof_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
-            a.return_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
+            a.category_inverted = LH_PAGE_IS_PRESENT;
+            a.category_anyof_mask = LH_PAGE_IS_WRITTEN | LH_PAGE_IS_PRESENT;
+            a.return_mask = LH_PAGE_IS_WRITTEN | LH_PAGE_IS_PRESENT;
         }
-        long r = wp_ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
+        long r = wp_ioctl(pagemap, LH_PM_SCAN, &a);
         if (r < 0) {
             return -1;
         }
@@ -435,20 +422,20 @@ lh_snapwp_yield(int fd, unsigned long request, const void *arg)
     /* The mappings registered for asynchronous write protection in that range: the
      * agent's (a program's own registration in that mode would be listed too; none is
      * known to use it). The ticker may be marking: a buffer of this call's own. */
-    struct wp_page_region v[64];
+    lh_pm_region_t v[64];
     int yielded = 0;
     uint64_t start = lo;
     while (start < hi) {
-        struct wp_scan_arg a;
+        lh_pm_scan_t a;
         memset(&a, 0, sizeof a);
         a.size = sizeof a;
         a.start = start;
         a.end = hi;
         a.vec = (uint64_t)(uintptr_t)v;
         a.vec_len = sizeof v / sizeof *v;
-        a.category_mask = WP_PAGE_IS_WPALLOWED;
-        a.return_mask = WP_PAGE_IS_WPALLOWED;
-        long r = wp_ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
+        a.category_mask = LH_PAGE_IS_WPALLOWED;
+        a.return_mask = LH_PAGE_IS_WPALLOWED;
+        long r = wp_ioctl(pagemap, LH_PM_SCAN, &a);
         if (r < 0) {
             break;
         }

@@ -243,6 +243,39 @@ lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
+/* The bytes of [lo, hi) mapped in this process's page tables, from PAGEMAP_SCAN (what
+ * statm counts as resident); -1 when the kernel cannot (before 6.7: ENOTTY). */
+static int64_t
+present_bytes(int fd, uintptr_t lo, uintptr_t hi)
+{
+    lh_pm_region_t v[128];
+    int64_t bytes = 0;
+    uint64_t start = lo;
+    while (start < hi) {
+        lh_pm_scan_t a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.start = start;
+        a.end = hi;
+        a.vec = (uint64_t)(uintptr_t)v;
+        a.vec_len = sizeof v / sizeof *v;
+        a.category_mask = LH_PAGE_IS_PRESENT;
+        a.return_mask = LH_PAGE_IS_PRESENT;
+        long n = syscall(SYS_ioctl, fd, LH_PM_SCAN, &a);
+        if (n < 0) {
+            return errno == ENOTTY || errno == EINVAL ? -1 : bytes; /* else: unmapped */
+        }
+        for (long k = 0; k < n; k++) {
+            bytes += (int64_t)(v[k].end - v[k].start);
+        }
+        if (a.walk_end >= hi || a.walk_end <= start) {
+            break;
+        }
+        start = a.walk_end;
+    }
+    return bytes;
+}
+
 uint64_t
 lh_sys_agent_resident(void)
 {
@@ -251,10 +284,17 @@ lh_sys_agent_resident(void)
         return 0;
     }
     unsigned char vec[1024];
-    uint64_t pages = 0;
-    /* One range at a time, mincore outside the lock: the lock is a spinlock that a clone
-     * or fork must be able to take at once (lh_sys_reg_hold). A range unmapped meanwhile
-     * makes mincore fail (ENOMEM): it is then left out. */
+    uint64_t pages = 0, bytes = 0;
+    /* The kernel's page-table walk where it has PAGEMAP_SCAN: mincore costs a page-cache
+     * lookup for each page of a shared mapping (the snapshot tables: 170 MB, mostly never
+     * touched) and more than the walk on the agent's private ones too. perf, 10 s of
+     * bench/snapcost with --snapshot-every 1s: 117-134 ms of mincore, 51-69 ms of
+     * PAGEMAP_SCAN (mincore for the private ones only: 75-87 ms). Opened for each call: a
+     * program may close descriptors it does not know of. */
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    /* One range at a time, outside the lock: the lock is a spinlock that a clone or fork
+     * must be able to take at once (lh_sys_reg_hold). A range unmapped meanwhile makes
+     * mincore fail (ENOMEM): it is then left out. */
     for (int i = 0;; i++) {
         reg_lock();
         int more = i < map_reg_n;
@@ -264,6 +304,16 @@ lh_sys_agent_resident(void)
             break;
         }
         uintptr_t lo = rlo & ~(uintptr_t)(page - 1);
+        if (fd >= 0) {
+            uintptr_t end = (rhi + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+            int64_t b = present_bytes(fd, lo, end);
+            if (b >= 0) {
+                bytes += (uint64_t)b;
+                continue;
+            }
+            close(fd); /* not this kernel: mincore from now on */
+            fd = -1;
+        }
         while (lo < rhi) {
             size_t n = (rhi - lo + (uintptr_t)page - 1) / (uintptr_t)page;
             n = n < sizeof vec ? n : sizeof vec;
@@ -276,7 +326,10 @@ lh_sys_agent_resident(void)
             lo += n * (uintptr_t)page;
         }
     }
-    return pages * (uint64_t)page;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return bytes + pages * (uint64_t)page;
 }
 
 void
