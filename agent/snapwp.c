@@ -402,6 +402,19 @@ lh_snapwp_end(int committed)
     active = 0;
 }
 
+/* Protection cleared first (unregistering may leave the bits in the page tables, where
+ * the program's own write protection would find them), then the registration. A snapshot
+ * child that finds the mapping unregistered reads it all (EPERM), as it reads any mapping
+ * it cannot track. */
+static void
+let_go(void *yielded, uint64_t start, uint64_t end)
+{
+    struct wp_uffdio_writeprotect un = {{start, end - start}, 0};
+    struct wp_uffdio_range range = {start, end - start};
+    (void)wp_ioctl(uffd, WP_UFFDIO_WRITEPROTECT, &un);
+    *(int *)yielded |= wp_ioctl(uffd, WP_UFFDIO_UNREGISTER, &range) == 0;
+}
+
 int
 lh_snapwp_yield(int fd, unsigned long request, const void *arg)
 {
@@ -421,38 +434,8 @@ lh_snapwp_yield(int fd, unsigned long request, const void *arg)
     }
     /* The mappings registered for asynchronous write protection in that range: the
      * agent's (a program's own registration in that mode would be listed too; none is
-     * known to use it). The ticker may be marking: a buffer of this call's own. */
-    lh_pm_region_t v[64];
+     * known to use it). */
     int yielded = 0;
-    uint64_t start = lo;
-    while (start < hi) {
-        lh_pm_scan_t a;
-        memset(&a, 0, sizeof a);
-        a.size = sizeof a;
-        a.start = start;
-        a.end = hi;
-        a.vec = (uint64_t)(uintptr_t)v;
-        a.vec_len = sizeof v / sizeof *v;
-        a.category_mask = LH_PAGE_IS_WPALLOWED;
-        a.return_mask = LH_PAGE_IS_WPALLOWED;
-        long r = wp_ioctl(pagemap, LH_PM_SCAN, &a);
-        if (r < 0) {
-            break;
-        }
-        for (long i = 0; i < r; i++) {
-            /* Protection cleared first (unregistering may leave the bits in the page
-             * tables, where the program's own write protection would find them), then
-             * the registration. A snapshot child that finds the mapping unregistered
-             * reads it all (EPERM), as it reads any mapping it cannot track. */
-            struct wp_uffdio_writeprotect un = {{v[i].start, v[i].end - v[i].start}, 0};
-            struct wp_uffdio_range range = {v[i].start, v[i].end - v[i].start};
-            (void)wp_ioctl(uffd, WP_UFFDIO_WRITEPROTECT, &un);
-            yielded |= wp_ioctl(uffd, WP_UFFDIO_UNREGISTER, &range) == 0;
-        }
-        if (a.walk_end >= hi || a.walk_end <= start) {
-            break;
-        }
-        start = a.walk_end;
-    }
+    (void)lh_sys_pm_each(pagemap, lo, hi, LH_PAGE_IS_WPALLOWED, let_go, &yielded);
     return yielded;
 }

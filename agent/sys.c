@@ -243,13 +243,11 @@ lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi)
     return 0;
 }
 
-/* The bytes of [lo, hi) mapped in this process's page tables, from PAGEMAP_SCAN (what
- * statm counts as resident); -1 when the kernel cannot (before 6.7: ENOTTY). */
-static int64_t
-present_bytes(int fd, uintptr_t lo, uintptr_t hi)
+int
+lh_sys_pm_each(int fd, uint64_t lo, uint64_t hi, uint64_t mask,
+               void (*fn)(void *ctx, uint64_t start, uint64_t end), void *ctx)
 {
-    lh_pm_region_t v[128];
-    int64_t bytes = 0;
+    lh_pm_region_t v[64]; /* of this call: the ticker and a program thread may both scan */
     uint64_t start = lo;
     while (start < hi) {
         lh_pm_scan_t a;
@@ -259,21 +257,27 @@ present_bytes(int fd, uintptr_t lo, uintptr_t hi)
         a.end = hi;
         a.vec = (uint64_t)(uintptr_t)v;
         a.vec_len = sizeof v / sizeof *v;
-        a.category_mask = LH_PAGE_IS_PRESENT;
-        a.return_mask = LH_PAGE_IS_PRESENT;
+        a.category_mask = mask;
+        a.return_mask = mask;
         long n = syscall(SYS_ioctl, fd, LH_PM_SCAN, &a);
         if (n < 0) {
-            return errno == ENOTTY || errno == EINVAL ? -1 : bytes; /* else: unmapped */
+            return -1;
         }
         for (long k = 0; k < n; k++) {
-            bytes += (int64_t)(v[k].end - v[k].start);
+            fn(ctx, v[k].start, v[k].end);
         }
         if (a.walk_end >= hi || a.walk_end <= start) {
             break;
         }
         start = a.walk_end;
     }
-    return bytes;
+    return 0;
+}
+
+static void
+add_bytes(void *ctx, uint64_t start, uint64_t end)
+{
+    *(uint64_t *)ctx += end - start;
 }
 
 uint64_t
@@ -305,11 +309,11 @@ lh_sys_agent_resident(void)
         }
         uintptr_t lo = rlo & ~(uintptr_t)(page - 1);
         if (fd >= 0) {
+            /* the pages mapped in this process's page tables: what statm counts */
             uintptr_t end = (rhi + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-            int64_t b = present_bytes(fd, lo, end);
-            if (b >= 0) {
-                bytes += (uint64_t)b;
-                continue;
+            if (lh_sys_pm_each(fd, lo, end, LH_PAGE_IS_PRESENT, add_bytes, &bytes) == 0 ||
+                (errno != ENOTTY && errno != EINVAL)) {
+                continue; /* done, or unmapped meanwhile */
             }
             close(fd); /* not this kernel: mincore from now on */
             fd = -1;

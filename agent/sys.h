@@ -28,6 +28,12 @@ typedef struct lh_pm_scan {
 #define LH_PAGE_IS_WRITTEN (1ull << 1)
 #define LH_PAGE_IS_PRESENT (1ull << 3)
 
+/* PAGEMAP_SCAN of [lo, hi) (page-aligned) on fd, a /proc/PID/pagemap: fn(ctx, start, end)
+ * for each run of pages that have every category in mask, in increasing order. 0, or -1
+ * (errno; ENOTTY before Linux 6.7) with the runs before the failure reported. AS-safe. */
+int lh_sys_pm_each(int fd, uint64_t lo, uint64_t hi, uint64_t mask,
+                   void (*fn)(void *ctx, uint64_t start, uint64_t end), void *ctx);
+
 /* Chooses the time source, once, before any time stamp is taken: mode 0 = clock_gettime,
  * 1 = the CPU counter, -1 = the counter when the kernel's clocksource is "tsc". */
 void lh_sys_clock_init(int mode);
