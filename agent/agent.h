@@ -191,6 +191,12 @@ typedef struct lh_agent {
     pid_t pid;
     pid_t ppid;
     pid_t parent_pid; /* nonzero in a fork child */
+    /* The trace that holds this process's heap as of its fork (INFO_PARENT, fork.c): the
+     * parent's, or, when the parent wrote nothing of its own, the trace its heap came
+     * from; "" when there is none. Its writer's pid, and the fork's time. */
+    char seed_path[LH_PATH_MAX];
+    pid_t seed_pid;
+    uint64_t seed_ts_ns;
     int is_attached;  /* started by `leakhound attach` (attach.c), not at program start */
     atomic_uint gen;  /* trace-file generation: 1, bumped in each fork child */
     char exe[LH_PATH_MAX];

@@ -6,6 +6,13 @@
  * lock and every buffer (the other threads do not exist in it: their records are the
  * parent's), bumps the trace generation so that stacks and modules are written again into
  * its own file, and starts its own ticker.
+ *
+ * The child's trace names the trace that holds its inherited heap (INFO_PARENT: the fork's
+ * time, that trace's file and writer), so a reader seeds the child with the blocks live at
+ * the fork (docs/FORMAT.md, "Fork children"). A fork child that recorded events but has no
+ * file yet opens it in prepare (one open and the module records copied from the table, no
+ * flush of buffered events), so that its own children can name it; one that recorded
+ * nothing passes on the trace its own heap came from, and the time of that earlier fork.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -27,6 +34,9 @@ fork_prepare(void)
 {
     if (lh_recording()) {
         pthread_mutex_lock(&lh_g.wlock);
+        if (lh_g.fd < 0 && !lh_g.open_failed && lh_events_total() > 0) {
+            (void)lh_output_open_locked();
+        }
     }
     lh_sys_reg_hold(); /* last: a leaf lock */
 }
@@ -48,6 +58,15 @@ fork_child(void)
     lh_snapshot_after_fork();
     if (!lh_recording()) {
         return;
+    }
+    if (lh_g.fd >= 0) {
+        lh_sys_strlcpy(lh_g.seed_path, lh_g.path, sizeof lh_g.seed_path);
+        lh_g.seed_pid = lh_g.pid;
+        lh_g.seed_ts_ns = lh_sys_now_ns();
+    } else if (!lh_g.seed_path[0] || lh_events_total() > 0) {
+        lh_g.seed_path[0] = '\0'; /* no trace holds this heap */
+        lh_g.seed_pid = 0;
+        lh_g.seed_ts_ns = lh_sys_now_ns();
     }
     lh_output_after_fork();
     lh_g.parent_pid = lh_g.pid;

@@ -115,6 +115,9 @@ build_info(uint8_t *buf, size_t cap)
     if (lh_g.parent_pid) {
         r = lh_enc_rec_begin(&e, LH_REC_INFO_PARENT);
         lh_enc_varint(&e, (uint64_t)lh_g.parent_pid);
+        lh_enc_varint(&e, lh_g.seed_ts_ns);
+        lh_enc_str(&e, lh_g.seed_path);
+        lh_enc_varint(&e, (uint64_t)lh_g.seed_pid);
         lh_enc_rec_end(&e, r);
     }
     return lh_enc_ok(&e) ? (size_t)(e.p - buf) : 0;
@@ -335,6 +338,12 @@ lh_output_init(void (*opened)(void))
     }
     on_open = opened;
     return lh_output_open();
+}
+
+int
+lh_output_open_locked(void)
+{
+    return open_output_locked();
 }
 
 int

@@ -31,6 +31,8 @@ void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_rec
 /* Opens the file now if it is not open (lh_output_init did once; a new attach does again
  * after lh_output_after_fork). Returns 0 or -1 (said why). Takes the writer lock. */
 int lh_output_open(void);
+/* The same with the writer lock held (fork.c's prepare handler). */
+int lh_output_open_locked(void);
 /* Closes the file for good (detach): later frames are dropped, no new file is opened. */
 void lh_output_close(void);
 

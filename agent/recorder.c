@@ -405,6 +405,13 @@ lh_recorder_init(void)
         lh_g.cfg.sample_rate = 0;
     }
     lh_recorder_sampling = lh_g.cfg.sample_rate > 0;
+    if (lh_recorder_sampling && !lh_g.cfg.snapshot_contents_set) {
+        /* A sampled trace knows a few blocks in a thousand: a pointer held by a block it
+         * does not know is no edge of the graph, so the reachability that contents are for
+         * would call reachable blocks lost. And the contents child's fork and scan are most
+         * of what sampling costs on a short run (bench/RESULTS.md). Asked for, it is done. */
+        lh_g.cfg.snapshot_contents = LH_CONTENTS_NONE;
+    }
     if (lh_snapshot_init(lh_g.cfg.snapshot_contents) != 0) {
         lh_sys_log("cannot reserve memory for snapshot contents; snapshots record the live set only",
                    "", "");
@@ -445,6 +452,7 @@ lh_recorder_restart(void)
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
     lh_g.parent_pid = 0;
+    lh_g.seed_path[0] = '\0';
     atomic_store(&lh_g.n_pre_init, 0);
     if (lh_output_open() != 0) {
         atomic_store(&lh_g.state, LH_ST_STOPPED);

@@ -2,8 +2,8 @@
  *
  * shims.c: the LD_PRELOAD front-end's interposition of the malloc family, dlclose, exec,
  * _exit and _Exit, ioctl (a userfaultfd registration the agent's is in the way of), and
- * the bootstrap. What is recorded is the recorder's business
- * (recorder.h); the process life cycle (constructor, exit) is preload.c's.
+ * the bootstrap. What is recorded is the recorder's business (recorder.h); the process
+ * life cycle (constructor, exit) is preload.c's.
  *
  * Bootstrap: the first allocation (often from inside the loader or libc's own start-up)
  * resolves the real functions with dlsym(RTLD_NEXT). dlsym itself may call calloc: while
@@ -32,6 +32,7 @@
 #include "format.h"
 #include "recorder.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "snapwp.h"
 #include "sys.h"
 
@@ -59,6 +60,10 @@ static struct {
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*ioctl)(int, unsigned long, ...);
+    int (*setuid)(uid_t);
+    int (*seteuid)(uid_t);
+    int (*setreuid)(uid_t, uid_t);
+    int (*setresuid)(uid_t, uid_t, uid_t);
 } real;
 
 /* -------------------------------------------------------------------------------------
@@ -89,7 +94,8 @@ boot_alloc(size_t n, size_t align)
 static int
 is_boot(const void *p)
 {
-    return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+    /* One comparison (free's fast path tests it on every free). */
+    return (uintptr_t)p - (uintptr_t)boot_arena < sizeof boot_arena;
 }
 
 static size_t
@@ -126,6 +132,10 @@ lh_shims_resolve(void)
     RESOLVE(execvp);
     RESOLVE(execvpe);
     RESOLVE(ioctl);
+    RESOLVE(setuid);
+    RESOLVE(seteuid);
+    RESOLVE(setreuid);
+    RESOLVE(setresuid);
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
@@ -180,13 +190,14 @@ malloc_slow(size_t n)
 
 /* Sampling mode's common case, an allocation that does not reach the next sample, is the
  * countdown and a jump to the real malloc: no frame of ours, so no realignment either
- * (glibc's malloc runs on whatever stack the program called it with). */
+ * (glibc's malloc runs on whatever stack the program called it with). lh_recorder_sampling
+ * is set only by lh_recorder_init, which runs only once lh_shims_resolve found malloc,
+ * free, calloc and realloc: the fast paths need not test their pointers. */
 __attribute__((visibility("default"))) void *
 malloc(size_t n)
 {
-    void *(*f)(size_t) = real.malloc;
-    if (likely(lh_recorder_sampling) && likely(f != NULL) && lh_sample_skip(n)) {
-        return f(n);
+    if (likely(lh_recorder_sampling) && lh_sample_skip(n)) {
+        return real.malloc(n);
     }
     return malloc_slow(n);
 }
@@ -216,11 +227,10 @@ calloc_slow(size_t n, size_t m)
 __attribute__((visibility("default"))) void *
 calloc(size_t n, size_t m)
 {
-    void *(*f)(size_t, size_t) = real.calloc;
     size_t total;
-    if (likely(lh_recorder_sampling) && likely(f != NULL) &&
-        !__builtin_mul_overflow(n, m, &total) && lh_sample_skip(total)) {
-        return f(n, m);
+    if (likely(lh_recorder_sampling) && !__builtin_mul_overflow(n, m, &total) &&
+        lh_sample_skip(total)) {
+        return real.calloc(n, m);
     }
     return calloc_slow(n, m);
 }
@@ -228,6 +238,9 @@ calloc(size_t n, size_t m)
 __attribute__((noinline)) LH_REALIGN static void
 free_record(void *p)
 {
+    if (unlikely(!p)) {
+        return;
+    }
     if (unlikely(is_boot(p))) {
         return;
     }
@@ -242,7 +255,8 @@ free_record(void *p)
 
 /* As malloc: sampling mode's common case, a block that was not sampled, is the filter
  * lookup and a jump to the real free; the agent's code (and the realignment) starts in
- * free_record. */
+ * free_record. free(NULL) returns first: programs do it often (bench/deep.c frees the
+ * empty slots of its ring), and the filter lookup costs 15 instructions more. */
 __attribute__((visibility("default"))) void
 free(void *p)
 {
@@ -287,10 +301,9 @@ realloc_slow(void *p, size_t n)
 __attribute__((visibility("default"))) void *
 realloc(void *p, size_t n)
 {
-    void *(*f)(void *, size_t) = real.realloc;
-    if (likely(lh_recorder_sampling) && likely(f != NULL) &&
-        (!p || (!lh_sample_maybe(p) && !is_boot(p))) && lh_sample_skip(n)) {
-        return f(p, n);
+    if (likely(lh_recorder_sampling) && (!p || (!lh_sample_maybe(p) && !is_boot(p))) &&
+        lh_sample_skip(n)) {
+        return real.realloc(p, n);
     }
     return realloc_slow(p, n);
 }
@@ -516,6 +529,49 @@ execle(const char *path, const char *arg, ...)
     char *const *envp;
     COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
     return execve(path, argv, envp);
+}
+
+/* -------------------------------------------------------------------------------------
+ * Dropping root: a server's worker (nginx's, a prefork Perl server's) that becomes nobody
+ * can no longer create its trace or snapshot files in root's directory; they are made
+ * just before (snapshot.h). The uid calls themselves are passed through unchanged.
+ * ----------------------------------------------------------------------------------- */
+static void
+before_euid(uid_t euid)
+{
+    if (euid != (uid_t)-1 && euid != 0 && geteuid() == 0 && lh_recording() && !lh_tls.guard) {
+        lh_snapshot_before_setuid();
+    }
+}
+
+#define RESOLVED(name) (real.name || (lh_shims_resolve(), real.name))
+
+LH_EXPORT int
+setuid(uid_t uid)
+{
+    before_euid(uid);
+    return RESOLVED(setuid) ? real.setuid(uid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+seteuid(uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(seteuid) ? real.seteuid(euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setreuid(uid_t ruid, uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(setreuid) ? real.setreuid(ruid, euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setresuid(uid_t ruid, uid_t euid, uid_t suid)
+{
+    before_euid(euid);
+    return RESOLVED(setresuid) ? real.setresuid(ruid, euid, suid) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT void

@@ -324,7 +324,16 @@ lh_sys_agent_resident(void)
             if (mincore((void *)lo, n * (size_t)page, vec) != 0) {
                 break;
             }
-            for (size_t k = 0; k < n; k++) {
+            /* Eight pages per step (the ticker reads this every RSS sample, over hundreds
+             * of MiB the agent reserved): bit 0 of each byte is "resident"; the masked
+             * bytes are 0 or 1, and the multiply sums them into the top byte. */
+            size_t k = 0;
+            for (; k + 8 <= n; k += 8) {
+                uint64_t w;
+                memcpy(&w, vec + k, 8);
+                pages += ((w & 0x0101010101010101ull) * 0x0101010101010101ull) >> 56;
+            }
+            for (; k < n; k++) {
                 pages += vec[k] & 1;
             }
             lo += n * (uintptr_t)page;

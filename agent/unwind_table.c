@@ -56,6 +56,8 @@ typedef struct utab_mod {
     const uint32_t *pcs;
     const uint32_t *rules;
     uint32_t n_rows;
+    /* Lookups answered from one FDE each while the table is not compiled (fde_rule). */
+    atomic_uint n_direct;
     /* Fast lookup (as ORC's): blk[b] = number of rows starting at or before block b's
      * first byte (blocks of BLOCK bytes from lo); the row for an address in block b is
      * among rows [blk[b] - 1, blk[b + 1]). */
@@ -75,7 +77,7 @@ static _Atomic(utab_index_t *) index_cur;
 static uint8_t *index_arena;
 static size_t index_used;
 
-static atomic_ullong st_modules, st_rows, st_failed;
+static atomic_ullong st_modules, st_rows, st_failed, st_fde;
 
 /* Per-stack counters are bumped on every allocation that unwinds: sharded by thread, so
  * threads do not fight over one cache line. */
@@ -719,22 +721,34 @@ compile_fde(builder_t *b, cie_cache_t *cc, const uint8_t *fde, uintptr_t datarel
     return 0;
 }
 
+/* The .eh_frame_hdr's binary-search table: *count (initial location, FDE address) pairs
+ * as datarel sdata4, which every Linux linker writes. NULL for other encodings: no table,
+ * libunwind does it. */
+static const int32_t *
+hdr_table(const utab_mod_t *m, uint64_t *count)
+{
+    const uint8_t *hdr = (const uint8_t *)m->eh_hdr;
+    if (!hdr || hdr[0] != 1) {
+        return NULL;
+    }
+    cur_t c = {hdr + 4, hdr + 64, 0};
+    (void)rd_encoded(&c, hdr[1], (uintptr_t)hdr); /* eh_frame_ptr: not needed */
+    *count = rd_encoded(&c, hdr[2], (uintptr_t)hdr);
+    if (c.bad || hdr[3] != 0x3b || *count == 0 || *count > (16u << 20)) {
+        return NULL;
+    }
+    return (const int32_t *)c.p;
+}
+
 static int
 compile(utab_mod_t *m)
 {
     const uint8_t *hdr = (const uint8_t *)m->eh_hdr;
-    if (!hdr || hdr[0] != 1) {
+    uint64_t count = 0;
+    const int32_t *tab = hdr_table(m, &count);
+    if (!tab) {
         return -1;
     }
-    cur_t c = {hdr + 4, hdr + 64, 0};
-    (void)rd_encoded(&c, hdr[1], (uintptr_t)hdr); /* eh_frame_ptr: not needed */
-    uint64_t count = rd_encoded(&c, hdr[2], (uintptr_t)hdr);
-    /* The binary-search table: (initial location, FDE address) pairs as datarel sdata4,
-     * which every Linux linker writes. Other encodings: no table, libunwind does it. */
-    if (c.bad || hdr[3] != 0x3b || count == 0 || count > (16u << 20)) {
-        return -1;
-    }
-    const int32_t *tab = (const int32_t *)c.p;
     uint64_t bound = 2 * count + 2;
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *fde = hdr + tab[2 * i + 1];
@@ -953,12 +967,63 @@ ready(utab_mod_t *m)
     return 1;
 }
 
+/* The rule at pc from the one FDE that covers it, without the module's table: the FDE is
+ * found by a binary search of the .eh_frame_hdr table and compiled alone, into rows on the
+ * stack, by the code compile() runs on every FDE, so the rule is the table's (the unit test
+ * compares the two at every address of the test program and a stride of libc's).
+ * Returns 0 (*rule set), 1 when no row covers pc (before the module's first FDE), or -1
+ * when this cannot answer (no search table; an FDE of more than FDE_ROWS rows, which
+ * would overflow the builder): the caller compiles the table. */
+#define FDE_ROWS 64
 static int
-rule_at(utab_mod_t *m, uintptr_t pc, uint32_t *rule)
+fde_rule(const utab_mod_t *m, uintptr_t pc, uint32_t *rule)
 {
-    if (!ready(m)) {
+    uint64_t count = 0;
+    const int32_t *tab = hdr_table(m, &count);
+    if (!tab) {
         return -1;
     }
+    uintptr_t hdr = m->eh_hdr;
+    uint64_t lo = 0, hi = count;
+    while (lo < hi) { /* first FDE starting after pc */
+        uint64_t mid = (lo + hi) / 2;
+        if (hdr + (uintptr_t)(intptr_t)tab[2 * mid] <= pc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == 0) {
+        return 1;
+    }
+    atomic_fetch_add_explicit(&st_fde, 1, memory_order_relaxed);
+    uint32_t pcs[FDE_ROWS], rules[FDE_ROWS];
+    builder_t b = {pcs, rules, 0, FDE_ROWS, m->lo, m->hi};
+    cie_cache_t cc = {0};
+    uintptr_t pc_end = 0;
+    if (compile_fde(&b, &cc, (const uint8_t *)hdr + tab[2 * (lo - 1) + 1], hdr, &pc_end) != 0) {
+        *rule = LH_UTAB_FALLBACK; /* as compile(): FALLBACK up to the next FDE */
+        return 0;
+    }
+    if (b.n >= FDE_ROWS) {
+        return -1; /* push_row may have dropped rows */
+    }
+    uint32_t off = (uint32_t)(pc - m->lo);
+    uint32_t k = 0;
+    while (k < b.n && pcs[k] <= off) {
+        k++;
+    }
+    if (k == 0) {
+        return 1;
+    }
+    *rule = rules[k - 1];
+    return 0;
+}
+
+/* The row of the compiled table covering pc (the table must be ready). */
+static int
+table_rule(const utab_mod_t *m, uintptr_t pc, uint32_t *rule)
+{
     uint32_t off = (uint32_t)(pc - m->lo);
     uint32_t b = off >> BLOCK_SHIFT;
     uint32_t lo = m->blk[b], hi = m->blk[b + 1];
@@ -977,13 +1042,60 @@ rule_at(utab_mod_t *m, uintptr_t pc, uint32_t *rule)
     return 0;
 }
 
+/* The walker's lookup (after its rule cache). A module's first lookups read one FDE each:
+ * a sampled run walks a few hundred stacks, and compiling libc's thousands of FDEs for them
+ * was 6.6M instructions, more than the sampled hooks of a 200k-pair churn. Past
+ * DIRECT_MIN lookups and a quarter of the module's FDEs, the table is compiled (what the
+ * single-FDE lookups cost by then is of the order of compiling it: no worse than twice
+ * the old cost, and a full-mode run gets its table after its first few stacks). */
+#define DIRECT_MIN 64
+static int
+rule_at(utab_mod_t *m, uintptr_t pc, uint32_t *rule)
+{
+    int st = atomic_load_explicit(&m->state, memory_order_acquire);
+    if (st != MOD_READY) {
+        if (st == MOD_FAILED) {
+            return -1;
+        }
+        uint64_t count = 0;
+        unsigned n = atomic_fetch_add_explicit(&m->n_direct, 1, memory_order_relaxed);
+        if (st == MOD_COMPILING || n < DIRECT_MIN ||
+            (hdr_table(m, &count) && n < count / 4)) {
+            int rc = fde_rule(m, pc, rule);
+            if (rc >= 0) {
+                return rc == 0 ? 0 : -1;
+            }
+        }
+        if (!ready(m)) {
+            return -1;
+        }
+    }
+    return table_rule(m, pc, rule);
+}
+
 int
 lh_utab_lookup(uintptr_t pc, lh_utab_rule_t *out)
 {
     utab_mod_t *m = find_mod(pc);
     uint32_t r;
-    if (!m || rule_at(m, pc, &r) != 0) {
+    if (!m || !ready(m) || table_rule(m, pc, &r) != 0) {
         return -1;
+    }
+    unpack(r, out);
+    return 0;
+}
+
+int
+lh_utab_lookup_fde(uintptr_t pc, lh_utab_rule_t *out)
+{
+    utab_mod_t *m = find_mod(pc);
+    uint32_t r;
+    if (!m) {
+        return -1;
+    }
+    int rc = fde_rule(m, pc, &r);
+    if (rc != 0) {
+        return rc == 1 ? -1 : -2;
     }
     unpack(r, out);
     return 0;
@@ -1100,6 +1212,7 @@ lh_utab_stats(lh_utab_stats_t *out)
     out->n_modules = atomic_load_explicit(&st_modules, memory_order_relaxed);
     out->n_rows = atomic_load_explicit(&st_rows, memory_order_relaxed);
     out->n_failed = atomic_load_explicit(&st_failed, memory_order_relaxed);
+    out->n_fde_lookups = atomic_load_explicit(&st_fde, memory_order_relaxed);
 }
 
 void

@@ -3,15 +3,19 @@
  * unwind_table.h: unwinding at frame-pointer cost on code without frame pointers.
  *
  * Each module's .eh_frame (found through its PT_GNU_EH_FRAME header) is compiled once,
- * lazily (the first time a stack runs through the module), into a sorted table of address
- * ranges and rules, in the manner of the Linux kernel's ORC tables: for each range, the
- * canonical frame address (CFA) is SP or FP plus an offset, the return address is at CFA
- * plus an offset, and the caller's frame pointer is either unchanged or saved at CFA plus
- * an offset. A walk then costs a binary search and two or three loads per frame.
+ * lazily, into a sorted table of address ranges and rules, in the manner of the Linux
+ * kernel's ORC tables: for each range, the canonical frame address (CFA) is SP or FP plus
+ * an offset, the return address is at CFA plus an offset, and the caller's frame pointer
+ * is either unchanged or saved at CFA plus an offset. A walk then costs a binary search
+ * and two or three loads per frame. Until a module has had a few dozen lookups (and a
+ * quarter of its FDEs' worth), each one reads the one FDE it needs, found through
+ * .eh_frame_hdr's search table, and the table is not compiled: a sampled run, which walks
+ * a few hundred stacks, never pays for the whole of libc's .eh_frame.
  *
  * What the table cannot express (signal frames, DW_CFA expressions, a CFA computed from any
- * other register, code outside every FDE, a module not compiled yet) makes the walk return
- * -1: the caller falls back to libunwind for that stack, and counts it.
+ * other register, code outside every FDE, a module whose table could not be compiled)
+ * makes the walk return -1: the caller falls back to libunwind for that stack, and counts
+ * it.
  *
  * Memory comes from lh_sys_map only (never the host's heap); no agent lock is taken; the
  * loader is never entered (modules are announced by maps.c's scan, which runs outside any
@@ -51,6 +55,7 @@ typedef struct lh_utab_stats {
     uint64_t n_modules;    /* modules compiled */
     uint64_t n_rows;       /* rows in all compiled tables */
     uint64_t n_failed;     /* modules whose .eh_frame could not be compiled */
+    uint64_t n_fde_lookups; /* rules read from one FDE, the module not compiled yet */
     uint64_t n_checked;    /* walks compared with libunwind (LEAKHOUND_UNWIND_VERIFY) */
     uint64_t n_mismatches; /* ... that gave a different stack */
 } lh_utab_stats_t;
@@ -81,6 +86,12 @@ int lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
  * the module's table if needed. Returns 0, or -1 when no module or table covers pc.
  * AS-safe. For tests and diagnostics. */
 int lh_utab_lookup(uintptr_t pc, lh_utab_rule_t *out);
+
+/* The same rule from the one FDE that covers pc, without compiling the module's table
+ * (what a walk does for a module's first lookups). Returns 0, -1 when no row covers pc
+ * (as lh_utab_lookup), or -2 when the FDE is too long to be read alone (the walk then
+ * compiles the table). AS-safe. For tests. */
+int lh_utab_lookup_fde(uintptr_t pc, lh_utab_rule_t *out);
 
 /* Sums the counters (relaxed: exact once the threads are quiet). AS-safe. */
 void lh_utab_stats(lh_utab_stats_t *out);

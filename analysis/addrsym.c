@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 
 typedef struct cand {
@@ -31,6 +32,27 @@ typedef struct elf_secs {
     size_t n;
 } elf_secs_t;
 
+/* The candidates in runs of BLOCK (in table order, globals and locals apart), so that a
+ * lookup skips a run at once when no candidate of it can change the answer: none of them
+ * at or below the address holds it or lacks a size. Such a run would only raise the
+ * search's min_label (a maximum: order does not matter) to its largest end at or below the
+ * address; every other run is searched one candidate after the other as before, so the
+ * selection's order-dependent choices are the same. On python3 with libc6-dbg a data
+ * address was 120,000 instructions (callgrind) searched linearly. */
+#define BLOCK 64
+
+typedef struct ends {
+    GElf_Addr value; /* sorted within the run */
+    GElf_Addr end;   /* the largest value + st_size up to here, as try_cand computes it */
+    GElf_Addr holds; /* the largest end of a sized candidate up to here, saturated */
+} ends_t;
+
+typedef struct run {
+    size_t first, n;        /* candidates c[first .. first + n) */
+    GElf_Addr min_value;    /* their smallest value */
+    GElf_Addr min_sizeless; /* the smallest value of one without a size, or UINT64_MAX */
+} run_t;
+
 struct lh_addrsym {
     cand_t *c;
     size_t n;
@@ -38,6 +60,9 @@ struct lh_addrsym {
     int search_locals;     /* first_global > 1 */
     elf_secs_t elfs[4];
     size_t n_elfs;
+    run_t *runs; /* in table order */
+    size_t n_runs;
+    ends_t *ends; /* run r's at ends[runs[r].first ..], by value */
 };
 
 static int
@@ -107,6 +132,51 @@ add_range(lh_addrsym_t *ix, Dwfl_Module *mod, int from, int to, size_t *cap)
     return 0;
 }
 
+/* Cuts c[from .. to) into runs. */
+static void
+add_runs(lh_addrsym_t *ix, size_t from, size_t to)
+{
+    for (size_t f = from; f < to; f += BLOCK) {
+        run_t *r = &ix->runs[ix->n_runs++];
+        *r = (run_t){f, to - f < BLOCK ? to - f : BLOCK, UINT64_MAX, UINT64_MAX};
+        ends_t *e = &ix->ends[f];
+        for (size_t i = 0; i < r->n; i++) {
+            const cand_t *c = &ix->c[f + i];
+            GElf_Addr end = c->value + c->sym.st_size;
+            GElf_Addr holds = c->sym.st_size == 0 ? 0 : end < c->value ? UINT64_MAX : end;
+            e[i] = (ends_t){c->value, end, holds};
+            if (c->value < r->min_value) {
+                r->min_value = c->value;
+            }
+            if (c->sym.st_size == 0 && c->value < r->min_sizeless) {
+                r->min_sizeless = c->value;
+            }
+        }
+        LH_SORT(e, r->n, ends_t, value);
+        for (size_t i = 1; i < r->n; i++) {
+            if (e[i - 1].end > e[i].end) {
+                e[i].end = e[i - 1].end;
+            }
+            if (e[i - 1].holds > e[i].holds) {
+                e[i].holds = e[i - 1].holds;
+            }
+        }
+    }
+}
+
+static int
+index_runs(lh_addrsym_t *ix)
+{
+    ix->runs = malloc((ix->n / BLOCK + 2) * sizeof *ix->runs);
+    ix->ends = malloc((ix->n ? ix->n : 1) * sizeof *ix->ends);
+    if (!ix->runs || !ix->ends) {
+        return -1;
+    }
+    add_runs(ix, 0, ix->n_global_first);
+    add_runs(ix, ix->n_global_first, ix->n);
+    return 0;
+}
+
 lh_addrsym_t *
 lh_addrsym_new(Dwfl_Module *mod)
 {
@@ -133,7 +203,8 @@ lh_addrsym_new(Dwfl_Module *mod)
     }
     ix->n_global_first = ix->n;
     ix->search_locals = first_global > 1;
-    if (ix->search_locals && add_range(ix, mod, 1, first_global, &cap) < 0) {
+    if ((ix->search_locals && add_range(ix, mod, 1, first_global, &cap) < 0) ||
+        index_runs(ix) < 0) {
         lh_addrsym_free(ix);
         return NULL;
     }
@@ -150,6 +221,8 @@ lh_addrsym_free(lh_addrsym_t *ix)
         free(ix->elfs[i].secs);
     }
     free(ix->c);
+    free(ix->runs);
+    free(ix->ends);
     free(ix);
 }
 
@@ -245,10 +318,25 @@ try_cand(search_t *st, size_t k)
 static void
 search_range(search_t *st, size_t from, size_t to)
 {
-    const cand_t *c = st->ix->c;
-    for (size_t k = from; k < to; k++) {
-        if (c[k].value <= st->addr) {
-            try_cand(st, k);
+    const lh_addrsym_t *ix = st->ix;
+    const cand_t *c = ix->c;
+    for (size_t r = 0; r < ix->n_runs; r++) {
+        const run_t *run = &ix->runs[r];
+        if (run->first < from || run->first >= to || run->min_value > st->addr) {
+            continue;
+        }
+        const ends_t *e = &ix->ends[run->first];
+        const ends_t *last = &e[LH_UPPER(e, run->n, ends_t, value, st->addr) - 1];
+        if (last->holds <= st->addr && run->min_sizeless > st->addr) {
+            if (last->end > st->min_label) {
+                st->min_label = last->end;
+            }
+            continue;
+        }
+        for (size_t k = run->first; k < run->first + run->n; k++) {
+            if (c[k].value <= st->addr) {
+                try_cand(st, k);
+            }
         }
     }
 }

@@ -28,12 +28,14 @@ typedef enum lh_bound_kind {
     LH_BOUND_AUTO = -1,
     LH_BOUND_MARKS = 0,
     LH_BOUND_SNAPSHOTS = 1,
+    LH_BOUND_ACTIVITY = 2,   /* neither: equal shares of the run's allocations (survivors.h) */
 } lh_bound_kind_t;
 
 typedef struct lh_boundary {
     uint64_t ts_ns;
     char *label;             /* NUL-terminated copy */
     int is_snapshot;
+    int is_slice;            /* a point of the run's activity (survivors.h), neither */
     int trigger;             /* snapshots: LH_SNAP_* */
     size_t global;           /* index among all boundaries, both kinds, in time order */
     uint64_t marks_before;   /* marks strictly before this boundary */

@@ -248,14 +248,9 @@ lh_tree_paths(lh_collect_t *c, const lh_funcs_t *f, const lh_supp_t *supp, lh_me
             continue;
         }
         size_t n = lh_funcs_trim(site->frames, site->n_frames);
-        if (n > cap) {
-            const lh_frame_t **p = realloc(path, n * sizeof *p);
-            if (!p) {
-                rc = lh_err_set(err, LH_ENOMEM, "out of memory");
-                break;
-            }
-            path = p;
-            cap = n;
+        if (lh_grow_to(&path, &cap, n, sizeof *path, 64) < 0) {
+            rc = lh_err_set(err, LH_ENOMEM, "out of memory");
+            break;
         }
         for (size_t i = 0; i < n; i++) {
             path[i] = &site->frames[n - 1 - i];

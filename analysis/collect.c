@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 #define FIRST_WIDTH_NS 1000000ull /* 1 ms */
@@ -82,10 +83,7 @@ oom(lh_err_t *err)
 static void
 ckset_fini(ckset_t *s)
 {
-    free(s->e);
-    free(s->start);
-    free(s->dirty);
-    free(s->gen);
+    LH_FREE_ALL(s->e, s->start, s->dirty, s->gen);
 }
 
 static int
@@ -404,18 +402,12 @@ lh_collect_free(lh_collect_t *c)
     for (size_t i = 0; c->sites && i < c->n_stacks; i++) {
         lh_site_fini(&c->sites[i]);
     }
-    free(c->sites);
-    free(c->site_done);
-    free(c->stacks);
-    free(c->st);
     ckset_fini(&c->cols);
-    free(c->colmeta);
-    free(c->rss);
     lh_sym_free(c->sym);
     lh_timeline_free(c->tl);
     lh_replay_free(c->r);
     lh_trace_close(c->t);
-    free(c);
+    LH_FREE_ALL(c->sites, c->site_done, c->stacks, c->st, c->colmeta, c->rss, c);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -513,8 +505,7 @@ lh_collect_columns(const lh_collect_t *c, const uint32_t *ids, size_t n, uint64_
     size_t *pos = malloc((c->n_stacks ? c->n_stacks : 1) * sizeof *pos);
     uint64_t *cur = calloc(n ? n : 1, sizeof *cur);
     if (!pos || !cur) {
-        free(pos);
-        free(cur);
+        LH_FREE_ALL(pos, cur);
         return LH_ENOMEM;
     }
     for (size_t s = 0; s < c->n_stacks; s++) {
@@ -542,8 +533,7 @@ lh_collect_columns(const lh_collect_t *c, const uint32_t *ids, size_t n, uint64_
             memcpy(out + col * n, cur, n * sizeof *cur);
         }
     }
-    free(pos);
-    free(cur);
+    LH_FREE_ALL(pos, cur);
     return 0;
 }
 

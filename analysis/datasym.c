@@ -15,15 +15,10 @@
 #include "bound.h"
 #include "grow.h"
 #include "strpool.h"
+#include "symbolize.h"
 #include "symcache.h"
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
-
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
 
 typedef struct var_loc {
     uint64_t addr; /* runtime address */
@@ -112,33 +107,17 @@ module_path(const lh_datasym_t *ds, long mi)
 static dmod_t *
 module_open(lh_datasym_t *ds, long mi)
 {
-    if (lh_grow_zeroed(&ds->dm, &ds->n_dm, (size_t)mi + 1, sizeof *ds->dm, ds->mods->n) < 0) {
-        return NULL;
-    }
-    dmod_t *m = &ds->dm[mi];
-    if (m->opened) {
+    dmod_t *m = lh_grow_slot(&ds->dm, &ds->n_dm, (size_t)mi, sizeof *ds->dm, ds->mods->n);
+    if (!m || m->opened) {
         return m;
     }
     m->opened = 1;
-    const char *path = module_path(ds, mi);
-    if (!path[0] || path[0] == '[' || strncmp(path, "linux-vdso", 10) == 0) {
-        return m;
+    const lh_module_t *mod = &ds->mods->mods[mi];
+    const char *path = lh_sym_module_file(mod, ds->exe_path);
+    if (path && (m->mod = lh_sym_report_elf(path, mod->load_bias, &m->dwfl, NULL))) {
+        m->load_bias = mod->load_bias;
+        m->vcache = lh_symcache_open(path, m->mod, ".vars");
     }
-    if (!(m->dwfl = dwfl_begin(&callbacks))) {
-        return m;
-    }
-    dwfl_report_begin(m->dwfl);
-    const char *base = strrchr(path, '/');
-    m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : path, path, -1,
-                             ds->mods->mods[mi].load_bias, true);
-    dwfl_report_end(m->dwfl, NULL, NULL);
-    if (!m->mod) {
-        dwfl_end(m->dwfl);
-        m->dwfl = NULL;
-        return m;
-    }
-    m->load_bias = ds->mods->mods[mi].load_bias;
-    m->vcache = lh_symcache_open(path, m->mod, ".vars");
     return m;
 }
 

@@ -14,6 +14,8 @@
 
 #include <stdlib.h>
 
+#include "dupstr.h"
+
 typedef struct dom {
     const lh_refgraph_t *g;
     uint32_t *dfn;      /* node -> preorder number (0: not visited) */
@@ -39,8 +41,7 @@ dfs(dom_t *d)
     uint32_t *snode = malloc((size_t)g->n_nodes * sizeof *snode);
     uint64_t *spos = malloc((size_t)g->n_nodes * sizeof *spos);
     if (!snode || !spos) {
-        free(snode);
-        free(spos);
+        LH_FREE_ALL(snode, spos);
         return LH_ENOMEM;
     }
     d->n = 1;
@@ -77,8 +78,7 @@ dfs(dom_t *d)
             spos[sp++] = g->off[t];
         }
     }
-    free(snode);
-    free(spos);
+    LH_FREE_ALL(snode, spos);
     return 0;
 }
 
@@ -168,10 +168,7 @@ lh_refgraph_dominators(lh_refgraph_t *g, lh_err_t *err)
         }
         d.idom[w] = x;
     }
-    free(d.semi);
-    free(d.label);
-    free(d.ancestor);
-    free(d.path);
+    LH_FREE_ALL(d.semi, d.label, d.ancestor, d.path);
     d.semi = d.label = d.ancestor = d.path = NULL;
     idom = malloc((size_t)g->n_nodes * sizeof *idom);
     ret = calloc(g->n_nodes, sizeof *ret);
@@ -191,23 +188,13 @@ lh_refgraph_dominators(lh_refgraph_t *g, lh_err_t *err)
             ret[d.vertex[d.idom[w]]] += ret[v];
         }
     }
-    free(g->idom);
-    free(g->retained);
+    LH_FREE_ALL(g->idom, g->retained);
     g->idom = idom;
     g->retained = ret;
     idom = NULL;
     ret = NULL;
     rc = 0;
 done:
-    free(d.dfn);
-    free(d.vertex);
-    free(d.parent);
-    free(d.semi);
-    free(d.label);
-    free(d.ancestor);
-    free(d.idom);
-    free(d.path);
-    free(idom);
-    free(ret);
+    LH_FREE_ALL(d.dfn, d.vertex, d.parent, d.semi, d.label, d.ancestor, d.idom, d.path, idom, ret);
     return rc < 0 ? lh_err_set(err, rc, "out of memory computing dominators") : 0;
 }

@@ -7,14 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "rank.h"
-
-static int
-oom(lh_evolution_t *e, lh_err_t *err)
-{
-    lh_evolution_fini(e);
-    return lh_err_set(err, LH_ENOMEM, "out of memory building the evolution chart");
-}
 
 /* The x axis in marks mode: the boundaries of one kind, marks, else snapshots. */
 static const lh_boundary_t *
@@ -34,8 +28,7 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
     const lh_boundary_t *pts = x_points(c, snapshots, &np);
     uint64_t *cur = calloc(ns ? ns : 1, sizeof *cur), *blk = calloc(ns ? ns : 1, sizeof *blk);
     if (!cur || !blk) {
-        free(cur);
-        free(blk);
+        LH_FREE_ALL(cur, blk);
         return -1;
     }
     for (size_t k = 0; k < np && k < n_x; k++) {
@@ -51,8 +44,7 @@ marks_values(lh_collect_t *c, int snapshots, uint64_t *max, uint64_t **vals, siz
             e->total[k] = pts[k].heap_bytes;
         }
     }
-    free(cur);
-    free(blk);
+    LH_FREE_ALL(cur, blk);
     return 0;
 }
 
@@ -74,54 +66,51 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
 {
     size_t ns = lh_collect_n_stacks(c);
     uint64_t start = lh_collect_start_ns(c);
-    int snapshots = 0;
+    int snapshots = 0, rc;
     uint64_t *max = calloc(ns ? ns : 1, sizeof *max);
     lh_rank_t *ranks = NULL;
     uint32_t *ids = NULL;
     uint64_t *cols = NULL;
+    uint64_t **vals = NULL;
+    uint8_t *gr = NULL;
     memset(e, 0, sizeof *e);
     e->x_marks = x_marks;
     if (top > 12) {
         top = 12;
     }
     if (!max) {
-        return oom(e, err);
+        goto fail;
     }
     if (x_marks) {
         size_t n_m, n_s;
         x_points(c, 0, &n_m);
         x_points(c, 1, &n_s);
         if (!n_m && !n_s) {
-            free(max);
-            return lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
+            rc = lh_err_set(err, LH_EINVAL, "the trace has no marks or snapshots to draw over");
+            goto done;
         }
         snapshots = n_m == 0;
         e->x_snapshots = snapshots;
         e->n = n_m ? n_m : n_s;
         if (marks_values(c, snapshots, max, NULL, e->n, NULL, 0, e) < 0) {
-            free(max);
-            return oom(e, err);
+            goto fail;
         }
     } else {
         e->n = lh_collect_n_columns(c);
         if (lh_collect_columns(c, NULL, 0, NULL, max) < 0) {
-            free(max);
-            return oom(e, err);
+            goto fail;
         }
     }
     /* the top sites */
     if (!(ranks = malloc((ns ? ns : 1) * sizeof *ranks))) {
-        free(max);
-        return oom(e, err);
+        goto fail;
     }
     size_t nr = 0;
     for (uint32_t id = 0; id < ns; id++) {
         int sup = max[id] ? suppressed(c, supp, id, err) : 0;
         if (sup < 0) {
-            free(max);
-            free(ranks);
-            lh_evolution_fini(e);
-            return sup;
+            rc = sup;
+            goto done;
         }
         if (max[id] && !sup) {
             ranks[nr++] = (lh_rank_t){id, max[id], lh_collect_stack(c, id)->live_bytes};
@@ -137,20 +126,13 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
     if (!e->series || !ids || !e->x || !e->total || !e->other) {
         goto fail;
     }
-    uint64_t **vals = (uint64_t **)calloc(e->n_series ? e->n_series : 1, sizeof *vals);
-    if (!vals) {
+    if (!(vals = (uint64_t **)calloc(e->n_series ? e->n_series : 1, sizeof *vals))) {
         goto fail;
     }
     const lh_timeline_t *tl = lh_collect_timeline(c);
-    int rc;
-    uint8_t *gr = lh_timeline_trend_map(tl, LH_BOUND_AUTO, &rc, err);
+    gr = lh_timeline_trend_map(tl, LH_BOUND_AUTO, &rc, err);
     if (rc < 0) {
-        free(vals);
-        free(max);
-        free(ranks);
-        free(ids);
-        lh_evolution_fini(e);
-        return rc;
+        goto done;
     }
     for (size_t k = 0; k < e->n_series; k++) {
         lh_evo_series_t *s = &e->series[k];
@@ -158,28 +140,19 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
         s->max = ranks[k].key1;
         s->trend = gr && s->stack_id < lh_timeline_n_sites(tl) ? (lh_trend_t)gr[s->stack_id]
                                                                : LH_TREND_NONE;
-        if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes))) {
-            free(vals);
-            free(gr);
+        if (!(s->bytes = calloc(e->n ? e->n : 1, sizeof *s->bytes)) ||
+            lh_collect_site(c, s->stack_id, &s->site, err) < 0) {
             goto fail;
         }
         vals[k] = s->bytes;
-        if (lh_collect_site(c, s->stack_id, &s->site, err) < 0) {
-            free(vals);
-            free(gr);
-            goto fail;
-        }
     }
-    free(gr);
     if (x_marks) {
         if (marks_values(c, snapshots, NULL, vals, e->n, ids, e->n_series, e) < 0) {
-            free(vals);
             goto fail;
         }
     } else {
         if (!(cols = malloc((e->n * e->n_series + 1) * sizeof *cols)) ||
             lh_collect_columns(c, ids, e->n_series, cols, NULL) < 0) {
-            free(vals);
             goto fail;
         }
         for (size_t x = 0; x < e->n; x++) {
@@ -191,7 +164,6 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
             }
         }
     }
-    free(vals);
     for (size_t x = 0; x < e->n; x++) {
         uint64_t sum = 0;
         for (size_t k = 0; k < e->n_series; k++) {
@@ -234,32 +206,23 @@ lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_marks,
             }
         }
     }
-    free(max);
-    free(ranks);
-    free(ids);
-    free(cols);
-    return 0;
+    rc = 0;
+    goto done;
 fail:
-    free(max);
-    free(ranks);
-    free(ids);
-    free(cols);
-    return oom(e, err);
+    rc = lh_err_set(err, LH_ENOMEM, "out of memory building the evolution chart");
+done:
+    LH_FREE_ALL(max, ranks, ids, cols, vals, gr);
+    if (rc < 0) {
+        lh_evolution_fini(e);
+    }
+    return rc;
 }
 
 void
 lh_evolution_fini(lh_evolution_t *e)
 {
-    for (size_t k = 0; e->series && k < e->n_series; k++) {
-        free(e->series[k].bytes);
-    }
-    free(e->series);
-    free(e->x);
-    free(e->total);
-    free(e->other);
-    free(e->rss_x);
-    free(e->rss);
-    free(e->lines);
+    LH_FREE_EACH(e->series, e->n_series, lh_evo_series_t, bytes);
+    LH_FREE_ALL(e->x, e->total, e->other, e->rss_x, e->rss, e->lines);
     memset(e, 0, sizeof *e);
 }
 

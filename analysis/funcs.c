@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 #include "hash.h"
 
@@ -284,10 +285,7 @@ fail:
 void
 lh_funcs_fini(lh_funcs_t *f)
 {
-    for (size_t i = 0; i < f->n; i++) {
-        free((char *)f->v[i].name);
-    }
-    free(f->v);
+    LH_FREE_EACH(f->v, f->n, lh_func_t, name);
     free(f->hash);
     free(f->stack_growth);
     free(f->stack_trend);

@@ -60,4 +60,26 @@ lh_grow_zeroed(void *pv, size_t *cap, size_t need, size_t elem, size_t first)
     return 0;
 }
 
+/* Element id of the array *(T **)pv indexed by id, grown zeroed (lh_grow_zeroed) to hold
+ * it; NULL without memory. A slot never written reads as all zero. */
+static inline void *
+lh_grow_slot(void *pv, size_t *cap, size_t id, size_t elem, size_t first)
+{
+    if (lh_grow_zeroed(pv, cap, id + 1, elem, first) < 0) {
+        return NULL;
+    }
+    return (char *)*(void **)pv + id * elem;
+}
+
+/* lh_grow, then the new element (index n) zeroed: for appending a record whose fields are
+ * then set one by one. Returns it, or NULL without memory (the array unchanged). */
+static inline void *
+lh_push_zeroed(void *pv, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (lh_grow(pv, cap, n, elem, first) < 0) {
+        return NULL;
+    }
+    return memset((char *)*(void **)pv + n * elem, 0, elem);
+}
+
 #endif /* LH_GROW_H */

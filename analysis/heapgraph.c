@@ -105,11 +105,10 @@ lh_heapgraph_find_snapshot(const lh_snapinfo_t *snaps, size_t n, const char *sel
 static int
 add_snapshot(lh_heapgraph_t *hg, pass_t *ps, const lh_event_t *ev, const lh_replay_t *r)
 {
-    if (lh_grow(&hg->snaps, &ps->cap_snaps, hg->n_snaps, sizeof *hg->snaps, 16) < 0) {
+    lh_snapinfo_t *s = lh_push_zeroed(&hg->snaps, &ps->cap_snaps, hg->n_snaps, sizeof *s, 16);
+    if (!s) {
         return LH_ENOMEM;
     }
-    lh_snapinfo_t *s = &hg->snaps[hg->n_snaps];
-    memset(s, 0, sizeof *s);
     s->number = ev->addr;
     s->trigger = ev->kind;
     s->ts_ns = ev->ts_ns;
@@ -208,11 +207,9 @@ read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     lh_replay_t *r = NULL;
     lh_trace_close(hg->trace);
     hg->trace = NULL;
-    for (size_t i = 0; i < hg->n_snaps; i++) {
-        free(hg->snaps[i].label);
-        free(hg->snaps[i].file);
-    }
-    hg->n_snaps = 0;
+    LH_FREE_EACH2(hg->snaps, hg->n_snaps, lh_snapinfo_t, label, file);
+    hg->snaps = NULL;
+    hg->n_snaps = ps->cap_snaps = 0;
     ps->n_tags = 0;
     ps->captured = -1;
     ps->epoch = 0;
@@ -260,8 +257,7 @@ sort_blocks(lh_hblock_t *v, size_t n)
     if (src != v) {
         memcpy(v, src, n * sizeof *v);
     }
-    free(count);
-    free(tmp);
+    LH_FREE_ALL(count, tmp);
 }
 
 /* Tags of live blocks: the last one given after the block's allocation wins. */
@@ -324,20 +320,17 @@ static uint32_t
 new_root(lh_heapgraph_t *hg, root_map_t *m, uint64_t key, uint8_t kind, const char *name,
          const char *file, const char *module)
 {
-    if (lh_grow(&hg->roots, &hg->cap_roots, hg->n_roots, sizeof *hg->roots, 16) < 0) {
+    lh_hroot_t *r = lh_push_zeroed(&hg->roots, &hg->cap_roots, hg->n_roots, sizeof *r, 16);
+    if (!r) {
         return LH_NODE_NONE;
     }
-    lh_hroot_t *r = &hg->roots[hg->n_roots];
-    memset(r, 0, sizeof *r);
     r->kind = kind;
     r->start = key;
     r->name = strdup(name);
     r->file = file ? strdup(file) : NULL;
     r->module = module ? strdup(module) : NULL;
     if (!r->name || map_put(m, key, hg->n_roots) < 0) {
-        free(r->name);
-        free(r->file);
-        free(r->module);
+        LH_FREE_ALL(r->name, r->file, r->module);
         return LH_NODE_NONE;
     }
     return hg->n_roots++;
@@ -569,8 +562,7 @@ map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
 done:
     lh_addrmap_fini(&rm.keys);
     if (rc < 0) {
-        free(whold);
-        free(wtgt);
+        LH_FREE_ALL(whold, wtgt);
         return rc;
     }
     *whold_out = whold;
@@ -772,8 +764,7 @@ build_graph(lh_heapgraph_t *hg, lh_err_t *err)
                                 err)) < 0) {
         goto done;
     }
-    free(whold);
-    free(wtgt);
+    LH_FREE_ALL(whold, wtgt);
     whold = wtgt = NULL;
     if ((rc = lh_refgraph_classify(&hg->g, err)) < 0 ||
         (rc = lh_refgraph_dominators(&hg->g, err)) < 0) {
@@ -790,8 +781,7 @@ build_graph(lh_heapgraph_t *hg, lh_err_t *err)
     }
     hg->has_graph = 1;
 done:
-    free(whold);
-    free(wtgt);
+    LH_FREE_ALL(whold, wtgt);
     return rc;
 }
 
@@ -860,8 +850,7 @@ lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err)
     hg->cur = (size_t)ps->captured;
     sort_blocks(hg->blocks, hg->n_blocks);
     apply_tags(hg, ps);
-    free(ps->tags);
-    free(ps);
+    LH_FREE_ALL(ps->tags, ps);
     hg->pass = NULL;
     so.exe_path = lh_trace_info(t)->exe;
     if ((rc = lh_sym_new(lh_trace_modules(t), &so, &hg->sym, err)) < 0 ||
@@ -928,23 +917,10 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     if (!hg) {
         return;
     }
-    for (size_t i = 0; i < hg->n_snaps; i++) {
-        free(hg->snaps[i].label);
-        free(hg->snaps[i].file);
-    }
-    free(hg->snaps);
-    free(hg->blocks);
+    LH_FREE_EACH2(hg->snaps, hg->n_snaps, lh_snapinfo_t, label, file);
+    LH_FREE_EACH3(hg->roots, hg->n_roots, lh_hroot_t, name, file, module);
     lh_strv_free(hg->types, hg->n_types); /* types[0] is NULL */
-    for (uint32_t i = 0; i < hg->n_roots; i++) {
-        free(hg->roots[i].name);
-        free(hg->roots[i].file);
-        free(hg->roots[i].module);
-    }
-    free(hg->roots);
-    free(hg->root_woff);
-    free(hg->root_words);
-    free(hg->via_heur);
-    free(hg->start_ref);
+    LH_FREE_ALL(hg->blocks, hg->root_woff, hg->root_words, hg->via_heur, hg->start_ref);
     lh_refgraph_fini(&hg->g);
     lh_snapfile_fini(&hg->sf);
     for (size_t i = 0; i < hg->n_sites; i++) {
@@ -961,10 +937,8 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     }
     if (hg->pass) {
         free(hg->pass->tags);
-        free(hg->pass);
     }
-    free(hg->trace_path);
-    free(hg);
+    LH_FREE_ALL(hg->pass, hg->trace_path, hg);
 }
 
 /* ---------------------------------------------------------------------------------------

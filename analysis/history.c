@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 void
@@ -21,10 +22,7 @@ lh_history_init(lh_history_t *h, const lh_hist_filter_t *f)
 void
 lh_history_fini(lh_history_t *h)
 {
-    for (size_t i = 0; i < h->n; i++) {
-        free(h->v[i].label);
-    }
-    free(h->v);
+    LH_FREE_EACH(h->v, h->n, lh_hist_entry_t, label);
     h->v = NULL;
     h->n = h->cap = 0;
 }
@@ -82,11 +80,10 @@ consume(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *
     if (h->f.limit && h->n >= h->f.limit) {
         return 0;
     }
-    if (lh_grow(&h->v, &h->cap, h->n, sizeof *h->v, 64) < 0) {
+    lh_hist_entry_t *e = lh_push_zeroed(&h->v, &h->cap, h->n, sizeof *e, 64);
+    if (!e) {
         return lh_err_set(err, LH_ENOMEM, "out of memory in the event history");
     }
-    lh_hist_entry_t *e = &h->v[h->n];
-    memset(e, 0, sizeof *e);
     e->ts_ns = ev->ts_ns;
     e->tid = ev->tid;
     e->type = ev->type;

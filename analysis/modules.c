@@ -7,24 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
-
-void
-lh_modules_init(lh_modules_t *t)
-{
-    *t = (lh_modules_t){0};
-}
 
 void
 lh_modules_fini(lh_modules_t *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->mods[i].path);
-        free(t->mods[i].build_id);
-        free(t->mods[i].segs);
-    }
-    free(t->mods);
-    lh_modules_init(t);
+    LH_FREE_EACH3(t->mods, t->n, lh_module_t, path, build_id, segs);
+    *t = (lh_modules_t){0};
 }
 
 int

@@ -113,13 +113,7 @@ builder_free(builder_t *b)
     if (!b) {
         return;
     }
-    free(b->objs);
-    free(b->edges);
-    free(b->names);
-    free(b->roots);
-    free(b->owns);
-    free(b->str_hash);
-    free(b);
+    LH_FREE_ALL(b->objs, b->edges, b->names, b->roots, b->owns, b->str_hash, b);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -596,13 +590,7 @@ fail:
     rc = lh_err_set(err, LH_ENOMEM, "out of memory decoding the %s heap",
                     oh->lang == LH_OBJLANG_PERL ? "perl" : "python");
 out:
-    free(perm);
-    free(remap);
-    free(esrc);
-    free(edst);
-    free(tmp);
-    free(tsrc);
-    free(r.ext_of_block);
+    LH_FREE_ALL(perm, remap, esrc, edst, tmp, tsrc, r.ext_of_block);
     return rc;
 }
 
@@ -672,19 +660,9 @@ lh_objheap_free(lh_objheap_t *oh)
     }
     builder_free(oh->build_);
     lh_refgraph_fini(&oh->g);
-    free(oh->objs);
-    free(oh->ext);
-    free(oh->node_size);
-    free(oh->eoff);
-    free(oh->edges);
-    free(oh->roots);
-    free(oh->root_dst);
-    free(oh->names);
-    free(oh->own_off);
-    free(oh->own_blk);
-    free(oh->blk_owner);
     lh_strv_free(oh->strs, oh->n_strs);
-    free(oh);
+    LH_FREE_ALL(oh->objs, oh->ext, oh->node_size, oh->eoff, oh->edges, oh->roots, oh->root_dst,
+                oh->names, oh->own_off, oh->own_blk, oh->blk_owner, oh);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -717,8 +695,7 @@ lh_objheap_claim(lh_objheap_t *oh)
     uint8_t *seen = calloc(hg->n_blocks ? hg->n_blocks : 1, 1);
     size_t qh = 0, qt = 0;
     if (!queue || !seen) {
-        free(queue);
-        free(seen);
+        LH_FREE_ALL(queue, seen);
         return 0;
     }
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
@@ -751,8 +728,7 @@ lh_objheap_claim(lh_objheap_t *oh)
             }
         }
     }
-    free(queue);
-    free(seen);
+    LH_FREE_ALL(queue, seen);
     return n;
 }
 
@@ -910,8 +886,7 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
     uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
     uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
     if (!prev || !queue) {
-        free(prev);
-        free(queue);
+        LH_FREE_ALL(prev, queue);
         return LH_ENOMEM;
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -957,7 +932,6 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
             n = (int)max;
         }
     }
-    free(prev);
-    free(queue);
+    LH_FREE_ALL(prev, queue);
     return n;
 }

@@ -144,53 +144,56 @@ blessed(pctx_t *c, const psv_t *s, char *buf, size_t len)
     return buf;
 }
 
-static const char *
-kind_of(const psv_t *s)
+/* The value at byte offset off of the layout table (a field named by offsetof, for the
+ * tables below that name layout fields). */
+static uint32_t
+layout_at(size_t off)
 {
-    unsigned t = sv_type(s);
-    if (s->flags & L->f_rok) {
-        return "REF";
+    uint32_t v;
+    memcpy(&v, (const char *)L + off, sizeof v);
+    return v;
+}
+
+/* The SV types with a body, as one table rather than a branch per type in each question
+ * asked of a type: the layout fields of its number and body size, the kind shown for it
+ * (NULL: a scalar, named by its flags), and whether its sv_u is a string buffer (SvPVX)
+ * with xpv_len in the body. NULL, IV and NV are bodyless scalars. */
+#define SVT(t, kind, pv)                                                                   \
+    {offsetof(lh_perl_layout_t, t_##t), offsetof(lh_perl_layout_t, body_##t), kind, pv}
+typedef struct sv_kind {
+    size_t type, body;
+    const char *kind;
+    int pv;
+} sv_kind_t;
+static const sv_kind_t sv_kinds[] = {
+    SVT(pvav, "ARRAY", 0),  SVT(pvhv, "HASH", 0),     SVT(pvcv, "CODE", 0),
+    SVT(pvgv, "GLOB", 0),   SVT(pvio, "IO", 0),       SVT(pvfm, "FORMAT", 0),
+    SVT(regexp, "REGEXP", 0), SVT(pvlv, "LVALUE", 1), SVT(invlist, "INVLIST", 1),
+    SVT(pv, NULL, 1),       SVT(pviv, NULL, 1),       SVT(pvnv, NULL, 1),
+    SVT(pvmg, NULL, 1),
+};
+#undef SVT
+
+static const sv_kind_t *
+sv_kind(unsigned t)
+{
+    for (size_t k = 0; k < sizeof sv_kinds / sizeof sv_kinds[0]; k++) {
+        if (layout_at(sv_kinds[k].type) == t) {
+            return &sv_kinds[k];
+        }
     }
-    if (t == L->t_pvav) return "ARRAY";
-    if (t == L->t_pvhv) return "HASH";
-    if (t == L->t_pvcv) return "CODE";
-    if (t == L->t_pvgv) return "GLOB";
-    if (t == L->t_pvio) return "IO";
-    if (t == L->t_pvfm) return "FORMAT";
-    if (t == L->t_regexp) return "REGEXP";
-    if (t == L->t_pvlv) return "LVALUE";
-    if (t == L->t_invlist) return "INVLIST";
+    return NULL;
+}
+
+static const char *
+kind_of(const psv_t *s, const sv_kind_t *k)
+{
+    if (s->flags & L->f_rok) return "REF";
+    if (k && k->kind) return k->kind;
     if (s->flags & (L->f_pok | L->f_ppok)) return "SCALAR(PV)";
     if (s->flags & L->f_nok) return "SCALAR(NV)";
     if (s->flags & L->f_iok) return "SCALAR(IV)";
     return "SCALAR(UNDEF)";
-}
-
-static uint64_t
-body_size(unsigned t)
-{
-    if (t == L->t_pv) return L->body_pv;
-    if (t == L->t_pviv) return L->body_pviv;
-    if (t == L->t_pvnv) return L->body_pvnv;
-    if (t == L->t_pvmg) return L->body_pvmg;
-    if (t == L->t_invlist) return L->body_invlist;
-    if (t == L->t_regexp) return L->body_regexp;
-    if (t == L->t_pvgv) return L->body_pvgv;
-    if (t == L->t_pvlv) return L->body_pvlv;
-    if (t == L->t_pvav) return L->body_pvav;
-    if (t == L->t_pvhv) return L->body_pvhv;
-    if (t == L->t_pvcv) return L->body_pvcv;
-    if (t == L->t_pvfm) return L->body_pvfm;
-    if (t == L->t_pvio) return L->body_pvio;
-    return 0; /* NULL, IV, NV: bodyless */
-}
-
-/* Types whose sv_u is a string buffer (SvPVX) and whose body has xpv_len. */
-static int
-has_pv(unsigned t)
-{
-    return t == L->t_pv || t == L->t_pviv || t == L->t_pvnv || t == L->t_pvmg ||
-           t == L->t_pvlv || t == L->t_invlist;
 }
 
 /* The live block containing addr; consecutive lookups mostly land in the same arena, so
@@ -270,14 +273,9 @@ walk_arenas(pctx_t *c)
         if (slots < 2 || slots > (1u << 20)) {
             break;
         }
-        if (bytes > cap_buf) {
-            uint8_t *nb = realloc(buf, bytes);
-            if (!nb) {
-                rc = LH_ENOMEM;
-                goto out;
-            }
-            buf = nb;
-            cap_buf = bytes;
+        if (lh_grow_to(&buf, &cap_buf, bytes, 1, bytes) < 0) {
+            rc = LH_ENOMEM;
+            goto out;
         }
         if (lh_objheap_read(c->oh, sva, buf, bytes) < 0) {
             break;
@@ -318,22 +316,24 @@ add_objects(pctx_t *c)
     for (size_t i = 0; i < c->n_svs; i++) {
         psv_t *s = &c->svs[i];
         unsigned t = sv_type(s);
-        uint64_t body = body_size(t);
+        const sv_kind_t *kd = sv_kind(t);
+        int pv = kd && kd->pv;
+        uint64_t body = kd ? layout_at(kd->body) : 0;
         if (t == L->t_pvhv && (s->flags & L->f_ook)) {
             body = L->body_pvhv_aux;
         }
-        int64_t id = lh_objheap_add(c->oh, s->addr, L->sizeof_sv + body, kind_of(s),
+        int64_t id = lh_objheap_add(c->oh, s->addr, L->sizeof_sv + body, kind_of(s, kd),
                                     blessed(c, s, cls, sizeof cls), 0);
         if (id < 0) {
             return (int)id;
         }
         s->id = id;
         if (body) { /* the body lives in a body arena (the part perl allocates) */
-            own(c, -1, s->any + (has_pv(t) && t != L->t_pvmg && t != L->t_pvlv ?
+            own(c, -1, s->any + (pv && t != L->t_pvmg && t != L->t_pvlv ?
                                  L->xpv_cur : 0));
         }
         int rc = 0;
-        if (has_pv(t) && (s->flags & (L->f_pok | L->f_ppok)) && !(s->flags & L->f_rok)) {
+        if (pv && (s->flags & (L->f_pok | L->f_ppok)) && !(s->flags & L->f_rok)) {
             uint64_t len = rd64(c, s->any + L->xpv_lenfield);
             if (len > 0) {
                 rc = own(c, id, s->u);
@@ -816,9 +816,7 @@ interp_roots(pctx_t *c)
         }
         const char *name = "the interpreter";
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
-            uint32_t o;
-            memcpy(&o, (const char *)L + known[k].field, sizeof o);
-            if (o == off) {
+            if (layout_at(known[k].field) == off) {
                 name = known[k].name;
             }
         }

@@ -388,19 +388,9 @@ lh_profile_fini(lh_profile_t *p)
 {
     builder_t *b = p->priv;
     lh_strv_free(p->strings, p->n_strings);
-    free(p->mappings);
-    free(p->functions);
-    free(p->locations);
-    free(p->lines);
-    free(p->samples);
-    free(p->sample_locs);
+    LH_FREE_ALL(p->mappings, p->functions, p->locations, p->lines, p->samples, p->sample_locs);
     if (b) {
-        free(b->str_ix.slot);
-        free(b->fn_key);
-        free(b->fn_ix.slot);
-        free(b->met);
-        free(b->loc_ix.slot);
-        free(b);
+        LH_FREE_ALL(b->str_ix.slot, b->fn_key, b->fn_ix.slot, b->met, b->loc_ix.slot, b);
     }
     memset(p, 0, sizeof *p);
 }

@@ -230,8 +230,7 @@ add_type_name(dec_t *d, uint64_t addr, const char *name, const char *module)
     t->module = module ? strdup(module) : NULL;
     t->obj = NONE32;
     if (!t->name || (module && !t->module)) {
-        free(t->name);
-        free(t->module);
+        LH_FREE_ALL(t->name, t->module);
         d->oom = 1;
         return 0;
     }
@@ -1453,11 +1452,7 @@ collector_rule(dec_t *d, const lh_pyheap_opts_t *opts, uint64_t rt)
     }
     rc = d->oom ? -1 : 0;
 done:
-    free(gcrefs);
-    free(seen);
-    free(stack);
-    free(c.off);
-    free(c.dst);
+    LH_FREE_ALL(gcrefs, seen, stack, c.off, c.dst);
     return rc;
 }
 
@@ -1521,8 +1516,7 @@ finish(dec_t *d)
     for (uint32_t i = 0; i < n; i++) {
         ph->n_gc += (ph->objs[i].flags & LH_PYOBJ_GC) != 0;
     }
-    free(pos);
-    free(remap);
+    LH_FREE_ALL(pos, remap);
     return 0;
 }
 
@@ -1643,9 +1637,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     lh_addrmap_fini(&d.objmap);
     lh_addrmap_fini(&d.typemap);
     lh_addrmap_fini(&d.labelmap);
-    free(d.tinfo);
-    free(d.edges);
-    free(d.work);
+    LH_FREE_ALL(d.tinfo, d.edges, d.work);
     if (rc < 0) {
         lh_pyheap_free(ph);
         return rc;
@@ -1660,22 +1652,10 @@ lh_pyheap_free(lh_pyheap_t *ph)
     if (!ph) {
         return;
     }
-    for (uint32_t i = 0; i < ph->n_types; i++) {
-        free(ph->types[i].name);
-        free(ph->types[i].module);
-    }
+    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
+    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
     lh_strv_free(ph->labels, ph->n_labels);
-    for (uint32_t i = 0; i < ph->n_roots; i++) {
-        free(ph->roots[i].name);
-    }
-    free(ph->objs);
-    free(ph->types);
-    free(ph->roots);
-    free(ph->eoff);
-    free(ph->edst);
-    free(ph->elabel);
-    free(ph->ecount);
-    free(ph);
+    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
 }
 
 const char *

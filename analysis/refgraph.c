@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
+
 const char *
 lh_leak_class_name(int cls)
 {
@@ -32,8 +34,7 @@ csr(uint32_t n_nodes, const uint32_t *key, const uint32_t *other, uint64_t n_edg
     uint64_t *off = calloc((size_t)n_nodes + 1, sizeof *off);
     uint32_t *out = malloc((n_edges ? n_edges : 1) * sizeof *out);
     if (!off || !out) {
-        free(off);
-        free(out);
+        LH_FREE_ALL(off, out);
         return LH_ENOMEM;
     }
     for (uint64_t i = 0; i < n_edges; i++) {
@@ -110,12 +111,6 @@ nomem:
 void
 lh_refgraph_fini(lh_refgraph_t *g)
 {
-    free(g->off);
-    free(g->dst);
-    free(g->roff);
-    free(g->rsrc);
-    free(g->cls);
-    free(g->idom);
-    free(g->retained);
+    LH_FREE_ALL(g->off, g->dst, g->roff, g->rsrc, g->cls, g->idom, g->retained);
     memset(g, 0, sizeof *g);
 }

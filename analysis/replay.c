@@ -382,6 +382,23 @@ lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
     }
 }
 
+void
+lh_replay_prefetch(const lh_replay_t *r, const lh_event_t *ev)
+{
+    if (ev->type == LH_REC_REALLOC && ev->old_addr) {
+        __builtin_prefetch(&r->slots[hash_addr(ev->old_addr) & r->mask]);
+    }
+    if (ev->addr) {
+        __builtin_prefetch(&r->slots[hash_addr(ev->addr) & r->mask]);
+    }
+}
+
+int
+lh_replay_prefetch_pays(const lh_replay_t *r)
+{
+    return (r->mask + 1) * sizeof *r->slots >= (1u << 20);
+}
+
 const lh_replay_totals_t *
 lh_replay_totals(const lh_replay_t *r)
 {

@@ -66,6 +66,14 @@ void lh_replay_free(lh_replay_t *r);
 /* Applies one event (types other than ALLOC/FREE/REALLOC only count as events). Returns 0
  * or LH_ENOMEM. */
 int lh_replay_event(lh_replay_t *r, const lh_event_t *ev, lh_err_t *err);
+/* A hint that ev comes soon: starts loading the live set's slots its addresses hash to
+ * (on python3's trace the live set is larger than the caches and three quarters of
+ * lh_replay_event's time was waiting for that load). No effect on the model. */
+void lh_replay_prefetch(const lh_replay_t *r, const lh_event_t *ev);
+/* Whether the live set is large enough (1 MiB of slots) for lh_replay_prefetch to pay: a
+ * smaller one stays in the caches, and the hint is then only instructions (on the server
+ * trace's 1.2M events, 51 blocks live at most: +58M of 944M, callgrind). */
+int lh_replay_prefetch_pays(const lh_replay_t *r);
 
 const lh_replay_totals_t *lh_replay_totals(const lh_replay_t *r);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 #include "hash.h"
 #include "symbolize.h"
@@ -60,15 +61,9 @@ lh_sitecanon_free(lh_sitecanon_t *c)
     if (!c) {
         return;
     }
-    for (size_t i = 0; i < c->cap; i++) {
-        free(c->tab[i].key);
-    }
-    free(c->tab);
-    free(c->canon);
-    free(c->ident);
-    free(c->buf);
+    LH_FREE_EACH(c->tab, c->cap, entry_t, key);
     lh_sym_free(c->sym);
-    free(c);
+    LH_FREE_ALL(c->canon, c->ident, c->buf, c);
 }
 
 /* Inline (with put_num's constant size the copy is two moves): a call per field was 5% of

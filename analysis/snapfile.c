@@ -14,6 +14,7 @@
 
 #include "bound.h"
 #include "dec.h"
+#include "dupstr.h"
 #include "enc.h"
 #include "format.h"
 #include "fread_count.h"
@@ -478,10 +479,7 @@ page_words(reader_t *rd)
         }
     }
     if (!rd->opts || !rd->opts->keep_pages) {
-        for (size_t i = 0; i < sf->n_pages; i++) {
-            free(sf->pages[i].bytes);
-        }
-        free(sf->pages);
+        LH_FREE_EACH(sf->pages, sf->n_pages, lh_page_t, bytes);
         sf->pages = NULL;
         sf->n_pages = 0;
     }
@@ -673,13 +671,8 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     rc = 0;
 done:
     fclose(rd.f);
-    free(rd.comp);
-    free(rd.raw);
-    for (size_t i = 0; i < rd.n_bases; i++) {
-        free(rd.bases[i].name);
-    }
-    free(rd.bases);
-    free(rd.refs);
+    LH_FREE_EACH(rd.bases, rd.n_bases, base_t, name);
+    LH_FREE_ALL(rd.comp, rd.raw, rd.refs);
     return rc;
 }
 
@@ -689,18 +682,9 @@ lh_snapfile_fini(lh_snapfile_t *sf)
     if (!sf) {
         return;
     }
-    for (size_t i = 0; i < sf->n_regions; i++) {
-        free(sf->regions[i].name);
-    }
-    for (size_t i = 0; i < sf->n_pages; i++) {
-        free(sf->pages[i].bytes);
-    }
-    free(sf->regions);
-    free(sf->pages);
-    free(sf->words);
-    free(sf->hdr);
-    free(sf->label);
-    free(sf->path);
+    LH_FREE_EACH(sf->regions, sf->n_regions, lh_region_t, name);
+    LH_FREE_EACH(sf->pages, sf->n_pages, lh_page_t, bytes);
+    LH_FREE_ALL(sf->words, sf->hdr, sf->label, sf->path);
     memset(sf, 0, sizeof *sf);
 }
 

@@ -11,43 +11,36 @@
 #include "grow.h"
 
 void
-lh_stacks_init(lh_stacks_t *t)
-{
-    t->v = NULL;
-    t->cap = 0;
-    t->n_known = 0;
-    t->sframes.v = NULL;
-    t->sframes.cap = 0;
-}
-
-void
 lh_stacks_fini(lh_stacks_t *t)
 {
-    for (size_t i = 0; i < t->cap; i++) {
-        free(t->v[i].ips);
-        free(t->v[i].script);
+    LH_FREE_EACH2(t->v, t->cap, lh_stack_t, ips, script);
+    LH_FREE_EACH2(t->sframes.v, t->sframes.cap, lh_sframe_t, function, file);
+    *t = (lh_stacks_t){0};
+}
+
+/* The slot of id (1..max) in a table indexed by id, grown as needed; NULL with *rc
+ * LH_EFORMAT for an id out of range, LH_ENOMEM without memory. Stacks and script frames
+ * are both numbered from 1 by the agent. */
+static void *
+id_slot(void *pv, size_t *cap, uint32_t id, uint32_t max, size_t elem, int *rc)
+{
+    if (id == 0 || id > max) {
+        *rc = LH_EFORMAT;
+        return NULL;
     }
-    free(t->v);
-    for (size_t i = 0; i < t->sframes.cap; i++) {
-        free(t->sframes.v[i].function);
-        free(t->sframes.v[i].file);
-    }
-    free(t->sframes.v);
-    lh_stacks_init(t);
+    *rc = LH_ENOMEM;
+    return lh_grow_slot(pv, cap, id, elem, 256);
 }
 
 int
 lh_stacks_put(lh_stacks_t *t, uint32_t id, uint64_t epoch, const uint64_t *ips, size_t n)
 {
-    if (id == 0 || id > LH_STACK_ID_MAX || n > LH_STACK_DEPTH_MAX) {
-        return LH_EFORMAT;
-    }
-    if (lh_grow_zeroed(&t->v, &t->cap, (size_t)id + 1, sizeof *t->v, 256) < 0) {
-        return LH_ENOMEM;
-    }
-    lh_stack_t *s = &t->v[id];
-    if (s->ips) {
-        return 0;
+    int rc = LH_EFORMAT;
+    lh_stack_t *s = n > LH_STACK_DEPTH_MAX
+                        ? NULL
+                        : id_slot(&t->v, &t->cap, id, LH_STACK_ID_MAX, sizeof *t->v, &rc);
+    if (!s || s->ips) {
+        return s ? 0 : rc; /* a repeated record keeps the first */
     }
     s->ips = malloc((n ? n : 1) * sizeof *ips);
     if (!s->ips) {
@@ -96,15 +89,10 @@ lh_stacks_put_sframe(lh_stacks_t *t, uint32_t id, uint32_t lang, const char *fun
                      size_t function_len, const char *file, size_t file_len, uint32_t line)
 {
     lh_sframes_t *f = &t->sframes;
-    if (id == 0 || id > LH_SFRAME_ID_MAX) {
-        return LH_EFORMAT;
-    }
-    if (lh_grow_zeroed(&f->v, &f->cap, (size_t)id + 1, sizeof *f->v, 256) < 0) {
-        return LH_ENOMEM;
-    }
-    lh_sframe_t *x = &f->v[id];
-    if (x->function) {
-        return 0;
+    int rc;
+    lh_sframe_t *x = id_slot(&f->v, &f->cap, id, LH_SFRAME_ID_MAX, sizeof *f->v, &rc);
+    if (!x || x->function) {
+        return x ? 0 : rc; /* a repeated record keeps the first */
     }
     char *fn = lh_dupstr(function, function_len);
     char *fl = lh_dupstr(file, file_len);

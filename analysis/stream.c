@@ -7,16 +7,21 @@
 #include <sys/stat.h>
 
 #define PROGRESS_EVERY 0xffffu
+/* How many events ahead the live set's slots are prefetched: enough for a cache miss to
+ * complete behind the work of the events in between. */
+#define PREFETCH_AHEAD 8
+#define PREFETCH_CHECK_EVERY 0x3ffu
 
 int
 lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_replay_t **rp,
               lh_err_t *err)
 {
-    lh_trace_opts_t topts = {o->salvage};
+    lh_trace_opts_t topts = {.salvage = o->salvage};
     lh_trace_t *t = NULL;
     lh_replay_t *r = NULL;
     lh_event_t ev;
     uint64_t n_ev = 0, file_size = 0;
+    int prefetch = 0;
     struct stat sb;
     int rc;
     *tp = NULL;
@@ -31,8 +36,17 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         file_size = (uint64_t)sb.st_size;
     }
     while ((rc = lh_trace_next(t, &ev, err)) > 0) {
-        if (r && (rc = lh_replay_event(r, &ev, err)) < 0) {
-            goto fail;
+        if (r) {
+            if ((n_ev & PREFETCH_CHECK_EVERY) == 0) {
+                prefetch = lh_replay_prefetch_pays(r);
+            }
+            const lh_event_t *next = prefetch ? lh_trace_ahead(t, PREFETCH_AHEAD) : NULL;
+            if (next) {
+                lh_replay_prefetch(r, next);
+            }
+            if ((rc = lh_replay_event(r, &ev, err)) < 0) {
+                goto fail;
+            }
         }
         int stop = 0;
         for (size_t i = 0; i < o->n_consumers; i++) {
@@ -45,7 +59,8 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         if (stop) {
             break;
         }
-        if (o->on_progress && (++n_ev & PROGRESS_EVERY) == 0) {
+        n_ev++;
+        if (o->on_progress && (n_ev & PROGRESS_EVERY) == 0) {
             o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
         }
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 
 /* The default list. Each entry was seen at exit in programs that free everything they
@@ -67,19 +68,9 @@ static const char *const default_rules[] = {
 };
 
 void
-lh_supp_init(lh_supp_t *s)
-{
-    memset(s, 0, sizeof *s);
-}
-
-void
 lh_supp_fini(lh_supp_t *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->rules[i].pattern);
-        free(s->rules[i].origin);
-    }
-    free(s->rules);
+    LH_FREE_EACH2(s->rules, s->n, lh_supp_rule_t, pattern, origin);
     memset(s, 0, sizeof *s);
 }
 
@@ -184,13 +175,10 @@ lh_supp_load(lh_supp_t *s, const char *path, lh_err_t *err)
                 rc = lh_err_set(err, LH_ENOMEM, "suppressions %s: larger than 64 MiB", path);
                 goto done;
             }
-            cap = cap ? cap * 2 : 4096;
-            char *v = realloc(buf, cap);
-            if (!v) {
+            if (lh_grow(&buf, &cap, len, 1, 4096) < 0) {
                 rc = lh_err_set(err, LH_ENOMEM, "out of memory reading %s", path);
                 goto done;
             }
-            buf = v;
         }
         size_t n = fread(buf + len, 1, cap - len, f);
         len += n;

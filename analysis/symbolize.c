@@ -114,44 +114,57 @@ check_build_id(lh_symbolizer_t *s, const lh_module_t *m, Dwfl_Module *mod, const
     }
 }
 
-/* The Dwfl module for module record mi, opening it on first use; NULL if unusable. */
-static Dwfl_Module *
-module_open(lh_symbolizer_t *s, long mi)
+const char *
+lh_sym_module_file(const lh_module_t *m, const char *exe_path)
 {
-    if (lh_grow_zeroed(&s->smods, &s->n_smods, (size_t)mi + 1, sizeof *s->smods, s->mods->n) <
-        0) {
-        return NULL;
-    }
-    sym_module_t *sm = &s->smods[mi];
-    if (sm->opened) {
-        return sm->mod;
-    }
-    sm->opened = 1;
-    const lh_module_t *m = &s->mods->mods[mi];
-    const char *path = m->path[0] ? m->path : s->exe_path;
+    const char *path = m->path[0] ? m->path : exe_path;
     if (!path || !path[0] || path[0] == '[' || strncmp(path, "linux-vdso", 10) == 0) {
-        return NULL; /* the vdso has no file; nothing to warn about */
-    }
-    sm->dwfl = dwfl_begin(&dwfl_callbacks);
-    if (!sm->dwfl) {
         return NULL;
     }
-    dwfl_report_begin(sm->dwfl);
+    return path;
+}
+
+Dwfl_Module *
+lh_sym_report_elf(const char *path, uint64_t load_bias, Dwfl **dwfl, lh_warnings_t *w)
+{
+    if (!(*dwfl = dwfl_begin(&dwfl_callbacks))) {
+        return NULL;
+    }
+    dwfl_report_begin(*dwfl);
     /* add_p_vaddr = true: base is the load bias (dlpi_addr), the runtime address of file
      * vaddr 0, which is what the agent records (elfutils' own link_map reader does the
      * same). With false, base would be the start of the first PT_LOAD instead, which
      * differs for files whose first segment is not at vaddr 0. */
-    sm->mod = dwfl_report_elf(sm->dwfl, base_name(path), path, -1, m->load_bias, true);
-    dwfl_report_end(sm->dwfl, NULL, NULL);
-    if (!sm->mod) {
-        lh_warn(&s->warnings, "%s: cannot read (%s); its frames are shown as module+offset",
-                path, dwfl_errmsg(-1));
-        dwfl_end(sm->dwfl);
-        sm->dwfl = NULL;
-        return NULL;
+    Dwfl_Module *mod = dwfl_report_elf(*dwfl, base_name(path), path, -1, load_bias, true);
+    dwfl_report_end(*dwfl, NULL, NULL);
+    if (!mod) {
+        if (w) {
+            lh_warn(w, "%s: cannot read (%s); its frames are shown as module+offset", path,
+                    dwfl_errmsg(-1));
+        }
+        dwfl_end(*dwfl);
+        *dwfl = NULL;
     }
-    check_build_id(s, m, sm->mod, path);
-    sm->sc = lh_symcache_open(path, sm->mod, ".sym");
+    return mod;
+}
+
+/* The Dwfl module for module record mi, opening it on first use; NULL if unusable (the
+ * vdso has no file: nothing to warn about). */
+static Dwfl_Module *
+module_open(lh_symbolizer_t *s, long mi)
+{
+    sym_module_t *sm = lh_grow_slot(&s->smods, &s->n_smods, (size_t)mi, sizeof *s->smods,
+                                    s->mods->n);
+    if (!sm || sm->opened) {
+        return sm ? sm->mod : NULL;
+    }
+    sm->opened = 1;
+    const lh_module_t *m = &s->mods->mods[mi];
+    const char *path = lh_sym_module_file(m, s->exe_path);
+    if (path && (sm->mod = lh_sym_report_elf(path, m->load_bias, &sm->dwfl, &s->warnings))) {
+        check_build_id(s, m, sm->mod, path);
+        sm->sc = lh_symcache_open(path, sm->mod, ".sym");
+    }
     return sm->mod;
 }
 
@@ -535,18 +548,9 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
             free(v);
             return nf;
         }
-        if (nv + (size_t)nf > cap) {
-            size_t cap2 = cap ? cap * 2 : 16;
-            while (cap2 < nv + (size_t)nf) {
-                cap2 *= 2;
-            }
-            lh_frame_t *v2 = realloc(v, cap2 * sizeof *v2);
-            if (!v2) {
-                free(v);
-                return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
-            }
-            v = v2;
-            cap = cap2;
+        if (lh_grow_to(&v, &cap, nv + (size_t)nf, sizeof *v, 16) < 0) {
+            free(v);
+            return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
         }
         memcpy(v + nv, f, (size_t)nf * sizeof *f);
         nv += (size_t)nf;
@@ -567,13 +571,9 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
         free(v);
         v = m;
     } else if (nv) {
-        if (nv == cap) {
-            lh_frame_t *v2 = realloc(v, (cap + 1) * sizeof *v2);
-            if (!v2) {
-                free(v);
-                return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
-            }
-            v = v2;
+        if (lh_grow(&v, &cap, nv, sizeof *v, 16) < 0) {
+            free(v);
+            return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
         }
         size_t k = lh_scriptstack_phase(v, nv); /* a phase of an interpreter: scriptstack.h */
         if (k) {

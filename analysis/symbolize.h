@@ -16,6 +16,7 @@
 #ifndef LH_SYMBOLIZE_H
 #define LH_SYMBOLIZE_H
 
+#include <elfutils/libdwfl.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,16 @@ int lh_sym_get_native(void);
 /* Whether a module file name (base name) is the agent's own library, libleakhound.so:
  * its frames are the hooks', never shown (report.h, lh_frame_is_agent). */
 int lh_sym_module_is_agent(const char *base);
+
+/* The file of module m: its path, or exe_path for the main program (recorded without
+ * one); NULL when it has none (the vdso, "[...]" mappings). */
+const char *lh_sym_module_file(const lh_module_t *m, const char *exe_path);
+/* A libdwfl session of its own holding the ELF file at path at load_bias (the runtime
+ * address of its vaddr 0), for the symbolizer and datasym.h alike. Returns the module and
+ * sets *dwfl (the caller's to dwfl_end), or NULL with *dwfl NULL when libdwfl cannot read
+ * the file (then a warning into w, when not NULL). */
+Dwfl_Module *lh_sym_report_elf(const char *path, uint64_t load_bias, Dwfl **dwfl,
+                               lh_warnings_t *w);
 
 int lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t **out,
                lh_err_t *err);

@@ -528,10 +528,7 @@ encode(lh_symcache_t *c, size_t *len)
     put64(p, fnv(FNV0, out, n - 8));
     *len = n;
 done:
-    free(ents);
-    free(fr);
-    free(st.data);
-    free(st.slots);
+    LH_FREE_ALL(ents, fr, st.data, st.slots);
     return out;
 }
 
@@ -657,10 +654,5 @@ lh_symcache_free(lh_symcache_t *c)
         return;
     }
     lh_strv_free(c->bufs, c->n_bufs);
-    free(c->slots);
-    free(c->ents);
-    free(c->frames);
-    free(c->key);
-    free(c->file);
-    free(c);
+    LH_FREE_ALL(c->slots, c->ents, c->frames, c->key, c->file, c);
 }

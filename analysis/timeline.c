@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bound.h"
+#include "dupstr.h"
 #include "grow.h"
 
 #include "rank.h"
@@ -152,18 +153,12 @@ lh_timeline_free(lh_timeline_t *tl)
         return;
     }
     for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < tl->b[k].n; i++) {
-            free(tl->b[k].v[i].label);
-        }
-        free(tl->b[k].v);
+        LH_FREE_EACH(tl->b[k].v, tl->b[k].n, lh_boundary_t, label);
         free(tl->ts[k].after);
         free(tl->peak[k].after);
     }
-    for (size_t i = 0; i < tl->n_sites; i++) {
-        free(tl->sites[i].series);
-    }
+    LH_FREE_EACH(tl->sites, tl->n_sites, site_t, series);
     free(tl->all.v);
-    free(tl->sites);
     free(tl->dirty);
     free(tl->to_copy);
     free(tl);
@@ -172,11 +167,10 @@ lh_timeline_free(lh_timeline_t *tl)
 static site_t *
 site_at(lh_timeline_t *tl, uint32_t id)
 {
-    if (id > LH_STACK_ID_MAX ||
-        lh_grow_zeroed(&tl->sites, &tl->n_sites, (size_t)id + 1, sizeof *tl->sites, 64) < 0) {
+    if (id > LH_STACK_ID_MAX) {
         return NULL;
     }
-    return &tl->sites[id];
+    return lh_grow_slot(&tl->sites, &tl->n_sites, id, sizeof *tl->sites, 64);
 }
 
 /* The live set of site id changed: remember to record it at the next boundary. */
@@ -607,11 +601,7 @@ nomem:
 void
 lh_diff_fini(lh_diff_t *d)
 {
-    for (size_t i = 0; i < d->n_sites; i++) {
-        free(d->sites[i].blocks);
-        free(d->sites[i].bytes);
-    }
-    free(d->sites);
+    LH_FREE_EACH2(d->sites, d->n_sites, lh_diff_site_t, blocks, bytes);
     d->sites = NULL;
     d->n_sites = 0;
 }
@@ -675,8 +665,8 @@ densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n
     }
 }
 
-static int
-cmp_growth_site(const void *pa, const void *pb)
+int
+lh_growth_site_cmp(const void *pa, const void *pb)
 {
     const lh_growth_site_t *a = pa, *b = pb;
     if (a->growing != b->growing) {
@@ -772,7 +762,7 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     free(bl);
     free(by);
     if (g->n_sites) {
-        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, cmp_growth_site);
+        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, lh_growth_site_cmp);
     }
     return 0;
 nomem:
@@ -863,11 +853,7 @@ lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
 void
 lh_growth_fini(lh_growth_t *g)
 {
-    for (size_t i = 0; i < g->n_sites; i++) {
-        free(g->sites[i].blocks);
-        free(g->sites[i].bytes);
-    }
-    free(g->sites);
+    LH_FREE_EACH2(g->sites, g->n_sites, lh_growth_site_t, blocks, bytes);
     g->sites = NULL;
     g->n_sites = 0;
 }
@@ -992,10 +978,7 @@ nomem:
 void
 lh_counts_fini(lh_counts_t *c)
 {
-    for (size_t i = 0; c->groups && i < c->n_shown; i++) {
-        free(c->groups[i].counts);
-    }
-    free(c->groups);
+    LH_FREE_EACH(c->groups, c->n_shown, lh_count_group_t, counts);
     c->groups = NULL;
     c->n_groups = c->n_shown = 0;
 }

@@ -207,6 +207,10 @@ int lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_
 uint8_t *lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc,
                                lh_err_t *err);
 
+/* The order of growth listings: growing sites first, then by slope_bytes, descending, then
+ * by stack id (qsort comparator over lh_growth_site_t). */
+int lh_growth_site_cmp(const void *a, const void *b);
+
 /* Fills the growth statistics of s from its series (exposed for the unit tests). */
 void lh_growth_site_stats(lh_growth_site_t *s, size_t n_points);
 

@@ -20,6 +20,7 @@
 #include "fread_count.h"
 #include "grow.h"
 #include "prefetch.h"
+#include "replay.h"
 #include "window.h"
 
 /* Without SYNC records (an agent without a ticker), the window would hold the whole trace;
@@ -88,25 +89,6 @@ set_str(char **dst, const char *s, size_t n)
     }
     free(*dst);
     *dst = r;
-    return 0;
-}
-
-static int
-grow(uint8_t **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    size_t cap2 = *cap ? *cap : 65536;
-    while (cap2 < need) {
-        cap2 *= 2;
-    }
-    uint8_t *b = realloc(*buf, cap2);
-    if (!b) {
-        return LH_ENOMEM;
-    }
-    *buf = b;
-    *cap = cap2;
     return 0;
 }
 
@@ -236,6 +218,14 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
     case LH_REC_INFO_PARENT:
         in->parent_pid = lh_dec_varint(pl);
         in->has_parent = lh_dec_ok(pl);
+        if (in->has_parent && lh_dec_left(pl) > 0) { /* minor 3 */
+            in->fork_ts_ns = lh_dec_varint(pl);
+            s = lh_dec_str(pl, &len);
+            if (lh_dec_ok(pl) && (rc = set_str((char **)&in->parent_trace, s, len)) < 0) {
+                return rc;
+            }
+            in->parent_trace_pid = lh_dec_varint(pl);
+        }
         break;
     default:
         t->stats.n_unknown++;
@@ -756,7 +746,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         }
         extra -= n;
     }
-    if (grow(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1) < 0) {
+    if (lh_grow_to(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1, 1, 65536) < 0) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
     }
     if (read_some(t, t->comp, h.comp_len) != h.comp_len) {
@@ -770,7 +760,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
     }
     payload = t->comp;
     if (h.codec == LH_CODEC_ZSTD) {
-        if (grow(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1) < 0) {
+        if (lh_grow_to(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1, 1, 65536) < 0) {
             return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
         }
         size_t n = ZSTD_decompress(t->raw, h.raw_len, t->comp, h.comp_len);
@@ -864,6 +854,209 @@ read_header(lh_trace_t *t, lh_err_t *err)
     return read_info(t, info_len, err);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * The inherited heap of a fork child
+ * ------------------------------------------------------------------------------------- */
+
+#define SEED_DEPTH_MAX 32 /* fork generations followed (a loop of renamed files ends too) */
+
+static int
+cmp_live(const void *a, const void *b)
+{
+    const lh_live_block_t *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns) {
+        return x->ts_ns < y->ts_ns ? -1 : 1;
+    }
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Copies stack id of src (with its script frames) into t's table, where the same id names
+ * the same stack: the child inherited the agent's stack table, and ids made before the
+ * fork are never given again. Returns 0, 1 when src does not know it (yet), or LH_ENOMEM. */
+static int
+copy_stack(lh_trace_t *t, const lh_stacks_t *src, uint32_t id)
+{
+    const lh_stack_t *s = lh_stacks_get(src, id);
+    if (!s || !s->ips) {
+        return 1;
+    }
+    if (lh_stacks_get(&t->stacks, id)) {
+        return 0;
+    }
+    int rc = lh_stacks_put(&t->stacks, id, s->epoch, s->ips, s->n_ips);
+    if (rc < 0 || s->n_script == 0) {
+        return rc < 0 ? rc : 0;
+    }
+    for (uint32_t i = 0; i < s->n_script; i++) {
+        const lh_sframe_t *f = lh_sframes_get(&src->sframes, s->script[i]);
+        if (f && f->function &&
+            (rc = lh_stacks_put_sframe(&t->stacks, s->script[i], f->lang, f->function,
+                                       strlen(f->function), f->file, strlen(f->file),
+                                       f->line)) < 0) {
+            return rc;
+        }
+    }
+    t->map_sites = 1;
+    return lh_stacks_put_script(&t->stacks, id, s->script, s->n_script) < 0 ? LH_ENOMEM : 0;
+}
+
+/* The blocks live in parent p at the fork, sorted by time; reads p up to the first event
+ * at or after the fork, then on only while a stack they use is still unknown (a STACK
+ * record may come in a later frame than the first event using it). *reached: whether p
+ * went up to the fork. Returns the count, or a negative LH_E* code. */
+static long
+parent_live(lh_trace_t *p, uint64_t fork_ts, lh_live_block_t **out, int *reached,
+            lh_err_t *err)
+{
+    lh_replay_t *r = NULL;
+    lh_live_block_t *v = NULL;
+    size_t n = 0, cap = 0, cur = 0;
+    lh_event_t ev;
+    int rc = lh_replay_new(&r, err);
+    *reached = 0;
+    while (rc == 0 && (rc = lh_trace_next(p, &ev, err)) > 0) {
+        if (ev.ts_ns >= fork_ts) {
+            *reached = 1;
+            break;
+        }
+        rc = lh_replay_event(r, &ev, err);
+    }
+    if (rc < 0 && rc != LH_ENOMEM) {
+        rc = 0; /* what came before a bad tail is the parent's heap as far as it is known */
+    }
+    lh_live_block_t b;
+    while (rc >= 0 && lh_replay_live_next(r, &cur, &b)) {
+        if (lh_grow(&v, &cap, n, sizeof *v, 1024) < 0) {
+            rc = LH_ENOMEM;
+            break;
+        }
+        v[n++] = b;
+    }
+    lh_replay_free(r);
+    for (size_t i = 0, more = 1; rc >= 0 && more && i < n;) {
+        if (v[i].stack_id == 0 || lh_stacks_get(lh_trace_stacks(p), v[i].stack_id)) {
+            i++;
+            continue;
+        }
+        lh_err_t e2;
+        more = lh_trace_next(p, &ev, &e2) > 0;
+    }
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    if (n > 1) {
+        qsort(v, n, sizeof *v, cmp_live);
+    }
+    *out = v;
+    return (long)n;
+}
+
+/* Opens the trace named by a fork child's INFO_PARENT: first beside the child (the two
+ * files moved together), then as the agent named it. */
+static int
+open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
+{
+    const char *name = t->info.parent_trace;
+    const char *base = strrchr(name, '/');
+    const char *slash = strrchr(t->path, '/');
+    base = base ? base + 1 : name;
+    lh_trace_opts_t o = {.salvage = 1, .depth = t->opts.depth + 1};
+    lh_err_t e;
+    char beside[4096];
+    int rc = LH_ENOENT;
+    int n = snprintf(beside, sizeof beside, "%.*s%s", slash ? (int)(slash - t->path + 1) : 0,
+                     t->path, base);
+    if (n > 0 && (size_t)n < sizeof beside && strcmp(beside, name) != 0) {
+        rc = lh_trace_open(beside, &o, p, &e);
+    }
+    if (rc == LH_ENOENT) {
+        rc = lh_trace_open(name, &o, p, &e);
+    }
+    if (rc < 0) {
+        snprintf(why, why_len, "%s", e.msg);
+        return rc;
+    }
+    if (lh_trace_info(*p)->pid != t->info.parent_trace_pid) {
+        snprintf(why, why_len, "%s is the trace of pid %" PRIu64 ", not of pid %" PRIu64,
+                 lh_trace_path(*p), lh_trace_info(*p)->pid, t->info.parent_trace_pid);
+        lh_trace_close(*p);
+        *p = NULL;
+        return LH_EFORMAT;
+    }
+    return 0;
+}
+
+/* A fork child's trace: pushes the blocks live in its parent's trace at the fork into the
+ * window, as ALLOC events, and their stacks into the child's table. Problems with the
+ * parent's trace are a one-line warning (the child is read alone); only memory fails. */
+static int
+seed_inherited(lh_trace_t *t, lh_err_t *err)
+{
+    lh_trace_info_t *in = &t->info;
+    if (!in->has_parent || !in->fork_ts_ns || t->opts.no_parent) {
+        return 0;
+    }
+    if (!in->parent_trace[0]) {
+        lh_warn(&t->warnings,
+                "%s: pid %" PRIu64 " was forked from pid %" PRIu64 ", which wrote no trace: "
+                "analyzed alone (frees of inherited blocks are unmatched)",
+                t->path, in->pid, in->parent_pid);
+        return 0;
+    }
+    char why[sizeof err->msg];
+    lh_trace_t *p = NULL;
+    if (t->opts.depth >= SEED_DEPTH_MAX) {
+        snprintf(why, sizeof why, "more than %d generations of fork", SEED_DEPTH_MAX);
+    } else if (open_parent(t, &p, why, sizeof why) == LH_ENOMEM) {
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory reading its parent's trace",
+                          t->path);
+    }
+    if (!p) {
+        lh_warn(&t->warnings, "%s: inherited heap not read (%s): analyzed alone", t->path,
+                why);
+        return 0;
+    }
+    lh_live_block_t *v = NULL;
+    int reached = 0;
+    long n = parent_live(p, in->fork_ts_ns, &v, &reached, err);
+    int rc = n < 0 ? (int)n : 0;
+    uint64_t bytes = 0;
+    for (long i = 0; rc == 0 && i < n; i++) {
+        lh_event_t ev = {.type = LH_REC_ALLOC, .stack_id = v[i].stack_id, .ts_ns = v[i].ts_ns,
+                         .addr = v[i].addr, .size = v[i].size,
+                         .sample_rate = in->sample_rate_bytes};
+        if (v[i].stack_id && (rc = copy_stack(t, lh_trace_stacks(p), v[i].stack_id)) > 0) {
+            rc = 0; /* the parent's trace ends before that stack: the block has no site */
+            ev.stack_id = 0;
+        }
+        if (rc == 0) {
+            rc = lh_window_push(&t->window, &ev, 0, (uint64_t)i);
+        }
+        bytes += v[i].size;
+    }
+    if (rc == 0) {
+        rc = set_str((char **)&in->inherited_from, lh_trace_path(p), strlen(lh_trace_path(p)));
+    }
+    if (rc == 0 && !reached) {
+        lh_warn(&t->warnings,
+                "%s: the parent's trace %s ends before the fork (its process still runs?): "
+                "%ld inherited blocks known, blocks allocated after its last frame are not",
+                t->path, lh_trace_path(p), n);
+    }
+    free(v);
+    lh_trace_close(p);
+    if (rc < 0) {
+        return rc == LH_ENOMEM ? lh_err_set(err, rc, "%s: out of memory reading its parent's "
+                                                     "trace", t->path)
+                               : rc;
+    }
+    in->inherited = 1;
+    in->inherited_blocks = (uint64_t)n;
+    in->inherited_bytes = bytes;
+    return 0;
+}
+
 int
 lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, lh_err_t *err)
 {
@@ -873,8 +1066,6 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     if (!t) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
     }
-    lh_modules_init(&t->modules);
-    lh_stacks_init(&t->stacks);
     lh_warnings_init(&t->warnings);
     lh_window_init(&t->window);
     if (opts) {
@@ -884,8 +1075,11 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     t->info.exe = strdup("");
     t->info.agent_version = strdup("");
     t->info.arch = strdup("");
+    t->info.parent_trace = strdup("");
+    t->info.inherited_from = strdup("");
     t->info.argv = calloc(1, sizeof *t->info.argv);
-    if (!t->path || !t->info.exe || !t->info.agent_version || !t->info.arch || !t->info.argv) {
+    if (!t->path || !t->info.exe || !t->info.agent_version || !t->info.arch || !t->info.argv ||
+        !t->info.parent_trace || !t->info.inherited_from) {
         rc = lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -896,7 +1090,7 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
         goto fail;
     }
     rc = read_header(t, err);
-    if (rc < 0) {
+    if (rc < 0 || (rc = seed_inherited(t, err)) < 0) {
         goto fail;
     }
     int n_workers = lh_prefetch_threads();
@@ -925,13 +1119,12 @@ lh_trace_close(lh_trace_t *t)
     free((char *)t->info.exe);
     free((char *)t->info.agent_version);
     free((char *)t->info.arch);
+    free((char *)t->info.parent_trace);
+    free((char *)t->info.inherited_from);
     free_argv(&t->info);
     lh_modules_fini(&t->modules);
     lh_stacks_fini(&t->stacks);
-    for (size_t i = 0; i < t->n_threads; i++) {
-        free(t->threads[i].name);
-    }
-    free(t->threads);
+    LH_FREE_EACH(t->threads, t->n_threads, thread_name_t, name);
     lh_warnings_fini(&t->warnings);
     lh_strv_free(t->snap_files, t->n_snap_files);
     lh_window_fini(&t->window);
@@ -993,6 +1186,13 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
             t->eof = 1;
         }
     }
+}
+
+const lh_event_t *
+lh_trace_ahead(const lh_trace_t *t, size_t k)
+{
+    const lh_window_t *w = &t->window;
+    return k < w->ready - w->pos ? &w->v[w->pos + k].ev : NULL;
 }
 
 const char *

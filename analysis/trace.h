@@ -31,7 +31,9 @@
 typedef struct lh_trace lh_trace_t;
 
 typedef struct lh_trace_opts {
-    int salvage; /* accept a truncated or corrupt tail, with a warning */
+    int salvage;   /* accept a truncated or corrupt tail, with a warning */
+    int no_parent; /* a fork child's trace: do not seed it with the inherited heap */
+    int depth;     /* internal: how many fork children's traces are opening this one */
 } lh_trace_opts_t;
 
 /* From the info block. Strings are NUL-terminated copies owned by the trace ("" when not
@@ -41,6 +43,17 @@ typedef struct lh_trace_info {
     uint64_t pid, ppid;
     int has_parent;          /* INFO_PARENT: this process was started by fork() ... */
     uint64_t parent_pid;     /* ... of this pid */
+    uint64_t fork_ts_ns;     /* INFO_PARENT (minor 3): when (CLOCK_MONOTONIC); 0: not said */
+    const char *parent_trace; /* the trace that holds this process's heap at that time (the
+                                 parent's, or an ancestor's when the parent wrote nothing),
+                                 as the agent named it; "" when none does */
+    uint64_t parent_trace_pid; /* that trace's process */
+    /* Set by lh_trace_open when it seeded this trace with the inherited heap: the blocks
+     * live in parent_trace at fork_ts come first, as ALLOC events with their own times
+     * (all before fork_ts), sites and sizes, as if this trace had recorded them. */
+    int inherited;
+    const char *inherited_from; /* the file they were read from */
+    uint64_t inherited_blocks, inherited_bytes;
     uint64_t attach_how;     /* INFO_ATTACH: 1 `leakhound attach`, 2 `leakhound snapshot -p`;
                                 0: the agent ran from the start */
     const char *exe;
@@ -85,7 +98,11 @@ typedef struct lh_trace_stats {
     int salvaged;            /* a corrupt or truncated tail was dropped (opts.salvage) */
 } lh_trace_stats_t;
 
-/* Opens path and reads its header and info block. opts may be NULL (defaults). On success
+/* Opens path and reads its header and info block. opts may be NULL (defaults). A fork
+ * child's trace (INFO_PARENT with a parent trace) is seeded with the blocks live in that
+ * trace at the fork (read with salvage, up to its last complete frame: its process may
+ * still run; recursively for a grandchild); when that trace is missing, unreadable or of
+ * another process, the child is read alone and a warning says so in one line. On success
  * *out owns the open file; release it with lh_trace_close. Returns 0, or LH_ENOENT,
  * LH_EIO, LH_EFORMAT, LH_EVERSION, LH_ETRUNC, LH_ENOMEM with a message in err. */
 int lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out,
@@ -99,6 +116,10 @@ void lh_trace_close(lh_trace_t *t);
  * next call), 0 at the end of the trace, or a negative LH_E* code with a message in err;
  * after an error, every later call returns the same error. */
 int lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err);
+/* The event k places after the one lh_trace_next returned last, when it is decoded and
+ * ready already (NULL otherwise): a look ahead, for prefetching (its stack id is not yet
+ * mapped to its site, its label not to be kept). */
+const lh_event_t *lh_trace_ahead(const lh_trace_t *t, size_t k);
 
 const char *lh_trace_path(const lh_trace_t *t);
 const lh_trace_info_t *lh_trace_info(const lh_trace_t *t);

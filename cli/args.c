@@ -27,6 +27,18 @@ lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned lon
     return 0;
 }
 
+const void *
+lh_cli_find_named(const void *rows, size_t n, size_t size, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *const *row = (const void *)((const char *)rows + i * size);
+        if (strcmp(*row, name) == 0) {
+            return row;
+        }
+    }
+    return NULL;
+}
+
 /* Parses "<digits>[.<digits>]" at s into an integer part and a fraction num/den; returns
  * the end, or NULL. */
 static const char *

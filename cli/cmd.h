@@ -15,11 +15,67 @@
 
 #include "err.h"
 
-/* leakhound run [-o FILE] [--depth N] [--unwind libunwind|fp] [--follow-exec] [--] PROG...
- * Returns the program's exit status (128 + signal if it died from one), 127 if it could
- * not be started. */
-int lh_cmd_run(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_run_usage[];
+/* The subcommands, one X(NAME, SUMMARY) each, in the order `leakhound help` lists them:
+ * this list declares lh_cmd_NAME and its --help text lh_cmd_NAME_usage below, and is
+ * main.c's dispatch table, so that a command is named in one place.
+ *   run [-o FILE] [--depth N] [--unwind K] [--follow-exec] [--] PROG...: the program's exit
+ *     status (128 + signal if it died from one), 127 if it could not be started;
+ *   attach -p PID [-o FILE] [--duration D] [--depth N] [--unwind K] [--sample-rate SIZE]
+ *     [--snapshot-every D]: record a running process from now on;
+ *   snapshot -p PID [-o FILE] [--contents none|pointers|full] [--count N] [--interval D]: a
+ *     heap snapshot of a running process with no agent in it;
+ *   report FILE [--top N] [--format text|json] [--salvage];
+ *   leaks FILE [--from LABEL] [--to LABEL] [--skip N] [--top N] [--format F]: the
+ *     differential leak report over marks or snapshots;
+ *   counts FILE [--by site|function] [--top N] [--rows N] [--format F]: live blocks per
+ *     group at each mark;
+ *   log FILE [--addr ADDR] [--site N] [--thread TID] [--limit N] [--format F]: the raw
+ *     event history;
+ *   watch (-p PID | -- CMD...) [--load CMD ...]: 0 no leak, 1 leak, 2 inconclusive, 3 error
+ *     (printed by the command itself, since 2 means inconclusive here);
+ * where the memory went (issue 6):
+ *   tree FILE [--top-down|--bottom-up] [--metric M] [--focus FUNC] [--min-percent P]
+ *     [--format text|json]; plot FILE -o OUT.svg [--top N] [--x time|marks];
+ *   flamegraph FILE -o OUT.svg [--metric M]; html FILE -o OUT.html;
+ *   export FILE [--sqlite OUT.db [--events]] [--pprof OUT.pb.gz [--at LABEL]]
+ *     [--folded OUT.txt [--metric M]];
+ * why is it still alive (issue 5):
+ *   shell FILE [SNAPSHOT] [-c 'CMD; ...'] [--salvage]: 0, or 1 when a scripted command
+ *     failed. */
+#define LH_COMMANDS(X)                                                                     \
+    X(run, "run a program under the agent, recording a trace")                             \
+    X(attach, "record a running process from now on")                                      \
+    X(snapshot, "heap snapshot of a running process, no agent (-p PID)")                   \
+    X(report, "report what a recorded program leaked")                                     \
+    X(leaks, "what piles up while it runs, per interval")                                  \
+    X(counts, "live blocks per site at each mark")                                         \
+    X(log, "allocations and frees of an address, site, thread")                            \
+    X(watch, "measure from outside whether a process leaks")                               \
+    X(tree, "the call tree of what was allocated, leaked, at peak")                        \
+    X(plot, "draw the heap over time, by site (SVG)")                                      \
+    X(flamegraph, "draw a flame graph (SVG)")                                              \
+    X(html, "one self-contained HTML page: charts and tables")                             \
+    X(export, "write a trace as SQLite, pprof or folded stacks")                           \
+    X(shell, "explore a heap snapshot: why is it still alive")
+
+#define LH_CMD_DECLARE(name, summary)                                                      \
+    int lh_cmd_##name(int argc, char **argv, lh_err_t *err);                               \
+    extern const char lh_cmd_##name##_usage[];
+LH_COMMANDS(LH_CMD_DECLARE)
+
+/* The options of what the agent records, taken alike by run and attach (their values
+ * checked by each), as rows of an lh_opt_t table filling the fields of the same names in
+ * the struct a points to: -o/--output, --depth, --unwind, --sample-rate, --snapshot-every. */
+#define LH_RECORD_OPTS(a)                                                                  \
+    {"--output", "-o", LH_OPT_STR, &(a)->output, 0, 0, NULL},                              \
+    {"--depth", NULL, LH_OPT_STR, &(a)->depth, 0, 0, NULL},                                \
+    {"--unwind", NULL, LH_OPT_STR, &(a)->unwind, 0, 0, NULL},                              \
+    {"--sample-rate", NULL, LH_OPT_STR, &(a)->sample_rate, 0, 0, NULL},                    \
+    {"--snapshot-every", NULL, LH_OPT_STR, &(a)->snap_every, 0, 0, NULL}
+
+/* leakhound report FILE --by function [--sort inclusive|exclusive] [--metric M] [--top N]
+ * [--format text|json]: called by lh_cmd_report when --by is given. */
+int lh_cmd_report_by(int argc, char **argv, lh_err_t *err);
 
 /* Finds the library name (libleakhound.so, libleakhound_attach.so): $env_name when set,
  * else in ../lib, ../lib/leakhound or the directory of the leakhound executable. Returns 0
@@ -27,20 +83,6 @@ extern const char lh_cmd_run_usage[];
  * /proc/self/exe: ...", or "MISSING next to DIR (LOOKED); set ENV". */
 int lh_cli_find_lib(const char *name, const char *env_name, const char *what, const char *missing,
                     const char *looked, char *out, size_t len, lh_err_t *err);
-
-/* leakhound attach -p PID [-o FILE] [--duration D] [--depth N] [--unwind K]
- * [--sample-rate SIZE] [--snapshot-every D]: record a running process from now on. */
-int lh_cmd_attach(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_attach_usage[];
-
-/* leakhound snapshot -p PID [-o FILE] [--contents none|pointers|full] [--count N]
- * [--interval D]: a heap snapshot of a running process with no agent in it. */
-int lh_cmd_snapshot(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_snapshot_usage[];
-
-/* leakhound report FILE [--top N] [--format text|json] [--salvage] */
-int lh_cmd_report(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_report_usage[];
 
 /* Parses a decimal unsigned number in [lo, hi]; returns 0 or LH_EINVAL (message names the
  * option). */
@@ -50,25 +92,11 @@ int lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned
  * (cmd_shell.c; report takes it too). */
 int lh_cli_parse_heuristics(const char *s, unsigned *out, lh_err_t *err);
 
-/* leakhound watch (-p PID | -- CMD...) [--load CMD ...]: 0 no leak, 1 leak, 2 inconclusive,
- * 3 error (printed by the command itself, since 2 means inconclusive here). */
-int lh_cmd_watch(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_watch_usage[];
-
-/* leakhound leaks FILE [--from LABEL] [--to LABEL] [--skip N] [--top N] [--format F]:
- * the differential leak report over marks or snapshots. */
-int lh_cmd_leaks(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_leaks_usage[];
-
-/* leakhound counts FILE [--by site|function] [--top N] [--rows N] [--format F]: live
- * blocks per group at each mark. */
-int lh_cmd_counts(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_counts_usage[];
-
-/* leakhound log FILE [--addr ADDR] [--site N] [--thread TID] [--limit N] [--format F]:
- * the raw event history. */
-int lh_cmd_log(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_log_usage[];
+/* The row named name in a table of n rows of size bytes, each starting with its name (a
+ * const char *), or NULL: the one lookup of main.c's commands and the shell's. */
+const void *lh_cli_find_named(const void *rows, size_t n, size_t size, const char *name);
+#define LH_CLI_FIND(table, name) lh_cli_find_named((table), sizeof(table) / sizeof *(table), \
+                                                   sizeof *(table), (name))
 
 /* Pure parsers (unit-tested), returning 0 or LH_EINVAL without a message:
  * durations: a number (fractions allowed) and a unit ns, us, ms, s, m/min or h ("10s",
@@ -81,38 +109,7 @@ int lh_parse_size_bytes(const char *s, uint64_t *bytes);
  * signal number, 0, or LH_EINVAL (unknown, or KILL/STOP, which cannot be caught). */
 int lh_parse_signal(const char *s);
 
-/* ---------------------------------------------------------------------------------------
- * Where the memory went (issue 6): attribution, trees, pictures, exports, CI checks.
- * ------------------------------------------------------------------------------------- */
-/* leakhound report FILE --by function [--sort inclusive|exclusive] [--metric M] [--top N]
- * [--format text|json]: called by lh_cmd_report when --by is given. */
-int lh_cmd_report_by(int argc, char **argv, lh_err_t *err);
-/* leakhound export FILE [--sqlite OUT.db [--events]] [--pprof OUT.pb.gz [--at LABEL]]
- * [--folded OUT.txt [--metric M]] */
-int lh_cmd_export(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_export_usage[];
-/* leakhound tree FILE [--top-down|--bottom-up] [--metric M] [--focus FUNC] [--min-percent P]
- * [--format text|json] */
-int lh_cmd_tree(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_tree_usage[];
-/* leakhound flamegraph FILE -o OUT.svg [--metric M] */
-int lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_flamegraph_usage[];
-/* leakhound plot FILE -o OUT.svg [--top N] [--x time|marks] */
-int lh_cmd_plot(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_plot_usage[];
-/* leakhound html FILE -o OUT.html */
-int lh_cmd_html(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_html_usage[];
 /* Exit status of `leakhound run --check` when the program leaked more than allowed. */
 #define LH_EXIT_CHECK_LEAK 23
-
-/* ---------------------------------------------------------------------------------------
- * Why is it still alive (issue 5): heap snapshots with the reference graph.
- * ------------------------------------------------------------------------------------- */
-/* leakhound shell FILE [SNAPSHOT] [-c 'CMD; ...'] [--salvage]: 0, or 1 when a scripted
- * command failed. */
-int lh_cmd_shell(int argc, char **argv, lh_err_t *err);
-extern const char lh_cmd_shell_usage[];
 
 #endif /* LH_CMD_H */

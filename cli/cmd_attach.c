@@ -53,14 +53,9 @@ on_stop_signal(int sig)
     stop_requested = 1;
 }
 
-typedef struct attach_args {
-    const char *pid;
-    const char *output;
-    const char *duration;
-    const char *depth;
-    const char *unwind;
-    const char *sample_rate;
-    const char *snap_every;
+typedef struct attach_args { /* the options' values, as given */
+    const char *pid, *duration;
+    const char *output, *depth, *unwind, *sample_rate, *snap_every; /* LH_RECORD_OPTS */
 } attach_args_t;
 
 static int
@@ -69,12 +64,8 @@ parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
     memset(a, 0, sizeof *a);
     const lh_opt_t opts[] = {
         {"--pid", "-p", LH_OPT_STR, &a->pid, 0, 0, NULL},
-        {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
         {"--duration", NULL, LH_OPT_STR, &a->duration, 0, 0, NULL},
-        {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
-        {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
-        {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
-        {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
+        LH_RECORD_OPTS(a),
     };
     int rc = lh_args_parse_own("attach", lh_cmd_attach_usage, opts, sizeof opts / sizeof opts[0],
                                argc, argv, err);

@@ -46,11 +46,9 @@ parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
         {"--rows", NULL, LH_OPT_UINT, &a->rows, 0, 100000000, NULL},
         {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
     };
-    const lh_cmd_spec_t spec = {"counts", lh_cmd_counts_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->top = 5;
     a->rows = 20;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(counts, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->kind = (lh_bound_kind_t)kind;
@@ -158,7 +156,6 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     counts_args_t a = {0};
     lh_pass_t p;
     lh_counts_t c;
-    lh_site_t *sites = NULL;
     uint32_t *group_of = NULL;
     char **names = NULL;
     const char **shown_names = NULL;
@@ -195,15 +192,13 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     for (size_t i = 0; i < c.n_shown; i++) {
         shown_names[i] = names ? names[c.groups[i].group] : NULL;
     }
-    lh_tl_view_t v;
     if ((rc = lh_pass_show(&p, c.groups, sizeof *c.groups, offsetof(lh_count_group_t, first_stack),
-                           c.n_shown, a.load.json, &sites, &v, err)) < 0) {
+                           c.n_shown, err)) < 0) {
         goto done;
     }
-    rc = lh_view_counts(stdout, &v, &c, sites, names ? shown_names : NULL, a.rows, err);
+    rc = lh_view_counts(stdout, &p.view, &c, p.sites, names ? shown_names : NULL, a.rows, err);
 done:
     if (have_counts) {
-        lh_pass_sites_free(sites, c.n_shown);
         lh_counts_fini(&c);
     }
     for (size_t i = 0; i < n_names; i++) {

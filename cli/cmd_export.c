@@ -52,9 +52,7 @@ parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
         {"--at", NULL, LH_OPT_STR, &a->at, 0, 0, NULL},
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
     };
-    const lh_cmd_spec_t spec = {"export", lh_cmd_export_usage, 0, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(export, 0, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->metric = (lh_metric_t)metric;
@@ -146,13 +144,10 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     }
     if (a.folded) {
         FILE *out = lh_load_out_open(a.folded, err);
-        if (!out) {
-            rc = LH_EIO;
-            goto done;
-        }
-        rc = lh_load_out_close(out, a.folded,
-                               lh_view_folded(out, c, &f, supp.n ? &supp : NULL, a.metric, err),
-                               err);
+        const lh_supp_t *sp = supp.n ? &supp : NULL;
+        rc = !out ? LH_EIO
+                  : lh_load_out_close(out, a.folded, lh_view_folded(out, c, &f, sp, a.metric, err),
+                                      err);
         if (rc < 0) {
             goto done;
         }

@@ -2,9 +2,7 @@
  *
  * cmd_flamegraph.c: `leakhound flamegraph FILE -o flame.svg`: a flame graph of a metric.
  */
-#include <limits.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "calltree.h"
 #include "cmd.h"
@@ -38,19 +36,17 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
         {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
     };
-    const lh_cmd_spec_t spec = {"flamegraph", lh_cmd_flamegraph_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(flamegraph, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     to.metric = (lh_metric_t)metric;
     lh_load_funcs_t lf;
-    char cwd[PATH_MAX], head[512];
+    char head[512];
     if ((rc = lh_load_funcs(&la, &to, &lf, err)) < 0) {
         return rc;
     }
     lh_load_title(lf.c, what[to.metric], head, sizeof head);
-    lh_flame_opts_t fo = {"flame", 0, head, getcwd(cwd, sizeof cwd), (int)width};
+    lh_flame_opts_t fo = {"flame", 0, head, lf.cwd, (int)width};
     FILE *out = lh_load_out_open(la.out, err);
     rc = !out ? LH_EIO
               : lh_load_out_close(out, la.out, lh_view_flamegraph(out, &lf.t, &lf.f, &fo, err),

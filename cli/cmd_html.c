@@ -37,9 +37,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     unsigned long top = 20;
     int rc;
     const lh_opt_t opts[] = {{"--top", NULL, LH_OPT_UINT, &top, 1, 1000, NULL}};
-    const lh_cmd_spec_t spec = {"html", lh_cmd_html_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(html, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     lh_collect_opts_t co = {0};
@@ -108,11 +106,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_html_page_t page = {&rep, &f, &e, &t, &g, gsites, ng, lh_load_prog(c), ptitle, psub,
                            ftitle, getcwd(cwd, sizeof cwd), LH_VERSION};
     FILE *out = lh_load_out_open(la.out, err);
-    if (!out) {
-        rc = LH_EIO;
-        goto done;
-    }
-    rc = lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
+    rc = !out ? LH_EIO : lh_load_out_close(out, la.out, lh_view_html(out, &page, err), err);
     lh_load_sym_warnings(c);
 done:
     free(gsites);

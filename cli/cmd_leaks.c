@@ -55,10 +55,8 @@ parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
         {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
         {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
     };
-    const lh_cmd_spec_t spec = {"leaks", lh_cmd_leaks_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->top = 10;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(leaks, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->skip = skip == ULONG_MAX ? -1 : (long)skip;
@@ -95,8 +93,6 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     leaks_args_t a = {0};
     lh_pass_t p;
     lh_diff_t d;
-    lh_site_t *sites = NULL;
-    lh_tl_view_t v;
     size_t n_shown = 0;
     int have_diff = 0;
     int rc = parse_args(argc, argv, &a, err);
@@ -124,12 +120,11 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     }
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;
     if ((rc = lh_pass_show(&p, d.sites, sizeof *d.sites, offsetof(lh_diff_site_t, stack_id),
-                           n_shown, a.load.json, &sites, &v, err)) < 0) {
+                           n_shown, err)) < 0) {
         goto done;
     }
-    rc = lh_view_leaks(stdout, &v, &d, sites, n_shown, err);
+    rc = lh_view_leaks(stdout, &p.view, &d, p.sites, n_shown, err);
 done:
-    lh_pass_sites_free(sites, n_shown);
     if (have_diff) {
         lh_diff_fini(&d);
     }

@@ -61,10 +61,8 @@ parse_args(int argc, char **argv, log_args_t *a, lh_err_t *err)
         {"--limit", NULL, LH_OPT_UINT, &limit, 0, 100000000, NULL},
         {"--frames", NULL, LH_OPT_UINT, &a->frames, 1, 1000, NULL},
     };
-    const lh_cmd_spec_t spec = {"log", lh_cmd_log_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->frames = 4;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(log, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     if (addr && parse_addr(addr, &a->f.addr) < 0) {
@@ -117,7 +115,6 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
     log_args_t a = {0};
     lh_pass_t p;
     lh_history_t h;
-    lh_site_t *sites = NULL;
     uint32_t *ids = NULL;
     size_t n_ids = 0;
     int rc = parse_args(argc, argv, &a, err);
@@ -150,14 +147,12 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
         }
     }
     n_ids = k;
-    lh_tl_view_t v;
-    if ((rc = lh_pass_show(&p, ids, sizeof *ids, 0, n_ids, a.load.json, &sites, &v, err)) < 0) {
+    if ((rc = lh_pass_show(&p, ids, sizeof *ids, 0, n_ids, err)) < 0) {
         goto done;
     }
-    v.max_frames = a.frames;
-    rc = lh_view_log(stdout, &v, &h, sites, n_ids, err);
+    p.view.max_frames = a.frames;
+    rc = lh_view_log(stdout, &p.view, &h, p.sites, n_ids, err);
 done:
-    lh_pass_sites_free(sites, n_ids);
     free(ids);
     lh_history_fini(&h);
     lh_pass_close(&p);

@@ -39,9 +39,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
         {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
         {"--x", NULL, LH_OPT_CHOICE, &x_marks, 0, 0, "time|marks"},
     };
-    const lh_cmd_spec_t spec = {"plot", lh_cmd_plot_usage, LH_ARGS_OUTPUT, opts,
-                                sizeof opts / sizeof *opts};
-    if ((rc = lh_args_parse(&spec, argc, argv, &la, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(plot, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     lh_collect_opts_t co = {0};
@@ -72,11 +70,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_load_subtitle(c, sub, sizeof sub);
     lh_plot_opts_t po = {"plot", 0, head, sub, getcwd(cwd, sizeof cwd), (int)width};
     FILE *out = lh_load_out_open(la.out, err);
-    if (!out) {
-        rc = LH_EIO;
-        goto done;
-    }
-    rc = lh_load_out_close(out, la.out, lh_view_svg_plot(out, &e, &po, err), err);
+    rc = !out ? LH_EIO : lh_load_out_close(out, la.out, lh_view_svg_plot(out, &e, &po, err), err);
     lh_load_sym_warnings(c);
 done:
     if (have_e) {

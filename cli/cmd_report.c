@@ -21,6 +21,7 @@
 #include "symbolize.h"
 #include "text.h"
 #include "suppress.h"
+#include "survivors.h"
 #include "trace.h"
 
 const char lh_cmd_report_usage[] =
@@ -83,10 +84,8 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
         {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
         {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
     };
-    const lh_cmd_spec_t spec = {"report", lh_cmd_report_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->top = 10;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(report, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     if (a->threshold && lh_parse_duration_ns(a->threshold, &a->threshold_ns) < 0) {
@@ -122,19 +121,30 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     lh_timeline_opts_t tlo = {0};
     lh_growth_t g;
     lh_temp_t tmp;
-    lh_site_t *sites = NULL;
-    lh_tl_view_t v;
     size_t n_shown = 0, n_all;
     int have = 0;
     int rc;
+    /* Growth with neither marks nor snapshots: judged from the survivors (survivors.h). */
+    lh_activity_t *act = a->growth ? malloc(sizeof *act) : NULL;
+    lh_consumer_t hook = {lh_activity_event, act};
+    if (a->growth && !act) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    if (act) {
+        lh_activity_init(act);
+    }
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
-    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, NULL, err)) < 0) {
+    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, act ? &hook : NULL, err)) < 0) {
+        free(act);
         return rc;
     }
     if (a->growth) {
         rc = lh_timeline_growth(p.tl, NULL, &g, err);
+        if (rc == LH_EINVAL && g.why == LH_WHY_NO_POINTS) {
+            rc = lh_activity_growth(act, p.r, NULL, &g, err);
+        }
         rc = lh_pass_advise(rc, g.why, err);
         n_all = g.n_sites;
     } else {
@@ -166,24 +176,25 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     }
     n_shown = a->top && a->top < n_all ? a->top : n_all;
     rc = a->growth ? lh_pass_show(&p, g.sites, sizeof *g.sites,
-                                  offsetof(lh_growth_site_t, stack_id), n_shown, a->load.json,
-                                  &sites, &v, err)
+                                  offsetof(lh_growth_site_t, stack_id), n_shown, err)
                    : lh_pass_show(&p, tmp.sites, sizeof *tmp.sites,
-                                  offsetof(lh_temp_site_t, stack_id), n_shown, a->load.json,
-                                  &sites, &v, err);
+                                  offsetof(lh_temp_site_t, stack_id), n_shown, err);
     if (rc < 0) {
         goto done;
     }
-    rc = a->growth ? lh_view_growth(stdout, &v, &g, sites, n_shown, err)
-                   : lh_view_temporary(stdout, &v, &tmp, sites, n_shown, err);
+    rc = a->growth ? lh_view_growth(stdout, &p.view, &g, p.sites, n_shown, err)
+                   : lh_view_temporary(stdout, &p.view, &tmp, p.sites, n_shown, err);
 done:
-    lh_pass_sites_free(sites, n_shown);
     if (have && a->growth) {
         lh_growth_fini(&g);
     } else if (have) {
         lh_temp_fini(&tmp);
     }
     lh_pass_close(&p);
+    if (act) {
+        lh_activity_fini(act);
+    }
+    free(act);
     return rc < 0 ? rc : 0;
 }
 

@@ -1,8 +1,8 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * cmd_run.c: `leakhound run PROG ARGS...`: starts PROG with the agent preloaded, waits for
- * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program), and exits
- * with its status.
+ * it like time(1) does (ignoring SIGINT and SIGQUIT, which reach the program; passing on
+ * SIGTERM and SIGHUP sent to us), and exits with its status.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,23 +80,24 @@ const char lh_cmd_run_usage[] =
     "Overhead:\n"
     "  --sample-rate SIZE        record a Poisson sample of the allocations, one per SIZE\n"
     "                            bytes on average (512K: near-zero overhead; figures in the\n"
-    "                            reports become estimates)\n"
+    "                            reports become estimates; snapshots default to\n"
+    "                            --snapshot-contents none)\n"
+    "\n"
+    "SIGTERM and SIGHUP sent to leakhound run are passed on to the program, which then ends as\n"
+    "it would alone; run waits for it and exits with its status.\n"
     "\n"
     "The agent is $LEAKHOUND_AGENT, or libleakhound.so in ../lib, ../lib/leakhound or the\n"
     "directory of the leakhound executable.\n";
 
 typedef struct run_args {
-    const char *output;
-    const char *depth;
-    const char *unwind;
+    const char *output, *depth, *unwind, *sample_rate, *snap_every; /* LH_RECORD_OPTS */
     int follow_exec; /* 1: --follow-exec, 0: --no-follow-exec, -1: the exec chain */
     char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
     lh_check_opts_t check_opts;
     const char *max_leak;
     int help;
-    const char *snap_signal, *snap_every, *snap_growth, *snap_exit, *rss_interval;
-    const char *contents, *sample_rate;
+    const char *snap_signal, *snap_growth, *snap_exit, *rss_interval, *contents;
     char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
     char env_sample[24];
     char **prog_argv; /* NULL-terminated, points into argv */
@@ -247,15 +248,11 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             continue;
         }
         const lh_opt_t values[] = {
-            {"--output", "-o", LH_OPT_STR, &a->output, 0, 0, NULL},
-            {"--depth", NULL, LH_OPT_STR, &a->depth, 0, 0, NULL},
-            {"--unwind", NULL, LH_OPT_STR, &a->unwind, 0, 0, NULL},
+            LH_RECORD_OPTS(a),
             {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
-            {"--snapshot-every", NULL, LH_OPT_STR, &a->snap_every, 0, 0, NULL},
             {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
             {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
             {"--snapshot-contents", NULL, LH_OPT_STR, &a->contents, 0, 0, NULL},
-            {"--sample-rate", NULL, LH_OPT_STR, &a->sample_rate, 0, 0, NULL},
             {"--max-leak", NULL, LH_OPT_STR, &a->max_leak, 0, 0, NULL},
             {"--suppressions", NULL, LH_OPT_FILES, &a->check_opts.supp_files, 0, 0, NULL},
         };
@@ -520,31 +517,67 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
     return 0;
 }
 
-/* Starts the program with SIGINT and SIGQUIT at their defaults and waits for it. Returns
- * its exit status; *pid_out gets its pid (0 if it never started). */
+/* The program's pid while we wait for it, for the forwarding handler. */
+static volatile sig_atomic_t run_child_pid;
+
+/* SIGTERM and SIGHUP sent to `leakhound run` (a service manager stopping a unit, `kill` of
+ * the pid a user sees, a closed terminal) are meant for the program: passed on, so that it
+ * shuts down as it would alone and we still wait for it and report. Without this we died and
+ * left the program running with nobody to wait for it. kill(2) is async-signal-safe. */
+static void
+forward_signal(int sig)
+{
+    pid_t pid = (pid_t)run_child_pid;
+    if (pid > 0) {
+        kill(pid, sig);
+    }
+}
+
+/* The signals spawn_and_wait treats: ignored while the program runs (the terminal sends
+ * them to the whole group, so the program has them already), or forwarded to it. */
+static const struct {
+    int sig, forward;
+} run_sigs[] = {{SIGINT, 0}, {SIGQUIT, 0}, {SIGTERM, 1}, {SIGHUP, 1}};
+#define RUN_NSIG (sizeof run_sigs / sizeof *run_sigs)
+
+/* Starts the program with SIGINT and SIGQUIT at their defaults and waits for it, passing on
+ * SIGTERM and SIGHUP. Returns its exit status; *pid_out gets its pid (0 if it never
+ * started). */
 static int
 spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
 {
     posix_spawnattr_t attr;
-    sigset_t def;
-    struct sigaction ign = {0}, old_int, old_quit;
+    sigset_t def, fwd, old_mask;
+    struct sigaction act = {0}, old[RUN_NSIG];
     pid_t pid = 0;
     int status = 0, rc;
 
     *pid_out = 0;
-    ign.sa_handler = SIG_IGN;
-    sigemptyset(&ign.sa_mask);
+    run_child_pid = 0;
     sigemptyset(&def);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGQUIT);
+    sigemptyset(&fwd);
+    for (size_t i = 0; i < RUN_NSIG; i++) {
+        if (run_sigs[i].forward) {
+            sigaddset(&fwd, run_sigs[i].sig);
+        }
+        sigaddset(&def, run_sigs[i].sig);
+    }
     if ((rc = posix_spawnattr_init(&attr)) != 0) {
         return lh_err_set(err, LH_ENOMEM, "cannot run %s: %s", prog_argv[0], strerror(rc));
     }
+    /* The forwarded signals stay blocked here until the pid is known (a SIGTERM before it
+     * is delivered then, not lost); the program starts with our mask as it was. */
+    sigprocmask(SIG_BLOCK, &fwd, &old_mask);
     posix_spawnattr_setsigdefault(&attr, &def);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&attr, &old_mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     /* Ignore before spawning, so an early ^C cannot kill us instead of the program. */
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
+    sigemptyset(&act.sa_mask);
+    for (size_t i = 0; i < RUN_NSIG; i++) {
+        act.sa_handler = run_sigs[i].forward ? forward_signal : SIG_IGN;
+        act.sa_flags = run_sigs[i].forward ? SA_RESTART : 0;
+        sigaction(run_sigs[i].sig, &act, &old[i]);
+    }
     rc = posix_spawnp(&pid, prog_argv[0], NULL, &attr, prog_argv, environ);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
@@ -553,14 +586,16 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
         goto done;
     }
     *pid_out = pid;
+    run_child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
             rc = lh_err_set(err, LH_EIO, "waiting for %s: %s", prog_argv[0], strerror(errno));
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGQUIT, &old_quit, NULL);
-            return rc;
+            status = -1;
+            goto done;
         }
     }
+    run_child_pid = 0; /* reaped: its pid may be reused */
     if (WIFEXITED(status)) {
         status = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
@@ -571,9 +606,12 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
         status = 1;
     }
 done:
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    return status;
+    run_child_pid = 0;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    for (size_t i = 0; i < RUN_NSIG; i++) {
+        sigaction(run_sigs[i].sig, &old[i], NULL);
+    }
+    return status < 0 ? rc : status;
 }
 
 /* Whether NAME is a file that belongs to trace BASE (its name in the directory; STEM of

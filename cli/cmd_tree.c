@@ -2,11 +2,9 @@
  *
  * cmd_tree.c: `leakhound tree FILE`: the call tree of a metric, top-down or bottom-up.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "calltree.h"
 #include "cmd.h"
@@ -48,10 +46,8 @@ parse_args(int argc, char **argv, tree_args_t *a, lh_err_t *err)
         {"--min-percent", NULL, LH_OPT_STR, &min_percent, 0, 0, NULL},
         {"--depth", NULL, LH_OPT_UINT, &a->depth, 0, 100000, NULL},
     };
-    const lh_cmd_spec_t spec = {"tree", lh_cmd_tree_usage, LH_ARGS_FORMAT, opts,
-                                sizeof opts / sizeof *opts};
     a->min_percent = 0.5;
-    if ((rc = lh_args_parse(&spec, argc, argv, &a->load, err)) != 0) {
+    if ((rc = LH_ARGS_PARSE(tree, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     if (top_down && bottom_up) {
@@ -75,13 +71,11 @@ lh_cmd_tree(int argc, char **argv, lh_err_t *err)
 {
     tree_args_t a = {0};
     lh_load_funcs_t lf;
-    char cwd[PATH_MAX];
     int rc = parse_args(argc, argv, &a, err);
     if (rc != 0 || (rc = lh_load_funcs(&a.load, &a.topts, &lf, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    lh_tree_view_t v = {a.load.path, getcwd(cwd, sizeof cwd), a.topts.focus, a.min_percent,
-                        a.depth};
+    lh_tree_view_t v = {a.load.path, lf.cwd, a.topts.focus, a.min_percent, a.depth};
     rc = a.load.json ? lh_view_tree_json(stdout, &lf.t, &lf.f, &v, err)
                      : lh_view_tree_text(stdout, &lf.t, &lf.f, &v, err);
     lh_load_funcs_fini(&lf);

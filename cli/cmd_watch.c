@@ -78,19 +78,9 @@ const char lh_cmd_watch_usage[] =
     "example:\n"
     "  leakhound watch --load 'curl -s localhost:8080/' -n 100 -- ./server --port 8080\n";
 
-typedef struct watch_args {
-    const char *pid;
-    const char *load;
-    const char *n;
-    const char *rounds;
-    const char *warmup;
-    const char *settle;
-    const char *interval;
-    const char *duration;
-    const char *startup;
-    const char *metric;
-    const char *threshold;
-    const char *format;
+typedef struct watch_args { /* the options' values, as given */
+    const char *pid, *load, *n, *rounds, *warmup, *settle, *interval, *duration, *startup;
+    const char *metric, *threshold, *format;
     int show_load;
     int help;
     char **cmd; /* NULL-terminated, points into argv */

@@ -18,7 +18,7 @@ int
 lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err)
 {
     int rc = 0;
-    lh_supp_init(s);
+    *s = (lh_supp_t){0};
     if (defaults) {
         rc = lh_supp_add_defaults(s, err);
     }
@@ -156,6 +156,7 @@ lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load
         return rc;
     }
     lf->has_tree = tree_opts != NULL;
+    lf->cwd = getcwd(lf->cwd_buf, sizeof lf->cwd_buf);
     return 0;
 }
 

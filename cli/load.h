@@ -6,6 +6,7 @@
 #ifndef LH_CLI_LOAD_H
 #define LH_CLI_LOAD_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "calltree.h"
@@ -51,6 +52,8 @@ typedef struct lh_load_funcs {
     lh_funcs_t f;
     lh_tree_t t;
     int has_tree;
+    const char *cwd;        /* the directory paths are shown relative to, or NULL */
+    char cwd_buf[PATH_MAX];
 } lh_load_funcs_t;
 
 /* Builds them; tree_opts NULL: no tree. Returns 0 or an error (everything released). */

@@ -18,23 +18,9 @@ typedef struct command {
     const char *summary;
 } command_t;
 
-static const command_t commands[] = {
-    {"run", lh_cmd_run, lh_cmd_run_usage, "run a program under the agent, recording a trace"},
-    {"attach", lh_cmd_attach, lh_cmd_attach_usage, "record a running process from now on"},
-    {"snapshot", lh_cmd_snapshot, lh_cmd_snapshot_usage,
-     "heap snapshot of a running process, no agent (-p PID)"},
-    {"report", lh_cmd_report, lh_cmd_report_usage, "report what a recorded program leaked"},
-    {"leaks", lh_cmd_leaks, lh_cmd_leaks_usage, "what piles up while it runs, per interval"},
-    {"counts", lh_cmd_counts, lh_cmd_counts_usage, "live blocks per site at each mark"},
-    {"log", lh_cmd_log, lh_cmd_log_usage, "allocations and frees of an address, site, thread"},
-    {"watch", lh_cmd_watch, lh_cmd_watch_usage, "measure from outside whether a process leaks"},
-    {"tree", lh_cmd_tree, lh_cmd_tree_usage, "the call tree of what was allocated, leaked, at peak"},
-    {"plot", lh_cmd_plot, lh_cmd_plot_usage, "draw the heap over time, by site (SVG)"},
-    {"flamegraph", lh_cmd_flamegraph, lh_cmd_flamegraph_usage, "draw a flame graph (SVG)"},
-    {"html", lh_cmd_html, lh_cmd_html_usage, "one self-contained HTML page: charts and tables"},
-    {"export", lh_cmd_export, lh_cmd_export_usage, "write a trace as SQLite, pprof or folded stacks"},
-    {"shell", lh_cmd_shell, lh_cmd_shell_usage, "explore a heap snapshot: why is it still alive"},
-};
+/* cmd.h's list of commands, in its order. */
+#define COMMAND(name, summary) {#name, lh_cmd_##name, lh_cmd_##name##_usage, summary},
+static const command_t commands[] = {LH_COMMANDS(COMMAND)};
 
 static void
 usage(FILE *out)
@@ -83,17 +69,6 @@ take_native(int argc, char **argv, int native_too)
     return k;
 }
 
-static const command_t *
-find_command(const char *name)
-{
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(commands[i].name, name) == 0) {
-            return &commands[i];
-        }
-    }
-    return NULL;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -106,7 +81,7 @@ main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         if (argc > 2) {
-            if (!(cmd = find_command(argv[2]))) {
+            if (!(cmd = LH_CLI_FIND(commands, argv[2]))) {
                 fprintf(stderr, "leakhound: unknown command '%s' (see leakhound --help)\n",
                         argv[2]);
                 return 2;
@@ -122,7 +97,7 @@ main(int argc, char **argv)
                LH_FORMAT_MINOR);
         return 0;
     }
-    if (!(cmd = find_command(name))) {
+    if (!(cmd = LH_CLI_FIND(commands, name))) {
         fprintf(stderr, "leakhound: unknown %s '%s' (see leakhound --help)\n",
                 name[0] == '-' ? "option" : "command", name);
         return 2;

@@ -82,6 +82,13 @@ typedef struct lh_cmd_spec {
  * option, a missing or bad value, no trace or two, no -o (LH_ARGS_OUTPUT). */
 int lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
                   lh_err_t *err);
+/* lh_args_parse for the command NAME (a bare word: "NAME" in messages, lh_cmd_NAME_usage for
+ * --help) with its own option array opts, whose length is taken here: so that a command
+ * states its table once and nothing about it twice. */
+#define LH_ARGS_PARSE(name, flags, opts, argc, argv, a, err)                                    \
+    lh_args_parse(&(const lh_cmd_spec_t){#name, lh_cmd_##name##_usage, (flags), (opts),         \
+                                         sizeof(opts) / sizeof *(opts)},                        \
+                  (argc), (argv), (a), (err))
 
 /* lh_args_parse for a command that reads no trace (LH_ARGS_NO_TRACE): its own options and
  * --help only (attach, snapshot). */

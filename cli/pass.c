@@ -22,6 +22,7 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     int rc;
     memset(p, 0, sizeof *p);
     p->hist = hist;
+    p->json = a->json;
     if ((rc = lh_load_suppressions(a, &p->supp, err)) < 0) {
         return rc;
     }
@@ -51,7 +52,7 @@ fail:
 
 /* The view settings for this trace. */
 static void
-pass_view(const lh_pass_t *p, int json, lh_tl_view_t *v)
+pass_view(const lh_pass_t *p, lh_tl_view_t *v)
 {
     const lh_trace_info_t *in = lh_trace_info(p->t);
     const lh_trace_stats_t *st = lh_trace_stats(p->t);
@@ -64,16 +65,24 @@ pass_view(const lh_pass_t *p, int json, lh_tl_view_t *v)
     }
     v->cwd = p->cwd[0] ? p->cwd : NULL;
     v->max_frames = 8;
-    v->json = json;
+    v->json = p->json;
+}
+
+static void
+sites_free(lh_site_t *sites, size_t n)
+{
+    for (size_t i = 0; sites && i < n; i++) {
+        lh_site_fini(&sites[i]);
+    }
+    free(sites);
 }
 
 int
-lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n, int json,
-             lh_site_t **sites, lh_tl_view_t *v, lh_err_t *err)
+lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n,
+             lh_err_t *err)
 {
     lh_site_t *s = calloc(n ? n : 1, sizeof *s);
     int rc;
-    *sites = NULL;
     if (!s) {
         return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing sites");
     }
@@ -81,23 +90,15 @@ lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n
         memcpy(&s[i].stack_id, (const char *)rows + i * stride + off, sizeof s[i].stack_id);
         if ((rc = lh_site_symbolize(&s[i], p->t, p->sym, err)) < 0 ||
             (rc = lh_site_growers(&s[i], p->t, p->r, p->sym, err)) < 0) {
-            lh_pass_sites_free(s, i);
+            sites_free(s, i);
             return rc;
         }
     }
-    *sites = s;
+    p->sites = s;
+    p->n_sites = n;
     lh_pass_warnings(p);
-    pass_view(p, json, v);
+    pass_view(p, &p->view);
     return 0;
-}
-
-void
-lh_pass_sites_free(lh_site_t *sites, size_t n)
-{
-    for (size_t i = 0; sites && i < n; i++) {
-        lh_site_fini(&sites[i]);
-    }
-    free(sites);
 }
 
 void
@@ -168,6 +169,9 @@ lh_pass_close(lh_pass_t *p)
         p->have_supp = 0;
     }
     free(p->supp_known);
+    sites_free(p->sites, p->n_sites);
+    p->sites = NULL;
+    p->n_sites = 0;
     p->supp_known = NULL;
     p->n_supp_known = 0;
     lh_sym_free(p->sym);

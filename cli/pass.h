@@ -31,6 +31,10 @@ typedef struct lh_pass {
     int have_supp;
     uint8_t *supp_known;    /* per stack id: 0 not looked at, 1 shown, 2 suppressed */
     size_t n_supp_known;
+    int json;               /* --format json */
+    lh_site_t *sites;       /* after lh_pass_show: the sites shown, symbolized */
+    size_t n_sites;
+    lh_tl_view_t view;      /* after lh_pass_show: the view settings */
 } lh_pass_t;
 
 /* Loads the suppressions a names, opens a->path and runs the one pass over it (with a
@@ -42,12 +46,12 @@ int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* What every listing ends with, once its rows are chosen: symbolizes the n sites shown into
- * a new array *sites (lh_pass_sites_free), prints the warnings and fills the view settings
- * v. The stack id of row i is the uint32_t at rows + i * stride + off (a listing's array of
- * rows and offsetof its stack id field). Returns 0 or an error (nothing printed). */
-int lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n, int json,
-                 lh_site_t **sites, lh_tl_view_t *v, lh_err_t *err);
-void lh_pass_sites_free(lh_site_t *sites, size_t n);
+ * p->sites (row i's stack id is the uint32_t at rows + i * stride + off: a listing's array of
+ * rows and offsetof its stack id field), prints the warnings and fills p->view. The sites
+ * live in the pass, so that lh_pass_close releases all a command opened. Returns 0 or an
+ * error (nothing printed). */
+int lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n,
+                 lh_err_t *err);
 /* Prints the trace's and the symbolizer's warnings to stderr. */
 void lh_pass_warnings(const lh_pass_t *p);
 void lh_pass_close(lh_pass_t *p);

@@ -228,19 +228,20 @@ lh_target_check(pid_t pid, const char *what, lh_target_t *t, lh_err_t *err)
                           "leakhound as that user or as root",
                           what, (int)pid, t->comm, euid);
     }
-    const char *tp = status_field(status, "TracerPid");
-    if (tp && atoi(tp) != 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: process %d (%s) is already being traced (by process %d, a "
-                          "debugger?)",
-                          what, (int)pid, t->comm, atoi(tp));
-    }
-    const char *sc = status_field(status, "Seccomp");
-    if (sc && atoi(sc) != 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: process %d (%s) runs under a seccomp filter (mode %d): the "
-                          "system calls leakhound makes in it could kill it; not touching it",
-                          what, (int)pid, t->comm, atoi(sc));
+    /* The status fields whose number, when not 0, means hands off: why, around it. */
+    static const struct {
+        const char *key, *before, *after;
+    } refuse[] = {
+        {"TracerPid", "is already being traced (by process ", ", a debugger?)"},
+        {"Seccomp", "runs under a seccomp filter (mode ",
+         "): the system calls leakhound makes in it could kill it; not touching it"},
+    };
+    for (size_t i = 0; i < sizeof refuse / sizeof *refuse; i++) {
+        const char *v = status_field(status, refuse[i].key);
+        if (v && atoi(v) != 0) {
+            return lh_err_set(err, LH_EINVAL, "%s: process %d (%s) %s%d%s", what, (int)pid,
+                              t->comm, refuse[i].before, atoi(v), refuse[i].after);
+        }
     }
     if (lh_proc_read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0) {
         int scope = atoi(buf);

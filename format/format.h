@@ -29,7 +29,8 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 2 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME */
+#define LH_FORMAT_MINOR 3 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME;
+                            3: INFO_PARENT's fork ts and parent trace */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -94,7 +95,11 @@ enum lh_rec_type {
     LH_REC_INFO_AGENT = 0x05,    /* string agent version, varint unwinder (LH_UNWIND_*),
                                     varint max depth, varint pointer size, string arch,
                                     varint sample_rate_bytes (0 = every allocation) */
-    LH_REC_INFO_PARENT = 0x06,   /* varint parent pid: this trace was started by fork() */
+    LH_REC_INFO_PARENT = 0x06,   /* varint parent pid: this trace was started by fork();
+                                    [varint fork ts, string parent trace (the file holding
+                                    this process's heap as of fork ts; empty: none), varint
+                                    that trace's pid (minor 3)]: readers seed the child with
+                                    the blocks live there at fork ts (docs/FORMAT.md) */
     LH_REC_INFO_ATTACH = 0x07,   /* varint how (1 = `leakhound attach`): recording started in
                                     a running process; blocks allocated before are unknown,
                                     frees of them are unmatched frees. 2 = `leakhound

@@ -30,14 +30,17 @@ program(const lh_tl_view_t *v)
 static const char *
 trigger_name(const lh_boundary_t *b)
 {
-    return b->is_snapshot ? lh_text_trigger_name(b->trigger, "unknown") : "mark";
+    return b->is_snapshot ? lh_text_trigger_name(b->trigger, "unknown")
+           : b->is_slice  ? "slice"
+                          : "mark";
 }
 
 static const char *
 kind_noun(lh_bound_kind_t k, int plural)
 {
     return k == LH_BOUND_SNAPSHOTS ? (plural ? "snapshots" : "snapshot")
-                                   : (plural ? "marks" : "mark");
+           : k == LH_BOUND_ACTIVITY ? (plural ? "slices" : "slice")
+                                    : (plural ? "marks" : "mark");
 }
 
 static void
@@ -302,7 +305,11 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
     const char *noun = kind_noun(g->kind, 0);
     text_header(out, v, "report --growth");
     fprintf(out, "  points:      %zu %s%s\n", g->n_points, kind_noun(g->kind, 1),
-            g->kind == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)" : "");
+            g->kind == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)"
+            : g->kind == LH_BOUND_ACTIVITY
+                ? " (no marks or snapshots while the program ran: the blocks live at the end, "
+                  "by when they were allocated, in 5% shares of its allocations)"
+                : "");
     if (g->n_points < g->n_all_points) {
         fprintf(out, "  end:         %s #%zu, the last before teardown (the heap fell from %s to "
                      "%s over the %zu after it)\n", noun, g->n_points,

@@ -662,15 +662,8 @@ static int
 cmp_group(const void *a, const void *b)
 {
     const sh_group_t *x = a, *y = b;
-    uint64_t vx = x->bytes + x->bytes2, vy = y->bytes + y->bytes2;
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    int c = strcmp(x->key, y->key);
-    if (c) {
-        return c;
-    }
-    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+    int c = SH_DESC(x->bytes + x->bytes2, y->bytes + y->bytes2);
+    return c ? c : sh_cmp_key_stack(x->key, x->stack_id, y->key, y->stack_id);
 }
 
 enum { BY_TYPE, BY_SITE, BY_FUNCTION };
@@ -779,11 +772,8 @@ static int
 cmp_root(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t vx = root_sort_hg->g.retained[x], vy = root_sort_hg->g.retained[y];
-    if (vx != vy) {
-        return vx > vy ? -1 : 1;
-    }
-    return x < y ? -1 : x > y;
+    int c = SH_DESC(root_sort_hg->g.retained[x], root_sort_hg->g.retained[y]);
+    return c ? c : (x < y ? -1 : x > y);
 }
 
 static int
@@ -971,17 +961,6 @@ static const command_t commands[] = {
     {"exit", cmd_quit, NULL, NULL},
 };
 
-static const command_t *
-find(const char *name)
-{
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(commands[i].name, name) == 0) {
-            return &commands[i];
-        }
-    }
-    return NULL;
-}
-
 static int
 cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
@@ -989,7 +968,7 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         return lh_err_set(err, LH_EINVAL, "help: help [CMD]");
     }
     if (argc == 2) {
-        const command_t *c = find(argv[1]);
+        const command_t *c = LH_CLI_FIND(commands, argv[1]);
         if (!c || !c->usage) {
             return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
         }
@@ -1008,7 +987,7 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 int
 lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
-    const command_t *c = find(argv[0]);
+    const command_t *c = LH_CLI_FIND(commands, argv[0]);
     if (!c) {
         return lh_err_set(err, LH_EINVAL, "unknown command '%s' (try help)", argv[0]);
     }

@@ -140,11 +140,8 @@ static int
 cmp_growth(const void *x, const void *y)
 {
     const growth_t *a = x, *b = y;
-    if (a->dbytes != b->dbytes) {
-        return a->dbytes > b->dbytes ? -1 : 1;
-    }
-    int c = strcmp(a->key, b->key);
-    return c ? c : (a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id);
+    int c = SH_DESC(a->dbytes, b->dbytes);
+    return c ? c : sh_cmp_key_stack(a->key, a->stack_id, b->key, b->stack_id);
 }
 
 int

@@ -195,14 +195,9 @@ static int
 cmp_ogroup(const void *a, const void *b)
 {
     const sh_group_t *x = a, *y = b;
-    if (x->n != y->n) {
-        return x->n > y->n ? -1 : 1;
-    }
-    if (x->bytes != y->bytes) {
-        return x->bytes > y->bytes ? -1 : 1;
-    }
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id);
+    int c = SH_DESC(x->n, y->n);
+    c = c ? c : SH_DESC(x->bytes, y->bytes);
+    return c ? c : sh_cmp_key_stack(x->key, x->stack_id, y->key, y->stack_id);
 }
 
 /* Groups objects (filter: unreachable only) by type, site or both. */
@@ -622,13 +617,9 @@ static int
 cmp_tgrowth(const void *a, const void *b)
 {
     const tgrowth_t *x = a, *y = b;
-    if (x->dn != y->dn) {
-        return x->dn > y->dn ? -1 : 1;
-    }
-    if (x->dbytes != y->dbytes) {
-        return x->dbytes > y->dbytes ? -1 : 1;
-    }
-    return strcmp(x->key, y->key);
+    int c = SH_DESC(x->dn, y->dn);
+    c = c ? c : SH_DESC(x->dbytes, y->dbytes);
+    return c ? c : strcmp(x->key, y->key);
 }
 
 int

@@ -7,9 +7,21 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "keyindex.h"
 #include "shell.h"
+
+/* How the shell's listings order their rows, for qsort: the larger figure first... */
+#define SH_DESC(x, y) ((x) > (y) ? -1 : (x) < (y))
+/* ...then, on equal figures, by key and by stack id, so that a listing comes out in the
+ * same order on every run. */
+static inline int
+sh_cmp_key_stack(const char *ka, uint32_t sa, const char *kb, uint32_t sb)
+{
+    int c = strcmp(ka, kb);
+    return c ? c : (sa < sb ? -1 : sa > sb);
+}
 
 /* Human-readable bytes ("1.5 KiB") into buf. */
 const char *sh_bytes(char *buf, size_t len, uint64_t n);

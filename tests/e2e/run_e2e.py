@@ -588,6 +588,36 @@ def case_fork_default(ctx):
                       ppid, cpid)
 
 
+def case_fork_inherit(ctx):
+    """A pre-fork server's worker: the child's trace is read as if the heap it inherited had
+    been recorded in it (analysis/trace.h). fork_inherit's parent allocates 100 blocks of 64
+    bytes and forks; the child frees 50 of them, leaks 7 blocks of 300 bytes and exits.
+    Read alone (without the parent's trace) its 50 frees were unmatched."""
+    trace = os.path.join(ctx.workdir, "fi.lht")
+    res = lh_run(ctx, [ctx.prog("fork_inherit")], out=trace)
+    _, cpid = parse_fork_stdout(ctx, res.stdout)
+    child = "%s.%d" % (trace, cpid)
+    rep = load_report(ctx, child)
+    summ = rep["summary"]
+    got = {k: summ.get(k) for k in ("unmatched_frees", "total_frees", "total_allocations")}
+    ctx.check(got == {"unmatched_frees": 0, "total_frees": 50, "total_allocations": 107},
+              "child: every free of an inherited block matches its allocation in the parent",
+              "0 unmatched, 50 frees, 107 allocations (100 inherited + 7)", got)
+    expect_site(ctx, rep, "inherit_table", 50, 3200, allocations=100, label="child: ")
+    expect_site(ctx, rep, "inherit_child_leak", 7, 2100, allocations=7, label="child: ")
+    # The parent's trace gone: the child alone, said in one line.
+    os.rename(trace, trace + ".away")
+    res = run(ctx, [ctx.lh, "report", child, "--format", "json"])
+    warn = [l for l in res.stderr.splitlines() if "inherited heap" in l]
+    ctx.check(res.returncode == 0 and len(warn) == 1 and "analyzed alone" in warn[0]
+              and trace in warn[0], "child without its parent's trace: one line",
+              "exit 0, 'inherited heap not read (%s: ...): analyzed alone'" % trace,
+              "exit %d, %r" % (res.returncode, res.stderr.strip()[-600:]))
+    alone = json.loads(res.stdout)["summary"] if res.returncode == 0 else {}
+    ctx.check(alone.get("unmatched_frees") == 50, "child read alone: unmatched frees", 50,
+              alone.get("unmatched_frees"))
+
+
 def case_exec_nofollow(ctx):
     """With --no-follow-exec the exec'd program runs untraced: one trace, the parent's."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -720,6 +750,62 @@ def case_sigkill(ctx):
         s = found[0]
         ctx.check(s["leaked_blocks"] >= 1 and s["leaked_bytes"] == 32 * s["leaked_blocks"],
                   "busy_leak figures", "n blocks of 32 B, n >= 1", fmt_site(s))
+
+
+def case_sigterm_run(ctx):
+    """SIGTERM to `leakhound run` itself (a service manager stopping it, `kill` of the pid
+    the user sees) reaches the program, and run waits for it and reports its end: the
+    program is not left running without anyone to wait for it."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("busy_worker"), "--pidfile", pidfile]
+    ctx.log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    pid = None
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(pidfile):
+            if p.poll() is not None or time.monotonic() > deadline:
+                out, err = p.communicate()
+                raise Failure("busy_worker did not start\n    expected: a pid file\n"
+                              "    got:      exit %s, stderr: %s"
+                              % (p.returncode, err.decode(errors="replace")[-800:]))
+            time.sleep(0.01)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        time.sleep(0.3)
+        os.kill(p.pid, signal.SIGTERM)  # to leakhound run, not to the program
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Failure("leakhound run did not return within 30 s of its SIGTERM")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    err = err.decode(errors="replace")
+    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err))
+    try:  # the program is ours to reap only through run: gone, or a zombie at most
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    if state != "gone":
+        os.kill(pid, signal.SIGKILL)
+    ctx.check(state in ("gone", "Z"), "the program after SIGTERM to leakhound run",
+              "gone", "still running (state %s)" % state)
+    ctx.check(p.returncode == 143, "exit status of leakhound run (the program's: SIGTERM)",
+              143, p.returncode)
+    ctx.check("killed by signal 15" in err, "run says how the program ended",
+              "'killed by signal 15' on stderr", err[-400:])
+    rep = load_report(ctx, trace)
+    summ = rep["summary"]
+    ctx.check(summ.get("clean_exit") is False, "summary.clean_exit after SIGTERM", False,
+              summ.get("clean_exit"))
+    ctx.check(len(sites_at(rep, "busy_leak")) == 1, "busy_leak site in the trace", "1 site",
+              [fmt_site(s) for s in rep["sites"][:5]])
 
 
 def case_depth(ctx):
@@ -1032,12 +1118,14 @@ def case_badinput(ctx, what):
 SPECIAL = {
     "fork": case_fork,
     "fork_default": case_fork_default,
+    "fork_inherit": case_fork_inherit,
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,
+    "sigterm_run": case_sigterm_run,
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
     "rss_agent": case_rss_agent,

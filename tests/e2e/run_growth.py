@@ -475,10 +475,11 @@ def case_snap_fork(ctx):
     eq(ctx, shell_snapshots(ctx, trace),
        [("parent", "api", 4, "400 B", "pointers"), ("exit", "exit", 4, "400 B", "pointers")],
        "parent: snapshots")
-    # The child's trace starts at the fork: the parent's 4 blocks are not in it.
+    # The child's trace is seeded with the heap it inherited (analysis/trace.h): the
+    # parent's 4 blocks of 100 bytes live at the fork are in each of its snapshots.
     eq(ctx, shell_snapshots(ctx, os.path.join(ctx.workdir, child)),
-       [("child-1", "api", 6, "1.2 KiB", "pointers"), ("child-2", "api", 4, "800 B", "pointers"),
-        ("exit", "exit", 4, "800 B", "pointers")],
+       [("child-1", "api", 10, "1.6 KiB", "pointers"),
+        ("child-2", "api", 8, "1.2 KiB", "pointers"), ("exit", "exit", 8, "1.2 KiB", "pointers")],
        "child: snapshots with contents")
 
 
@@ -606,11 +607,42 @@ def case_bad_labels(ctx):
 
 def case_no_marks(ctx):
     trace = record(ctx, [ctx.prog("clean")])
-    for args in (["leaks", trace], ["report", trace, "--growth"], ["counts", trace]):
+    # report --growth judges the survivors instead (case_survivors): clean leaves none
+    doc = lh_json(ctx, ["report", trace, "--growth"], "report --growth without marks")
+    if doc is not None:
+        eq(ctx, (doc["summary"].get("boundaries"), doc["summary"].get("active_sites"),
+                 doc["sites"]), ("slices", 0, []), "report --growth of a clean program")
+    for args in (["leaks", trace], ["counts", trace]):
         expect_error(ctx, [ctx.lh] + args, ["no marks and no snapshots", "--snapshot-every"],
                      " ".join(args[:1] + args[2:]) + " of a trace without marks")
     expect_error(ctx, [ctx.lh, "leaks", trace, "--use", "snapshots"], ["no marks"],
                  "leaks --use snapshots of a trace without marks")
+
+
+def case_survivors(ctx):
+    """No marks and no snapshots while it ran (a server loaded, then stopped): report
+    --growth slices the run by its allocations and judges the blocks still live at the end
+    by when they were made. The leak grows; the bounded cache, whose newest 100 of 200
+    entries are live, the one-time step, the per-thread buffers and the string grown by
+    realloc do not."""
+    trace = record(ctx, [ctx.prog("growth_kinds"), "survivors"])
+    doc = lh_json(ctx, ["report", trace, "--growth"], "report --growth")
+    if doc is None:
+        return
+    summ = doc["summary"]
+    eq(ctx, summ.get("boundaries"), "slices", "boundaries of a trace without marks")
+    eq(ctx, summ.get("points"), 21, "points (20 shares of the allocations)")
+    eq(ctx, [b["label"] for b in doc["bounds"]][:3], ["0%", "5%", "10%"], "point labels")
+    names = [site_name(s) for s in doc["sites"]]
+    eq(ctx, names, ["gk_leak"], "the growing sites")
+    if doc["sites"]:
+        s = doc["sites"][0]
+        eq(ctx, (s["last_blocks"], s["last_bytes"], s["trend"]), (200, 9600, "growing"),
+           "gk_leak: blocks, bytes, class")
+    res = E.run(ctx, [ctx.lh, "report", trace, "--growth"])
+    ctx.check(res.returncode == 0 and "21 slices (no marks or snapshots" in res.stdout,
+              "report --growth (text) says what its points are",
+              "'21 slices (no marks or snapshots ...'", res.stdout[:400] + res.stderr[-400:])
 
 
 def case_run_bad_flags(ctx):
@@ -861,6 +893,7 @@ def label_overlaps(labels):
 
 
 CASES = {
+    "survivors": case_survivors,
     "one_snapshot": case_one_snapshot,
     "freed_list": case_freed_list,
     "transient": case_transient,

@@ -13,6 +13,34 @@ import sys
 import tempfile
 
 
+def exit_snapshot_contents(lh, prog, d):
+    """A sampled run takes its exit snapshot without contents unless asked: the graph of a
+    sampled trace has only the sampled blocks, so contents would call reachable blocks
+    lost (agent/recorder.c). Asked for, they are written as in a full run."""
+    fails = []
+    for name, flags, want in (("default", [], "none"),
+                              ("asked", ["--snapshot-contents", "pointers"], "pointers")):
+        sub = os.path.join(d, name)
+        os.mkdir(sub)
+        trace = os.path.join(sub, "t.lht")
+        r = subprocess.run([lh, "run", "--sample-rate", "8K"] + flags + ["-o", trace, "--", prog],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            return ["run %s exited %d: %s" % (name, r.returncode, r.stderr)]
+        lhs = sorted(f for f in os.listdir(sub) if f.endswith(".lhs"))
+        want_lhs = [] if want == "none" else ["t.snap1.lhs"]
+        r = subprocess.run([lh, "shell", trace, "-c", "snapshots"], capture_output=True,
+                           text=True, timeout=120)
+        rows = [l.split() for l in r.stdout.splitlines() if l.split()[:1] == ["*"]]
+        got = (lhs, [(x[2], x[3], x[-1]) for x in rows])
+        exp = (want_lhs, [("exit", "exit", want)])
+        print("exit snapshot, contents %-8s files %s, snapshots %s %s"
+              % (name, got[0], got[1], "ok" if got == exp else "FAIL (want %s)" % (exp,)))
+        if got != exp:
+            fails.append("exit snapshot contents (%s)" % name)
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -67,6 +95,7 @@ def main():
               % (full["total_events"], smp["total_events"], sizes["full"], sizes["sampled"]))
         if smp["total_events"] * 5 > full["total_events"]:
             fails.append("the sampled run recorded too many events")
+        fails += exit_snapshot_contents(lh, prog, d)
     if fails:
         print("FAIL: " + "; ".join(fails))
         return 1

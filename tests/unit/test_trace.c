@@ -52,7 +52,7 @@ typedef struct got {
 static void
 read_all(const char *p, int salvage, lh_trace_t **tp, got_t *g, lh_err_t *err)
 {
-    lh_trace_opts_t opts = {salvage};
+    lh_trace_opts_t opts = {.salvage = salvage};
     memset(g, 0, sizeof *g);
     assert_int_equal(lh_trace_open(p, &opts, tp, err), 0);
     while ((g->rc = lh_trace_next(*tp, &g->ev[g->n], err)) > 0) {

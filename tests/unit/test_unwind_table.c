@@ -317,13 +317,94 @@ test_walk_signal(void **state)
     assert_int_equal(sig_cmp.n, -1);
 }
 
+/* The single-FDE lookup (a module's first walks) against the compiled table, at every
+ * address of this program's code (the hand-written CFI above included) and at a stride of
+ * libc's: the same rule, or no row for both, everywhere; an FDE too long to read alone
+ * (-2, the walk then compiles the table) must be rare. */
+typedef struct text_range {
+    const char *name_part; /* "" = the program itself */
+    uintptr_t lo, hi;
+} text_range_t;
+
+static int
+text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    text_range_t *t = arg;
+    int match = t->name_part[0] ? strstr(info->dlpi_name, t->name_part) != NULL
+                                : info->dlpi_name[0] == '\0';
+    for (int i = 0; match && i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            t->lo = info->dlpi_addr + ph->p_vaddr;
+            t->hi = t->lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void
+compare_fde_and_table(const char *name_part, uintptr_t stride, uint64_t *compared,
+                      uint64_t *with_rule, uint64_t *too_long)
+{
+    text_range_t t = {name_part, 0, 0};
+    dl_iterate_phdr(text_cb, &t);
+    assert_true(t.hi > t.lo);
+    for (uintptr_t pc = t.lo; pc < t.hi; pc += stride) {
+        lh_utab_rule_t rf, rt;
+        memset(&rf, 0, sizeof rf);
+        memset(&rt, 0, sizeof rt);
+        int f = lh_utab_lookup_fde(pc, &rf);
+        if (f == -2) {
+            (*too_long)++;
+            continue;
+        }
+        int tr = lh_utab_lookup(pc, &rt);
+        if (f != tr || memcmp(&rf, &rt, sizeof rf) != 0) {
+            fail_msg("%s+0x%lx: one FDE gives %d kind %d cfa %d, the table %d kind %d cfa %d",
+                     name_part[0] ? name_part : "program", (unsigned long)(pc - t.lo), f,
+                     rf.kind, rf.cfa_off, tr, rt.kind, rt.cfa_off);
+        }
+        (*compared)++;
+        *with_rule += f == 0;
+    }
+}
+
+static void
+test_fde_lookup(void **state)
+{
+    (void)state;
+#if defined(__x86_64__)
+    lh_utab_stats_t s0, s1;
+    lh_utab_stats(&s0);
+    uint64_t compared = 0, with_rule = 0, too_long = 0;
+    compare_fde_and_table("", 1, &compared, &with_rule, &too_long);
+    assert_int_equal(too_long, 0);
+    assert_true(with_rule > 1000);
+    compare_fde_and_table("libc.so", 13, &compared, &with_rule, &too_long);
+    lh_utab_stats(&s1);
+    print_message("fde lookups: %llu addresses compared, %llu with a rule, %llu FDEs too long\n",
+                  (unsigned long long)compared, (unsigned long long)with_rule,
+                  (unsigned long long)too_long);
+    assert_true(with_rule > 50000);
+    assert_true(too_long * 100 < compared);
+    /* Every answer with a rule read an FDE; an address before a module's first FDE did
+     * not; none compiled anything. */
+    assert_in_range(s1.n_fde_lookups - s0.n_fde_lookups, with_rule + too_long,
+                    compared + too_long);
+#else
+    skip();
+#endif
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules),       cmocka_unit_test(test_walk_deep),
         cmocka_unit_test(test_walk_thread), cmocka_unit_test(test_walk_dlopen),
-        cmocka_unit_test(test_walk_signal),
+        cmocka_unit_test(test_walk_signal), cmocka_unit_test(test_fde_lookup),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -17,6 +17,9 @@
  *                transient peak).
  *   After the loop the step, the thread buffers and the cache are freed; the leak (200
  *   blocks, 9600 bytes) and the string (1 block, 16 + 200 x 32 = 6416 bytes) are not.
+ * `growth_kinds survivors`: the same 200 iterations without lh_mark and without the frees
+ *   after the loop (a server stopped as it ran): report --growth slices the run by its
+ *   allocations; the leak grows, the cache (its newest 100 entries live) does not.
  * `growth_kinds teardown`: 100 iterations keeping 48 bytes each (gk_leak), lh_snapshot
  *   ("tick") every 10 iterations; then a teardown that frees the leak in 3 parts, with a
  *   snapshot after each (periodic snapshots taken during teardown).
@@ -96,7 +99,7 @@ cache_put(int i)
 }
 
 static void
-run_marks(void)
+run_marks(int marks)
 {
     g_string = malloc(16); /* LEAK: gk_string */
     if (!g_string) {
@@ -105,7 +108,9 @@ run_marks(void)
     memset(g_string, 'a', 16);
     g_string_len = 16;
     for (int i = 0; i < ITERS; i++) {
-        lh_mark("iter");
+        if (marks) {
+            lh_mark("iter");
+        }
         keep_leak();
         append();
         if (i == 50) {
@@ -136,6 +141,9 @@ run_marks(void)
                 g_peak[k] = NULL;
             }
         }
+    }
+    if (!marks) {
+        return;
     }
     free(g_step);
     for (int k = 0; k < 4; k++) {
@@ -184,8 +192,10 @@ main(int argc, char **argv)
         run_teardown();
     } else if (argc > 1 && strcmp(argv[1], "once") == 0) {
         run_once();
+    } else if (argc > 1 && strcmp(argv[1], "survivors") == 0) {
+        run_marks(0);
     } else {
-        run_marks();
+        run_marks(1);
     }
     return 0;
 }
