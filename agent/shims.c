@@ -193,13 +193,36 @@ malloc_slow(size_t n)
  * (glibc's malloc runs on whatever stack the program called it with). lh_recorder_sampling
  * is set only by lh_recorder_init, which runs only once lh_shims_resolve found malloc,
  * free, calloc and realloc: the fast paths need not test their pointers. */
-__attribute__((visibility("default"))) void *
-malloc(size_t n)
+static void *
+malloc_sampled(size_t n)
 {
-    if (likely(lh_recorder_sampling) && lh_sample_skip(n)) {
+    if (likely(lh_sample_skip(n))) {
         return real.malloc(n);
     }
     return malloc_slow(n);
+}
+
+/* What malloc and free jump to: the general paths, or sampling's once lh_shims_sampling
+ * chose them (one indirect jump instead of testing the mode on every call). Written once,
+ * in the constructor; a thread that still reads the general path records correctly. */
+static void *(*malloc_path)(size_t) = malloc_slow;
+static void free_sampled(void *p);
+static void free_record(void *p);
+static void (*free_path)(void *) = free_record;
+
+void
+lh_shims_sampling(void)
+{
+    if (lh_recorder_sampling) {
+        malloc_path = malloc_sampled;
+        free_path = free_sampled;
+    }
+}
+
+__attribute__((visibility("default"))) void *
+malloc(size_t n)
+{
+    return malloc_path(n);
 }
 
 __attribute__((noinline)) LH_REALIGN static void *
@@ -257,17 +280,23 @@ free_record(void *p)
  * lookup and a jump to the real free; the agent's code (and the realignment) starts in
  * free_record. free(NULL) returns first: programs do it often (bench/deep.c frees the
  * empty slots of its ring), and the filter lookup costs 15 instructions more. */
-__attribute__((visibility("default"))) void
-free(void *p)
+static void
+free_sampled(void *p)
 {
     if (unlikely(!p)) {
         return;
     }
-    if (likely(lh_recorder_sampling) && !lh_sample_maybe(p) && !is_boot(p)) {
+    if (likely(!lh_sample_maybe(p)) && !is_boot(p)) {
         real.free(p); /* not a sampled block: nothing to record */
         return;
     }
     free_record(p);
+}
+
+__attribute__((visibility("default"))) void
+free(void *p)
+{
+    free_path(p);
 }
 
 static void *

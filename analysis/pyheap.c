@@ -1521,8 +1521,21 @@ finish(dec_t *d)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Entry point
+ * Free, and the entry point (which frees on failure)
  * ------------------------------------------------------------------------------------- */
+
+void
+lh_pyheap_free(lh_pyheap_t *ph)
+{
+    if (!ph) {
+        return;
+    }
+    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
+    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
+    lh_strv_free(ph->labels, ph->n_labels);
+    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
+}
+
 static const struct {
     int kind;
     const char *sym;
@@ -1644,18 +1657,6 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     }
     *out = ph;
     return 0;
-}
-
-void
-lh_pyheap_free(lh_pyheap_t *ph)
-{
-    if (!ph) {
-        return;
-    }
-    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
-    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
-    lh_strv_free(ph->labels, ph->n_labels);
-    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
 }
 
 const char *

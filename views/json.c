@@ -176,6 +176,10 @@ print_summary(FILE *out, const lh_report_t *rep)
 void
 lh_json_frame(FILE *out, const lh_frame_t *f)
 {
+    if (!f) {
+        fputs("null", out);
+        return;
+    }
     fputs("{\"function\": ", out);
     lh_json_str(out, f->function);
     fputs(", \"file\": ", out);
@@ -211,11 +215,7 @@ void
 lh_json_site_frames(FILE *out, const lh_site_t *site)
 {
     fputs("\"location\": ", out);
-    if (site->location >= 0) {
-        lh_json_frame(out, &site->frames[site->location]);
-    } else {
-        fputs("null", out);
-    }
+    lh_json_frame(out, site->location >= 0 ? &site->frames[site->location] : NULL);
     fputs(", \"frames\": [", out);
     for (size_t i = 0; i < site->n_frames; i++) {
         fputs(i ? ",\n      " : "\n      ", out);

@@ -238,9 +238,23 @@ lh_text_rss(FILE *out, const lh_rss_cmp_t *c)
     }
 }
 
+const char *
+lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
+{
+    const char *file = f->file ? lh_text_rel_path(f->file, cwd) : NULL;
+    if (file && f->line) {
+        snprintf(buf, len, "%s:%" PRIu32, file, f->line);
+    } else {
+        snprintf(buf, len, "%s%s", file || !f->module ? "" : "in ",
+                 file ? file : f->module ? base_name(f->module) : "");
+    }
+    return buf;
+}
+
 void
 lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
 {
+    char where[4200];
     fputs(first ? "    at " : "    by ", out);
     if (f->function) {
         lh_text_clean(out, f->function);
@@ -254,16 +268,9 @@ lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
     } else {
         fputs("???", out);
     }
-    if (f->file) {
+    if (*lh_text_frame_where(f, cwd, where, sizeof where)) {
         fputs(" (", out);
-        lh_text_clean(out, lh_text_rel_path(f->file, cwd));
-        if (f->line) {
-            fprintf(out, ":%" PRIu32, f->line);
-        }
-        fputc(')', out);
-    } else if (f->module) {
-        fputs(" (in ", out);
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, where);
         fputc(')', out);
     }
     if (f->inlined) {
