@@ -125,6 +125,7 @@ lh_ctor(void)
     if (lh_recorder_init() != 0) {
         goto off; /* said why */
     }
+    lh_shims_sampling();
     on_exit_registered = on_exit(at_exit, NULL) == 0;
     if (lh_g.cfg.follow_exec == LH_FOLLOW_NONE) {
         strip_preload();

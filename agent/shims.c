@@ -30,6 +30,7 @@
 #include "format.h"
 #include "recorder.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "sys.h"
 
 #define LH_EXPORT LH_ENTRY
@@ -55,6 +56,10 @@ static struct {
     int (*execv)(const char *, char *const[]);
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*setuid)(uid_t);
+    int (*seteuid)(uid_t);
+    int (*setreuid)(uid_t, uid_t);
+    int (*setresuid)(uid_t, uid_t, uid_t);
 } real;
 
 /* -------------------------------------------------------------------------------------
@@ -122,6 +127,10 @@ lh_shims_resolve(void)
     RESOLVE(execv);
     RESOLVE(execvp);
     RESOLVE(execvpe);
+    RESOLVE(setuid);
+    RESOLVE(seteuid);
+    RESOLVE(setreuid);
+    RESOLVE(setresuid);
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
@@ -179,13 +188,36 @@ malloc_slow(size_t n)
  * (glibc's malloc runs on whatever stack the program called it with). lh_recorder_sampling
  * is set only by lh_recorder_init, which runs only once lh_shims_resolve found malloc,
  * free, calloc and realloc: the fast paths need not test their pointers. */
-__attribute__((visibility("default"))) void *
-malloc(size_t n)
+static void *
+malloc_sampled(size_t n)
 {
-    if (likely(lh_recorder_sampling) && lh_sample_skip(n)) {
+    if (likely(lh_sample_skip(n))) {
         return real.malloc(n);
     }
     return malloc_slow(n);
+}
+
+/* What malloc and free jump to: the general paths, or sampling's once lh_shims_sampling
+ * chose them (one indirect jump instead of testing the mode on every call). Written once,
+ * in the constructor; a thread that still reads the general path records correctly. */
+static void *(*malloc_path)(size_t) = malloc_slow;
+static void free_sampled(void *p);
+static void free_record(void *p);
+static void (*free_path)(void *) = free_record;
+
+void
+lh_shims_sampling(void)
+{
+    if (lh_recorder_sampling) {
+        malloc_path = malloc_sampled;
+        free_path = free_sampled;
+    }
+}
+
+__attribute__((visibility("default"))) void *
+malloc(size_t n)
+{
+    return malloc_path(n);
 }
 
 __attribute__((noinline)) LH_REALIGN static void *
@@ -243,17 +275,23 @@ free_record(void *p)
  * lookup and a jump to the real free; the agent's code (and the realignment) starts in
  * free_record. free(NULL) returns first: programs do it often (bench/deep.c frees the
  * empty slots of its ring), and the filter lookup costs 15 instructions more. */
-__attribute__((visibility("default"))) void
-free(void *p)
+static void
+free_sampled(void *p)
 {
     if (unlikely(!p)) {
         return;
     }
-    if (likely(lh_recorder_sampling) && !lh_sample_maybe(p) && !is_boot(p)) {
+    if (likely(!lh_sample_maybe(p)) && !is_boot(p)) {
         real.free(p); /* not a sampled block: nothing to record */
         return;
     }
     free_record(p);
+}
+
+__attribute__((visibility("default"))) void
+free(void *p)
+{
+    free_path(p);
 }
 
 static void *
@@ -490,6 +528,49 @@ execle(const char *path, const char *arg, ...)
     char *const *envp;
     COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
     return execve(path, argv, envp);
+}
+
+/* -------------------------------------------------------------------------------------
+ * Dropping root: a server's worker (nginx's, a prefork Perl server's) that becomes nobody
+ * can no longer create its trace or snapshot files in root's directory; they are made
+ * just before (snapshot.h). The uid calls themselves are passed through unchanged.
+ * ----------------------------------------------------------------------------------- */
+static void
+before_euid(uid_t euid)
+{
+    if (euid != (uid_t)-1 && euid != 0 && geteuid() == 0 && lh_recording() && !lh_tls.guard) {
+        lh_snapshot_before_setuid();
+    }
+}
+
+#define RESOLVED(name) (real.name || (lh_shims_resolve(), real.name))
+
+LH_EXPORT int
+setuid(uid_t uid)
+{
+    before_euid(uid);
+    return RESOLVED(setuid) ? real.setuid(uid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+seteuid(uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(seteuid) ? real.seteuid(euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setreuid(uid_t ruid, uid_t euid)
+{
+    before_euid(euid);
+    return RESOLVED(setreuid) ? real.setreuid(ruid, euid) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+setresuid(uid_t ruid, uid_t euid, uid_t suid)
+{
+    before_euid(euid);
+    return RESOLVED(setresuid) ? real.setresuid(ruid, euid, suid) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT void

@@ -11,4 +11,8 @@
  * arena. Not AS-safe. */
 void lh_shims_resolve(void);
 
+/* In sampling mode (after lh_recorder_init set lh_recorder_sampling), points malloc and
+ * free at sampling's fast paths. Once, in the constructor. */
+void lh_shims_sampling(void);
+
 #endif /* LH_SHIMS_H */

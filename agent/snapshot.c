@@ -1030,6 +1030,35 @@ create_contents(char *path, size_t len)
     return -1;
 }
 
+/* A contents file made while the process could still create one, kept for its next
+ * snapshot: a server's worker that drops root (nginx's run as nobody) can no longer create
+ * files in the directory its trace was opened in (lh_snapshot_before_setuid). Under
+ * take_lock. */
+static int reserved_fd = -1;
+static pid_t reserved_pid;
+static char reserved_path[LH_PATH_MAX];
+
+static void contents_name(unsigned number, char *out, size_t len);
+
+void
+lh_snapshot_before_setuid(void)
+{
+    if (contents_mode == LH_CONTENTS_NONE || !lh_g.cfg.snapshot_at_exit || !lh_recording()) {
+        return; /* no snapshot would use it: leave no empty file behind */
+    }
+    if (lh_g.fd < 0) {
+        (void)lh_output_open(); /* the trace too: later it could not be created either */
+    }
+    pthread_mutex_lock(&take_lock);
+    if (lh_g.fd >= 0 && (reserved_fd < 0 || reserved_pid != lh_g.pid)) {
+        unsigned next = numbered_pid == lh_g.pid ? n_snapshots + 1 : 1;
+        contents_name(next, reserved_path, sizeof reserved_path);
+        reserved_fd = create_contents(reserved_path, sizeof reserved_path);
+        reserved_pid = lh_g.pid;
+    }
+    pthread_mutex_unlock(&take_lock);
+}
+
 static void
 contents_name(unsigned number, char *out, size_t len)
 {
@@ -1190,8 +1219,14 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         n_snapshots = 0;
     }
     job.number = ++n_snapshots;
-    contents_name(job.number, job.path, sizeof job.path);
-    job.fd = create_contents(job.path, sizeof job.path);
+    if (reserved_fd >= 0 && reserved_pid == lh_g.pid) { /* made before the uid changed */
+        job.fd = reserved_fd;
+        reserved_fd = -1;
+        lh_sys_strlcpy(job.path, reserved_path, sizeof job.path);
+    } else {
+        contents_name(job.number, job.path, sizeof job.path);
+        job.fd = create_contents(job.path, sizeof job.path);
+    }
     if (job.fd < 0) {
         /* Say why: a server that dropped privileges (nginx's workers run as nobody) can no
          * longer create files in the directory its trace was opened in. */
@@ -1298,6 +1333,10 @@ void
 lh_snapshot_after_fork(void)
 {
     pthread_mutex_init(&take_lock, NULL);
+    if (reserved_fd >= 0) { /* the parent's, named after its trace: it keeps its copy */
+        close(reserved_fd);
+        reserved_fd = -1;
+    }
     for (int i = 0; i < MAX_CHILDREN; i++) {
         atomic_store(&children[i], 0);
     }

@@ -29,6 +29,12 @@ void lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t 
 
 /* Reaps finished contents children; with wait, waits for all (bounded), e.g. at exit. */
 void lh_snapshot_reap(int wait);
+/* Called by the set*uid shims before the effective uid leaves root: opens the trace if it
+ * is not open yet and creates the contents file of the next snapshot now, while the
+ * directory still lets us (a worker that becomes nobody could not later). Nothing when no
+ * snapshot would use it (contents none, no exit snapshot). Program threads only; never in
+ * a malloc hook (it locks and opens files). */
+void lh_snapshot_before_setuid(void);
 /* In a fork child (atfork): the lock of captures is free again (a thread that held it in
  * the parent does not exist here) and the parent's children are not this process's. */
 void lh_snapshot_after_fork(void);

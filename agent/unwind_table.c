@@ -1104,6 +1104,41 @@ lh_utab_lookup_fde(uintptr_t pc, lh_utab_rule_t *out)
 /* ---------------------------------------------------------------------------------------
  * The walk.
  * ------------------------------------------------------------------------------------- */
+/* A frame the rule cache did not answer: its module (*mp, kept from the last frame when
+ * ip is still inside it), its rule in the cache's 26-bit form in *r, and the cache filled.
+ * Returns 0, 1 for the outermost frame (END), or -1 (libunwind does this stack). Out of
+ * line, so the walk's loop keeps its registers (inlined, the lookup cost deep_nofp 3
+ * instructions more per frame of every walk). */
+__attribute__((noinline)) static int
+miss_rule(utab_mod_t **mp, uintptr_t ip, _Atomic uint64_t *ce, uint32_t *r)
+{
+    uintptr_t pc = ip - 1; /* inside the call, not after it */
+    utab_mod_t *m = *mp;
+    if (!m || pc < m->lo || pc >= m->hi) {
+        m = find_mod(pc);
+        if (!m) {
+            return -1;
+        }
+        *mp = m;
+    }
+    uint32_t full;
+    if (rule_at(m, pc, &full) != 0) {
+        return -1;
+    }
+    int kind = (int)(full & 3);
+    if (kind == LH_UTAB_END) {
+        return 1;
+    }
+    if (kind == LH_UTAB_FALLBACK || ((int32_t)(full << 16) >> 26) != -1) {
+        return -1; /* return address elsewhere than CFA - 8: not on x86-64 */
+    }
+    *r = (full & 0x3ff) | (full >> 16) << 10; /* ra_off (bits 10-15) dropped */
+    if (ip < RC_MAX_IP) {
+        atomic_store_explicit(ce, (uint64_t)(ip >> CACHE_BITS) << 26 | *r, memory_order_relaxed);
+    }
+    return 0;
+}
+
 __attribute__((noinline)) int
 lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
 {
@@ -1134,28 +1169,9 @@ lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
         if (e >> 26 == ip >> CACHE_BITS && ip < RC_MAX_IP && e) {
             r = (uint32_t)e & 0x3ffffffu;
         } else {
-            uintptr_t pc = ip - 1; /* inside the call, not after it */
-            if (!m || pc < m->lo || pc >= m->hi) {
-                m = find_mod(pc);
-                if (!m) {
-                    return -1;
-                }
-            }
-            uint32_t full;
-            if (rule_at(m, pc, &full) != 0) {
-                return -1;
-            }
-            int kind = (int)(full & 3);
-            if (kind == LH_UTAB_END) {
-                return n;
-            }
-            if (kind == LH_UTAB_FALLBACK || ((int32_t)(full << 16) >> 26) != -1) {
-                return -1; /* return address elsewhere than CFA - 8: not on x86-64 */
-            }
-            r = (full & 0x3ff) | (full >> 16) << 10; /* ra_off (bits 10-15) dropped */
-            if (ip < RC_MAX_IP) {
-                atomic_store_explicit(ce, (uint64_t)(ip >> CACHE_BITS) << 26 | r,
-                                      memory_order_relaxed);
+            int rc = miss_rule(&m, ip, ce, &r);
+            if (rc != 0) {
+                return rc > 0 ? n : -1;
             }
         }
         /* The 26-bit form: kind 0-1, fp_saved 2, fp_off/8 3-9, deref 10, fp_at_fp 11,

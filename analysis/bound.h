@@ -41,6 +41,17 @@ lh_bound_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key, 
 #define LH_UPPER(arr, n, type, field, key)                                                 \
     lh_bound_u64((arr), (n), sizeof(type), offsetof(type, field), (key), 1)
 
+/* qsort order of (x1, x2) against (y1, y2): ascending by the first key, ties by the
+ * second. For comparators over keys that are not uint64_t fields (LH_SORT2's case). */
+static inline int
+lh_order2(uint64_t x1, uint64_t y1, uint64_t x2, uint64_t y2)
+{
+    if (x1 != y1) {
+        return x1 < y1 ? -1 : 1;
+    }
+    return (x2 > y2) - (x2 < y2);
+}
+
 /* qsort_r's comparator for lh_sort_u64: the uint64_t keys at the byte offsets ctx holds
  * (a size_t[2]: the first key, then the one that breaks its ties). */
 static inline int

@@ -59,20 +59,18 @@ lh_datasym_new(const lh_modules_t *mods, const char *exe_path, lh_datasym_t **ou
                lh_err_t *err)
 {
     lh_datasym_t *ds = calloc(1, sizeof *ds);
-    if (!ds || (exe_path && !(ds->exe_path = strdup(exe_path)))) {
-        goto fail;
+    if (ds) {
+        ds->mods = mods;
+        ds->vt_mask = 255;
+        ds->vt = calloc(ds->vt_mask + 1, sizeof *ds->vt);
+        ds->exe_path = exe_path ? strdup(exe_path) : NULL;
     }
-    ds->mods = mods;
-    ds->vt_mask = 255;
-    if (!(ds->vt = calloc(ds->vt_mask + 1, sizeof *ds->vt))) {
-        goto fail;
+    if (!ds || !ds->vt || (exe_path && !ds->exe_path)) {
+        lh_datasym_free(ds); /* it frees a part-built one */
+        ds = NULL;
     }
     *out = ds;
-    return 0;
-fail:
-    lh_datasym_free(ds);
-    *out = NULL;
-    return lh_err_set(err, LH_ENOMEM, "out of memory creating the data symbolizer");
+    return ds ? 0 : lh_err_set(err, LH_ENOMEM, "out of memory creating the data symbolizer");
 }
 
 void

@@ -11,16 +11,10 @@
 #include "grow.h"
 
 void
-lh_modules_init(lh_modules_t *t)
-{
-    *t = (lh_modules_t){0};
-}
-
-void
 lh_modules_fini(lh_modules_t *t)
 {
     LH_FREE_EACH3(t->mods, t->n, lh_module_t, path, build_id, segs);
-    lh_modules_init(t);
+    *t = (lh_modules_t){0};
 }
 
 int

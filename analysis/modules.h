@@ -44,7 +44,7 @@ typedef struct lh_modules {
     size_t cap;
 } lh_modules_t;
 
-void lh_modules_init(lh_modules_t *t);
+/* A zeroed table is empty; lh_modules_fini frees one and leaves it so. */
 void lh_modules_fini(lh_modules_t *t);
 
 /* Appends a module; copies path (path_len bytes, need not be NUL-terminated), build id and

@@ -271,20 +271,14 @@ static int
 cmp_name(const void *a, const void *b)
 {
     const lh_objname_t *x = a, *y = b;
-    if (x->node != y->node) {
-        return x->node < y->node ? -1 : 1;
-    }
-    return (x->kind > y->kind) - (x->kind < y->kind);
+    return lh_order2(x->node, y->node, x->kind, y->kind);
 }
 
 static int
 cmp_broot(const void *a, const void *b)
 {
     const broot_t *x = a, *y = b;
-    if (x->kind != y->kind) {
-        return x->kind < y->kind ? -1 : 1;
-    }
-    return (x->name > y->name) - (x->name < y->name);
+    return lh_order2(x->kind, y->kind, x->name, y->name);
 }
 
 /* Where an address lands: an object, an ext node (added on demand), or nothing. */
@@ -598,6 +592,19 @@ out:
  * Open, free
  * ------------------------------------------------------------------------------------- */
 
+void
+lh_objheap_free(lh_objheap_t *oh)
+{
+    if (!oh) {
+        return;
+    }
+    builder_free(oh->build_);
+    lh_refgraph_fini(&oh->g);
+    lh_strv_free(oh->strs, oh->n_strs);
+    LH_FREE_ALL(oh->objs, oh->ext, oh->node_size, oh->eoff, oh->edges, oh->roots, oh->root_dst,
+                oh->names, oh->own_off, oh->own_blk, oh->blk_owner, oh);
+}
+
 int
 lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err)
 {
@@ -605,9 +612,6 @@ lh_objheap_begin(lh_heapgraph_t *hg, int lang, lh_objheap_t **out, lh_err_t *err
     *out = NULL;
     if (!oh || !(oh->build_ = calloc(1, sizeof(builder_t))) ||
         !(oh->strs = malloc(16 * sizeof *oh->strs)) || !(oh->strs[0] = strdup(""))) {
-        if (oh && oh->strs) {
-            oh->strs[0] = NULL;
-        }
         lh_objheap_free(oh);
         return lh_err_set(err, LH_ENOMEM, "out of memory decoding the language heap");
     }
@@ -650,19 +654,6 @@ lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
     }
     *out = oh;
     return 0;
-}
-
-void
-lh_objheap_free(lh_objheap_t *oh)
-{
-    if (!oh) {
-        return;
-    }
-    builder_free(oh->build_);
-    lh_refgraph_fini(&oh->g);
-    lh_strv_free(oh->strs, oh->n_strs);
-    LH_FREE_ALL(oh->objs, oh->ext, oh->node_size, oh->eoff, oh->edges, oh->roots, oh->root_dst,
-                oh->names, oh->own_off, oh->own_blk, oh->blk_owner, oh);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -1106,30 +1106,25 @@ module_roots(dec_t *d, uint64_t modules, lh_addrmap_t *ns_dicts)
     if (dict_view(d, modules, &v) != 0) {
         return;
     }
-    /* First the modules themselves, by their sys.modules name: the name a module object
-     * is known by before any "importer.alias" global that also holds it. */
-    for (uint64_t i = 0; i < v.n; i++) {
-        char mname[STR_MAX + 8];
-        uint64_t k = entry_key(d, &v, i);
-        uint64_t mod = entry_value(d, &v, i);
-        uint32_t mo = obj_get(d, mod);
-        if (k && mo != NONE32 && read_str(d, k, mname, sizeof mname) >= 0 &&
-            d->tinfo[d->ph->objs[mo].type].kind == K_MODULE) {
-            root_add(d, LH_PYROOT_GLOBAL, mname, mod);
-        }
-    }
-    for (uint64_t i = 0; i < v.n; i++) {
-        char mname[STR_MAX + 8];
-        uint64_t k = entry_key(d, &v, i);
-        uint64_t mod = entry_value(d, &v, i);
-        uint32_t mo = obj_get(d, mod);
-        if (!k || mo == NONE32 || read_str(d, k, mname, sizeof mname) < 0 ||
-            d->tinfo[d->ph->objs[mo].type].kind != K_MODULE) {
-            continue;
-        }
-        uint64_t md = rd(d, mod + d->o->mo_dict, NULL);
-        if (md && obj_get(d, md) != NONE32) {
-            dict_roots(d, md, mname, LH_PYROOT_GLOBAL, mname, ns_dicts);
+    /* Pass 0 roots the modules themselves, by their sys.modules name: the name a module
+     * object is known by before any "importer.alias" global that also holds it. Pass 1
+     * then roots their globals. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t i = 0; i < v.n; i++) {
+            char mname[STR_MAX + 8];
+            uint64_t k = entry_key(d, &v, i);
+            uint64_t mod = entry_value(d, &v, i);
+            uint32_t mo = obj_get(d, mod);
+            if (!k || mo == NONE32 || read_str(d, k, mname, sizeof mname) < 0 ||
+                d->tinfo[d->ph->objs[mo].type].kind != K_MODULE) {
+                continue;
+            }
+            uint64_t md = pass ? rd(d, mod + d->o->mo_dict, NULL) : 0;
+            if (!pass) {
+                root_add(d, LH_PYROOT_GLOBAL, mname, mod);
+            } else if (md && obj_get(d, md) != NONE32) {
+                dict_roots(d, md, mname, LH_PYROOT_GLOBAL, mname, ns_dicts);
+            }
         }
     }
 }
@@ -1521,8 +1516,21 @@ finish(dec_t *d)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Entry point
+ * Free, and the entry point (which frees on failure)
  * ------------------------------------------------------------------------------------- */
+
+void
+lh_pyheap_free(lh_pyheap_t *ph)
+{
+    if (!ph) {
+        return;
+    }
+    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
+    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
+    lh_strv_free(ph->labels, ph->n_labels);
+    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
+}
+
 static const struct {
     int kind;
     const char *sym;
@@ -1644,18 +1652,6 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     }
     *out = ph;
     return 0;
-}
-
-void
-lh_pyheap_free(lh_pyheap_t *ph)
-{
-    if (!ph) {
-        return;
-    }
-    LH_FREE_EACH2(ph->types, ph->n_types, lh_pytype_t, name, module);
-    LH_FREE_EACH(ph->roots, ph->n_roots, lh_pyroot_t, name);
-    lh_strv_free(ph->labels, ph->n_labels);
-    LH_FREE_ALL(ph->objs, ph->eoff, ph->edst, ph->elabel, ph->ecount, ph);
 }
 
 const char *

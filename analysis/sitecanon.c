@@ -34,6 +34,17 @@ struct lh_sitecanon {
     size_t buf_len, buf_cap;
 };
 
+void
+lh_sitecanon_free(lh_sitecanon_t *c)
+{
+    if (!c) {
+        return;
+    }
+    LH_FREE_EACH(c->tab, c->cap, entry_t, key);
+    lh_sym_free(c->sym);
+    LH_FREE_ALL(c->canon, c->ident, c->buf, c);
+}
+
 int
 lh_sitecanon_new(const lh_modules_t *mods, const char *exe_path, lh_sitecanon_t **out,
                  lh_err_t *err)
@@ -53,17 +64,6 @@ lh_sitecanon_new(const lh_modules_t *mods, const char *exe_path, lh_sitecanon_t 
     }
     *out = c;
     return 0;
-}
-
-void
-lh_sitecanon_free(lh_sitecanon_t *c)
-{
-    if (!c) {
-        return;
-    }
-    LH_FREE_EACH(c->tab, c->cap, entry_t, key);
-    lh_sym_free(c->sym);
-    LH_FREE_ALL(c->canon, c->ident, c->buf, c);
 }
 
 /* Inline (with put_num's constant size the copy is two moves): a call per field was 5% of

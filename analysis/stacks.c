@@ -11,21 +11,11 @@
 #include "grow.h"
 
 void
-lh_stacks_init(lh_stacks_t *t)
-{
-    t->v = NULL;
-    t->cap = 0;
-    t->n_known = 0;
-    t->sframes.v = NULL;
-    t->sframes.cap = 0;
-}
-
-void
 lh_stacks_fini(lh_stacks_t *t)
 {
     LH_FREE_EACH2(t->v, t->cap, lh_stack_t, ips, script);
     LH_FREE_EACH2(t->sframes.v, t->sframes.cap, lh_sframe_t, function, file);
-    lh_stacks_init(t);
+    *t = (lh_stacks_t){0};
 }
 
 /* The slot of id (1..max) in a table indexed by id, grown as needed; NULL with *rc

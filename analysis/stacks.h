@@ -16,7 +16,7 @@
 #include "format.h"
 
 /* Limits against hostile files: ids above this, or deeper stacks, are malformed. */
-/* The agent assigns at most 2^20 stack ids (agent/recorder.c: lh_stacks_init); twice that
+/* The agent assigns at most 2^20 stack ids (agent/recorder.c: lh_stacktab_init); twice that
  * leaves room and keeps a hostile id from sizing per-stack tables to gigabytes. */
 #define LH_STACK_ID_MAX (1u << 21)
 #define LH_STACK_DEPTH_MAX 1024u
@@ -54,7 +54,7 @@ typedef struct lh_stacks {
     lh_sframes_t sframes;
 } lh_stacks_t;
 
-void lh_stacks_init(lh_stacks_t *t);
+/* A zeroed table is empty; lh_stacks_fini frees one and leaves it so. */
 void lh_stacks_fini(lh_stacks_t *t);
 
 /* Stores stack id (copying ips). A second record for a known id is ignored. Returns 0,

@@ -68,12 +68,6 @@ static const char *const default_rules[] = {
 };
 
 void
-lh_supp_init(lh_supp_t *s)
-{
-    memset(s, 0, sizeof *s);
-}
-
-void
 lh_supp_fini(lh_supp_t *s)
 {
     LH_FREE_EACH2(s->rules, s->n, lh_supp_rule_t, pattern, origin);

@@ -44,7 +44,7 @@ typedef struct lh_supp {
     size_t cap;
 } lh_supp_t;
 
-void lh_supp_init(lh_supp_t *s);
+/* A zeroed set is empty; lh_supp_fini frees one and leaves it so. */
 void lh_supp_fini(lh_supp_t *s);
 
 /* Adds the built-in default rules. Returns 0 or LH_ENOMEM. */

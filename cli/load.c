@@ -18,7 +18,7 @@ int
 lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err)
 {
     int rc = 0;
-    lh_supp_init(s);
+    *s = (lh_supp_t){0};
     if (defaults) {
         rc = lh_supp_add_defaults(s, err);
     }

@@ -130,7 +130,9 @@ frame(ctx_t *c, uint32_t node, double x, size_t depth)
     if (w < 0.3) {
         return;
     }
-    char fill[64], val[48];
+    char fill[64], val[48], where[4200];
+    const lh_frame_t at = {.file = n->file, .line = n->line}; /* "file.c:42" or "" */
+    lh_text_frame_where(&at, c->o->cwd, where, sizeof where);
     color(fill, sizeof fill, fn);
     double y = c->height - BOTTOM - (double)(depth + 1) * FRAME_H;
     double pct = c->t->total > 0 ? 100.0 * n->value / c->t->total : 0;
@@ -143,22 +145,16 @@ frame(ctx_t *c, uint32_t node, double x, size_t depth)
     lh_xml_text(out, name, 0);
     fputs("\" data-i=\"", out);
     lh_xml_text(out, name, 0);
-    if (n->file) {
+    if (*where) {
         fputs(" \xe2\x80\x94 ", out);
-        lh_xml_text(out, lh_text_rel_path(n->file, c->o->cwd), 0);
-        if (n->line) {
-            fprintf(out, ":%" PRIu32, n->line);
-        }
+        lh_xml_text(out, where, 0);
     }
     fprintf(out, " \xe2\x80\x94 %s (%.2f%%), %" PRIu64 " allocation%s\"><title>", val, pct,
             n->n_allocs, n->n_allocs == 1 ? "" : "s");
     lh_xml_text(out, name, 0);
-    if (n->file) {
+    if (*where) {
         fputs("\n", out);
-        lh_xml_text(out, lh_text_rel_path(n->file, c->o->cwd), 0);
-        if (n->line) {
-            fprintf(out, ":%" PRIu32, n->line);
-        }
+        lh_xml_text(out, where, 0);
     } else if (fn && fn->module) {
         fputs("\nin ", out);
         lh_xml_text(out, fn->module, 0);

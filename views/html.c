@@ -133,27 +133,26 @@ summary(FILE *out, const lh_html_page_t *p)
     fputs("</div></section>\n", out);
 }
 
+/* " <span class=muted>S</span>": the secondary text after a name (a path, a mark). */
+static void
+muted(FILE *out, const char *s)
+{
+    fputs(" <span class=\"muted\">", out);
+    h(out, s);
+    fputs("</span>", out);
+}
+
 static void
 frame_li(FILE *out, const lh_frame_t *f, int is_loc, const char *cwd)
 {
-    char name[512];
+    char name[512], where[4200];
     fprintf(out, "<li%s>", is_loc ? " class=\"loc\"" : "");
     h(out, lh_funcs_frame_name(f, name, sizeof name));
-    if (f->file) {
-        fputs(" <span class=\"muted\">", out);
-        h(out, lh_text_rel_path(f->file, cwd));
-        if (f->line) {
-            fprintf(out, ":%" PRIu32, f->line);
-        }
-        fputs("</span>", out);
-    } else if (f->module) {
-        const char *b = strrchr(f->module, '/');
-        fputs(" <span class=\"muted\">in ", out);
-        h(out, b ? b + 1 : f->module);
-        fputs("</span>", out);
+    if (*lh_text_frame_where(f, cwd, where, sizeof where)) {
+        muted(out, where);
     }
     if (f->inlined) {
-        fputs(" <span class=\"muted\">[inlined]</span>", out);
+        muted(out, "[inlined]");
     }
     fputs("</li>", out);
 }
@@ -231,9 +230,7 @@ functions(FILE *out, const lh_html_page_t *p)
         h(out, x->name);
         fputs("</code>", out);
         if (x->file) {
-            fputs(" <span class=\"muted\">", out);
-            h(out, lh_text_rel_path(x->file, p->cwd));
-            fputs("</span>", out);
+            muted(out, lh_text_rel_path(x->file, p->cwd));
         }
         fprintf(out, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                      "<td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td></tr>\n",

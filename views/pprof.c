@@ -72,6 +72,16 @@ pb_uint(pb_t *p, unsigned field, uint64_t v)
     }
 }
 
+/* Fields 1, 2, ... n of a message from v[0..n): a table, not a call per field; the zeros
+ * (proto3's default, such as a field the message leaves out) are not written. */
+static void
+pb_uints(pb_t *p, const uint64_t *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        pb_uint(p, (unsigned)k + 1, v[k]);
+    }
+}
+
 static void
 pb_bytes(pb_t *p, unsigned field, const void *data, size_t len)
 {
@@ -131,33 +141,23 @@ encode(writer_t *w)
     }
     for (size_t i = 0; i < d->n_mappings; i++) {
         const lh_profile_mapping_t *m = &d->mappings[i];
-        pb_uint(&w->sub, 1, i + 1);
-        pb_uint(&w->sub, 2, m->start);
-        pb_uint(&w->sub, 3, m->limit);
-        pb_uint(&w->sub, 5, m->file);
-        pb_uint(&w->sub, 6, m->build_id);
-        for (unsigned f = 7; f <= 10; f++) { /* has_functions..has_inline_frames: symbolized */
-            pb_uint(&w->sub, f, 1);
-        }
+        /* id, start, limit, offset 0, file, build id, has_functions..has_inline_frames */
+        pb_uints(&w->sub, (const uint64_t[]){i + 1, m->start, m->limit, 0, m->file, m->build_id,
+                                             1, 1, 1, 1}, 10);
         pb_msg(&w->prof, 3, &w->sub);
     }
     for (size_t i = 0; i < d->n_locations; i++) {
         const lh_profile_location_t *l = &d->locations[i];
-        pb_uint(&w->sub, 1, i + 1);
-        pb_uint(&w->sub, 2, l->mapping);
-        pb_uint(&w->sub, 3, l->address);
+        pb_uints(&w->sub, (const uint64_t[]){i + 1, l->mapping, l->address}, 3);
         for (size_t k = l->first_line; k < l->first_line + l->n_lines; k++) {
-            pb_uint(&w->sub2, 1, d->lines[k].function);
-            pb_uint(&w->sub2, 2, d->lines[k].line);
+            pb_uints(&w->sub2, (const uint64_t[]){d->lines[k].function, d->lines[k].line}, 2);
             pb_msg(&w->sub, 4, &w->sub2);
         }
         pb_msg(&w->prof, 4, &w->sub);
     }
     for (size_t i = 0; i < d->n_functions; i++) {
-        pb_uint(&w->sub, 1, i + 1);
-        pb_uint(&w->sub, 2, d->functions[i].name);
-        pb_uint(&w->sub, 3, d->functions[i].name);
-        pb_uint(&w->sub, 4, d->functions[i].file);
+        const lh_profile_function_t *fn = &d->functions[i]; /* id, name, system name, file */
+        pb_uints(&w->sub, (const uint64_t[]){i + 1, fn->name, fn->name, fn->file}, 4);
         pb_msg(&w->prof, 5, &w->sub);
     }
 }

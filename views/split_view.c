@@ -66,12 +66,10 @@ json_counts(FILE *out, const lh_class_counts_t *c)
 void
 lh_json_leak_split(FILE *out, const lh_report_t *rep)
 {
-    const lh_leak_split_t *ls = rep->split;
-    if (!ls || !ls->present) {
-        return;
+    if (rep->split && rep->split->present) {
+        fputs(",\n \"leak_summary\": ", out);
+        json_counts(out, &rep->split->total);
     }
-    fputs(",\n \"leak_summary\": ", out);
-    json_counts(out, &ls->total);
 }
 
 void

@@ -165,10 +165,19 @@ print_summary(FILE *out, const lh_report_t *rep)
             rep->peak_time_s);
     fprintf(out, "  %s  %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu site%s\n",
             rep->end->present ? "live at exit:" : "live at end: ",
-            lh_text_human_bytes(h, sizeof h, tot->heap_bytes - rep->suppressed_bytes),
-            tot->heap_bytes - rep->suppressed_bytes, tot->heap_blocks - rep->suppressed_blocks,
-            tot->heap_blocks - rep->suppressed_blocks == 1 ? "" : "s", rep->n_leak_sites,
+            lh_text_human_bytes(h, sizeof h, lh_report_leaked_bytes(rep)),
+            lh_report_leaked_bytes(rep), lh_report_leaked_blocks(rep),
+            lh_report_leaked_blocks(rep) == 1 ? "" : "s", rep->n_leak_sites,
             rep->n_leak_sites == 1 ? "" : "s");
+    if (in->inherited) { /* a fork child seeded with the heap it inherited (trace.h) */
+        fprintf(out, "  inherited:     %s (%" PRIu64 " bytes) in %" PRIu64 " block%s live at the "
+                     "fork, from %s; %" PRIu64 " block%s (%" PRIu64 " bytes) still live, not "
+                     "counted above\n",
+                lh_text_human_bytes(h, sizeof h, in->inherited_bytes), in->inherited_bytes,
+                in->inherited_blocks, in->inherited_blocks == 1 ? "" : "s", in->inherited_from,
+                rep->inherited_blocks, rep->inherited_blocks == 1 ? "" : "s",
+                rep->inherited_bytes);
+    }
     if (rep->n_suppressed_sites) { /* report --suppressions */
         fprintf(out, "  suppressed:    %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu "
                      "site%s, not counted above\n",
@@ -238,9 +247,23 @@ lh_text_rss(FILE *out, const lh_rss_cmp_t *c)
     }
 }
 
+const char *
+lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
+{
+    const char *file = f->file ? lh_text_rel_path(f->file, cwd) : NULL;
+    if (file && f->line) {
+        snprintf(buf, len, "%s:%" PRIu32, file, f->line);
+    } else {
+        snprintf(buf, len, "%s%s", file || !f->module ? "" : "in ",
+                 file ? file : f->module ? base_name(f->module) : "");
+    }
+    return buf;
+}
+
 void
 lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
 {
+    char where[4200];
     fputs(first ? "    at " : "    by ", out);
     if (f->function) {
         lh_text_clean(out, f->function);
@@ -254,16 +277,9 @@ lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
     } else {
         fputs("???", out);
     }
-    if (f->file) {
+    if (*lh_text_frame_where(f, cwd, where, sizeof where)) {
         fputs(" (", out);
-        lh_text_clean(out, lh_text_rel_path(f->file, cwd));
-        if (f->line) {
-            fprintf(out, ":%" PRIu32, f->line);
-        }
-        fputc(')', out);
-    } else if (f->module) {
-        fputs(" (in ", out);
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, where);
         fputc(')', out);
     }
     if (f->inlined) {

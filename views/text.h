@@ -28,6 +28,9 @@ void lh_text_clean(FILE *out, const char *s);
 void lh_text_shell_word(FILE *out, const char *s, int escapes);
 /* path relative to cwd when it lies under it (cwd may be NULL). */
 const char *lh_text_rel_path(const char *path, const char *cwd);
+/* Where frame f is, as the views show it after the function: "file.c:42" (relative to
+ * cwd), "in libfoo.so" (the module's base name) or "" (nothing known), in buf. */
+const char *lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len);
 /* One "    at f (file.c:42)" (first) or "    by ..." line. */
 void lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd);
 /* The site's location, "file.c:42" (or the function, module+offset, address), no newline. */

@@ -269,11 +269,7 @@ int
 lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t *sites,
               size_t n_shown, lh_err_t *err)
 {
-    if (v->json) {
-        leaks_json(out, v, d, sites, n_shown);
-    } else {
-        leaks_text(out, v, d, sites, n_shown);
-    }
+    (v->json ? leaks_json : leaks_text)(out, v, d, sites, n_shown);
     return lh_view_flush(out, "the report", err);
 }
 
@@ -295,6 +291,41 @@ sample_points(size_t n, size_t max, size_t *idx)
         idx[i] = (size_t)((double)i * (double)(n - 1) / (double)(max - 1) + 0.5);
     }
     return max;
+}
+
+static void
+growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
+            size_t n_shown)
+{
+    json_head(out, v);
+    fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
+                 ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
+                 ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
+                 ", \"peak_sites\": %zu}",
+            kind_noun(g->kind, 1), g->n_points, g->n_all_points,
+            g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
+            g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK]);
+    json_bounds(out, v, g->bounds, g->n_points);
+    fputs(",\n \"sites\": [", out);
+    for (size_t i = 0; i < n_shown; i++) {
+        const lh_growth_site_t *s = &g->sites[i];
+        size_t last = g->n_points - 1;
+        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
+                     ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
+                i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
+                lh_trend_name(s->trend.kind), s->trend.z);
+        json_num(out, s->slope_bytes);
+        fputs(", \"growth_blocks_per_mark\": ", out);
+        json_num(out, s->slope_blocks);
+        fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
+                     ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
+                     ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
+                s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
+                s->blocks[0], s->blocks[last]);
+        json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
+                      &sites[i]);
+    }
+    fputs("]}\n", out);
 }
 
 static void
@@ -355,50 +386,11 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
     }
 }
 
-static void
-growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
-            size_t n_shown)
-{
-    json_head(out, v);
-    fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
-                 ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
-                 ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
-                 ", \"peak_sites\": %zu}",
-            kind_noun(g->kind, 1), g->n_points, g->n_all_points,
-            g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
-            g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK]);
-    json_bounds(out, v, g->bounds, g->n_points);
-    fputs(",\n \"sites\": [", out);
-    for (size_t i = 0; i < n_shown; i++) {
-        const lh_growth_site_t *s = &g->sites[i];
-        size_t last = g->n_points - 1;
-        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
-                     ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
-                i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
-                lh_trend_name(s->trend.kind), s->trend.z);
-        json_num(out, s->slope_bytes);
-        fputs(", \"growth_blocks_per_mark\": ", out);
-        json_num(out, s->slope_blocks);
-        fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
-                     ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
-                     ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
-                s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
-                s->blocks[0], s->blocks[last]);
-        json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
-                      &sites[i]);
-    }
-    fputs("]}\n", out);
-}
-
 int
 lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
                size_t n_shown, lh_err_t *err)
 {
-    if (v->json) {
-        growth_json(out, v, g, sites, n_shown);
-    } else {
-        growth_text(out, v, g, sites, n_shown);
-    }
+    (v->json ? growth_json : growth_text)(out, v, g, sites, n_shown);
     return lh_view_flush(out, "the report", err);
 }
 

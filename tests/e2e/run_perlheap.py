@@ -267,6 +267,46 @@ def case_exit_native(ctx):
               "possibly lost < 10% of still reachable", m and m.group(0))
 
 
+def case_prefork(ctx):
+    """Pre-fork workers: each child's trace is seeded with the heap it inherited, so its
+    exit snapshot names %main::CACHE, created at the parent's line, with the parent's 300
+    entries (before: the hash was no root at all, 1512 objects had no stack, and the
+    child's report had 27 unmatched frees)."""
+    trace = os.path.join(ctx.workdir, "prefork.lht")
+    res = E.run(ctx, [ctx.lh, "run", "-o", trace, "--", "perl",
+                      os.path.join(SRC, "prefork.pl")])
+    m = re.search(r"parent (\d+) children (\d+) (\d+)", res.stdout)
+    if not ctx.check(res.returncode == 0 and m is not None, "leakhound run perl prefork.pl",
+                     "exit 0, 'parent P children C1 C2'", "%d: %s %s" % (
+                         res.returncode, res.stdout[-300:], res.stderr[-600:])):
+        return
+    line = site_line("prefork.pl", "parent_build")
+    built = "main::build_cache (prefork.pl:%d)" % line
+    for child in (m.group(2), m.group(3)):
+        ct = "%s.%s" % (trace, child)
+        rep = E.load_report(ctx, ct)
+        ctx.check(rep["summary"].get("unmatched_frees") == 0,
+                  "child %s: unmatched frees" % child, 0, rep["summary"].get("unmatched_frees"))
+        # Its leaks are its own: the parent's entries, inherited and still live, are not.
+        mine = [s["location"].get("line") for s in rep["sites"] if s.get("leaked_bytes") and
+                os.path.basename((s.get("location") or {}).get("file") or "") == "prefork.pl"]
+        ctx.check(line not in mine and site_line("prefork.pl", "child_add") in mine,
+                  "child %s: leaking lines of prefork.pl" % child,
+                  "line %d (its own), not %d (inherited)" % (site_line("prefork.pl",
+                                                                       "child_add"), line),
+                  mine)
+        r = E.run(ctx, [ctx.lh, "shell", ct, "exit", "-c", "roots 1; show @1; count --by site"])
+        ctx.check(r.returncode == 0, "child %s: shell" % child, 0, r.stderr[-600:])
+        expect_line(ctx, "child %s: the top root is the inherited %%main::CACHE" % child,
+                    r"^\s*1\s+\S+ \S+\s+\S+ \S+\s+%main::CACHE \(HASH\)$", r.stdout)
+        expect_line(ctx, "child %s: %%main::CACHE created at the parent's line" % child,
+                    r"^%%main::CACHE \(HASH 0x[0-9a-f]+\), .*, created at %s$" % re.escape(built),
+                    r.stdout)
+        expect_line(ctx, "child %s: the parent's 300 values (and the hash's body and array) "
+                    "at that line" % child,
+                    r"^\s*\d+\s+302\s+\S+ \S+\s+%s$" % re.escape(built), r.stdout)
+
+
 PMAT_COUNT = r"""
 use Devel::MAT;
 my $df = Devel::MAT->load($ARGV[0])->dumpfile;
@@ -328,6 +368,7 @@ CASES = {
     "xs_struct": case_xs_struct,
     "diff": case_diff,
     "oracle": case_oracle,
+    "prefork": case_prefork,
 }
 
 

@@ -630,30 +630,48 @@ def case_contents(ctx, args):
 
 
 def case_dropuid(ctx, args):
-    """A server's worker that becomes nobody after the agent opened its trace (nginx as
-    root): the exit snapshot cannot create its contents file in root's directory. The
-    target is unaffected, the agent says why in one line (errno, euid), and the trace
-    lists the snapshot without contents."""
+    """A server's worker that becomes nobody (nginx as root): the agent creates the trace
+    and the next snapshot's contents file just before the uid changes, since it could not
+    after, in root's directory. The target is unaffected. Run 1: the exit snapshot uses
+    that file (its contents are read: the 100-byte block). Run 2: a SIGUSR2 snapshot after
+    the drop uses it, and the exit snapshot, which can no longer create one, says why in
+    one line (errno, euid) and is listed without contents."""
     if os.geteuid() != 0:
         print("  (dropuid: skipped, needs root)")
         return H.SKIP
-    d = ctx.path("out")
-    os.mkdir(d, 0o755)
-    trace = os.path.join(d, "trace.lht")
-    r = H.run(ctx, [prog(ctx), "dropuid"], timeout=60, env=preload_env(ctx, trace), cwd=d)
-    ctx.check((r.returncode, r.stdout) == (0, "euid 65534\n"), "dropuid: target unaffected",
-              (0, "euid 65534\n"), (r.returncode, r.stdout, r.stderr[-300:]))
-    lines = agent_lines(r.stderr)
-    want = "(errno 13, euid 65534); snapshot without contents"
-    ctx.check(len(lines) == 1 and "cannot create snapshot file " in lines[0] and
-              lines[0].endswith(want), "dropuid: one line saying why",
-              "cannot create snapshot file ... " + want, lines)
-    res = H.run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"], timeout=60)
-    rows = [ln.lstrip("* ").split() for ln in res.stdout.splitlines()[1:]]
-    got = [(f[1], f[-1]) for f in rows if len(f) >= 3]
-    ctx.check(got == [("exit", "none")], "dropuid: the exit snapshot, without contents",
-              [("exit", "none")], res.stdout + res.stderr)
-    ctx.figure("dropuid: agent said %r" % lines)
+    for n_signals in (0, 1):
+        d = ctx.path("out%d" % n_signals)
+        os.mkdir(d, 0o755)
+        trace = os.path.join(d, "trace.lht")
+        env = preload_env(ctx, trace, {"LEAKHOUND_SNAPSHOT_SIGNAL": "USR2"})
+        r = H.run(ctx, [prog(ctx), "dropuid", str(n_signals)], timeout=60, env=env, cwd=d)
+        tag = "dropuid %d: " % n_signals
+        ctx.check((r.returncode, r.stdout) == (0, "euid 65534\n"), tag + "target unaffected",
+                  (0, "euid 65534\n"), (r.returncode, r.stdout, r.stderr[-300:]))
+        lines = agent_lines(r.stderr)
+        res = H.run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"], timeout=60)
+        rows = [ln.lstrip("* ").split() for ln in res.stdout.splitlines()[1:]]
+        got = [(f[1], f[-1]) for f in rows if len(f) >= 3]
+        if n_signals == 0:
+            ctx.check(lines == [], tag + "nothing to say", [], lines)
+            ctx.check(got == [("exit", "pointers")], tag + "the exit snapshot, with contents",
+                      [("exit", "pointers")], res.stdout + res.stderr)
+            # reachable from the global g_secret_block: known only from the contents
+            res = H.run(ctx, [ctx.lh, "shell", trace, "-c", "largest 5"], timeout=60)
+            rows = [ln.split() for ln in res.stdout.splitlines()[1:]]
+            ctx.check(res.returncode == 0 and
+                      any(f[2:4] == ["100", "B"] and "reachable" in f for f in rows),
+                      tag + "the exit snapshot's graph: the 100-byte block, reachable",
+                      "a row of 100 B, reachable", res.stdout + res.stderr)
+        else:
+            want = "(errno 13, euid 65534); snapshot without contents"
+            ctx.check(len(lines) == 1 and "cannot create snapshot file " in lines[0] and
+                      lines[0].endswith(want), tag + "one line saying why",
+                      "cannot create snapshot file ... " + want, lines)
+            ctx.check(got == [("signal-1", "pointers"), ("exit", "none")],
+                      tag + "the signal snapshot with contents, the exit one without",
+                      [("signal-1", "pointers"), ("exit", "none")], res.stdout + res.stderr)
+        ctx.figure(tag + "agent said %r; snapshots %r" % (lines, got))
 
 
 # Cases that run a program as nobody: their scratch directory must be reachable by nobody.

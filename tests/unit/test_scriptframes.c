@@ -236,7 +236,7 @@ nat(const char *fn, const char *module)
 static lh_sframes_t
 perl_frames(lh_stacks_t *tab)
 {
-    lh_stacks_init(tab);
+    *tab = (lh_stacks_t){0};
     assert_int_equal(lh_stacks_put_sframe(tab, 1, LH_LANG_PERL, "MyApp::store", 12,
                                           "lib/MyApp.pm", 12, 12), 0);
     assert_int_equal(lh_stacks_put_sframe(tab, 2, LH_LANG_PERL, "main", 4, "app.pl", 6, 30),

@@ -42,7 +42,7 @@ test_parse(void **state)
     lh_supp_t s;
     lh_err_t err = {{0}};
     const char text[] = "# comment\n\n  leak:parse_config  \r\nleak:libfoo.so\n\tleak: ^x$\n";
-    lh_supp_init(&s);
+    s = (lh_supp_t){0};
     assert_int_equal(lh_supp_parse(&s, text, strlen(text), "s.supp", &err), 0);
     assert_int_equal(s.n, 3);
     assert_string_equal(s.rules[0].pattern, "parse_config");
@@ -73,7 +73,7 @@ test_match_frames(void **state)
     frames[1].function = "helper2";
     frames[1].file = "/home/u/src/main.c";
     frames[2].function = "main";
-    lh_supp_init(&s);
+    s = (lh_supp_t){0};
     assert_int_equal(lh_supp_parse(&s, text, strlen(text), "t", &err), 0);
     assert_int_equal(lh_supp_match(&s, frames, 3), -1);
     frames[1].function = "helper";
@@ -99,7 +99,7 @@ test_defaults(void **state)
     lh_err_t err = {{0}};
     lh_frame_t f[2];
     memset(f, 0, sizeof f);
-    lh_supp_init(&s);
+    s = (lh_supp_t){0};
     assert_int_equal(lh_supp_add_defaults(&s, &err), 0);
     assert_true(s.n > 10);
     f[0].function = "__GI__IO_file_doallocate"; /* stdio buffer */

@@ -102,7 +102,7 @@ setup(void **state)
         return -1;
     }
     exe_path[n] = '\0';
-    lh_modules_init(&mods);
+    mods = (lh_modules_t){0};
     dl_iterate_phdr(add_module, NULL);
     /* A library whose file is gone, at an address nothing else uses. */
     lh_segment_t seg = {0, 0x10000, 5};

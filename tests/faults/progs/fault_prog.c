@@ -12,11 +12,13 @@
  *       that allocates and exits 0; prints what happened.
  *   fault_prog secret MODE            puts a recognisable secret in a heap block, keeps a
  *       pointer to it, and exits (the exit snapshot scans it).
- *   fault_prog dropuid                as a server's worker: allocates, waits 300 ms (the
- *       agent has opened its trace by then), becomes nobody (setuid 65534, when root),
- *       allocates again and exits: the exit snapshot cannot create its contents file.
+ *   fault_prog dropuid [N]            as a server's worker: allocates, becomes nobody
+ *       (setuid 65534, when root), allocates again, raises SIGUSR2 N times (default 0;
+ *       300 ms apart: a snapshot each when the agent was asked to take one on it) and exits.
+ *       Only the contents file the agent made before the uid changed can still be written.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,17 +149,20 @@ secret(void)
 }
 
 static int
-dropuid(void)
+dropuid(int n_signals)
 {
     g_secret_block = malloc(100);
     struct timespec ts = {0, 300000000};
-    nanosleep(&ts, NULL);
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
         return 1;
     }
     char *again = malloc(200);
     printf("euid %d\n", (int)geteuid());
     free(again);
+    for (int i = 0; i < n_signals; i++) {
+        raise(SIGUSR2);
+        nanosleep(&ts, NULL);
+    }
     return 0;
 }
 
@@ -178,7 +183,7 @@ main(int argc, char **argv)
         return secret();
     }
     if (argc >= 2 && strcmp(argv[1], "dropuid") == 0) {
-        return dropuid();
+        return dropuid(argc >= 3 ? atoi(argv[2]) : 0);
     }
     fprintf(stderr, "usage: fault_prog counter FILE SECS | churn N | forklate SECS | secret | "
                     "dropuid\n");
