@@ -55,17 +55,14 @@ typedef struct reader {
     lh_err_t *err;
 } reader_t;
 
+/* lh_dupstr, with any NUL inside the name shown as '?' (a name is not cut short). */
 static char *
 dup_n(const char *s, size_t n)
 {
-    char *r = malloc(n + 1);
-    if (r) {
-        memcpy(r, s, n);
-        r[n] = '\0';
-        for (size_t i = 0; i < n; i++) {
-            if (r[i] == '\0') {
-                r[i] = '?';
-            }
+    char *r = lh_dupstr(s, n);
+    for (size_t i = 0; r && i < n; i++) {
+        if (r[i] == '\0') {
+            r[i] = '?';
         }
     }
     return r;
