@@ -24,13 +24,6 @@ node_hash(const void *t, size_t k)
     return hash_key(x->parent, x->func);
 }
 
-/* The index of nodes 1.. (node 0, the root, is no one's child) in cap slots. */
-static int
-rehash(lh_tree_t *t, size_t cap)
-{
-    return lh_index_rebuild(&t->hash, &t->hash_mask, cap, 1, t->n, node_hash, t);
-}
-
 /* The child of parent for func, created when new; LH_TNODE_NONE when out of memory. */
 static uint32_t
 child(lh_tree_t *t, uint32_t parent, uint32_t func, const lh_frame_t *fr)
@@ -43,11 +36,10 @@ child(lh_tree_t *t, uint32_t parent, uint32_t func, const lh_frame_t *fr)
         }
         i = (i + 1) & t->hash_mask;
     }
-    if ((t->n + 1) * 2 > t->hash_mask + 1) {
-        if (rehash(t, (t->hash_mask + 1) * 2) < 0) {
-            return LH_TNODE_NONE;
-        }
-        return child(t, parent, func, fr);
+    /* the index holds nodes 1.. (node 0, the root, is no one's child) */
+    int grown = lh_index_room(&t->hash, &t->hash_mask, 1, t->n, node_hash, t);
+    if (grown != 0) {
+        return grown < 0 ? LH_TNODE_NONE : child(t, parent, func, fr);
     }
     if (lh_grow(&t->v, &t->cap, t->n, sizeof *t->v, 1024) < 0) {
         return LH_TNODE_NONE;
@@ -145,7 +137,8 @@ lh_tree_build(lh_tree_t *t, lh_collect_t *c, const lh_funcs_t *f, const lh_supp_
     t->growth_is_snapshots = f->growth_is_snapshots;
     t->bottom_up = opts->bottom_up;
     t->cap = 1024;
-    if (!(t->v = malloc(t->cap * sizeof *t->v)) || rehash(t, 2048) < 0) {
+    if (!(t->v = malloc(t->cap * sizeof *t->v)) ||
+        lh_index_rebuild(&t->hash, &t->hash_mask, 2048, 1, 0, node_hash, t) < 0) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory building the call tree");
         goto fail;
     }

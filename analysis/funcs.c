@@ -146,11 +146,12 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
         }
         return k;
     }
-    if ((f->n + 1) * 2 > f->hash_mask + 1) {
-        if (rehash(f, (f->hash_mask + 1) * 2) < 0) {
-            return -1;
-        }
-        lookup(f, name, fr->module, &slot);
+    int grown = lh_index_room(&f->hash, &f->hash_mask, 0, f->n, func_hash, f);
+    if (grown < 0) {
+        return -1;
+    }
+    if (grown) {
+        lookup(f, name, fr->module, &slot); /* its free slot moved with the rebuild */
     }
     if (lh_grow(&f->v, cap_v, f->n, sizeof *f->v, 256) < 0) {
         return -1;

@@ -82,4 +82,17 @@ lh_index_rebuild(uint32_t **table, size_t *mask, size_t cap, size_t first, size_
     return 0;
 }
 
+/* Makes room in an index of entries first..n-1 for one more: doubles it (rebuilt from
+ * hash) once one more would fill more than half its slots, which keeps probes short.
+ * Returns 1 when it rebuilt (a slot found before is stale), 0, or -1 without memory. */
+static inline int
+lh_index_room(uint32_t **table, size_t *mask, size_t first, size_t n,
+              uint64_t (*hash)(const void *ctx, size_t k), const void *ctx)
+{
+    if ((n + 1) * 2 <= *mask + 1) {
+        return 0;
+    }
+    return lh_index_rebuild(table, mask, (*mask + 1) * 2, first, n, hash, ctx) < 0 ? -1 : 1;
+}
+
 #endif /* LH_HASH_H */

@@ -5,7 +5,8 @@
  * reachable) over the blocks live at exit, in total and per allocation site. Built from the
  * snapshot's reference graph (heapgraph.h), captured in the report's own pass over the
  * trace (lh_leak_split_consumer), then the .lhs file; nothing at all when there is no such
- * snapshot.
+ * snapshot. In a fork child seeded with its inherited heap (trace.h) the inherited blocks
+ * take part in the graph but are not counted, as report.h leaves them out of the leaks.
  */
 #ifndef LH_LEAKSPLIT_H
 #define LH_LEAKSPLIT_H

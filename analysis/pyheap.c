@@ -1106,30 +1106,25 @@ module_roots(dec_t *d, uint64_t modules, lh_addrmap_t *ns_dicts)
     if (dict_view(d, modules, &v) != 0) {
         return;
     }
-    /* First the modules themselves, by their sys.modules name: the name a module object
-     * is known by before any "importer.alias" global that also holds it. */
-    for (uint64_t i = 0; i < v.n; i++) {
-        char mname[STR_MAX + 8];
-        uint64_t k = entry_key(d, &v, i);
-        uint64_t mod = entry_value(d, &v, i);
-        uint32_t mo = obj_get(d, mod);
-        if (k && mo != NONE32 && read_str(d, k, mname, sizeof mname) >= 0 &&
-            d->tinfo[d->ph->objs[mo].type].kind == K_MODULE) {
-            root_add(d, LH_PYROOT_GLOBAL, mname, mod);
-        }
-    }
-    for (uint64_t i = 0; i < v.n; i++) {
-        char mname[STR_MAX + 8];
-        uint64_t k = entry_key(d, &v, i);
-        uint64_t mod = entry_value(d, &v, i);
-        uint32_t mo = obj_get(d, mod);
-        if (!k || mo == NONE32 || read_str(d, k, mname, sizeof mname) < 0 ||
-            d->tinfo[d->ph->objs[mo].type].kind != K_MODULE) {
-            continue;
-        }
-        uint64_t md = rd(d, mod + d->o->mo_dict, NULL);
-        if (md && obj_get(d, md) != NONE32) {
-            dict_roots(d, md, mname, LH_PYROOT_GLOBAL, mname, ns_dicts);
+    /* Pass 0 roots the modules themselves, by their sys.modules name: the name a module
+     * object is known by before any "importer.alias" global that also holds it. Pass 1
+     * then roots their globals. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t i = 0; i < v.n; i++) {
+            char mname[STR_MAX + 8];
+            uint64_t k = entry_key(d, &v, i);
+            uint64_t mod = entry_value(d, &v, i);
+            uint32_t mo = obj_get(d, mod);
+            if (!k || mo == NONE32 || read_str(d, k, mname, sizeof mname) < 0 ||
+                d->tinfo[d->ph->objs[mo].type].kind != K_MODULE) {
+                continue;
+            }
+            uint64_t md = pass ? rd(d, mod + d->o->mo_dict, NULL) : 0;
+            if (!pass) {
+                root_add(d, LH_PYROOT_GLOBAL, mname, mod);
+            } else if (md && obj_get(d, md) != NONE32) {
+                dict_roots(d, md, mname, LH_PYROOT_GLOBAL, mname, ns_dicts);
+            }
         }
     }
 }

@@ -82,20 +82,17 @@ int
 lh_replay_new(lh_replay_t **out, lh_err_t *err)
 {
     lh_replay_t *r = calloc(1, sizeof *r);
-    if (!r) {
-        goto fail;
+    slot_t *slots = calloc(1024, sizeof *slots);
+    if (!r || !slots) {
+        free(r);
+        free(slots);
+        *out = NULL;
+        return lh_err_set(err, LH_ENOMEM, "out of memory creating the heap model");
     }
+    r->slots = slots;
     r->mask = 1023;
-    r->slots = calloc(r->mask + 1, sizeof *r->slots);
-    if (!r->slots) {
-        goto fail;
-    }
     *out = r;
     return 0;
-fail:
-    free(r);
-    *out = NULL;
-    return lh_err_set(err, LH_ENOMEM, "out of memory creating the heap model");
 }
 
 void

@@ -167,6 +167,27 @@ seconds_between(uint64_t from, uint64_t to)
     return to > from ? (double)(to - from) / 1e9 : 0.0;
 }
 
+/* In a seeded fork child: per stack, the inherited blocks (born before the fork) that are
+ * still live, in live_blocks and live_bytes of a zeroed array of n_stacks. */
+static int
+inherited_live(const lh_replay_t *r, uint64_t fork_ts, size_t n_stacks, lh_stack_stats_t **out)
+{
+    lh_stack_stats_t *v = calloc(n_stacks ? n_stacks : 1, sizeof *v);
+    lh_live_block_t b;
+    size_t cur = 0;
+    if (!v) {
+        return LH_ENOMEM;
+    }
+    while (lh_replay_live_next(r, &cur, &b)) {
+        if (b.ts_ns < fork_ts && b.stack_id < n_stacks) {
+            v[b.stack_id].live_blocks++;
+            v[b.stack_id].live_bytes += b.size;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
 int
 lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
                 lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err)
@@ -195,13 +216,22 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     rep->peak_time_s = seconds_between(rep->start_ns, rep->totals->peak_ts_ns);
 
     ranks = malloc((n_stacks ? n_stacks : 1) * sizeof *ranks);
-    if (!ranks) {
+    lh_stack_stats_t *inh = NULL; /* per stack: inherited blocks still live */
+    if (!ranks || (rep->info->inherited &&
+                   (rc = inherited_live(r, rep->info->fork_ts_ns, n_stacks, &inh)) < 0)) {
+        free(ranks);
         return lh_err_set(err, LH_ENOMEM, "out of memory building the report");
     }
     for (size_t id = 0; id < n_stacks; id++) {
-        const lh_stack_stats_t *s = lh_replay_stack(r, (uint32_t)id);
-        if (s->live_blocks) {
-            ranks[n_ranks++] = (lh_rank_t){(uint32_t)id, s->live_bytes, s->live_blocks};
+        lh_stack_stats_t s = *lh_replay_stack(r, (uint32_t)id);
+        if (inh) {
+            s.live_blocks -= inh[id].live_blocks;
+            s.live_bytes -= inh[id].live_bytes;
+            rep->inherited_blocks += inh[id].live_blocks;
+            rep->inherited_bytes += inh[id].live_bytes;
+        }
+        if (s.live_blocks) {
+            ranks[n_ranks++] = (lh_rank_t){(uint32_t)id, s.live_bytes, s.live_blocks};
         }
     }
     lh_qsort(ranks, n_ranks, sizeof *ranks, lh_rank_cmp);
@@ -217,6 +247,8 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), ranks[i].id);
         site->stack_id = ranks[i].id;
         site->stats = *lh_replay_stack(r, ranks[i].id);
+        site->stats.live_blocks = ranks[i].key2;
+        site->stats.live_bytes = ranks[i].key1;
         site->location = -1;
         if (st) {
             site->has_stack = 1;
@@ -229,9 +261,11 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         }
     }
     free(ranks);
+    free(inh);
     return 0;
 fail:
     free(ranks);
+    free(inh);
     lh_report_fini(rep);
     return rc;
 }

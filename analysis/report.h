@@ -62,7 +62,26 @@ typedef struct lh_report {
     /* Borrowed, NULL when the trace has no exit snapshot with contents: the lost/reachable
      * split of the blocks live at exit (leaksplit.h). */
     const struct lh_leak_split *split;
+    /* A fork child seeded with its inherited heap (trace.h): the inherited blocks still
+     * live at the end. They are the parent's (its trace reports them), part of the heap the
+     * child started with, not the child's leaks: not counted in the sites' live figures,
+     * n_leak_sites nor lh_report_leaked_*. */
+    uint64_t inherited_bytes, inherited_blocks;
 } lh_report_t;
+
+/* What the report counts as leaked: the blocks live at the end, less those suppressions
+ * hid and, in a fork child, those it inherited. */
+static inline uint64_t
+lh_report_leaked_bytes(const lh_report_t *rep)
+{
+    return rep->totals->heap_bytes - rep->suppressed_bytes - rep->inherited_bytes;
+}
+
+static inline uint64_t
+lh_report_leaked_blocks(const lh_report_t *rep)
+{
+    return rep->totals->heap_blocks - rep->suppressed_blocks - rep->inherited_blocks;
+}
 
 typedef struct lh_report_opts {
     size_t top; /* sites to keep; 0: all */

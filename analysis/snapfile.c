@@ -55,17 +55,14 @@ typedef struct reader {
     lh_err_t *err;
 } reader_t;
 
+/* lh_dupstr, with any NUL inside the name shown as '?' (a name is not cut short). */
 static char *
 dup_n(const char *s, size_t n)
 {
-    char *r = malloc(n + 1);
-    if (r) {
-        memcpy(r, s, n);
-        r[n] = '\0';
-        for (size_t i = 0; i < n; i++) {
-            if (r[i] == '\0') {
-                r[i] = '?';
-            }
+    char *r = lh_dupstr(s, n);
+    for (size_t i = 0; r && i < n; i++) {
+        if (r[i] == '\0') {
+            r[i] = '?';
         }
     }
     return r;
@@ -691,7 +688,16 @@ lh_snapfile_fini(lh_snapfile_t *sf)
 const lh_region_t *
 lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr)
 {
-    /* the last region starting at or before addr (they are sorted and do not overlap) */
+    /* the last region starting at or before addr (they are sorted and do not overlap).
+     * Most words a heap holds that are no pointer (counts, sizes, hashes) lie below the
+     * first or at or past the last: answered without the search. */
+    if (sf->n_regions == 0 || addr < sf->regions[0].start) {
+        return NULL;
+    }
+    const lh_region_t *top = &sf->regions[sf->n_regions - 1];
+    if (addr >= top->start) {
+        return addr - top->start < top->len ? top : NULL;
+    }
     size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, addr);
     const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
     return r && addr - r->start < r->len ? r : NULL;

@@ -819,35 +819,41 @@ lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *e
     return 0;
 }
 
-/* The trend of site id in a trend map (none beyond the timeline's sites). */
-static lh_trend_t
-trend_of(const lh_timeline_t *tl, const uint8_t *map, size_t id)
+/* Sets, in each of the n records at recs (size bytes apart), the lh_trend_t at byte
+ * offset trend_off to the class over kind of the site whose uint32_t stack id is at
+ * id_off (none beyond the timeline's sites): one loop for the diff's sites and the counts'
+ * groups. */
+static int
+set_trends(const lh_timeline_t *tl, lh_bound_kind_t kind, void *recs, size_t n, size_t size,
+           size_t id_off, size_t trend_off, lh_err_t *err)
 {
-    return id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+    int rc;
+    uint8_t *map = lh_timeline_trend_map(tl, kind, &rc, err);
+    for (size_t i = 0; map && i < n; i++) {
+        char *r = (char *)recs + i * size;
+        uint32_t id;
+        memcpy(&id, r + id_off, sizeof id);
+        lh_trend_t t = id < tl->n_sites ? (lh_trend_t)map[id] : LH_TREND_NONE;
+        memcpy(r + trend_off, &t, sizeof t);
+    }
+    free(map);
+    return rc;
 }
 
 int
 lh_diff_trends(const lh_timeline_t *tl, lh_diff_t *d, lh_err_t *err)
 {
-    int rc;
-    uint8_t *map = lh_timeline_trend_map(tl, d->kind, &rc, err);
-    for (size_t i = 0; map && i < d->n_sites; i++) {
-        d->sites[i].trend = trend_of(tl, map, d->sites[i].stack_id);
-    }
-    free(map);
-    return rc;
+    return set_trends(tl, d->kind, d->sites, d->n_sites, sizeof *d->sites,
+                      offsetof(lh_diff_site_t, stack_id), offsetof(lh_diff_site_t, trend), err);
 }
 
+/* Grouped by site, a group's one member is its site: first_stack is the group. */
 int
 lh_counts_trends(const lh_timeline_t *tl, lh_counts_t *c, lh_err_t *err)
 {
-    int rc;
-    uint8_t *map = lh_timeline_trend_map(tl, c->kind, &rc, err);
-    for (size_t i = 0; map && i < c->n_groups; i++) {
-        c->groups[i].trend = trend_of(tl, map, c->groups[i].group);
-    }
-    free(map);
-    return rc;
+    return set_trends(tl, c->kind, c->groups, c->n_groups, sizeof *c->groups,
+                      offsetof(lh_count_group_t, first_stack), offsetof(lh_count_group_t, trend),
+                      err);
 }
 
 void

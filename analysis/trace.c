@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zstd.h>
 
@@ -284,25 +285,31 @@ fail:
  * Frame records
  * ------------------------------------------------------------------------------------- */
 
-static int
-set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
+/* The thread tid's entry, the latest when a tid was reused; NULL when unnamed. */
+static thread_name_t *
+find_thread(const lh_trace_t *t, uint64_t tid)
 {
     for (size_t i = t->n_threads; i-- > 0;) {
         if (t->threads[i].tid == tid) {
-            return set_str(&t->threads[i].name, name, len);
+            return &t->threads[i];
         }
     }
-    if (lh_grow(&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads, 16) < 0) {
-        return LH_ENOMEM;
+    return NULL;
+}
+
+static int
+set_thread_name(lh_trace_t *t, uint64_t tid, const char *name, size_t len)
+{
+    thread_name_t *th = find_thread(t, tid);
+    if (!th) {
+        if (lh_grow(&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads, 16) < 0) {
+            return LH_ENOMEM;
+        }
+        th = &t->threads[t->n_threads];
+        *th = (thread_name_t){.tid = tid};
+        t->n_threads++;
     }
-    char *s = lh_dupstr(name, len);
-    if (!s) {
-        return LH_ENOMEM;
-    }
-    t->threads[t->n_threads].tid = tid;
-    t->threads[t->n_threads].name = s;
-    t->n_threads++;
-    return 0;
+    return set_str(&th->name, name, len);
 }
 
 static int
@@ -952,6 +959,22 @@ parent_live(lh_trace_t *p, uint64_t fork_ts, lh_live_block_t **out, int *reached
     return (long)n;
 }
 
+/* lh_trace_open for a parent trace: a regular file only (a name in a trace is data: a
+ * FIFO or a device would block or never end). */
+static int
+open_regular(const char *path, const lh_trace_opts_t *o, lh_trace_t **p, lh_err_t *e)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        return lh_err_set(e, errno == ENOENT ? LH_ENOENT : LH_EIO, "%s: %s", path,
+                          strerror(errno));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        return lh_err_set(e, LH_EFORMAT, "%s: not a regular file", path);
+    }
+    return lh_trace_open(path, o, p, e);
+}
+
 /* Opens the trace named by a fork child's INFO_PARENT: first beside the child (the two
  * files moved together), then as the agent named it. */
 static int
@@ -968,10 +991,10 @@ open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
     int n = snprintf(beside, sizeof beside, "%.*s%s", slash ? (int)(slash - t->path + 1) : 0,
                      t->path, base);
     if (n > 0 && (size_t)n < sizeof beside && strcmp(beside, name) != 0) {
-        rc = lh_trace_open(beside, &o, p, &e);
+        rc = open_regular(beside, &o, p, &e);
     }
     if (rc == LH_ENOENT) {
-        rc = lh_trace_open(name, &o, p, &e);
+        rc = open_regular(name, &o, p, &e);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s", e.msg);
@@ -1038,10 +1061,10 @@ seed_inherited(lh_trace_t *t, lh_err_t *err)
     if (rc == 0) {
         rc = set_str((char **)&in->inherited_from, lh_trace_path(p), strlen(lh_trace_path(p)));
     }
-    if (rc == 0 && !reached) {
+    if (rc == 0 && !reached && !lh_trace_end(p)->present) {
         lh_warn(&t->warnings,
                 "%s: the parent's trace %s ends before the fork (its process still runs?): "
-                "%ld inherited blocks known, blocks allocated after its last frame are not",
+                "%ld inherited blocks known; any it allocated after its last frame are not",
                 t->path, lh_trace_path(p), n);
     }
     free(v);
@@ -1234,12 +1257,8 @@ lh_trace_stacks(const lh_trace_t *t)
 const char *
 lh_trace_thread_name(const lh_trace_t *t, uint64_t tid)
 {
-    for (size_t i = t->n_threads; i-- > 0;) {
-        if (t->threads[i].tid == tid) {
-            return t->threads[i].name;
-        }
-    }
-    return NULL;
+    const thread_name_t *th = find_thread(t, tid);
+    return th ? th->name : NULL;
 }
 
 const lh_trace_interp_t *

@@ -23,8 +23,8 @@ static void
 print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const char *trace, int failed)
 {
     char h[32], s[32], cwd[PATH_MAX];
-    uint64_t bytes = rep->totals->heap_bytes - rep->suppressed_bytes;
-    uint64_t blocks = rep->totals->heap_blocks - rep->suppressed_blocks;
+    uint64_t bytes = lh_report_leaked_bytes(rep);
+    uint64_t blocks = lh_report_leaked_blocks(rep);
     fprintf(stderr, "leakhound: check %s: %s (%" PRIu64 " bytes) leaked in %" PRIu64
                     " block%s from %zu site%s",
             failed ? "failed" : "passed", lh_text_human_bytes(h, sizeof h, bytes), bytes, blocks,
@@ -83,7 +83,7 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     }
     have_rep = 1;
     lh_report_suppress(&rep, &supp, 0);
-    uint64_t leaked = rep.totals->heap_bytes - rep.suppressed_bytes;
+    uint64_t leaked = lh_report_leaked_bytes(&rep);
     int failed = leaked > o->max_leak_bytes;
     print_verdict(&rep, o, trace, failed);
     rc = failed ? LH_EXIT_CHECK_LEAK : 0;

@@ -143,8 +143,19 @@ print_summary(FILE *out, const lh_report_t *rep)
             rep->info->sample_rate_bytes, rep->info->sample_rate_bytes ? "true" : "false");
     fprintf(out, ", \"peak_time_s\": %.6f", rep->peak_time_s);
     /* As the text report and the sites list: what suppressions hid is not counted. */
-    fprintf(out, ", \"leaked_bytes\": %" PRIu64, tot->heap_bytes - rep->suppressed_bytes);
-    fprintf(out, ", \"leaked_blocks\": %" PRIu64, tot->heap_blocks - rep->suppressed_blocks);
+    fprintf(out, ", \"leaked_bytes\": %" PRIu64, lh_report_leaked_bytes(rep));
+    fprintf(out, ", \"leaked_blocks\": %" PRIu64, lh_report_leaked_blocks(rep));
+    if (rep->info->inherited) { /* a seeded fork child (trace.h): not counted as leaked */
+        fprintf(out, ", \"inherited\": {\"from\": ");
+        lh_json_str(out, rep->info->inherited_from);
+        fprintf(out, ", \"fork_time_s\": %.6f, \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
+                     ", \"live_blocks\": %" PRIu64 ", \"live_bytes\": %" PRIu64 "}",
+                rep->info->fork_ts_ns > rep->start_ns
+                    ? (double)(rep->info->fork_ts_ns - rep->start_ns) / 1e9
+                    : 0.0,
+                rep->info->inherited_blocks, rep->info->inherited_bytes, rep->inherited_blocks,
+                rep->inherited_bytes);
+    }
     fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
     if (rep->n_suppressed_sites) { /* report --suppressions */
         fprintf(out, ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64

@@ -165,10 +165,19 @@ print_summary(FILE *out, const lh_report_t *rep)
             rep->peak_time_s);
     fprintf(out, "  %s  %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu site%s\n",
             rep->end->present ? "live at exit:" : "live at end: ",
-            lh_text_human_bytes(h, sizeof h, tot->heap_bytes - rep->suppressed_bytes),
-            tot->heap_bytes - rep->suppressed_bytes, tot->heap_blocks - rep->suppressed_blocks,
-            tot->heap_blocks - rep->suppressed_blocks == 1 ? "" : "s", rep->n_leak_sites,
+            lh_text_human_bytes(h, sizeof h, lh_report_leaked_bytes(rep)),
+            lh_report_leaked_bytes(rep), lh_report_leaked_blocks(rep),
+            lh_report_leaked_blocks(rep) == 1 ? "" : "s", rep->n_leak_sites,
             rep->n_leak_sites == 1 ? "" : "s");
+    if (in->inherited) { /* a fork child seeded with the heap it inherited (trace.h) */
+        fprintf(out, "  inherited:     %s (%" PRIu64 " bytes) in %" PRIu64 " block%s live at the "
+                     "fork, from %s; %" PRIu64 " block%s (%" PRIu64 " bytes) still live, not "
+                     "counted above\n",
+                lh_text_human_bytes(h, sizeof h, in->inherited_bytes), in->inherited_bytes,
+                in->inherited_blocks, in->inherited_blocks == 1 ? "" : "s", in->inherited_from,
+                rep->inherited_blocks, rep->inherited_blocks == 1 ? "" : "s",
+                rep->inherited_bytes);
+    }
     if (rep->n_suppressed_sites) { /* report --suppressions */
         fprintf(out, "  suppressed:    %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu "
                      "site%s, not counted above\n",

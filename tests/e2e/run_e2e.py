@@ -603,8 +603,22 @@ def case_fork_inherit(ctx):
     ctx.check(got == {"unmatched_frees": 0, "total_frees": 50, "total_allocations": 107},
               "child: every free of an inherited block matches its allocation in the parent",
               "0 unmatched, 50 frees, 107 allocations (100 inherited + 7)", got)
-    expect_site(ctx, rep, "inherit_table", 50, 3200, allocations=100, label="child: ")
+    # Its leaks are its own: the 50 inherited blocks still live at exit are the parent's
+    # (the heap it started with), said apart, not counted.
     expect_site(ctx, rep, "inherit_child_leak", 7, 2100, allocations=7, label="child: ")
+    expect_no_leak(ctx, rep, "inherit_table", label="child: ")
+    got = {k: summ.get(k) for k in ("leaked_bytes", "leaked_blocks", "leak_sites")}
+    got["inherited"] = summ.get("inherited", {})
+    got["inherited"].pop("fork_time_s", None)
+    want = {"leaked_bytes": 2100, "leaked_blocks": 7, "leak_sites": 1,
+            "inherited": {"from": trace, "blocks": 100, "bytes": 6400, "live_blocks": 50,
+                          "live_bytes": 3200}}
+    ctx.check(got == want, "child: leaked (its own) and inherited", want, got)
+    text = run(ctx, [ctx.lh, "report", child]).stdout
+    line = "  inherited:     6.2 KiB (6400 bytes) in 100 blocks live at the fork, from %s; " \
+        "50 blocks (3200 bytes) still live, not counted above" % trace
+    ctx.check(line in text.splitlines(), "child: text report's inherited line", line,
+              text[:1200])
     # The parent's trace gone: the child alone, said in one line.
     os.rename(trace, trace + ".away")
     res = run(ctx, [ctx.lh, "report", child, "--format", "json"])
@@ -614,8 +628,32 @@ def case_fork_inherit(ctx):
               "exit 0, 'inherited heap not read (%s: ...): analyzed alone'" % trace,
               "exit %d, %r" % (res.returncode, res.stderr.strip()[-600:]))
     alone = json.loads(res.stdout)["summary"] if res.returncode == 0 else {}
-    ctx.check(alone.get("unmatched_frees") == 50, "child read alone: unmatched frees", 50,
-              alone.get("unmatched_frees"))
+    got = {k: alone.get(k) for k in ("unmatched_frees", "leaked_bytes", "inherited")}
+    ctx.check(got == {"unmatched_frees": 50, "leaked_bytes": 2100, "inherited": None},
+              "child read alone", "50 unmatched frees, 2100 bytes leaked, nothing inherited",
+              got)
+
+
+def case_fork_chain(ctx):
+    """A grandchild's trace is seeded through its parent's, itself seeded from the
+    grandparent's: fork_chain's grandchild frees 10 blocks of 64 bytes the grandparent
+    allocated and 10 of 96 its parent did (whose file the agent opened at the fork so that
+    the grandchild could name it): 0 unmatched frees (read alone: 20)."""
+    trace = os.path.join(ctx.workdir, "fc.lht")
+    res = lh_run(ctx, [ctx.prog("fork_chain")], out=trace)
+    m = re.search(r"child (\d+) grandchild (\d+)", res.stdout)
+    if not ctx.check(m is not None, "fork_chain's pids", "child C grandchild G", res.stdout):
+        return
+    mid, leaf = "%s.%s" % (trace, m.group(1)), "%s.%s" % (trace, m.group(2))
+    got = []
+    for t in (mid, leaf):
+        s = load_report(ctx, t)["summary"]
+        inh = s.get("inherited") or {}
+        got.append((s.get("total_frees"), s.get("unmatched_frees"), inh.get("from"),
+                    inh.get("blocks"), inh.get("bytes"), inh.get("live_blocks")))
+    want = [(0, 0, trace, 10, 640, 10), (20, 0, mid, 20, 1600, 0)]
+    ctx.check(got == want, "child and grandchild: (frees, unmatched, inherited from, blocks, "
+              "bytes, still live)", want, got)
 
 
 def case_exec_nofollow(ctx):
@@ -1119,6 +1157,7 @@ SPECIAL = {
     "fork": case_fork,
     "fork_default": case_fork_default,
     "fork_inherit": case_fork_inherit,
+    "fork_chain": case_fork_chain,
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,

@@ -287,6 +287,14 @@ def case_prefork(ctx):
         rep = E.load_report(ctx, ct)
         ctx.check(rep["summary"].get("unmatched_frees") == 0,
                   "child %s: unmatched frees" % child, 0, rep["summary"].get("unmatched_frees"))
+        # Its leaks are its own: the parent's entries, inherited and still live, are not.
+        mine = [s["location"].get("line") for s in rep["sites"] if s.get("leaked_bytes") and
+                os.path.basename((s.get("location") or {}).get("file") or "") == "prefork.pl"]
+        ctx.check(line not in mine and site_line("prefork.pl", "child_add") in mine,
+                  "child %s: leaking lines of prefork.pl" % child,
+                  "line %d (its own), not %d (inherited)" % (site_line("prefork.pl",
+                                                                       "child_add"), line),
+                  mine)
         r = E.run(ctx, [ctx.lh, "shell", ct, "exit", "-c", "roots 1; show @1; count --by site"])
         ctx.check(r.returncode == 0, "child %s: shell" % child, 0, r.stderr[-600:])
         expect_line(ctx, "child %s: the top root is the inherited %%main::CACHE" % child,

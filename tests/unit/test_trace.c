@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "enc.h"
 #include "replay.h"
 #include "trace.h"
 #include "trace_builder.h"
@@ -584,6 +586,111 @@ test_modules(void **state)
     lh_tb_free(tb);
 }
 
+/* A fork child's INFO_PARENT (minor 3): varint parent pid, fork ts, parent trace, its pid. */
+static void
+info_parent(lh_tb_t *tb, uint64_t ppid, uint64_t fork_ts, const char *parent)
+{
+    uint8_t buf[512];
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    lh_enc_varint(&e, ppid);
+    lh_enc_varint(&e, fork_ts);
+    lh_enc_str(&e, parent);
+    lh_enc_varint(&e, ppid);
+    lh_tb_info_raw(tb, LH_REC_INFO_PARENT, buf, (size_t)(e.p - buf));
+}
+
+/* The child is seeded with the parent's blocks live at the fork (ts 1000): 0x2000 (the
+ * other one was freed before, 0x3000 allocated after), with its stack, before its own
+ * events; its free of 0x2000 matches. */
+static void
+test_fork_seed(void **state)
+{
+    (void)state;
+    static const uint64_t ips[] = {0x401000, 0x401234};
+    char ppath[300];
+    snprintf(ppath, sizeof ppath, "%s/parent.lht", dir);
+    lh_tb_t *tb = lh_tb_new();
+    lh_tb_info_pid(tb, 40, 1);
+    lh_tb_frame_begin(tb, 40, 100);
+    lh_tb_stack(tb, 7, 0, ips, 2);
+    lh_tb_alloc(tb, 100, 0x1000, 32, 7, LH_AK_MALLOC);
+    lh_tb_alloc(tb, 200, 0x2000, 48, 7, LH_AK_MALLOC);
+    lh_tb_free_rec(tb, 300, 0x1000);
+    lh_tb_alloc(tb, 2000, 0x3000, 16, 7, LH_AK_MALLOC);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, ppath, SIZE_MAX);
+    lh_tb_free(tb);
+
+    tb = lh_tb_new();
+    lh_tb_info_pid(tb, 41, 40);
+    info_parent(tb, 40, 1000, "parent.lht"); /* found beside the child */
+    lh_tb_frame_begin(tb, 41, 1500);
+    lh_tb_free_rec(tb, 1500, 0x2000);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    lh_tb_free(tb);
+
+    lh_trace_t *t = NULL;
+    got_t g;
+    lh_err_t err;
+    read_all(path, 0, &t, &g, &err);
+    const lh_trace_info_t *in = lh_trace_info(t);
+    assert_int_equal(in->inherited, 1);
+    assert_string_equal(in->inherited_from, ppath);
+    assert_int_equal(in->inherited_blocks, 1);
+    assert_int_equal(in->inherited_bytes, 48);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.ev[0].type, LH_REC_ALLOC);
+    assert_int_equal(g.ev[0].ts_ns, 200);
+    assert_int_equal(g.ev[0].addr, 0x2000);
+    assert_int_equal(g.ev[0].size, 48);
+    assert_int_equal(g.ev[0].stack_id, 7);
+    assert_int_equal(g.ev[1].type, LH_REC_FREE);
+    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), 7);
+    assert_non_null(st);
+    assert_int_equal(st->n_ips, 2);
+    assert_int_equal(st->ips[1], 0x401234);
+    assert_int_equal(lh_trace_warnings(t)->n, 0);
+    lh_trace_close(t);
+    unlink(ppath);
+}
+
+/* A parent trace that is no regular file (a FIFO would block) or missing: the child alone,
+ * one warning. */
+static void
+test_fork_seed_unreadable(void **state)
+{
+    (void)state;
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    static const char *const names[] = {"fifo", "missing.lht"};
+    static const char *const why[] = {"not a regular file", "No such file"};
+    for (int k = 0; k < 2; k++) {
+        lh_tb_t *tb = lh_tb_new();
+        lh_tb_info_pid(tb, 41, 40);
+        info_parent(tb, 40, 1000, names[k]);
+        lh_tb_frame_begin(tb, 41, 1500);
+        lh_tb_free_rec(tb, 1500, 0x2000);
+        lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+        lh_tb_write(tb, path, SIZE_MAX);
+        lh_tb_free(tb);
+        lh_trace_t *t = NULL;
+        got_t g;
+        lh_err_t err;
+        read_all(path, 0, &t, &g, &err);
+        assert_int_equal(lh_trace_info(t)->inherited, 0);
+        assert_int_equal(g.n, 1);
+        const lh_warnings_t *w = lh_trace_warnings(t);
+        assert_int_equal(w->n, 1);
+        assert_non_null(strstr(w->msgs[0], why[k]));
+        assert_non_null(strstr(w->msgs[0], "analyzed alone"));
+        lh_trace_close(t);
+    }
+    unlink(fifo);
+}
+
 int
 main(void)
 {
@@ -601,6 +708,8 @@ main(void)
         cmocka_unit_test(test_malformed_record),
         cmocka_unit_test(test_stack_limits),
         cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_fork_seed),
+        cmocka_unit_test(test_fork_seed_unreadable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
