@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "addrsym.h"
 #include "bound.h"
 #include "grow.h"
@@ -39,18 +40,14 @@ typedef struct dmod {
     size_t n_vars;
 } dmod_t;
 
-typedef struct vt_entry {
-    uint64_t value; /* 0: empty */
-    const char *cls;
-} vt_entry_t;
-
 struct lh_datasym {
     const lh_modules_t *mods;
     char *exe_path;
     dmod_t *dm;
     size_t n_dm;
-    vt_entry_t *vt;
-    size_t vt_mask, vt_n;
+    lh_addrmap_t vt;     /* vtable address -> its index in vt_cls */
+    const char **vt_cls; /* the class of each vtable asked for (NULL: none) */
+    size_t n_vt_cls, cap_vt_cls;
     lh_strpool_t pool;
 };
 
@@ -61,11 +58,9 @@ lh_datasym_new(const lh_modules_t *mods, const char *exe_path, lh_datasym_t **ou
     lh_datasym_t *ds = calloc(1, sizeof *ds);
     if (ds) {
         ds->mods = mods;
-        ds->vt_mask = 255;
-        ds->vt = calloc(ds->vt_mask + 1, sizeof *ds->vt);
         ds->exe_path = exe_path ? strdup(exe_path) : NULL;
     }
-    if (!ds || !ds->vt || (exe_path && !ds->exe_path)) {
+    if (!ds || (exe_path && !ds->exe_path)) {
         lh_datasym_free(ds); /* it frees a part-built one */
         ds = NULL;
     }
@@ -89,7 +84,8 @@ lh_datasym_free(lh_datasym_t *ds)
         free(ds->dm[i].vars);
     }
     free(ds->dm);
-    free(ds->vt);
+    lh_addrmap_fini(&ds->vt);
+    free(ds->vt_cls);
     lh_strpool_fini(&ds->pool);
     free(ds->exe_path);
     free(ds);
@@ -297,41 +293,16 @@ lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     if (!value) {
         return NULL;
     }
-    size_t h = (size_t)((value * 0x9E3779B97F4A7C15ull) >> 20);
-    for (size_t i = h & ds->vt_mask;; i = (i + 1) & ds->vt_mask) {
-        if (ds->vt[i].value == value) {
-            return ds->vt[i].cls;
-        }
-        if (!ds->vt[i].value) {
-            break;
-        }
+    uint32_t k = lh_addrmap_get(&ds->vt, value, UINT32_MAX);
+    if (k != UINT32_MAX) {
+        return ds->vt_cls[k];
     }
     const char *cls = vtable_class(ds, value, epoch);
-    if ((ds->vt_n + 1) * 2 > ds->vt_mask + 1) {
-        size_t cap = (ds->vt_mask + 1) * 2;
-        vt_entry_t *v = calloc(cap, sizeof *v);
-        if (!v) {
-            return cls; /* not cached */
-        }
-        for (size_t k = 0; k <= ds->vt_mask; k++) {
-            if (ds->vt[k].value) {
-                size_t j = (size_t)((ds->vt[k].value * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-                while (v[j].value) {
-                    j = (j + 1) & (cap - 1);
-                }
-                v[j] = ds->vt[k];
-            }
-        }
-        free(ds->vt);
-        ds->vt = v;
-        ds->vt_mask = cap - 1;
+    /* without memory the answer is right but not cached */
+    if (lh_grow(&ds->vt_cls, &ds->cap_vt_cls, ds->n_vt_cls, sizeof *ds->vt_cls, 64) == 0 &&
+        lh_addrmap_put(&ds->vt, value, (uint32_t)ds->n_vt_cls) > 0) {
+        ds->vt_cls[ds->n_vt_cls++] = cls;
     }
-    size_t i = h & ds->vt_mask;
-    while (ds->vt[i].value) {
-        i = (i + 1) & ds->vt_mask;
-    }
-    ds->vt[i] = (vt_entry_t){value, cls};
-    ds->vt_n++;
     return cls;
 }
 
