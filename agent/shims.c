@@ -1,8 +1,9 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * shims.c: the LD_PRELOAD front-end's interposition of the malloc family, dlclose, exec,
- * _exit and _Exit, and the bootstrap. What is recorded is the recorder's business
- * (recorder.h); the process life cycle (constructor, exit) is preload.c's.
+ * _exit and _Exit, ioctl (a userfaultfd registration the agent's is in the way of), and
+ * the bootstrap. What is recorded is the recorder's business (recorder.h); the process
+ * life cycle (constructor, exit) is preload.c's.
  *
  * Bootstrap: the first allocation (often from inside the loader or libc's own start-up)
  * resolves the real functions with dlsym(RTLD_NEXT). dlsym itself may call calloc: while
@@ -21,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 #include "recorder.h"
 #include "sample.h"
 #include "snapshot.h"
+#include "snapwp.h"
 #include "sys.h"
 
 #define LH_EXPORT LH_ENTRY
@@ -56,6 +59,7 @@ static struct {
     int (*execv)(const char *, char *const[]);
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*ioctl)(int, unsigned long, ...);
     int (*setuid)(uid_t);
     int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
@@ -127,6 +131,7 @@ lh_shims_resolve(void)
     RESOLVE(execv);
     RESOLVE(execvp);
     RESOLVE(execvpe);
+    RESOLVE(ioctl);
     RESOLVE(setuid);
     RESOLVE(seteuid);
     RESOLVE(setreuid);
@@ -443,6 +448,31 @@ dlclose(void *h)
         lh_recorder_modules_changed();
     }
     return rc;
+}
+
+/* The agent registers the program's anonymous memory with a userfaultfd of its own
+ * (snapwp.h); a program that registers some of that memory with its own userfaultfd gets
+ * EBUSY. The agent then lets go of it and the call is made again: the program never sees
+ * the agent's registration (a raw syscall(SYS_ioctl) bypasses this). */
+LH_EXPORT int
+ioctl(int fd, unsigned long request, ...)
+{
+    va_list ap;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *); /* one argument at most, as glibc's own ioctl reads */
+    va_end(ap);
+    for (int tries = 0;; tries++) {
+        int rc = real.ioctl ? real.ioctl(fd, request, arg)
+                            : (int)syscall(SYS_ioctl, fd, request, arg);
+        if (likely(rc != -1 || errno != EBUSY) || tries == 3) {
+            return rc;
+        }
+        int saved = errno;
+        if (!lh_snapwp_yield(fd, request, arg)) {
+            errno = saved;
+            return rc;
+        }
+    }
 }
 
 LH_EXPORT int

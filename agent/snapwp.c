@@ -14,7 +14,7 @@
 
 #include "sys.h"
 
-/* The kernel ABI (include/uapi/linux/fs.h and userfaultfd.h of Linux 6.7): spelled out
+/* The kernel ABI (userfaultfd.h of Linux 6.7; PAGEMAP_SCAN's is in sys.h): spelled out
  * here because the C library's headers may predate it (this machine's do). */
 #define WP_UFFD_USER_MODE_ONLY 1
 #define WP_UFFD_API 0xAAull
@@ -23,11 +23,8 @@
 #define WP_REGISTER_MODE_WP 2ull
 #define WP_UFFDIO_API _IOWR(0xAA, 0x3F, struct wp_uffdio_api)
 #define WP_UFFDIO_REGISTER _IOWR(0xAA, 0x00, struct wp_uffdio_register)
-#define WP_PAGE_IS_WRITTEN (1ull << 1)
-#define WP_PAGE_IS_PRESENT (1ull << 3)
-#define WP_SCAN_WP_MATCHING (1ull << 0)
-#define WP_SCAN_CHECK_WPASYNC (1ull << 1)
-#define WP_PAGEMAP_SCAN _IOWR('f', 16, struct wp_scan_arg)
+#define WP_UFFDIO_UNREGISTER _IOR(0xAA, 0x01, struct wp_uffdio_range)
+#define WP_UFFDIO_WRITEPROTECT _IOWR(0xAA, 0x06, struct wp_uffdio_writeprotect)
 
 struct wp_uffdio_api {
     uint64_t api, features, ioctls;
@@ -35,12 +32,12 @@ struct wp_uffdio_api {
 struct wp_uffdio_register {
     uint64_t start, len, mode, ioctls;
 };
-struct wp_page_region {
-    uint64_t start, end, categories;
+struct wp_uffdio_range {
+    uint64_t start, len;
 };
-struct wp_scan_arg {
-    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
-        category_mask, category_anyof_mask, return_mask;
+struct wp_uffdio_writeprotect {
+    struct wp_uffdio_range range;
+    uint64_t mode; /* 0: unprotect */
 };
 
 #define MAX_LIST (1u << 18) /* ranges in one list: more, and everything counts as written */
@@ -55,6 +52,7 @@ typedef struct shared {
     uint32_t cur;    /* acc[cur] is A */
     uint64_t n[2];
     uint64_t reg_lo, reg_hi; /* span of what was registered */
+    int no_register;         /* the program registers memory itself: the agent no more */
 } shared_t;
 
 #define SHARED_HEAD ((sizeof(shared_t) + 4095) & ~(size_t)4095)
@@ -72,7 +70,7 @@ static int uffd = -1, pagemap = -1;
 static int owner_pid;
 /* Private (each process, and each child, has its own copy). */
 static lh_wp_range_t *list_a, *list_b; /* the mark's list, then the child's R and D */
-static struct wp_page_region *vec;
+static lh_pm_region_t *vec;
 static tracked_t *tracked;
 static char *maps;
 
@@ -81,6 +79,13 @@ static int active, all;
 static pid_t parent;
 static size_t n_r, n_d, n_tracked, at_d, at_t;
 static const lh_wp_range_t *d;
+
+/* ioctl as a system call: the agent's own calls never go through its ioctl shim. */
+static long
+wp_ioctl(int fd, unsigned long request, void *arg)
+{
+    return syscall(SYS_ioctl, fd, request, arg);
+}
 
 size_t
 lh_snapwp_union(const lh_wp_range_t *a, size_t na, const lh_wp_range_t *b, size_t nb,
@@ -125,10 +130,10 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
 {
     uint64_t start = lo;
     while (start < hi) {
-        struct wp_scan_arg a;
+        lh_pm_scan_t a;
         memset(&a, 0, sizeof a);
         a.size = sizeof a;
-        a.flags = protect ? WP_SCAN_WP_MATCHING : WP_SCAN_CHECK_WPASYNC;
+        a.flags = protect ? LH_PM_WP_MATCHING : LH_PM_CHECK_WPASYNC;
         a.start = start;
         a.end = hi;
         a.vec = (uint64_t)(uintptr_t)vec;
@@ -136,16 +141,16 @@ scan(uint64_t lo, uint64_t hi, int protect, lh_wp_range_t *l, size_t *n)
         if (protect) {
             /* written only: protecting a page never touched would make the kernel fill
              * the range with page tables of markers (and every clone copy them) */
-            a.category_mask = WP_PAGE_IS_WRITTEN;
-            a.return_mask = WP_PAGE_IS_WRITTEN;
+            a.category_mask = LH_PAGE_IS_WRITTEN;
+            a.return_mask = LH_PAGE_IS_WRITTEN;
         } else {
             /* written, or not present (inverted): a page MADV_DONTNEED zapped reads as
              * zeros now, and zapping does not count as a write */
-            a.category_inverted = WP_PAGE_IS_PRESENT;
-            a.category_anyof_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
-            a.return_mask = WP_PAGE_IS_WRITTEN | WP_PAGE_IS_PRESENT;
+            a.category_inverted = LH_PAGE_IS_PRESENT;
+            a.category_anyof_mask = LH_PAGE_IS_WRITTEN | LH_PAGE_IS_PRESENT;
+            a.return_mask = LH_PAGE_IS_WRITTEN | LH_PAGE_IS_PRESENT;
         }
-        long r = ioctl(pagemap, WP_PAGEMAP_SCAN, &a);
+        long r = wp_ioctl(pagemap, LH_PM_SCAN, &a);
         if (r < 0) {
             return -1;
         }
@@ -195,7 +200,7 @@ lh_snapwp_prepare(void)
     }
     struct wp_uffdio_api api = {WP_UFFD_API, WP_FEATURE_ASYNC | WP_FEATURE_UNPOPULATED, 0};
     int pm = -1;
-    if (ioctl(fd, WP_UFFDIO_API, &api) != 0 ||
+    if (wp_ioctl(fd, WP_UFFDIO_API, &api) != 0 ||
         (pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
         close(fd);
         return -1;
@@ -338,14 +343,14 @@ lh_snapwp_check(void)
     }
     check_maps();
     for (size_t t = 0; t < n_tracked; t++) {
-        if (!tracked[t].eperm) {
+        if (!tracked[t].eperm || __atomic_load_n(&sh->no_register, __ATOMIC_ACQUIRE)) {
             continue;
         }
         /* Untracked so far: written, all of it; tracked from the next mark on (a mapping
          * of another userfaultfd, or one the kernel refuses, stays untracked). */
         struct wp_uffdio_register reg = {tracked[t].lo, tracked[t].hi - tracked[t].lo,
                                          WP_REGISTER_MODE_WP, 0};
-        if (ioctl(uffd, WP_UFFDIO_REGISTER, &reg) == 0) {
+        if (wp_ioctl(uffd, WP_UFFDIO_REGISTER, &reg) == 0) {
             if (sh->reg_lo >= sh->reg_hi || tracked[t].lo < sh->reg_lo) {
                 sh->reg_lo = tracked[t].lo;
             }
@@ -395,4 +400,42 @@ lh_snapwp_end(int committed)
         sh->all = 0;
     }
     active = 0;
+}
+
+/* Protection cleared first (unregistering may leave the bits in the page tables, where
+ * the program's own write protection would find them), then the registration. A snapshot
+ * child that finds the mapping unregistered reads it all (EPERM), as it reads any mapping
+ * it cannot track. */
+static void
+let_go(void *yielded, uint64_t start, uint64_t end)
+{
+    struct wp_uffdio_writeprotect un = {{start, end - start}, 0};
+    struct wp_uffdio_range range = {start, end - start};
+    (void)wp_ioctl(uffd, WP_UFFDIO_WRITEPROTECT, &un);
+    *(int *)yielded |= wp_ioctl(uffd, WP_UFFDIO_UNREGISTER, &range) == 0;
+}
+
+int
+lh_snapwp_yield(int fd, unsigned long request, const void *arg)
+{
+    if (request != WP_UFFDIO_REGISTER || !arg || fd == uffd || !sh ||
+        sh->pid != (int)syscall(SYS_getpid)) {
+        return 0;
+    }
+    /* From now on no snapshot child registers anything (one may be doing it right now:
+     * the caller then fails again, and tries again). */
+    __atomic_store_n(&sh->no_register, 1, __ATOMIC_RELEASE);
+    struct wp_uffdio_register want;
+    memcpy(&want, arg, sizeof want);
+    uint64_t lo = want.start & ~(uint64_t)4095;
+    uint64_t hi = (want.start + want.len + 4095) & ~(uint64_t)4095;
+    if (hi <= lo) {
+        return 0;
+    }
+    /* The mappings registered for asynchronous write protection in that range: the
+     * agent's (a program's own registration in that mode would be listed too; none is
+     * known to use it). */
+    int yielded = 0;
+    (void)lh_sys_pm_each(pagemap, lo, hi, LH_PAGE_IS_WPALLOWED, let_go, &yielded);
+    return yielded;
 }

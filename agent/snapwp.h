@@ -29,9 +29,11 @@
  *
  * When the kernel has no such ioctl, userfaultfd is not allowed, the program uses its own
  * userfaultfd on that memory, or anything fails, every page counts as written: the snapshot
- * reads everything, as without this module. lh_snapwp_prepare and lh_snapwp_mark run in the
- * parent under the capture lock (raw system calls, agent memory); the others in the child
- * only (AS-safe, no malloc, no locks).
+ * reads everything, as without this module. A program that registers memory the agent
+ * registered (its UFFDIO_REGISTER gets EBUSY) has it: lh_snapwp_yield, from the ioctl
+ * shim. lh_snapwp_prepare and lh_snapwp_mark run in the parent under the capture lock (raw
+ * system calls, agent memory); lh_snapwp_yield in any thread of the parent; the others in
+ * the child only (AS-safe, no malloc, no locks).
  */
 #ifndef LH_SNAPWP_H
 #define LH_SNAPWP_H
@@ -63,6 +65,13 @@ void lh_snapwp_check(void);
 int lh_snapwp_clean(uintptr_t lo, uintptr_t hi);
 /* Child: its table was committed (ok) or not. */
 void lh_snapwp_end(int committed);
+
+/* A program's own ioctl(fd, request, arg) failed with EBUSY. When it is a UFFDIO_REGISTER
+ * of memory the agent registered (a userfaultfd allows one registration per mapping), the
+ * agent lets go of that memory, registers nothing more from then on (snapshots read what
+ * they cannot track, as always), and returns 1: the caller makes its call again. 0
+ * otherwise. Any thread of the process; raw system calls, no malloc, no locks. */
+int lh_snapwp_yield(int fd, unsigned long request, const void *arg);
 
 /* The union of two sorted lists of disjoint ranges into out (cap ranges), touching ranges
  * merged; returns the count, or (size_t)-1 when out is too small. Pure; AS-safe. */

@@ -8,7 +8,31 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
+
+/* PAGEMAP_SCAN, the ioctl of /proc/PID/pagemap that lists pages by category (Linux 6.7+,
+ * include/uapi/linux/fs.h), spelled out: the C library's headers may predate it (this
+ * machine's do). */
+typedef struct lh_pm_region {
+    uint64_t start, end, categories;
+} lh_pm_region_t;
+typedef struct lh_pm_scan {
+    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
+        category_mask, category_anyof_mask, return_mask;
+} lh_pm_scan_t;
+#define LH_PM_SCAN _IOWR('f', 16, lh_pm_scan_t)
+#define LH_PM_WP_MATCHING (1ull << 0)   /* protect what matches (userfaultfd async WP) */
+#define LH_PM_CHECK_WPASYNC (1ull << 1) /* EPERM where a mapping is not so registered */
+#define LH_PAGE_IS_WPALLOWED (1ull << 0)
+#define LH_PAGE_IS_WRITTEN (1ull << 1)
+#define LH_PAGE_IS_PRESENT (1ull << 3)
+
+/* PAGEMAP_SCAN of [lo, hi) (page-aligned) on fd, a /proc/PID/pagemap: fn(ctx, start, end)
+ * for each run of pages that have every category in mask, in increasing order. 0, or -1
+ * (errno; ENOTTY before Linux 6.7) with the runs before the failure reported. AS-safe. */
+int lh_sys_pm_each(int fd, uint64_t lo, uint64_t hi, uint64_t mask,
+                   void (*fn)(void *ctx, uint64_t start, uint64_t end), void *ctx);
 
 /* Chooses the time source, once, before any time stamp is taken: mode 0 = clock_gettime,
  * 1 = the CPU counter, -1 = the counter when the kernel's clocksource is "tsc". */
@@ -89,8 +113,9 @@ int lh_sys_is_agent_memory(uintptr_t lo, uintptr_t hi);
 /* The i-th mapping of the agent's own memory in *lo, *hi: 1, or 0 past the last. Not
  * locked: for the snapshot child, where no other thread runs. AS-safe. */
 int lh_sys_agent_range(int i, uintptr_t *lo, uintptr_t *hi);
-/* Bytes of the agent's own mappings that are resident now (mincore): what the process's
- * RSS holds of the agent and not of the program. AS-safe. */
+/* Bytes of the agent's own mappings that are resident now (PAGEMAP_SCAN, or mincore
+ * before Linux 6.7): what the process's RSS holds of the agent and not of the program.
+ * AS-safe. */
 uint64_t lh_sys_agent_resident(void);
 /* The registry of the agent's mappings is held across every clone and fork, and released
  * after it in the parent and in the child: a child must not inherit it locked by a thread

@@ -34,7 +34,8 @@ typedef struct elf_secs {
 
 /* The candidates in runs of BLOCK (in table order, globals and locals apart), so that a
  * lookup skips a run at once when no candidate of it can change the answer: none of them
- * at or below the address holds it or lacks a size. Such a run would only raise the
+ * at or below the address holds it, and none without a size is at or above min_label (one
+ * below it is never chosen, nor its section looked at). Such a run would only raise the
  * search's min_label (a maximum: order does not matter) to its largest end at or below the
  * address; every other run is searched one candidate after the other as before, so the
  * selection's order-dependent choices are the same. On python3 with libc6-dbg a data
@@ -45,6 +46,7 @@ typedef struct ends {
     GElf_Addr value; /* sorted within the run */
     GElf_Addr end;   /* the largest value + st_size up to here, as try_cand computes it */
     GElf_Addr holds; /* the largest end of a sized candidate up to here, saturated */
+    GElf_Addr label; /* the largest value of one without a size up to here (0: none) */
 } ends_t;
 
 typedef struct run {
@@ -144,7 +146,7 @@ add_runs(lh_addrsym_t *ix, size_t from, size_t to)
             const cand_t *c = &ix->c[f + i];
             GElf_Addr end = c->value + c->sym.st_size;
             GElf_Addr holds = c->sym.st_size == 0 ? 0 : end < c->value ? UINT64_MAX : end;
-            e[i] = (ends_t){c->value, end, holds};
+            e[i] = (ends_t){c->value, end, holds, c->sym.st_size == 0 ? c->value : 0};
             if (c->value < r->min_value) {
                 r->min_value = c->value;
             }
@@ -159,6 +161,9 @@ add_runs(lh_addrsym_t *ix, size_t from, size_t to)
             }
             if (e[i - 1].holds > e[i].holds) {
                 e[i].holds = e[i - 1].holds;
+            }
+            if (e[i - 1].label > e[i].label) {
+                e[i].label = e[i - 1].label;
             }
         }
     }
@@ -327,7 +332,10 @@ search_range(search_t *st, size_t from, size_t to)
         }
         const ends_t *e = &ix->ends[run->first];
         const ends_t *last = &e[LH_UPPER(e, run->n, ends_t, value, st->addr) - 1];
-        if (last->holds <= st->addr && run->min_sizeless > st->addr) {
+        /* (when min_sizeless <= addr, that candidate is among those up to last: its label
+         * is set) */
+        if (last->holds <= st->addr &&
+            (run->min_sizeless > st->addr || last->label < st->min_label)) {
             if (last->end > st->min_label) {
                 st->min_label = last->end;
             }

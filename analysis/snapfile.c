@@ -688,7 +688,16 @@ lh_snapfile_fini(lh_snapfile_t *sf)
 const lh_region_t *
 lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr)
 {
-    /* the last region starting at or before addr (they are sorted and do not overlap) */
+    /* the last region starting at or before addr (they are sorted and do not overlap).
+     * Most words a heap holds that are no pointer (counts, sizes, hashes) lie below the
+     * first or at or past the last: answered without the search. */
+    if (sf->n_regions == 0 || addr < sf->regions[0].start) {
+        return NULL;
+    }
+    const lh_region_t *top = &sf->regions[sf->n_regions - 1];
+    if (addr >= top->start) {
+        return addr - top->start < top->len ? top : NULL;
+    }
     size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, addr);
     const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
     return r && addr - r->start < r->len ? r : NULL;

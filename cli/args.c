@@ -27,6 +27,20 @@ lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned lon
     return 0;
 }
 
+int
+lh_cli_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int
+lh_cli_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 const void *
 lh_cli_find_named(const void *rows, size_t n, size_t size, const char *name)
 {

@@ -16,32 +16,12 @@
 #include "err.h"
 
 /* The subcommands, one X(NAME, SUMMARY) each, in the order `leakhound help` lists them:
- * this list declares lh_cmd_NAME and its --help text lh_cmd_NAME_usage below, and is
- * main.c's dispatch table, so that a command is named in one place.
- *   run [-o FILE] [--depth N] [--unwind K] [--follow-exec] [--] PROG...: the program's exit
- *     status (128 + signal if it died from one), 127 if it could not be started;
- *   attach -p PID [-o FILE] [--duration D] [--depth N] [--unwind K] [--sample-rate SIZE]
- *     [--snapshot-every D]: record a running process from now on;
- *   snapshot -p PID [-o FILE] [--contents none|pointers|full] [--count N] [--interval D]: a
- *     heap snapshot of a running process with no agent in it;
- *   report FILE [--top N] [--format text|json] [--salvage];
- *   leaks FILE [--from LABEL] [--to LABEL] [--skip N] [--top N] [--format F]: the
- *     differential leak report over marks or snapshots;
- *   counts FILE [--by site|function] [--top N] [--rows N] [--format F]: live blocks per
- *     group at each mark;
- *   log FILE [--addr ADDR] [--site N] [--thread TID] [--limit N] [--format F]: the raw
- *     event history;
- *   watch (-p PID | -- CMD...) [--load CMD ...]: 0 no leak, 1 leak, 2 inconclusive, 3 error
- *     (printed by the command itself, since 2 means inconclusive here);
- * where the memory went (issue 6):
- *   tree FILE [--top-down|--bottom-up] [--metric M] [--focus FUNC] [--min-percent P]
- *     [--format text|json]; plot FILE -o OUT.svg [--top N] [--x time|marks];
- *   flamegraph FILE -o OUT.svg [--metric M]; html FILE -o OUT.html;
- *   export FILE [--sqlite OUT.db [--events]] [--pprof OUT.pb.gz [--at LABEL]]
- *     [--folded OUT.txt [--metric M]];
- * why is it still alive (issue 5):
- *   shell FILE [SNAPSHOT] [-c 'CMD; ...'] [--salvage]: 0, or 1 when a scripted command
- *     failed. */
+ * this list declares lh_cmd_NAME and its --help text lh_cmd_NAME_usage below (the arguments
+ * are there, not repeated here), and is main.c's dispatch table, so that a command is named
+ * in one place. Exit statuses beyond 0 and the errors above: run returns the program's (128
+ * + signal if it died from one; 127 if it could not be started); watch 0 no leak, 1 leak,
+ * 2 inconclusive, 3 error (printed by watch itself, since 2 means inconclusive there);
+ * shell 1 when a scripted command failed. */
 #define LH_COMMANDS(X)                                                                     \
     X(run, "run a program under the agent, recording a trace")                             \
     X(attach, "record a running process from now on")                                      \
@@ -97,6 +77,10 @@ int lh_cli_parse_heuristics(const char *s, unsigned *out, lh_err_t *err);
 const void *lh_cli_find_named(const void *rows, size_t n, size_t size, const char *name);
 #define LH_CLI_FIND(table, name) lh_cli_find_named((table), sizeof(table) / sizeof *(table), \
                                                    sizeof *(table), (name))
+
+/* qsort/bsearch orders of uint64_t and uint32_t elements, ascending. */
+int lh_cli_cmp_u64(const void *a, const void *b);
+int lh_cli_cmp_u32(const void *a, const void *b);
 
 /* Pure parsers (unit-tested), returning 0 or LH_EINVAL without a message:
  * durations: a number (fractions allowed) and a unit ns, us, ms, s, m/min or h ("10s",

@@ -31,6 +31,7 @@ const char lh_cmd_counts_usage[] =
 
 typedef struct counts_args {
     lh_trace_args_t load;
+    lh_timeline_opts_t tlo; /* what the pass builds */
     unsigned long top, rows;
     int by_function;
     lh_bound_kind_t kind;
@@ -48,6 +49,7 @@ parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
     };
     a->top = 5;
     a->rows = 20;
+    a->tlo.series = 1;
     if ((rc = LH_ARGS_PARSE(counts, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
@@ -162,13 +164,8 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     size_t n_names = 0, n_groups = 0;
     int have_counts = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc != 0) {
+    if (rc != 0 || (rc = lh_pass_run(&p, &a.load, &a.tlo, NULL, NULL, err)) < 0) {
         return rc < 0 ? rc : 0;
-    }
-    lh_timeline_opts_t tlo = {0};
-    tlo.series = 1;
-    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
-        return rc;
     }
     if (a.by_function && (rc = group_by_function(&p, &group_of, &names, &n_names, err)) < 0) {
         goto done;

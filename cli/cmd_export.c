@@ -112,16 +112,12 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     lh_collect_t *c = NULL;
     lh_sqlite_out_t *db = NULL;
     lh_supp_t supp;
-    lh_funcs_t f;
-    int have_f = 0, have_supp = 0;
+    lh_funcs_t f = {0}; /* lh_funcs_fini is a no-op on it until built */
     int rc = parse_args(argc, argv, &a, err);
-    if (rc != 0) {
+    if (rc != 0 || (rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    if ((rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
-        return rc;
-    }
-    have_supp = 1;
+    const lh_supp_t *sp = supp.n ? &supp : NULL;
     if (a.sqlite) {
         if ((rc = lh_sqlite_open(a.sqlite, a.events, &db, err)) < 0) {
             goto done;
@@ -132,19 +128,17 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
         }
     }
     if ((rc = lh_load_run(&a.load, &co, &c, err)) < 0 ||
-        (rc = lh_funcs_build(&f, c, supp.n ? &supp : NULL, err)) < 0) {
+        (rc = lh_funcs_build(&f, c, sp, err)) < 0) {
         goto done;
     }
-    have_f = 1;
     if (db && (rc = lh_sqlite_finish(db, c, &f, err)) < 0) {
         goto done;
     }
-    if (a.pprof && (rc = write_pprof(&a, c, supp.n ? &supp : NULL, err)) < 0) {
+    if (a.pprof && (rc = write_pprof(&a, c, sp, err)) < 0) {
         goto done;
     }
     if (a.folded) {
         FILE *out = lh_load_out_open(a.folded, err);
-        const lh_supp_t *sp = supp.n ? &supp : NULL;
         rc = !out ? LH_EIO
                   : lh_load_out_close(out, a.folded, lh_view_folded(out, c, &f, sp, a.metric, err),
                                       err);
@@ -155,12 +149,8 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     lh_load_sym_warnings(c);
 done:
     lh_sqlite_close(db);
-    if (have_f) {
-        lh_funcs_fini(&f);
-    }
-    if (have_supp) {
-        lh_supp_fini(&supp);
-    }
+    lh_funcs_fini(&f);
+    lh_supp_fini(&supp);
     lh_collect_free(c);
     return rc < 0 ? rc : 0;
 }

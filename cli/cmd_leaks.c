@@ -37,6 +37,7 @@ const char lh_cmd_leaks_usage[] =
 
 typedef struct leaks_args {
     lh_trace_args_t load;
+    lh_timeline_opts_t tlo; /* what the pass builds */
     const char *from, *to;
     long skip;
     unsigned long top;
@@ -61,6 +62,9 @@ parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
     }
     a->skip = skip == ULONG_MAX ? -1 : (long)skip;
     a->kind = (lh_bound_kind_t)kind;
+    a->tlo.diff = 1;
+    a->tlo.series = 1; /* for the growth model's trend of each site */
+    a->tlo.diff_to = a->to;
     return 0;
 }
 
@@ -96,15 +100,8 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     size_t n_shown = 0;
     int have_diff = 0;
     int rc = parse_args(argc, argv, &a, err);
-    if (rc != 0) {
+    if (rc != 0 || (rc = lh_pass_run(&p, &a.load, &a.tlo, NULL, NULL, err)) < 0) {
         return rc < 0 ? rc : 0;
-    }
-    lh_timeline_opts_t tlo = {0};
-    tlo.diff = 1;
-    tlo.series = 1; /* for the growth model's trend of each site */
-    tlo.diff_to = a.to;
-    if ((rc = lh_pass_run(&p, &a.load, &tlo, NULL, NULL, err)) < 0) {
-        return rc;
     }
     lh_diff_opts_t dopts = {a.kind, a.from, a.skip};
     if ((rc = lh_timeline_diff(p.tl, p.r, &dopts, &d, err)) < 0) {

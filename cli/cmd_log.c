@@ -102,13 +102,6 @@ drop_suppressed(lh_pass_t *p, lh_history_t *h, lh_err_t *err)
     return 0;
 }
 
-static int
-cmp_u32(const void *pa, const void *pb)
-{
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
 int
 lh_cmd_log(int argc, char **argv, lh_err_t *err)
 {
@@ -139,7 +132,7 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
             ids[n_ids++] = h.v[i].stack_id;
         }
     }
-    lh_qsort(ids, n_ids, sizeof *ids, cmp_u32);
+    lh_qsort(ids, n_ids, sizeof *ids, lh_cli_cmp_u32);
     size_t k = 0;
     for (size_t i = 0; i < n_ids; i++) {
         if (i == 0 || ids[i] != ids[k - 1]) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "grow.h"
 
 #define PREV_INUSE 1u
@@ -299,13 +300,6 @@ walk_mmapped(walk_t *k)
 }
 
 static int
-cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int
 cmp_block(const void *a, const void *b)
 {
     const lh_mblock_t *x = a, *y = b;
@@ -391,7 +385,7 @@ lh_mwalk(const lh_glibc_layout_t *l, const lh_memcopy_t *m, const uint64_t *tps,
                  " (%" PRIu64 " bytes): the difference is not in the snapshot",
                  w->n_mmapped, w->mmapped_bytes, n_mmaps, mm_mem);
     }
-    lh_qsort(k.freed, k.n_freed, sizeof *k.freed, cmp_u64);
+    lh_qsort(k.freed, k.n_freed, sizeof *k.freed, lh_cli_cmp_u64);
     w->blocks = malloc((k.n_inuse ? k.n_inuse : 1) * sizeof *w->blocks);
     if (!w->blocks) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");
@@ -402,7 +396,7 @@ lh_mwalk(const lh_glibc_layout_t *l, const lh_memcopy_t *m, const uint64_t *tps,
         int mmapped = (k.inuse_size[i] >> 63) != 0;
         uint64_t sz = k.inuse_size[i] & ~(1ull << 63);
         if (!mmapped && k.n_freed &&
-            bsearch(&c, k.freed, k.n_freed, sizeof *k.freed, cmp_u64)) {
+            bsearch(&c, k.freed, k.n_freed, sizeof *k.freed, lh_cli_cmp_u64)) {
             continue;
         }
         lh_mblock_t *b = &w->blocks[w->n++];

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "filewriter.h"
 #include "format.h"
 #include "grow.h"
@@ -203,13 +204,6 @@ is_target(const regs_t *rs, const lh_memcopy_t *m, uint64_t v)
     return mp && mp->path[0] == '/';
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* One PTRS record of the nb (address, value) pairs buffered. */
 static void
 flush_pointers(lh_fw_t *fw, const uint64_t *buf_a, const uint64_t *buf_v, size_t nb,
@@ -334,7 +328,7 @@ lh_snapc_write(const char *path, const lh_snapc_info_t *info, const lh_memcopy_t
         size_t n_hv = 0, cap_hv = 0;
         write_pointers(&fw, &rs, m, st, &hv, &n_hv, &cap_hv);
         /* WORDS: the 3 words below each distinct interior target that is 8 mod 16. */
-        lh_qsort(hv, n_hv, sizeof *hv, cmp_u64);
+        lh_qsort(hv, n_hv, sizeof *hv, lh_cli_cmp_u64);
         /* At most 40 targets (120 words) per record, so the count is one varint byte,
          * written before the words are known. */
         for (size_t i = 0; i < n_hv;) {

@@ -484,13 +484,13 @@ def wp_verified(ctx, mode, env_extra, args):
     return counts
 
 
-def check_wp_same(ctx, mode, env_extra):
+def check_wp_same(ctx, mode, env_extra, args=("4",)):
     """snap_wp (deterministic) with delta snapshots as configured by env_extra, against
     every file whole: every snapshot reads back to the same graph."""
     traces = []
     for name, env in (("delta1.lht", env_extra), ("delta0.lht", {"LEAKHOUND_SNAPSHOT_DELTA": "0"})):
         env = dict(env, LEAKHOUND_SNAPSHOT_CONTENTS=mode)
-        traces.append(record(ctx, "snap_wp", env, name=name, args=["4"]))
+        traces.append(record(ctx, "snap_wp", env, name=name, args=list(args)))
     for n in ("1", "2", "3", "4", "5", "6"):
         out_d, _ = shell(ctx, traces[0], DELTA_CMDS, snapshot=n)
         out_w, _ = shell(ctx, traces[1], DELTA_CMDS, snapshot=n)
@@ -533,6 +533,29 @@ def case_delta_wp_off(ctx):
     check_wp_same(ctx, "pointers", {"LEAKHOUND_SNAPSHOT_WP": "0"})
 
 
+def case_delta_wp_own_uffd(ctx):
+    """A program that registers, with a userfaultfd of its own, memory the agent registered
+    for its write tracking (after a snapshot) gets what it would get without the agent
+    (the agent lets go of it: without that, EBUSY), its writes there go through (no
+    write protection left behind), no page skipped unread differs from the file it refers
+    to, and every snapshot reads back to what its whole twin holds."""
+    counts = wp_verified(ctx, "pointers", {}, ["4", "late_uffd"])
+    ctx.check(all(wrong == 0 for _, wrong in counts), "no skipped page changed",
+              "wrong: 0 everywhere", counts)
+    held = 1 if uffd_wp_kernel() else 0
+    res = E.run(ctx, [ctx.lh, "run", "-o", os.path.join(ctx.workdir, "late.lht"), "--",
+                      ctx.prog("snap_wp"), "4", "late_uffd"])
+    ctx.check(res.returncode == 0, "leakhound run snap_wp late_uffd", 0, res.stderr[-400:])
+    expect_line(ctx, "the program's own registration", "late uffd: agent held it %d, own "
+                "register 0 [(]errno 0[)]$" % held, res.stderr)
+    res = E.run(ctx, [ctx.lh, "run", "-o", os.path.join(ctx.workdir, "late0.lht"), "--",
+                      ctx.prog("snap_wp"), "4", "late_uffd"],
+                env=dict(os.environ, LEAKHOUND_SNAPSHOT_WP="0"))
+    expect_line(ctx, "without the agent's tracking", "late uffd: agent held it 0, own "
+                "register 0 [(]errno 0[)]$", res.stderr)
+    check_wp_same(ctx, "pointers", {}, args=("4", "late_uffd"))
+
+
 CASES = {
     "summary": case_summary,
     "handlers": case_handlers,
@@ -555,6 +578,7 @@ CASES = {
     "delta_wp": case_delta_wp,
     "delta_wp_full": case_delta_wp_full,
     "delta_wp_off": case_delta_wp_off,
+    "delta_wp_own_uffd": case_delta_wp_own_uffd,
 }
 
 

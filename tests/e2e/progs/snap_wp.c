@@ -11,9 +11,14 @@
  * move g_raw (mremap) on odd rounds and map it anew on even ones, write into g_uffd; then
  * snapshot "r". Deterministic, except with argv[2] = "thread": a second thread keeps
  * repointing the refs of the first 100 nodes (never freed) while snapshots are taken.
+ * With argv[2] = "late_uffd", a mapping made before s0 (g_late, pointers to nodes, which
+ * the agent registers after s0) is registered with a userfaultfd of the program's own
+ * (write-protect mode) after s0, and written in every round; it says on stderr "late uffd:
+ * agent held it H, own register R (errno E)" (H: VmFlags of g_late had "uw" just before).
  * Before each change it waits for the snapshot children.
  */
 #define LH_WEAK_API
+#include <errno.h>
 #include <fcntl.h>
 #include <leakhound.h>
 #include <linux/userfaultfd.h>
@@ -43,6 +48,7 @@ node_t *g_fixed[100]; /* the first nodes: never freed */
 void *g_big[4];
 node_t **g_raw;
 node_t **g_uffd;
+node_t **g_late;
 static atomic_int stop;
 static unsigned seed = 777;
 
@@ -86,6 +92,47 @@ own_uffd_mapping(void)
     return m;
 }
 
+/* Whether the mapping at m is registered with some userfaultfd in write-protect mode
+ * (VmFlags "uw" in /proc/self/smaps). */
+static int
+uffd_wp_flag(const void *m)
+{
+    char want[32], line[512];
+    snprintf(want, sizeof want, "%lx-", (unsigned long)(uintptr_t)m);
+    FILE *f = fopen("/proc/self/smaps", "r");
+    int in = 0, found = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strchr(line, '-') && strncmp(line, want, strlen(want)) == 0) {
+            in = 1;
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            found = strstr(line, " uw") != NULL;
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return found;
+}
+
+/* g_late's registration with a userfaultfd of the program's own (see the top). */
+static void
+register_late(void)
+{
+    int held = uffd_wp_flag(g_late);
+    int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | 1 /* user mode only */);
+    struct uffdio_api api = {.api = UFFD_API};
+    struct uffdio_register reg = {.range = {(uintptr_t)g_late, RAW},
+                                  .mode = UFFDIO_REGISTER_MODE_WP};
+    int rc = -1;
+    errno = 0;
+    if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) == 0) {
+        rc = ioctl(fd, UFFDIO_REGISTER, &reg);
+    }
+    fprintf(stderr, "late uffd: agent held it %d, own register %d (errno %d)\n", held, rc,
+            rc ? errno : 0);
+}
+
 static int
 is_fixed(const node_t *n)
 {
@@ -111,6 +158,7 @@ main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 4;
     int threaded = argc > 2 && strcmp(argv[2], "thread") == 0;
+    int late = argc > 2 && strcmp(argv[2], "late_uffd") == 0;
     node_t *made[NODES];
     for (int i = 0; i < NODES; i++) {
         made[i] = new_node(sizeof(node_t), i ? made[i - 1] : NULL);
@@ -132,12 +180,21 @@ main(int argc, char **argv)
         g_raw[i] = made[i % NODES];
     }
     g_uffd = own_uffd_mapping();
+    if (late) {
+        g_late = mmap(NULL, RAW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        for (size_t i = 0; i < RAW / sizeof *g_late; i++) {
+            g_late[i] = made[(i * 7) % NODES];
+        }
+    }
     pthread_t th;
     if (threaded) {
         pthread_create(&th, NULL, writer, NULL);
     }
     lh_snapshot("s0");
     wait_snapshot_children();
+    if (late) {
+        register_late();
+    }
     for (int r = 1; r <= rounds; r++) {
         int k = 0;
         for (node_t *n = g_nodes; n; n = n->next, k++) {
@@ -183,6 +240,9 @@ main(int argc, char **argv)
         }
         if (g_uffd) {
             g_uffd[r] = g_nodes;
+        }
+        if (g_late) {
+            g_late[r * 100] = g_nodes; /* write-protected only if the agent left it so */
         }
         lh_snapshot("r");
         wait_snapshot_children();
