@@ -34,6 +34,24 @@ lh_boundary_init(lh_boundary_t *b, const lh_event_t *ev, size_t global, uint64_t
     return 0;
 }
 
+const char *
+lh_bound_noun(lh_bound_kind_t k, int plural)
+{
+    return k == LH_BOUND_SNAPSHOTS ? (plural ? "snapshots" : "snapshot")
+           : k == LH_BOUND_ACTIVITY ? (plural ? "slices" : "slice")
+                                    : (plural ? "marks" : "mark");
+}
+
+const char *
+lh_bound_note(lh_bound_kind_t k)
+{
+    return k == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)"
+           : k == LH_BOUND_ACTIVITY
+               ? " (no marks or snapshots while the program ran: the blocks live at the end, by "
+                 "when they were allocated, in 5% shares of its allocations)"
+               : "";
+}
+
 void
 lh_bound_spec_parse(const char *s, lh_bound_spec_t *sp)
 {

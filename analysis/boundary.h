@@ -54,6 +54,13 @@ typedef enum lh_bound_why {
     LH_WHY_SKIP,             /* skipping leaves no interval ("skip N leaves ...") */
 } lh_bound_why_t;
 
+/* What a point of kind k is called ("mark", "snapshot", "slice"; plural "marks", ...), and
+ * what a listing over such points says of them after their count ("" for marks; " (the
+ * trace has no marks)" for snapshots; for slices, what they are). Every view and message
+ * names the points with these. */
+const char *lh_bound_noun(lh_bound_kind_t k, int plural);
+const char *lh_bound_note(lh_bound_kind_t k);
+
 /* Fills b from a MARK or SNAPSHOT event (the label copied). Returns 0, or -1 without
  * memory. */
 int lh_boundary_init(lh_boundary_t *b, const lh_event_t *ev, size_t global,

@@ -15,6 +15,7 @@
 
 #include "rank.h"
 #include "stacks.h"
+#include "survivors.h"
 
 /* One change of a site's live set, recorded at the boundary with global index g. */
 typedef struct sentry {
@@ -72,6 +73,10 @@ struct lh_timeline {
     to_state_t peak[2];
     long last_point[2];  /* the newest point of each kind (exit snapshots are not), -1 */
     lh_rss_cmp_t rss;
+    /* With series: the survivors' growth when there are no points (survivors.h), over the
+     * replay as the pass left it. */
+    lh_activity_t *act;
+    const lh_replay_t *last_r;
 };
 
 static int
@@ -142,6 +147,15 @@ lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *e
         tl->ts[k].idx = tl->peak[k].idx = tl->last_point[k] = -1;
     }
     tl->gen = 1;
+    if (tl->o.series && !(tl->act = malloc(sizeof *tl->act))) {
+        free(tl->to_copy);
+        free(tl);
+        *out = NULL;
+        return oom(err);
+    }
+    if (tl->act) {
+        lh_activity_init(tl->act);
+    }
     *out = tl;
     return 0;
 }
@@ -161,6 +175,10 @@ lh_timeline_free(lh_timeline_t *tl)
     free(tl->all.v);
     free(tl->dirty);
     free(tl->to_copy);
+    if (tl->act) {
+        lh_activity_fini(tl->act);
+        free(tl->act);
+    }
     free(tl);
 }
 
@@ -322,6 +340,10 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 int
 lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
+    if (tl->act) {
+        (void)lh_activity_event(tl->act, NULL, r, ev, err);
+        tl->last_r = r;
+    }
     switch (ev->type) {
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
@@ -443,13 +465,6 @@ cmp_diff_site(const void *pa, const void *pb)
                          b->stack_id);
 }
 
-static const char *
-kind_noun(lh_bound_kind_t k, int plural)
-{
-    return k == LH_BOUND_SNAPSHOTS ? (plural ? "snapshots" : "snapshot")
-                                   : (plural ? "marks" : "mark");
-}
-
 static int
 unknown_label(lh_diff_t *d, lh_bound_why_t why, const char *spec, lh_err_t *err)
 {
@@ -457,8 +472,8 @@ unknown_label(lh_diff_t *d, lh_bound_why_t why, const char *spec, lh_err_t *err)
     lh_bound_labels(d->bounds, d->n_bounds, labels, sizeof labels);
     d->why = why;
     return lh_err_set(err, LH_EINVAL, "%s '%s': no such %s; the trace's %s are: %s",
-                      why == LH_WHY_FROM ? "start" : "end", spec, kind_noun(d->kind, 0),
-                      kind_noun(d->kind, 1), labels);
+                      why == LH_WHY_FROM ? "start" : "end", spec, lh_bound_noun(d->kind, 0),
+                      lh_bound_noun(d->kind, 1), labels);
 }
 
 static int
@@ -524,13 +539,13 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     }
     if (d->n_bounds < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: differential leaks need at "
-                          "least 2 (one interval)", d->n_bounds, kind_noun(kind, d->n_bounds != 1));
+                          "least 2 (one interval)", d->n_bounds, lh_bound_noun(kind, d->n_bounds != 1));
     }
     if (tl->ts[k].idx < 0) {
         if (tl->o.diff_to) {
             return unknown_label(d, LH_WHY_TO, tl->o.diff_to, err);
         }
-        return lh_err_set(err, LH_EINVAL, "no %s to end the range at", kind_noun(kind, 0));
+        return lh_err_set(err, LH_EINVAL, "no %s to end the range at", lh_bound_noun(kind, 0));
     }
     d->to = (size_t)tl->ts[k].idx;
     if (o->from) {
@@ -542,8 +557,8 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
     }
     if (d->from >= d->to) {
         return lh_err_set(err, LH_EINVAL, "empty range: the start, %s '%s' (#%zu), is not "
-                          "before the end, %s '%s' (#%zu)", kind_noun(kind, 0), d->bounds[d->from].label,
-                          d->from + 1, kind_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
+                          "before the end, %s '%s' (#%zu)", lh_bound_noun(kind, 0), d->bounds[d->from].label,
+                          d->from + 1, lh_bound_noun(kind, 0), d->bounds[d->to].label, d->to + 1);
     }
     if ((rc = set_range(d, o, err)) < 0) {
         return rc;
@@ -696,7 +711,7 @@ need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_bound_wh
     }
     if (n < 2) {
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2", n,
-                          kind_noun(kind, n != 1));
+                          lh_bound_noun(kind, n != 1));
     }
     return 0;
 }
@@ -713,6 +728,11 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     int k = g->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
     int rc = need_points(tl, g->kind, n, &g->why, err);
+    if (rc < 0 && g->why == LH_WHY_NO_POINTS && tl->act && tl->last_r &&
+        (!o || o->kind == LH_BOUND_AUTO)) {
+        /* neither marks nor snapshots: what survived, by when it was made (survivors.h) */
+        return lh_activity_growth(tl->act, tl->last_r, o, g, err);
+    }
     if (rc < 0) {
         return rc;
     }

@@ -21,7 +21,6 @@
 #include "symbolize.h"
 #include "text.h"
 #include "suppress.h"
-#include "survivors.h"
 #include "trace.h"
 
 const char lh_cmd_report_usage[] =
@@ -124,27 +123,14 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     size_t n_shown = 0, n_all;
     int have = 0;
     int rc;
-    /* Growth with neither marks nor snapshots: judged from the survivors (survivors.h). */
-    lh_activity_t *act = a->growth ? malloc(sizeof *act) : NULL;
-    lh_consumer_t hook = {lh_activity_event, act};
-    if (a->growth && !act) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    if (act) {
-        lh_activity_init(act);
-    }
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
-    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, act ? &hook : NULL, err)) < 0) {
-        free(act);
+    if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
     if (a->growth) {
         rc = lh_timeline_growth(p.tl, NULL, &g, err);
-        if (rc == LH_EINVAL && g.why == LH_WHY_NO_POINTS) {
-            rc = lh_activity_growth(act, p.r, NULL, &g, err);
-        }
         rc = lh_pass_advise(rc, g.why, err);
         n_all = g.n_sites;
     } else {
@@ -191,10 +177,6 @@ done:
         lh_temp_fini(&tmp);
     }
     lh_pass_close(&p);
-    if (act) {
-        lh_activity_fini(act);
-    }
-    free(act);
     return rc < 0 ? rc : 0;
 }
 

@@ -254,15 +254,15 @@ growth(FILE *out, const lh_html_page_t *p)
               out);
         return;
     }
-    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s", (int)g->n_points,
-            g->kind == LH_BOUND_SNAPSHOTS ? "snapshots" : "marks");
+    fprintf(out, "<p class=\"muted\">Live bytes per site at each of the %d %s%s", (int)g->n_points,
+            lh_bound_noun(g->kind, 1), g->kind == LH_BOUND_ACTIVITY ? lh_bound_note(g->kind) : "");
     if (g->n_points < g->n_all_points) { /* as report --growth says it */
         fprintf(out, ", up to the last before teardown (the heap fell over the %zu after it)",
                 g->n_all_points - g->n_points);
     }
     fprintf(out, "; the sites that grow (an upward trend with 95%% confidence, still growing at "
                  "the end: docs/GROWTH.md), by least-squares slope per %s.</p>\n",
-            g->kind == LH_BOUND_SNAPSHOTS ? "snapshot" : "mark");
+            lh_bound_noun(g->kind, 0));
     if (!p->n_growth_sites) {
         fputs("<p>No site grew.</p></section>\n", out);
         return;
@@ -278,8 +278,7 @@ growth(FILE *out, const lh_html_page_t *p)
                      "%s</td><td class=\"n\">%zu of %zu</td><td>",
                 x->slope_bytes < 0 ? "-" : "+",
                 bytes(a, sizeof a, (uint64_t)llround(fabs(x->slope_bytes))),
-                g->kind == LH_BOUND_SNAPSHOTS ? "snapshot" : "mark",
-                bytes(b, sizeof b, x->bytes[0]), bytes(c, sizeof c, x->bytes[g->n_points - 1]),
+                lh_bound_noun(g->kind, 0), bytes(b, sizeof b, x->bytes[0]), bytes(c, sizeof c, x->bytes[g->n_points - 1]),
                 x->grew_intervals, x->intervals);
         site_cell(out, p->growth_sites[i], p->cwd);
         fputs("</td></tr>\n", out);

@@ -35,14 +35,6 @@ trigger_name(const lh_boundary_t *b)
                           : "mark";
 }
 
-static const char *
-kind_noun(lh_bound_kind_t k, int plural)
-{
-    return k == LH_BOUND_SNAPSHOTS ? (plural ? "snapshots" : "snapshot")
-           : k == LH_BOUND_ACTIVITY ? (plural ? "slices" : "slice")
-                                    : (plural ? "marks" : "mark");
-}
-
 static void
 text_header(FILE *out, const lh_tl_view_t *v, const char *what)
 {
@@ -156,7 +148,7 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
            size_t n_shown)
 {
     char h[48], h2[48];
-    const char *noun = kind_noun(d->kind, 1);
+    const char *noun = lh_bound_noun(d->kind, 1);
     text_header(out, v, "leaks");
     fprintf(out, "  boundaries:  %zu %s, from ", d->n_bounds, noun);
     text_bound(out, &d->bounds[d->from], d->from);
@@ -172,23 +164,23 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
     if (d->to_before_teardown) {
         fprintf(out, "  end:         %s #%zu, the last before teardown: the heap fell from %s to "
                      "%s over the %zu after it (--to '#%zu' for the last)\n",
-                kind_noun(d->kind, 0), d->to + 1,
+                lh_bound_noun(d->kind, 0), d->to + 1,
                 lh_text_human_bytes(h, sizeof h, d->bounds[d->to].heap_bytes),
                 lh_text_human_bytes(h2, sizeof h2, d->bounds[d->n_last].heap_bytes),
                 d->n_last - d->to, d->n_last + 1);
     }
     fprintf(out, "  intervals:   %zu counted (%s #%zu to #%zu), the first %zu skipped as "
                  "start-up; interval #k runs from %s #k to #k+1\n",
-            d->n_intervals, noun, d->first + 1, d->to + 1, d->skip, kind_noun(d->kind, 0));
+            d->n_intervals, noun, d->first + 1, d->to + 1, d->skip, lh_bound_noun(d->kind, 0));
     fprintf(out, "  leaked:      %s (%" PRIu64 " bytes) in %" PRIu64 " block%s from %zu site%s: "
                  "blocks allocated in an interval and still live at every later %s up to "
                  "#%zu\n",
             lh_text_human_bytes(h, sizeof h, d->total_bytes), d->total_bytes, d->total_blocks,
             d->total_blocks == 1 ? "" : "s", d->n_sites, d->n_sites == 1 ? "" : "s",
-            kind_noun(d->kind, 0), d->to + 1);
+            lh_bound_noun(d->kind, 0), d->to + 1);
     if (d->n_sites == 0) {
         fprintf(out, "\nNo growth: every block allocated in the counted intervals was freed by "
-                     "%s #%zu.\n", kind_noun(d->kind, 0), d->to + 1);
+                     "%s #%zu.\n", lh_bound_noun(d->kind, 0), d->to + 1);
         return;
     }
     fprintf(out, "\n%s %zu of %zu site%s by score (leaked bytes x share of intervals in which "
@@ -236,7 +228,7 @@ leaks_json(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
                  ", \"first\": %zu, \"intervals\": %zu, \"marks\": %" PRIu64
                  ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
                  ", \"leak_sites\": %zu, \"to_before_teardown\": %s}",
-            kind_noun(d->kind, 1), d->from, d->to, d->skip, d->first, d->n_intervals, d->n_marks,
+            lh_bound_noun(d->kind, 1), d->from, d->to, d->skip, d->first, d->n_intervals, d->n_marks,
             d->total_bytes, d->total_blocks, d->n_sites, d->to_before_teardown ? "true" : "false");
     json_bounds(out, v, d->bounds, d->n_bounds);
     fputs(",\n \"sites\": [", out);
@@ -302,7 +294,7 @@ growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
                  ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
                  ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
                  ", \"peak_sites\": %zu}",
-            kind_noun(g->kind, 1), g->n_points, g->n_all_points,
+            lh_bound_noun(g->kind, 1), g->n_points, g->n_all_points,
             g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
             g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK]);
     json_bounds(out, v, g->bounds, g->n_points);
@@ -333,14 +325,10 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
             size_t n_shown)
 {
     char h[48], h2[48], h3[48];
-    const char *noun = kind_noun(g->kind, 0);
+    const char *noun = lh_bound_noun(g->kind, 0);
     text_header(out, v, "report --growth");
-    fprintf(out, "  points:      %zu %s%s\n", g->n_points, kind_noun(g->kind, 1),
-            g->kind == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)"
-            : g->kind == LH_BOUND_ACTIVITY
-                ? " (no marks or snapshots while the program ran: the blocks live at the end, "
-                  "by when they were allocated, in 5% shares of its allocations)"
-                : "");
+    fprintf(out, "  points:      %zu %s%s\n", g->n_points, lh_bound_noun(g->kind, 1),
+            lh_bound_note(g->kind));
     if (g->n_points < g->n_all_points) {
         fprintf(out, "  end:         %s #%zu, the last before teardown (the heap fell from %s to "
                      "%s over the %zu after it)\n", noun, g->n_points,
@@ -476,12 +464,12 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
                const char *const *names, size_t rows, lh_err_t *err)
 {
     size_t n = c->n_points;
-    const char *noun = kind_noun(c->kind, 0);
+    const char *noun = lh_bound_noun(c->kind, 0);
     if (v->json) {
         json_head(out, v);
         fprintf(out, ", \"by\": \"%s\", \"boundaries\": \"%s\", \"points\": %zu"
                      ", \"groups\": %zu}",
-                names ? "function" : "site", kind_noun(c->kind, 1), n, c->n_groups);
+                names ? "function" : "site", lh_bound_noun(c->kind, 1), n, c->n_groups);
         json_bounds(out, v, c->bounds, n);
         fputs(",\n \"groups\": [", out);
         for (size_t i = 0; i < c->n_shown; i++) {
@@ -513,8 +501,8 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
     text_header(out, v, "counts");
     fprintf(out, "  points:      %zu %s%s; live blocks per %s at each, with the change since the "
                  "previous %s\n",
-            n, kind_noun(c->kind, 1),
-            c->kind == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)" : "",
+            n, lh_bound_noun(c->kind, 1),
+            lh_bound_note(c->kind),
             names ? "function" : "site", noun);
     if (!c->n_shown) {
         fputs("\nNo live blocks at any point.\n", out);
@@ -571,7 +559,7 @@ lh_view_counts(FILE *out, const lh_tl_view_t *v, const lh_counts_t *c, const lh_
     }
     if (k < n) {
         fprintf(out, "  (%zu of %zu %s shown; --rows N, or --format json for all)\n", k, n,
-                kind_noun(c->kind, 1));
+                lh_bound_noun(c->kind, 1));
     }
     return lh_view_flush(out, "the report", err);
 }

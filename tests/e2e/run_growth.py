@@ -643,6 +643,16 @@ def case_survivors(ctx):
     ctx.check(res.returncode == 0 and "21 slices (no marks or snapshots" in res.stdout,
               "report --growth (text) says what its points are",
               "'21 slices (no marks or snapshots ...'", res.stdout[:400] + res.stderr[-400:])
+    # the HTML page's growth table: the same one growing site (the one growth model)
+    page = os.path.join(ctx.workdir, "page.html")
+    res = E.run(ctx, [ctx.lh, "html", trace, "-o", page])
+    html = open(page).read() if res.returncode == 0 and os.path.exists(page) else ""
+    table = html.split('id="growth-table"', 1)[1].split("</table>", 1)[0] if html else ""
+    rows = re.findall(r"<tr><td class=\"n\">", table)
+    ctx.check("each of the 21 slices" in html and len(rows) == 1 and gk_line("gk_leak") in table,
+              "html: the growth table over the slices, one row at gk_leak",
+              "21 slices, 1 row, " + gk_line("gk_leak"),
+              "%d rows; %s" % (len(rows), table[:600] or res.stderr[-400:]))
 
 
 def case_run_bad_flags(ctx):
