@@ -480,10 +480,7 @@ lh_sym_free(lh_symbolizer_t *s)
     }
     free(s->smods);
     lh_dwscopes_free(s->scopes);
-    for (size_t k = 0; s->cache && k <= s->cache_mask; k++) {
-        free(s->cache[k].frames);
-    }
-    free(s->cache);
+    LH_FREE_EACH(s->cache, s->cache ? s->cache_mask + 1 : 0, cache_entry_t, frames);
     lh_strpool_fini(&s->pool);
     lh_warnings_fini(&s->warnings);
     free(s->exe_path);

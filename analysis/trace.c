@@ -46,7 +46,7 @@ struct lh_trace {
     size_t n_threads, cap_threads;
     lh_warnings_t warnings;
     char **snap_files;   /* contents file names of SNAPSHOT events (lh_event_t.file) */
-    size_t n_snap_files;
+    size_t n_snap_files, cap_snap_files;
     lh_window_t window;
     lh_prefetch_t *pf;   /* frames read ahead and decompressed by workers (or NULL) */
     uint8_t *comp, *raw; /* payload buffers, reused across frames */
@@ -453,15 +453,13 @@ rec_snapshot_contents(lh_trace_t *t, lh_dec_t *pl, lh_event_t *ev)
     if (len == 0 || memchr(file, '\0', len) || memchr(file, '/', len)) {
         return 1; /* no contents, or not a plain name in the trace's directory */
     }
-    char **v = realloc(t->snap_files, (t->n_snap_files + 1) * sizeof *v);
-    if (!v) {
+    char *name = lh_dupstr(file, len);
+    if (!name || lh_grow(&t->snap_files, &t->cap_snap_files, t->n_snap_files,
+                         sizeof *t->snap_files, 8) < 0) {
+        free(name);
         return LH_ENOMEM;
     }
-    t->snap_files = v;
-    if (!(v[t->n_snap_files] = lh_dupstr(file, len))) {
-        return LH_ENOMEM;
-    }
-    ev->file = v[t->n_snap_files++];
+    ev->file = t->snap_files[t->n_snap_files++] = name;
     return 1;
 }
 

@@ -600,6 +600,25 @@ info_parent(lh_tb_t *tb, uint64_t ppid, uint64_t fork_ts, const char *parent)
     lh_tb_info_raw(tb, LH_REC_INFO_PARENT, buf, (size_t)(e.p - buf));
 }
 
+/* Writes the child's trace at path (pid 41, forked by 40 at ts 1000, parent trace named
+ * parent) with one event, the free of 0x2000 at ts 1500, and reads it whole into *g. */
+static lh_trace_t *
+read_child(const char *parent, got_t *g)
+{
+    lh_tb_t *tb = lh_tb_new();
+    lh_tb_info_pid(tb, 41, 40);
+    info_parent(tb, 40, 1000, parent);
+    lh_tb_frame_begin(tb, 41, 1500);
+    lh_tb_free_rec(tb, 1500, 0x2000);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    lh_tb_free(tb);
+    lh_trace_t *t = NULL;
+    lh_err_t err;
+    read_all(path, 0, &t, g, &err);
+    return t;
+}
+
 /* The child is seeded with the parent's blocks live at the fork (ts 1000): 0x2000 (the
  * other one was freed before, 0x3000 allocated after), with its stack, before its own
  * events; its free of 0x2000 matches. */
@@ -622,19 +641,8 @@ test_fork_seed(void **state)
     lh_tb_write(tb, ppath, SIZE_MAX);
     lh_tb_free(tb);
 
-    tb = lh_tb_new();
-    lh_tb_info_pid(tb, 41, 40);
-    info_parent(tb, 40, 1000, "parent.lht"); /* found beside the child */
-    lh_tb_frame_begin(tb, 41, 1500);
-    lh_tb_free_rec(tb, 1500, 0x2000);
-    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
-    lh_tb_write(tb, path, SIZE_MAX);
-    lh_tb_free(tb);
-
-    lh_trace_t *t = NULL;
     got_t g;
-    lh_err_t err;
-    read_all(path, 0, &t, &g, &err);
+    lh_trace_t *t = read_child("parent.lht", &g); /* found beside the child */
     const lh_trace_info_t *in = lh_trace_info(t);
     assert_int_equal(in->inherited, 1);
     assert_string_equal(in->inherited_from, ppath);
@@ -668,18 +676,8 @@ test_fork_seed_unreadable(void **state)
     static const char *const names[] = {"fifo", "missing.lht"};
     static const char *const why[] = {"not a regular file", "No such file"};
     for (int k = 0; k < 2; k++) {
-        lh_tb_t *tb = lh_tb_new();
-        lh_tb_info_pid(tb, 41, 40);
-        info_parent(tb, 40, 1000, names[k]);
-        lh_tb_frame_begin(tb, 41, 1500);
-        lh_tb_free_rec(tb, 1500, 0x2000);
-        lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
-        lh_tb_write(tb, path, SIZE_MAX);
-        lh_tb_free(tb);
-        lh_trace_t *t = NULL;
         got_t g;
-        lh_err_t err;
-        read_all(path, 0, &t, &g, &err);
+        lh_trace_t *t = read_child(names[k], &g);
         assert_int_equal(lh_trace_info(t)->inherited, 0);
         assert_int_equal(g.n, 1);
         const lh_warnings_t *w = lh_trace_warnings(t);
