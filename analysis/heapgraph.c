@@ -980,9 +980,11 @@ lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t l
         return buf;
     }
     const lh_frame_t *f = &s->frames[s->location];
-    if (f->file) {
+    if (f->file && f->line) {
         snprintf(buf, len, "%s (%s:%u)", f->function ? f->function : "??", base_name(f->file),
                  f->line);
+    } else if (f->file) { /* no line: an interpreter phase (scriptstack.h), a Perl main */
+        snprintf(buf, len, "%s (%s)", f->function ? f->function : "??", base_name(f->file));
     } else if (f->function) {
         snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
     } else if (f->module) {

@@ -200,6 +200,9 @@ lh_json_frame(FILE *out, const lh_frame_t *f)
     fprintf(out, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64
                  "\"",
             f->inlined ? "true" : "false", f->ip, f->offset);
+    if (f->phase) { /* file names an interpreter phase, not a file (scriptstack.h) */
+        fputs(", \"phase\": true", out);
+    }
     if (f->lang) { /* a script frame (scriptstack.h): which language */
         fprintf(out, ", \"language\": \"%s\"", f->lang == 1 ? "perl" : f->lang == 2 ? "python"
                                                                                 : "script");

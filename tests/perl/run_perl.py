@@ -573,7 +573,7 @@ def case_startup(ctx):
     trace, _ = lh_run(ctx, "cache.pl", [100])
     sites = all_sites(ctx, trace)
     want = {"function": "perl_construct", "file": "perl start-up, no script frame", "line": 0,
-            "module": None}
+            "module": None, "phase": True}
     start = [s for s in sites if all(s["location"].get(k) == v for k, v in want.items())]
     ctx.check(start and all(s["frames"][-1] == s["location"] for s in start),
               "start-up sites located at the phase, their outermost frame", want,
@@ -588,6 +588,11 @@ def case_startup(ctx):
                         text), "text: a start-up site",
               "at perl start-up, no script frame [site N] ... perl_construct (perl start-up, "
               "no script frame)", text[:1500])
+    # the shell's "created at" names the phase without a line number
+    largest = lh_text(ctx, ["shell", trace, "--no-index", "-c", "largest 40"])
+    ctx.check("perl_construct (perl start-up, no script frame)" in largest and
+              "no script frame:" not in largest, "shell: a start-up block's site",
+              "perl_construct (perl start-up, no script frame)", largest[:1500])
     native = all_sites(ctx, trace, ["--native"])
     full = [s for s in native if s["location"].get("file") == want["file"]]
     ctx.check(full and all(any(f.get("function") == "_start" for f in s["frames"])

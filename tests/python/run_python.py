@@ -656,7 +656,7 @@ def case_startup(build, py, work):
     (PyObject_Malloc in obmalloc.c), and the C frames inside it stay in the stack."""
     rep, _, trace = traced(build, py, "cache.py", work)
     want = {"function": "pymain_init", "file": "python start-up, no script frame", "line": 0,
-            "module": None}
+            "module": None, "phase": True}
     start = [s for s in rep["sites"]
              if all(s["location"].get(k) == v for k, v in want.items())]
     alloc = ("PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "PyMem_", "_PyMem_",
