@@ -101,10 +101,7 @@ lh_stacks_put_sframe(lh_stacks_t *t, uint32_t id, uint32_t lang, const char *fun
         free(fl);
         return LH_ENOMEM;
     }
-    x->function = fn;
-    x->file = fl;
-    x->lang = lang;
-    x->line = line;
+    *x = (lh_sframe_t){.function = fn, .file = fl, .lang = lang, .line = line};
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "trace.h"
 #include "err.h"
 
 #define NPOINTS (LH_SURV_SLICES + 1)
@@ -65,13 +66,23 @@ lh_activity_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh
                   lh_err_t *err)
 {
     lh_activity_t *a = ctx;
-    (void)t;
     (void)err;
     if (ev->type != LH_REC_ALLOC && ev->type != LH_REC_REALLOC) {
         return 0;
     }
+    if (!a->since_set && t) { /* once: a seeded fork child starts at its fork */
+        const lh_trace_info_t *in = lh_trace_info(t);
+        a->since_ns = in && in->inherited ? in->fork_ts_ns : 0;
+        a->since_set = 1;
+    }
+    if (ev->ts_ns < a->since_ns) {
+        return 0;
+    }
+    if (ev->half != LH_HALF_ALLOC) { /* a REALLOC's halves count once, as in the replay */
+        a->n_allocs++;
+    }
     const lh_replay_totals_t *tot = lh_replay_totals(r);
-    uint64_t n = tot->n_allocs + tot->n_reallocs;
+    uint64_t n = a->n_allocs;
     /* a block made: an ALLOC, a REALLOC's new block (not its freeing half, not realloc to 0) */
     if (ev->addr && ev->half != LH_HALF_FREE) {
         count_epoch(a, r, n, ev->ts_ns);
@@ -225,7 +236,7 @@ lh_activity_growth(lh_activity_t *a, const lh_replay_t *r, const lh_growth_opts_
                    lh_growth_t *g, lh_err_t *err)
 {
     const lh_replay_totals_t *tot = lh_replay_totals(r);
-    uint64_t total = tot->n_allocs + tot->n_reallocs, limit[NPOINTS];
+    uint64_t total = a->n_allocs, limit[NPOINTS];
     surv_site_t *v = NULL;
     size_t n = 0, cap = 0;
     memset(g, 0, sizeof *g);

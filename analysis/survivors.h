@@ -53,6 +53,10 @@ typedef struct lh_activity {
     size_t n_cp;
     uint64_t every;
     uint64_t next;                    /* allocation count of the next checkpoint */
+    uint64_t since_ns;                /* a fork child's inherited heap comes before: not its
+                                         activity (events before this are not counted) */
+    int since_set;
+    uint64_t n_allocs;                /* ALLOC and REALLOC events counted */
     /* Epoch E holds allocations 2^E .. 2^(E+1) - 1 (counted from 1); when each began. */
     uint64_t epoch_ts[64];
     unsigned epoch;                   /* epochs begun */
@@ -69,7 +73,9 @@ typedef struct lh_activity {
 void lh_activity_init(lh_activity_t *a);
 void lh_activity_fini(lh_activity_t *a);
 
-/* Consumer (stream.h): notes the checkpoints and the epochs. Returns 0 (out of memory for
+/* Consumer (stream.h): notes the checkpoints and the epochs; in a fork child seeded with its
+ * inherited heap (trace.h), from the fork on: the inherited blocks still live fall in the
+ * first share, with the child's start-up. Returns 0 (out of memory for
  * the per-stack table only turns the recycle test off). */
 int lh_activity_event(void *a, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
                       lh_err_t *err);

@@ -19,6 +19,7 @@
 #include "dupstr.h"
 #include "dwscopes.h"
 #include "grow.h"
+#include "hash.h"
 #include "scriptstack.h"
 #include "strpool.h"
 #include "symcache.h"
@@ -40,7 +41,7 @@ typedef struct sym_module {
 } sym_module_t;
 
 typedef struct cache_entry {
-    uint64_t ip;      /* 0: empty */
+    uint64_t ip;
     long module;      /* index in the module table, -1: none */
     lh_frame_t *frames;
     uint32_t n;
@@ -51,9 +52,10 @@ struct lh_symbolizer {
     char *exe_path;
     sym_module_t *smods; /* parallel to mods->mods, grown on demand */
     size_t n_smods;
-    cache_entry_t *cache;
+    cache_entry_t *cache; /* in the order resolved */
+    size_t cache_n, cache_cap;
+    uint32_t *cache_ix;   /* hash.h's index over cache by (ip, module) */
     size_t cache_mask;
-    size_t cache_n;
     lh_strpool_t pool;
     lh_warnings_t warnings;
     lh_dwscopes_t *scopes; /* the functions at an address, per CU (all modules) */
@@ -414,28 +416,11 @@ cache_hash(uint64_t ip, long mi)
     return (size_t)(h ^ (h >> 31));
 }
 
-static int
-cache_grow(lh_symbolizer_t *s)
+static uint64_t
+entry_hash(const void *s, size_t k)
 {
-    size_t cap = s->cache ? (s->cache_mask + 1) * 2 : 1024;
-    cache_entry_t *c = calloc(cap, sizeof *c);
-    if (!c) {
-        return LH_ENOMEM;
-    }
-    for (size_t k = 0; s->cache && k <= s->cache_mask; k++) {
-        cache_entry_t *e = &s->cache[k];
-        if (e->frames) {
-            size_t i = cache_hash(e->ip, e->module) & (cap - 1);
-            while (c[i].frames) {
-                i = (i + 1) & (cap - 1);
-            }
-            c[i] = *e;
-        }
-    }
-    free(s->cache);
-    s->cache = c;
-    s->cache_mask = cap - 1;
-    return 0;
+    const cache_entry_t *e = &((const lh_symbolizer_t *)s)->cache[k];
+    return cache_hash(e->ip, e->module);
 }
 
 int
@@ -453,7 +438,8 @@ lh_sym_new(const lh_modules_t *mods, const lh_sym_opts_t *opts, lh_symbolizer_t 
     if (opts && opts->exe_path && !(s->exe_path = strdup(opts->exe_path))) {
         goto fail;
     }
-    if (cache_grow(s) < 0 || !(s->scopes = lh_dwscopes_new())) {
+    if (lh_index_rebuild(&s->cache_ix, &s->cache_mask, 1024, 0, 0, entry_hash, s) < 0 ||
+        !(s->scopes = lh_dwscopes_new())) {
         goto fail;
     }
     *out = s;
@@ -480,7 +466,8 @@ lh_sym_free(lh_symbolizer_t *s)
     }
     free(s->smods);
     lh_dwscopes_free(s->scopes);
-    LH_FREE_EACH(s->cache, s->cache ? s->cache_mask + 1 : 0, cache_entry_t, frames);
+    LH_FREE_EACH(s->cache, s->cache_n, cache_entry_t, frames);
+    free(s->cache_ix);
     lh_strpool_fini(&s->pool);
     lh_warnings_fini(&s->warnings);
     free(s->exe_path);
@@ -494,10 +481,11 @@ lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **fr
     long mi = lh_modules_find_near(s->mods, ip ? ip - 1 : 0, epoch, s->last_module);
     s->last_module = mi;
     size_t i = cache_hash(ip, mi) & s->cache_mask;
-    for (; s->cache[i].frames; i = (i + 1) & s->cache_mask) {
-        if (s->cache[i].ip == ip && s->cache[i].module == mi) {
-            *frames = s->cache[i].frames;
-            return (int)s->cache[i].n;
+    for (; s->cache_ix[i] != UINT32_MAX; i = (i + 1) & s->cache_mask) {
+        const cache_entry_t *e = &s->cache[s->cache_ix[i]];
+        if (e->ip == ip && e->module == mi) {
+            *frames = e->frames;
+            return (int)e->n;
         }
     }
     frame_vec_t fv = {0};
@@ -505,18 +493,19 @@ lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **fr
         free(fv.v);
         return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
     }
-    if ((s->cache_n + 1) * 2 > s->cache_mask + 1) {
-        if (cache_grow(s) < 0) {
-            free(fv.v);
-            return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
-        }
-        i = cache_hash(ip, mi) & s->cache_mask;
-        while (s->cache[i].frames) {
+    int grown = lh_index_room(&s->cache_ix, &s->cache_mask, 0, s->cache_n, entry_hash, s);
+    if (grown < 0 || lh_grow(&s->cache, &s->cache_cap, s->cache_n, sizeof *s->cache, 1024) < 0) {
+        free(fv.v);
+        return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
+    }
+    if (grown) {
+        i = cache_hash(ip, mi) & s->cache_mask; /* the free slot moved with the rebuild */
+        while (s->cache_ix[i] != UINT32_MAX) {
             i = (i + 1) & s->cache_mask;
         }
     }
-    s->cache[i] = (cache_entry_t){ip, mi, fv.v, fv.n};
-    s->cache_n++;
+    s->cache_ix[i] = (uint32_t)s->cache_n;
+    s->cache[s->cache_n++] = (cache_entry_t){ip, mi, fv.v, fv.n};
     *frames = fv.v;
     return (int)fv.n;
 }

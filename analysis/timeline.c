@@ -77,6 +77,7 @@ struct lh_timeline {
      * replay as the pass left it. */
     lh_activity_t *act;
     const lh_replay_t *last_r;
+    const lh_trace_t *t; /* the pass's, when fed by consume() */
 };
 
 static int
@@ -341,7 +342,7 @@ int
 lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
     if (tl->act) {
-        (void)lh_activity_event(tl->act, NULL, r, ev, err);
+        (void)lh_activity_event(tl->act, tl->t, r, ev, err);
         tl->last_r = r;
     }
     switch (ev->type) {
@@ -375,7 +376,7 @@ lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
 static int
 consume(void *tl, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    (void)t;
+    ((lh_timeline_t *)tl)->t = t; /* for the activity: where a fork child's own run starts */
     return lh_timeline_event(tl, r, ev, err);
 }
 
