@@ -40,12 +40,11 @@ lh_addrmap_put(lh_addrmap_t *m, uint64_t key, uint32_t val)
     if ((m->n + 1) * 2 > (m->keys ? m->mask + 1 : 0)) {
         lh_addrmap_t g = {0};
         size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
-        g.keys = calloc(cap, sizeof *g.keys);
-        g.vals = malloc(cap * sizeof *g.vals);
-        if (!g.keys || !g.vals) {
-            lh_addrmap_fini(&g);
+        /* one block: the keys, then the values */
+        if (!(g.keys = calloc(cap, sizeof *g.keys + sizeof *g.vals))) {
             return LH_ENOMEM;
         }
+        g.vals = (uint32_t *)(g.keys + cap);
         g.mask = cap - 1;
         g.n = m->n;
         for (size_t i = 0; m->keys && i <= m->mask; i++) {
@@ -69,7 +68,6 @@ lh_addrmap_put(lh_addrmap_t *m, uint64_t key, uint32_t val)
 void
 lh_addrmap_fini(lh_addrmap_t *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->keys); /* and the values, in the same block */
     memset(m, 0, sizeof *m);
 }

@@ -16,7 +16,7 @@
 
 typedef struct lh_addrmap {
     uint64_t *keys; /* 0: empty */
-    uint32_t *vals;
+    uint32_t *vals; /* after the keys, in their block */
     size_t mask;    /* slots - 1 (0 before the first put) */
     size_t n;       /* keys held */
 } lh_addrmap_t;

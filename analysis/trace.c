@@ -1216,41 +1216,13 @@ lh_trace_ahead(const lh_trace_t *t, size_t k)
     return k < w->ready - w->pos ? &w->v[w->pos + k].ev : NULL;
 }
 
-const char *
-lh_trace_path(const lh_trace_t *t)
-{
-    return t->path;
-}
-
-const lh_trace_info_t *
-lh_trace_info(const lh_trace_t *t)
-{
-    return &t->info;
-}
-
-const lh_trace_end_t *
-lh_trace_end(const lh_trace_t *t)
-{
-    return &t->end;
-}
-
-const lh_trace_stats_t *
-lh_trace_stats(const lh_trace_t *t)
-{
-    return &t->stats;
-}
-
-const lh_modules_t *
-lh_trace_modules(const lh_trace_t *t)
-{
-    return &t->modules;
-}
-
-const lh_stacks_t *
-lh_trace_stacks(const lh_trace_t *t)
-{
-    return &t->stacks;
-}
+/* Accessors of the trace's parts (trace.h says when each is complete). */
+const char *lh_trace_path(const lh_trace_t *t) { return t->path; }
+const lh_trace_info_t *lh_trace_info(const lh_trace_t *t) { return &t->info; }
+const lh_trace_end_t *lh_trace_end(const lh_trace_t *t) { return &t->end; }
+const lh_trace_stats_t *lh_trace_stats(const lh_trace_t *t) { return &t->stats; }
+const lh_modules_t *lh_trace_modules(const lh_trace_t *t) { return &t->modules; }
+const lh_stacks_t *lh_trace_stacks(const lh_trace_t *t) { return &t->stacks; }
 
 const char *
 lh_trace_thread_name(const lh_trace_t *t, uint64_t tid)

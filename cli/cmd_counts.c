@@ -157,12 +157,11 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
 {
     counts_args_t a = {0};
     lh_pass_t p;
-    lh_counts_t c;
+    lh_counts_t c = {0};
     uint32_t *group_of = NULL;
     char **names = NULL;
     const char **shown_names = NULL;
     size_t n_names = 0, n_groups = 0;
-    int have_counts = 0;
     int rc = parse_args(argc, argv, &a, err);
     if (rc != 0 || (rc = lh_pass_run(&p, &a.load, &a.tlo, NULL, NULL, err)) < 0) {
         return rc < 0 ? rc : 0;
@@ -178,7 +177,6 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
         rc = lh_pass_advise(rc, c.why, err);
         goto done;
     }
-    have_counts = 1;
     if (!a.by_function && (rc = lh_counts_trends(p.tl, &c, err)) < 0) {
         goto done;
     }
@@ -195,9 +193,7 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     }
     rc = lh_view_counts(stdout, &p.view, &c, p.sites, names ? shown_names : NULL, a.rows, err);
 done:
-    if (have_counts) {
-        lh_counts_fini(&c);
-    }
+    lh_counts_fini(&c);
     for (size_t i = 0; i < n_names; i++) {
         free(names[i]);
     }

@@ -96,9 +96,8 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
 {
     leaks_args_t a = {0};
     lh_pass_t p;
-    lh_diff_t d;
+    lh_diff_t d = {0};
     size_t n_shown = 0;
-    int have_diff = 0;
     int rc = parse_args(argc, argv, &a, err);
     if (rc != 0 || (rc = lh_pass_run(&p, &a.load, &a.tlo, NULL, NULL, err)) < 0) {
         return rc < 0 ? rc : 0;
@@ -108,7 +107,6 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         rc = lh_pass_advise(rc, d.why, err);
         goto done;
     }
-    have_diff = 1;
     if ((rc = lh_diff_trends(p.tl, &d, err)) < 0) {
         goto done;
     }
@@ -122,9 +120,7 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     }
     rc = lh_view_leaks(stdout, &p.view, &d, p.sites, n_shown, err);
 done:
-    if (have_diff) {
-        lh_diff_fini(&d);
-    }
+    lh_diff_fini(&d);
     lh_pass_close(&p);
     return rc < 0 ? rc : 0;
 }
