@@ -811,7 +811,7 @@ lh_python_describe(lh_sframe_t *f, char *buf, size_t cap)
  * constructor) sends them through malloc, one recorded block per object. Chosen over
  * hooking the allocator domains (PyMem_SetAllocator), which would mean calling the
  * interpreter and keeping a second recording path; its cost is measured in bench/ (issue
- * 13). Set only from the constructor (setenv is not safe with other threads running), only
+ * 13). Set only from the constructor (putenv is not safe with other threads running), only
  * where the user did not choose, and said in one line. LEAKHOUND_PYMALLOC=keep opts out. */
 static void
 pymalloc_off(void)
@@ -820,7 +820,12 @@ pymalloc_off(void)
     if (getenv("PYTHONMALLOC") || (keep && strcmp(keep, "keep") == 0)) {
         return;
     }
-    if (setenv("PYTHONMALLOC", "malloc", 1) == 0) {
+    /* putenv of our own static string, not setenv: setenv would malloc, before recording
+     * starts, the root of libc's tsearch tree of set strings, and every node the program's
+     * own setenv (os.environ[k] = v) adds under it would look definitely lost (config.c
+     * does the same for LEAKHOUND_MAIN_PID). */
+    static char pymalloc_env[] = "PYTHONMALLOC=malloc";
+    if (putenv(pymalloc_env) == 0) {
         lh_sys_log("python: PYTHONMALLOC=malloc set so that every object is recorded "
                    "(LEAKHOUND_PYMALLOC=keep keeps pymalloc)", "", "");
     }

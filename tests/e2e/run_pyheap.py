@@ -14,6 +14,8 @@ exact figures:
   cycles     cycles the collector frees: nothing unreachable; cycles made with the
              collector off: exactly the 50 Node objects, shown as unreachable garbage
   oldpython  a CPython this leakhound does not know (3.7): one line, the native view
+  setenv     os.environ[k] = v (libc's setenv): nothing lost at exit; the agent's own
+             PYTHONMALLOC must not root libc's tsearch tree in a block of no trace
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -40,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
-CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "stdlib"]
+CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -262,6 +264,18 @@ def case_stdlib(ctx, py, tag):
         "%s %d/%d/%d" % (n, got.get(n, 0), tracked.get(n, 0), reach.get(n, 0))
         for n in ("dict", "list", "function", "tuple", "str", "int", "float", "code", "bytes",
                   "type"))))
+
+
+def case_setenv(ctx, py, tag):
+    # Before the fix the agent's setenv("PYTHONMALLOC") made the root of libc's tree,
+    # malloc'd before recording; "X_LH" sorts after it, so its node was the root's right
+    # child, pointed to from no block of the trace: 24 bytes in 1 block "definitely lost".
+    trace = os.path.join(ctx.workdir, "setenv.%s.lht" % tag)
+    E.lh_run(ctx, [py, "-c", 'import os; os.environ["X_LH"] = "1"'], out=trace)
+    out, _ = shell(ctx, trace, "exit", "native on; unreachable")
+    want = "definitely lost: 0 bytes in 0 blocks; indirectly lost: 0 bytes in 0 blocks"
+    got = [ln for ln in out.splitlines() if ln.startswith("definitely lost:")]
+    ctx.check(got == [want], "%s: setenv's nodes at exit" % tag, [want], got)
 
 
 def case_oldpython(ctx, py, tag):
