@@ -10,8 +10,10 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include "snapshot.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -206,6 +208,40 @@ out_ptr(out_t *o, uintptr_t addr, uintptr_t val)
     o->ptrs_count++;
 }
 
+/* Where a module's writable segments end in memory (its bss included), from the ELF and
+ * program headers mapped at base (the module's mapping at file offset 0, readable up to
+ * base_hi): memory reads only, no loader lock. 0 when they cannot be read. The kernel may
+ * place an anonymous mapping (an mmap'd malloc chunk, an arena) right after a module's
+ * data, where it looks like that module's bss: only the part below this end is. */
+static uintptr_t
+module_data_end(uintptr_t base, uintptr_t base_hi)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    if (base_hi - base < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+        eh->e_phoff + (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) > base_hi - base) {
+        return 0;
+    }
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), min_vaddr = UINTPTR_MAX, end = 0;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < min_vaddr) {
+            min_vaddr = ph[i].p_vaddr;
+        }
+    }
+    if (min_vaddr == UINTPTR_MAX) {
+        return 0;
+    }
+    uintptr_t bias = base - (min_vaddr & ~(page - 1));
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W)) {
+            uintptr_t e = bias + ph[i].p_vaddr + ph[i].p_memsz;
+            end = e > end ? e : end;
+        }
+    }
+    return end ? (end + page - 1) & ~(page - 1) : 0;
+}
+
 /* Parses /proc/self/maps into regions[]; names are NUL-terminated in maps_buf. Anonymous
  * writable memory is heap (blocks may live there: arenas, mmap'd chunks) whatever its
  * shape: thread stacks and TLS are cut out of it by the threads' own records (threads.h),
@@ -221,6 +257,8 @@ read_maps(void)
     maps_buf[n] = '\0';
     int nr = 0;
     char *p = maps_buf;
+    uintptr_t base = 0, base_hi = 0; /* the last module's mapping at file offset 0 */
+    uint32_t base_name = 0;
     while (*p && nr < MAX_REGIONS) {
         char *eol = strchr(p, '\n');
         if (eol) {
@@ -231,6 +269,8 @@ read_maps(void)
         size_t k = lh_sys_parse_hex(p, &r->lo);
         k += 1 + lh_sys_parse_hex(p + k + 1, &r->hi);
         const char *perm = p + k + 1;
+        uintptr_t offset = 0;
+        (void)lh_sys_parse_hex(perm + 5, &offset); /* the third field */
         int readable = perm[0] == 'r';
         int writable = perm[1] == 'w';
         r->readable = (uint8_t)readable;
@@ -248,6 +288,12 @@ read_maps(void)
          * module (the anonymous memory after it is no module's bss), never scanned. */
         int agent_shared = perm[3] == 's' && lh_sys_is_agent_memory(r->lo, r->hi);
         r->file = name[0] == '/' && !agent_shared;
+        int split = 0;
+        if (r->file && offset == 0 && readable) {
+            base = r->lo;
+            base_hi = r->hi;
+            base_name = r->name_off;
+        }
         if (!readable || agent_shared) {
             r->kind = 0;
         } else if (r->file) {
@@ -264,11 +310,23 @@ read_maps(void)
             r->kind = LH_REGION_HEAP;
             r->is_target = 1;
             if (nr > 0 && regions[nr - 1].hi == r->lo && regions[nr - 1].file) {
-                /* bss: anonymous memory right after a module's file-backed data */
+                /* bss: anonymous memory right after a module's file-backed data, as far as
+                 * its program headers say; what lies beyond is heap (module_data_end) */
                 region_t *prev = &regions[nr - 1];
-                r->kind = prev->kind == LH_REGION_DATA ? LH_REGION_DATA : LH_REGION_HEAP;
-                r->name_off = prev->name_off;
-                r->is_target = r->kind == LH_REGION_HEAP;
+                uint32_t anon_name = r->name_off;
+                int same = base && strcmp(maps_buf + base_name, maps_buf + prev->name_off) == 0;
+                uintptr_t end = same ? module_data_end(base, base_hi) : 0;
+                if (!end || end > r->lo) {
+                    r->kind = prev->kind == LH_REGION_DATA ? LH_REGION_DATA : LH_REGION_HEAP;
+                    r->name_off = prev->name_off;
+                    r->is_target = r->kind == LH_REGION_HEAP;
+                }
+                if (end > r->lo && end < r->hi && nr + 1 < MAX_REGIONS) {
+                    region_t *tail = &regions[nr + 1]; /* heap beyond the bss */
+                    *tail = (region_t){end, r->hi, LH_REGION_HEAP, 1, 0, 1, anon_name};
+                    r->hi = end;
+                    split = 1;
+                }
             }
         }
         /* The agent's own buffers and tables are cut out in the child (collect_troots):
@@ -286,8 +344,9 @@ read_maps(void)
             strcmp(maps_buf + regions[nr - 1].name_off, lh_g.self_path) == 0) {
             r->kind = 0; /* the agent's bss */
             r->is_target = 0;
+            split = 0; /* all of it: the agent's memory is cut out in the child anyway */
         }
-        nr++;
+        nr += 1 + split;
         if (!eol) {
             break;
         }
