@@ -739,12 +739,11 @@ def case_exec_wrapper(ctx):
     expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
 
 
-def case_sigkill(ctx):
-    """SIGKILL after > 200 ms of work: the trace written so far must load."""
-    trace = os.path.join(ctx.workdir, "trace.lht")
-    pidfile = os.path.join(ctx.workdir, "pid")
-    argv = [ctx.lh, "run", "-o", trace, "--unwind", ctx.unwind, "--",
-            ctx.prog("busy_worker"), "--pidfile", pidfile]
+def busy_worker_until(ctx, argv, pidfile, delay, send, what):
+    """Starts argv (`leakhound run ... -- busy_worker --pidfile PIDFILE`) in its own
+    session, waits for busy_worker's pid file, lets it work `delay` seconds, calls
+    send(run's Popen, busy_worker's pid) and waits (30 s at most) for run to return.
+    Returns (returncode, stderr text, busy_worker's pid)."""
     ctx.log("$ " + " ".join(argv))
     p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True)
@@ -759,20 +758,33 @@ def case_sigkill(ctx):
             time.sleep(0.01)
         with open(pidfile) as f:
             pid = int(f.read())
-        time.sleep(0.4)
-        os.kill(pid, signal.SIGKILL)
+        time.sleep(delay)
+        send(p, pid)
         out, err = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
-        raise Failure("leakhound run did not return within 30 s of its program's SIGKILL")
+        raise Failure("leakhound run did not return within 30 s of " + what)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err.decode(errors="replace")))
-    ctx.check(p.returncode in (137, -9), "exit status of leakhound run when its program is "
-              "SIGKILLed", "137 (or killed by SIGKILL)", p.returncode)
+    err = err.decode(errors="replace")
+    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err))
+    return p.returncode, err, pid
+
+
+def case_sigkill(ctx):
+    """SIGKILL after > 200 ms of work: the trace written so far must load."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    argv = [ctx.lh, "run", "-o", trace, "--unwind", ctx.unwind, "--",
+            ctx.prog("busy_worker"), "--pidfile", pidfile]
+    rc, _, _ = busy_worker_until(ctx, argv, pidfile, 0.4,
+                                 lambda p, pid: os.kill(pid, signal.SIGKILL),
+                                 "its program's SIGKILL")
+    ctx.check(rc in (137, -9), "exit status of leakhound run when its program is "
+              "SIGKILLed", "137 (or killed by SIGKILL)", rc)
     if not ctx.check(os.path.exists(trace), "trace exists after SIGKILL", trace,
                      trace_files(ctx.workdir)):
         return
@@ -797,34 +809,10 @@ def case_sigterm_run(ctx):
     trace = os.path.join(ctx.workdir, "trace.lht")
     pidfile = os.path.join(ctx.workdir, "pid")
     argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("busy_worker"), "--pidfile", pidfile]
-    ctx.log("$ " + " ".join(argv))
-    p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, start_new_session=True)
-    pid = None
-    try:
-        deadline = time.monotonic() + 20
-        while not os.path.exists(pidfile):
-            if p.poll() is not None or time.monotonic() > deadline:
-                out, err = p.communicate()
-                raise Failure("busy_worker did not start\n    expected: a pid file\n"
-                              "    got:      exit %s, stderr: %s"
-                              % (p.returncode, err.decode(errors="replace")[-800:]))
-            time.sleep(0.01)
-        with open(pidfile) as f:
-            pid = int(f.read())
-        time.sleep(0.3)
-        os.kill(p.pid, signal.SIGTERM)  # to leakhound run, not to the program
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise Failure("leakhound run did not return within 30 s of its SIGTERM")
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-    err = err.decode(errors="replace")
-    ctx.log("leakhound run exit %s; stderr: %s" % (p.returncode, err))
+    # to leakhound run, not to the program
+    rc, err, pid = busy_worker_until(ctx, argv, pidfile, 0.3,
+                                     lambda p, pid: os.kill(p.pid, signal.SIGTERM),
+                                     "its SIGTERM")
     try:  # the program is ours to reap only through run: gone, or a zombie at most
         with open("/proc/%d/stat" % pid) as f:
             state = f.read().rsplit(")", 1)[1].split()[0]
@@ -834,8 +822,7 @@ def case_sigterm_run(ctx):
         os.kill(pid, signal.SIGKILL)
     ctx.check(state in ("gone", "Z"), "the program after SIGTERM to leakhound run",
               "gone", "still running (state %s)" % state)
-    ctx.check(p.returncode == 143, "exit status of leakhound run (the program's: SIGTERM)",
-              143, p.returncode)
+    ctx.check(rc == 143, "exit status of leakhound run (the program's: SIGTERM)", 143, rc)
     ctx.check("killed by signal 15" in err, "run says how the program ended",
               "'killed by signal 15' on stderr", err[-400:])
     rep = load_report(ctx, trace)
