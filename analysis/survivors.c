@@ -35,6 +35,15 @@ log2_floor(uint64_t n)
     return 63u - (unsigned)__builtin_clzll(n);
 }
 
+/* What site s allocated in epoch e - k, its counts being as of its own last epoch (e is
+ * that one or a later one). */
+static uint64_t
+made_in(const struct lh_activity_site *s, unsigned e, unsigned k)
+{
+    unsigned d = e - s->epoch;
+    return k >= d ? s->made[k - d] : 0;
+}
+
 /* Counts allocation number n (from 1) for the stack its block belongs to. */
 static void
 count_epoch(lh_activity_t *a, const lh_replay_t *r, uint64_t n, uint64_t ts_ns)
@@ -51,10 +60,9 @@ count_epoch(lh_activity_t *a, const lh_replay_t *r, uint64_t n, uint64_t ts_ns)
         return;
     }
     struct lh_activity_site *s = &a->site[id];
-    if (s->epoch != e) { /* shift its counts by the epochs since its last allocation */
-        unsigned d = e - s->epoch;
+    if (s->epoch != e) { /* shift its counts to epoch e (made[k - d] is read before written) */
         for (unsigned k = LH_SURV_EPOCHS; k-- > 0;) {
-            s->made[k] = k >= d ? s->made[k - d] : 0;
+            s->made[k] = made_in(s, e, k);
         }
         s->epoch = e;
     }
@@ -213,18 +221,15 @@ recycles(const lh_activity_t *a, const surv_site_t *s)
         return 0;
     }
     const struct lh_activity_site *st = &a->site[s->stack_id];
-    uint64_t made[LH_SURV_EPOCHS] = {0};
-    for (unsigned k = 0; k < LH_SURV_EPOCHS; k++) { /* counts as of the last epoch */
-        unsigned d = e - st->epoch;
-        made[k] = k >= d ? st->made[k - d] : 0;
-    }
-    if (made[0] < 8) {
+    uint64_t last = made_in(st, e, 0);
+    if (last < 8) {
         return 0;
     }
     for (unsigned k = 1; k < LH_SURV_EPOCHS && k <= e; k++) {
         /* kept[k] / made[k] < kept[0] / made[0] / 4 */
-        if (made[k] >= 8 && (double)s->kept[k] * (double)made[0] * 4.0 <
-                                (double)s->kept[0] * (double)made[k]) {
+        uint64_t made = made_in(st, e, k);
+        if (made >= 8 &&
+            (double)s->kept[k] * (double)last * 4.0 < (double)s->kept[0] * (double)made) {
             return 1;
         }
     }
@@ -266,29 +271,13 @@ lh_activity_growth(lh_activity_t *a, const lh_replay_t *r, const lh_growth_opts_
             gs.trend.kind = LH_TREND_SATURATED;
             gs.growing = 0;
         }
-        g->n_active++;
-        g->n_growing += gs.growing;
-        g->n_trend[gs.trend.kind]++;
-        if (!gs.growing && !(o && o->every_site)) {
-            continue;
-        }
-        gs.blocks = malloc(sizeof s->blocks);
-        gs.bytes = malloc(sizeof s->bytes);
-        if (!gs.blocks || !gs.bytes || lh_grow(&g->sites, &cap, g->n_sites, sizeof *g->sites,
-                                                16) < 0) {
-            free(gs.blocks);
-            free(gs.bytes);
+        if (lh_growth_add(g, &cap, &gs, NPOINTS, o && o->every_site) < 0) {
             free(v);
             lh_growth_fini(g);
             return lh_err_set(err, LH_ENOMEM, "out of memory in the survivors' growth");
         }
-        memcpy(gs.blocks, s->blocks, sizeof s->blocks);
-        memcpy(gs.bytes, s->bytes, sizeof s->bytes);
-        g->sites[g->n_sites++] = gs;
     }
     free(v);
-    if (g->n_sites) {
-        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, lh_growth_site_cmp);
-    }
+    lh_growth_sort(g);
     return 0;
 }

@@ -681,8 +681,8 @@ densify(const lh_timeline_t *tl, uint32_t id, const lh_boundary_t *pts, size_t n
     }
 }
 
-int
-lh_growth_site_cmp(const void *pa, const void *pb)
+static int
+growth_site_cmp(const void *pa, const void *pb)
 {
     const lh_growth_site_t *a = pa, *b = pb;
     if (a->growing != b->growing) {
@@ -715,6 +715,40 @@ need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_bound_wh
                           lh_bound_noun(kind, n != 1));
     }
     return 0;
+}
+
+int
+lh_growth_add(lh_growth_t *g, size_t *cap, const lh_growth_site_t *s, size_t n, int every_site)
+{
+    g->n_active++;
+    g->n_growing += s->growing;
+    g->n_trend[s->trend.kind]++;
+    if (!s->growing && !every_site) {
+        return 0;
+    }
+    if (lh_grow(&g->sites, cap, g->n_sites, sizeof *g->sites, 16) < 0) {
+        return -1;
+    }
+    lh_growth_site_t c = *s;
+    c.blocks = malloc(n * sizeof *c.blocks);
+    c.bytes = malloc(n * sizeof *c.bytes);
+    if (!c.blocks || !c.bytes) {
+        free(c.blocks);
+        free(c.bytes);
+        return -1;
+    }
+    memcpy(c.blocks, s->blocks, n * sizeof *c.blocks);
+    memcpy(c.bytes, s->bytes, n * sizeof *c.bytes);
+    g->sites[g->n_sites++] = c;
+    return 0;
+}
+
+void
+lh_growth_sort(lh_growth_t *g)
+{
+    if (g->n_sites) {
+        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, growth_site_cmp);
+    }
 }
 
 int
@@ -759,32 +793,14 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
         if (!active) {
             continue;
         }
-        g->n_active++;
         lh_growth_site_stats(&s, n);
-        g->n_growing += s.growing;
-        g->n_trend[s.trend.kind]++;
-        if (!s.growing && !(o && o->every_site)) {
-            continue;
-        }
-        if (lh_grow(&g->sites, &cap, g->n_sites, sizeof *g->sites, 16) < 0) {
+        if (lh_growth_add(g, &cap, &s, n, o && o->every_site) < 0) {
             goto nomem;
         }
-        s.blocks = malloc(n * sizeof *s.blocks);
-        s.bytes = malloc(n * sizeof *s.bytes);
-        if (!s.blocks || !s.bytes) {
-            free(s.blocks);
-            free(s.bytes);
-            goto nomem;
-        }
-        memcpy(s.blocks, bl, n * sizeof *bl);
-        memcpy(s.bytes, by, n * sizeof *by);
-        g->sites[g->n_sites++] = s;
     }
     free(bl);
     free(by);
-    if (g->n_sites) {
-        lh_qsort(g->sites, g->n_sites, sizeof *g->sites, lh_growth_site_cmp);
-    }
+    lh_growth_sort(g);
     return 0;
 nomem:
     free(bl);

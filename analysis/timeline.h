@@ -207,9 +207,15 @@ int lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_
 uint8_t *lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc,
                                lh_err_t *err);
 
-/* The order of growth listings: growing sites first, then by slope_bytes, descending, then
- * by stack id (qsort comparator over lh_growth_site_t). */
-int lh_growth_site_cmp(const void *a, const void *b);
+/* Counts site s (its statistics filled, n points) in g, and appends a copy of it (its own
+ * series) when it grows or every_site; *cap is g->sites' capacity. Returns 0, or -1 out of
+ * memory (g keeps what it had). The one way timeline and survivors (survivors.h) fill a
+ * growth listing. */
+int lh_growth_add(lh_growth_t *g, size_t *cap, const lh_growth_site_t *s, size_t n,
+                  int every_site);
+/* Puts g's sites in listing order: growing first, then by slope_bytes, descending, then by
+ * stack id. */
+void lh_growth_sort(lh_growth_t *g);
 
 /* Fills the growth statistics of s from its series (exposed for the unit tests). */
 void lh_growth_site_stats(lh_growth_site_t *s, size_t n_points);
