@@ -1101,8 +1101,7 @@ create_contents(char *path, size_t len)
  * snapshot: a server's worker that drops root (nginx's run as nobody) can no longer create
  * files in the directory its trace was opened in (lh_snapshot_before_setuid). Under
  * take_lock. */
-static int reserved_fd = -1;
-static pid_t reserved_pid;
+static int reserved_fd = -1; /* a fork child closes its copy (lh_snapshot_after_fork) */
 static char reserved_path[LH_PATH_MAX];
 
 static void contents_name(unsigned number, char *out, size_t len);
@@ -1117,11 +1116,10 @@ lh_snapshot_before_setuid(void)
         (void)lh_output_open(); /* the trace too: later it could not be created either */
     }
     pthread_mutex_lock(&take_lock);
-    if (lh_g.fd >= 0 && (reserved_fd < 0 || reserved_pid != lh_g.pid)) {
+    if (lh_g.fd >= 0 && reserved_fd < 0) {
         unsigned next = numbered_pid == lh_g.pid ? n_snapshots + 1 : 1;
         contents_name(next, reserved_path, sizeof reserved_path);
         reserved_fd = create_contents(reserved_path, sizeof reserved_path);
-        reserved_pid = lh_g.pid;
     }
     pthread_mutex_unlock(&take_lock);
 }
@@ -1286,7 +1284,7 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         n_snapshots = 0;
     }
     job.number = ++n_snapshots;
-    if (reserved_fd >= 0 && reserved_pid == lh_g.pid) { /* made before the uid changed */
+    if (reserved_fd >= 0) { /* made before the uid changed */
         job.fd = reserved_fd;
         reserved_fd = -1;
         lh_sys_strlcpy(job.path, reserved_path, sizeof job.path);
