@@ -341,7 +341,9 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 int
 lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    if (tl->act) {
+    if (tl->act && !tl->n_marks && !tl->n_running) {
+        /* only a trace without points falls back to the survivors (lh_timeline_growth):
+         * the first mark or running snapshot ends this work */
         (void)lh_activity_event(tl->act, tl->t, r, ev, err);
         tl->last_r = r;
     }
