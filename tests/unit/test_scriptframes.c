@@ -185,7 +185,7 @@ test_trace_tables(void **state)
     assert_int_equal(lh_trace_open(path, NULL, &t, &err), 0);
     while (lh_trace_next(t, &ev, &err) > 0) {
     }
-    const lh_stacks_t *stacks = lh_trace_stacks(t);
+    const lh_stacks_t *stacks = &lh_trace_parts(t)->stacks;
     const lh_stack_t *st = lh_stacks_get(stacks, 9);
     assert_non_null(st);
     assert_int_equal(st->n_ips, 2);
@@ -209,7 +209,7 @@ test_trace_tables(void **state)
     assert_int_equal(in[0].status, LH_INTERP_RECORDED);
     assert_int_equal(in[1].status, LH_INTERP_UNSUPPORTED);
     /* The unsupported interpreter's line is a warning of the trace. */
-    const lh_warnings_t *w = lh_trace_warnings(t);
+    const lh_warnings_t *w = &lh_trace_parts(t)->warnings;
     int found = 0;
     for (size_t i = 0; i < w->n; i++) {
         found |= strstr(w->msgs[i], "python 3.99.0 is not known") != NULL;
