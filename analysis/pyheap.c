@@ -891,15 +891,32 @@ iframe_refs(dec_t *d, uint32_t src, uint64_t f, const char *prefix)
     return nslots > 0 && nslots < 65536 ? (uint64_t)nslots * 8 : 0;
 }
 
-/* A generator, coroutine or async generator: its frame's locals and stack while it has
- * not finished (the fixed part is scanned by the caller). 3.8-3.10: a reference to its
- * frame object (decoded as one); 3.11+: the frame it embeds. Returns the bytes of the
- * embedded frame's slots. */
+/* A generator, coroutine or async generator: its name, code, the exception it handles,
+ * a coroutine's origin, an async generator's finalizer, and its frame's locals and stack
+ * while it has not finished. 3.8-3.10: a reference to its frame object (decoded as one);
+ * 3.11+: the frame it embeds. Returns the bytes of the embedded frame's slots. */
 static uint64_t
 gen_refs(dec_t *d, uint32_t src, uint64_t g, uint8_t kind)
 {
     const lh_pyoffsets_t *o = d->o;
     const char *pre = kind == K_CORO ? ".cr_frame" : kind == K_AGEN ? ".ag_frame" : ".gi_frame";
+    char lab[16];
+    ref_field(d, src, g, o->ge_name, ".__name__");
+    ref_field(d, src, g, o->ge_qualname, ".__qualname__");
+    ref_field(d, src, g, o->ge_exc_value, "<handled exception>");
+    if (o->ge_code) {
+        snprintf(lab, sizeof lab, "%.3s_code", pre);
+        ref_field(d, src, g, o->ge_code, lab);
+    }
+    if (o->ge_exc_type) {
+        ref_field(d, src, g, o->ge_exc_type, "<handled exception type>");
+        ref_field(d, src, g, o->ge_exc_tb, "<handled exception traceback>");
+    }
+    if (kind == K_CORO) {
+        ref_field_kind(d, src, g, o->cr_origin, ".cr_origin", LH_PYEDGE_NAME);
+    } else if (kind == K_AGEN) {
+        ref_field(d, src, g, o->ag_finalizer, "<finalizer>");
+    }
     if (o->frame_kind == 0) {
         ref_field(d, src, g, o->ge_frame, pre);
         return 0;
@@ -912,19 +929,26 @@ gen_refs(dec_t *d, uint32_t src, uint64_t g, uint8_t kind)
     return iframe_refs(d, src, g + (uint64_t)o->ge_frame, pre);
 }
 
-/* A frame object: 3.8-3.10 its locals (f_valuestack - f_localsplus slots) and its value
- * stack (f_stacktop, NULL while the frame runs; 3.10: f_stackdepth); 3.11+ the frame it
- * owns once its function returned (f_frame points into itself), else nothing more (the
+/* A frame object: its caller (f_back) and trace function; 3.8-3.10 its code, builtins,
+ * globals, f_locals dict, locals (f_valuestack - f_localsplus slots) and value stack
+ * (f_stacktop, NULL while the frame runs; 3.10: f_stackdepth); 3.11+ the frame it owns
+ * once its function returned (f_frame points into itself), else nothing more (the
  * generator or thread running it has it). Returns the bytes of an owned frame's slots. */
 static uint64_t
 frame_refs(dec_t *d, uint32_t src, uint64_t f)
 {
     const lh_pyoffsets_t *o = d->o;
     int ok;
+    ref_field(d, src, f, o->fo_back, ".f_back");
+    ref_field(d, src, f, o->fo_trace, ".f_trace");
     if (o->frame_kind == 1) {
         uint64_t own = f + (uint64_t)o->fo_frame_data;
         return rd(d, f + o->fo_frame, &ok) == own && ok ? iframe_refs(d, src, own, "") : 0;
     }
+    ref_field(d, src, f, o->fr_code, ".f_code");
+    ref_field(d, src, f, o->fo_builtins, ".f_builtins");
+    ref_field(d, src, f, o->fr_globals, ".f_globals");
+    ref_field(d, src, f, o->fr_locals, ".f_locals");
     uint64_t code = rd(d, f + o->fr_code, &ok);
     uint64_t locals = f + (uint64_t)o->fr_localsplus;
     uint64_t vstack = ok ? rd(d, f + o->fo_valuestack, &ok) : 0;
@@ -1075,33 +1099,16 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     case K_GEN:
     case K_CORO:
     case K_AGEN:
-    case K_FRAME: {
-        /* the fixed part scanned as a type the decoder does not know, up to the frame
-         * (3.11+: embedded after the generator's fields, a frame object's own copy after
-         * its fields; 3.8-3.10: the frame object's locals follow its fields) */
-        uint8_t skip[SCAN_MAX / 64];
-        memset(skip, 0, sizeof skip);
-        skip_word(skip, t.weaklistoffset);
-        int64_t end = t.basicsize;
-        if (t.kind != K_FRAME) {
-            if (o->frame_kind == 1) {
-                end = o->ge_frame;
-                size = (uint64_t)t.basicsize + (uint64_t)o->gc_head_size;
-            } else {
-                skip_word(skip, o->ge_frame);
-            }
-            size += gen_refs(d, i, a, t.kind);
-        } else if (o->frame_kind == 1) {
-            end = o->fo_frame_data;
-            skip_word(skip, o->fo_frame);
-            size = (uint64_t)t.basicsize + (uint64_t)o->gc_head_size + frame_refs(d, i, a);
-        } else {
-            end = o->fr_localsplus;
-            frame_refs(d, i, a);
-        }
-        scan_words(d, i, a, 16, end, skip, "");
+        /* exactly what gen_traverse visits: a generator's fields are not all set (3.12+
+         * leaves a generator's gi_origin_or_finalizer as the allocator gave it) */
+        size = (o->frame_kind == 1 ? (uint64_t)t.basicsize : size) + gen_refs(d, i, a, t.kind);
         break;
-    }
+    case K_FRAME:
+        /* exactly what frame_traverse visits: the rest of a frame object's fields are
+         * numbers and its block stack, words the allocator's last user left */
+        size = (o->frame_kind == 1 ? (uint64_t)t.basicsize + (uint64_t)o->gc_head_size : size) +
+               frame_refs(d, i, a);
+        break;
     case K_FLOAT:
     case K_CODE:
     case K_NONE_LIKE:

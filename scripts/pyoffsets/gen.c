@@ -144,6 +144,21 @@ main(void)
 
     /* what keeps a suspended generator's locals: its frame (a frame object before 3.11,
      * embedded in the generator since), and a frame object's own */
+    OFF(ge_name, PyGenObject, gi_name);
+    OFF(ge_qualname, PyGenObject, gi_qualname);
+    OFF(ge_exc_value, PyGenObject, gi_exc_state.exc_value);
+#if PY_VERSION_HEX < 0x030C0000
+    OFF(ge_code, PyGenObject, gi_code);
+#endif
+#if PY_VERSION_HEX < 0x030B0000
+    OFF(ge_exc_type, PyGenObject, gi_exc_state.exc_type);
+    OFF(ge_exc_tb, PyGenObject, gi_exc_state.exc_traceback);
+    OFF(cr_origin, PyCoroObject, cr_origin);
+    OFF(ag_finalizer, PyAsyncGenObject, ag_finalizer);
+#else
+    OFF(cr_origin, PyCoroObject, cr_origin_or_finalizer);
+    OFF(ag_finalizer, PyAsyncGenObject, ag_origin_or_finalizer);
+#endif
 #if PY_VERSION_HEX >= 0x030B0000
     OFF(ge_frame, PyGenObject, gi_iframe);
     OFF(ge_frame_state, PyGenObject, gi_frame_state);
@@ -155,10 +170,15 @@ main(void)
 #else
     OFF(fr_func, _PyInterpreterFrame, f_func);
 #endif
+    OFF(fo_back, PyFrameObject, f_back);
+    OFF(fo_trace, PyFrameObject, f_trace);
     OFF(fo_frame, PyFrameObject, f_frame);
     OFF(fo_frame_data, PyFrameObject, _f_frame_data);
 #else
     OFF(ge_frame, PyGenObject, gi_frame);
+    OFF(fo_back, PyFrameObject, f_back);
+    OFF(fo_trace, PyFrameObject, f_trace);
+    OFF(fo_builtins, PyFrameObject, f_builtins);
     OFF(fo_valuestack, PyFrameObject, f_valuestack);
 #if PY_VERSION_HEX >= 0x030A0000
     OFF(fo_stackdepth, PyFrameObject, f_stackdepth);
