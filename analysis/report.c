@@ -53,13 +53,10 @@ lh_site_location(const lh_frame_t *frames, size_t n)
 {
     /* An allocation made by script code is located at its innermost script frame (Perl
      * sub and line), even under the C frames of an XS module it called. */
+    /* A phase frame inside the script frames is perl's arena (scriptstack.h): the line
+     * that took the slab does not own what it holds. */
     for (size_t i = 0; i < n; i++) {
-        if (frames[i].lang != LH_LANG_NATIVE) {
-            return (long)i;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (frames[i].phase) {
+        if (frames[i].lang != LH_LANG_NATIVE || frames[i].phase) {
             return (long)i;
         }
     }
