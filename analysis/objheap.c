@@ -864,6 +864,66 @@ edge_to(const lh_objheap_t *oh, uint32_t holder, uint32_t v)
 }
 
 int
+lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, size_t max)
+{
+    const lh_refgraph_t *g = &oh->g;
+    if (v >= oh->n_objs + oh->n_ext) {
+        return -1;
+    }
+    /* Forward breadth-first search from v until an edge comes back to it. */
+    uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
+    uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
+    if (!prev || !queue) {
+        LH_FREE_ALL(prev, queue);
+        return LH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        prev[i] = LH_NODE_NONE;
+    }
+    size_t qh = 0, qt = 0;
+    uint32_t last = LH_NODE_NONE; /* the holder whose edge closes the cycle */
+    prev[v] = v;
+    queue[qt++] = v;
+    while (qh < qt && last == LH_NODE_NONE) {
+        uint32_t u = queue[qh++];
+        for (uint64_t j = g->off[u]; j < g->off[u + 1]; j++) {
+            uint32_t d = LH_EDGE_NODE(g->dst[j]);
+            if (d == v) {
+                last = u;
+                break;
+            }
+            if (d != g->super && prev[d] == LH_NODE_NONE) {
+                prev[d] = u;
+                queue[qt++] = d;
+            }
+        }
+    }
+    int n = -1;
+    if (last != LH_NODE_NONE) {
+        /* length first, then the edges from v's end */
+        size_t len = 1;
+        for (uint32_t u = last; u != v; u = prev[u]) {
+            len++;
+        }
+        n = (int)(len < max ? len : max);
+        size_t i = len;
+        uint32_t to = v;
+        for (uint32_t u = last;; u = prev[u]) {
+            i--;
+            if (i < max) {
+                path[i] = edge_to(oh, u, to);
+            }
+            if (u == v) {
+                break;
+            }
+            to = u;
+        }
+    }
+    LH_FREE_ALL(prev, queue);
+    return n;
+}
+
+int
 lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                 const lh_objedge_t **path, size_t max)
 {

@@ -246,6 +246,14 @@ size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
 
+/* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
+ * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps
+ * an unreachable object alive (`identify`): a Perl closure stored on the object it
+ * captures, a parent and child that refer to each other. Returns n, -1 when v is on no
+ * cycle, or LH_ENOMEM. */
+int lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path,
+                     size_t max);
+
 /* ---------------------------------------------------------------------------------------
  * Decoders (objheap_perl.c, objheap_python.c): reading the snapshot, filling the graph
  * ------------------------------------------------------------------------------------- */
