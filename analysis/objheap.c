@@ -21,7 +21,7 @@
 
 typedef struct bobj {
     uint64_t addr, size;
-    uint32_t kind, cls, flags, detail;
+    uint32_t kind, cls, detail;
 } bobj_t;
 
 typedef struct bedge {
@@ -122,7 +122,7 @@ builder_free(builder_t *b)
 
 int64_t
 lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char *kind,
-               const char *cls, uint32_t flags)
+               const char *cls)
 {
     builder_t *b = oh->build_;
     uint32_t k = intern(oh, kind), c = intern(oh, cls);
@@ -131,7 +131,7 @@ lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char 
         b->n_objs >= LH_REFGRAPH_MAX_NODES / 2) {
         return LH_ENOMEM;
     }
-    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, flags, 0};
+    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, 0};
     return (int64_t)b->n_objs++;
 }
 
@@ -357,8 +357,7 @@ finish(lh_objheap_t *oh, lh_err_t *err)
             continue;
         }
         remap[perm[i]] = (uint32_t)k;
-        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, o->flags, 0,
-                                   o->detail};
+        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, 0, o->detail};
     }
     oh->n_objs = (uint32_t)k;
 
