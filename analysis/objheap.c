@@ -939,26 +939,37 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
         LH_FREE_ALL(prev, queue);
         return LH_ENOMEM;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        prev[i] = LH_NODE_NONE;
-    }
-    size_t qh = 0, qt = 0;
     uint32_t found = LH_NODE_NONE;
-    prev[v] = v;
-    queue[qt++] = v;
-    while (qh < qt && found == LH_NODE_NONE) {
-        uint32_t u = queue[qh++];
-        for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
-            uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
-            if (h == g->super || prev[h] != LH_NODE_NONE) {
-                continue;
+    for (int pass = 0; pass < 2 && found == LH_NODE_NONE; pass++) {
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            prev[i] = LH_NODE_NONE;
+        }
+        size_t qh = 0, qt = 0;
+        int held_seen = 0;
+        prev[v] = v;
+        queue[qt++] = v;
+        while (qh < qt && found == LH_NODE_NONE) {
+            uint32_t u = queue[qh++];
+            for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
+                uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
+                if (h == g->super || prev[h] != LH_NODE_NONE) {
+                    continue;
+                }
+                if (pass == 0 && h >= nn && h - nn < oh->n_roots &&
+                    oh->roots[h - nn].kind == LH_OBJROOT_HELD) {
+                    held_seen = 1; /* the last resort: first look for a name */
+                    continue;
+                }
+                prev[h] = u;
+                if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
+                    found = h;
+                    break;
+                }
+                queue[qt++] = h;
             }
-            prev[h] = u;
-            if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
-                found = h;
-                break;
-            }
-            queue[qt++] = h;
+        }
+        if (!held_seen) {
+            break; /* the second pass would find nothing more */
         }
     }
     int n = -1;
