@@ -26,12 +26,6 @@ __thread int64_t lh_sample_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t t_rng __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t
-filter_index(const void *p)
-{
-    return (uint32_t)((((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - LH_SAMPLE_FILTER_BITS));
-}
-
-static inline uint32_t
 set_home(uintptr_t p)
 {
     return (uint32_t)((p >> 4) * 0xff51afd7ed558ccdull >> 40) & (SET_CAP - 1);
@@ -135,7 +129,7 @@ lh_sample_mark(const void *p)
             if (*e == 0) {
                 *e = a;
                 set_used++;
-                uint32_t f = filter_index(p);
+                uint32_t f = lh_sample_filter_index(p);
                 if (atomic_load_explicit(&filter[f], memory_order_relaxed) < 255) {
                     atomic_fetch_add_explicit(&filter[f], 1, memory_order_relaxed);
                 }
@@ -149,7 +143,7 @@ lh_sample_mark(const void *p)
 int
 lh_sample_unmark(const void *p)
 {
-    uint32_t f = filter_index(p);
+    uint32_t f = lh_sample_filter_index(p);
     if (__builtin_expect(!atomic_load_explicit(&filter[f], memory_order_relaxed), 1)) {
         return 0;
     }

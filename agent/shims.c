@@ -72,6 +72,21 @@ static struct {
 static _Alignas(64) char boot_arena[256 * 1024];
 static atomic_size_t boot_used;
 
+/* What free jumps to (see lh_shims_sampling). */
+static void free_sampled(void *p);
+static void free_sampled_boot(void *p);
+static void free_record(void *p);
+static void (*free_path)(void *) = free_record;
+
+/* A block of the arena may now reach free: free_sampled must test for it. */
+static void
+boot_used_after_init(void)
+{
+    if (__atomic_load_n(&free_path, __ATOMIC_ACQUIRE) == free_sampled) {
+        __atomic_store_n(&free_path, free_sampled_boot, __ATOMIC_RELEASE);
+    }
+}
+
 static void *
 boot_alloc(size_t n, size_t align)
 {
@@ -85,6 +100,7 @@ boot_alloc(size_t n, size_t align)
             return NULL;
         }
         if (atomic_compare_exchange_weak(&boot_used, &old, start + n)) {
+            boot_used_after_init();
             memcpy(boot_arena + start - sizeof(size_t), &n, sizeof n);
             return boot_arena + start; /* static storage: already zero */
         }
@@ -206,16 +222,26 @@ malloc_sampled(size_t n)
  * chose them (one indirect jump instead of testing the mode on every call). Written once,
  * in the constructor; a thread that still reads the general path records correctly. */
 static void *(*malloc_path)(size_t) = malloc_slow;
-static void free_sampled(void *p);
-static void free_record(void *p);
-static void (*free_path)(void *) = free_record;
+
+/* The bootstrap arena hands out blocks only while a real function is missing: before
+ * lh_shims_resolve found it, or for good when the C library has none (the optional ones).
+ * After the constructor, free_sampled can skip the arena test when no block came from it
+ * yet and none can come: a missing optional function keeps the test, and boot_alloc puts
+ * it back if the arena is used after all (a thread that still read real.malloc as NULL). */
+static int
+boot_possible(void)
+{
+    return atomic_load(&boot_used) != 0 || !real.posix_memalign || !real.aligned_alloc ||
+           !real.memalign || !real.valloc || !real.pvalloc;
+}
 
 void
 lh_shims_sampling(void)
 {
     if (lh_recorder_sampling) {
         malloc_path = malloc_sampled;
-        free_path = free_sampled;
+        __atomic_store_n(&free_path, boot_possible() ? free_sampled_boot : free_sampled,
+                         __ATOMIC_RELEASE);
     }
 }
 
@@ -278,16 +304,26 @@ free_record(void *p)
 
 /* As malloc: sampling mode's common case, a block that was not sampled, is the filter
  * lookup and a jump to the real free; the agent's code (and the realignment) starts in
- * free_record. free(NULL) returns first: programs do it often (bench/deep.c frees the
- * empty slots of its ring), and the filter lookup costs 15 instructions more. */
+ * free_record. free(NULL) takes the same path (the real free returns at once): testing for
+ * it cost two instructions on every other free. */
 static void
 free_sampled(void *p)
 {
-    if (unlikely(!p)) {
+    if (likely(!lh_sample_maybe(p))) {
+        real.free(p); /* not a sampled block: nothing to record */
         return;
     }
+    free_record(p);
+}
+
+/* free_sampled once a block came from the bootstrap arena (which free_sampled would pass
+ * to the real free): not in the usual run, where the arena is used before the constructor
+ * or not at all, and a real function is never missing afterwards (see lh_shims_sampling). */
+static void
+free_sampled_boot(void *p)
+{
     if (likely(!lh_sample_maybe(p)) && !is_boot(p)) {
-        real.free(p); /* not a sampled block: nothing to record */
+        real.free(p);
         return;
     }
     free_record(p);

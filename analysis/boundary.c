@@ -47,7 +47,8 @@ lh_bound_note(lh_bound_kind_t k)
 {
     return k == LH_BOUND_SNAPSHOTS ? " (the trace has no marks)"
            : k == LH_BOUND_ACTIVITY
-               ? " (no marks or snapshots while the program ran: the blocks live at the end, by "
+               ? " (fewer than two marks or snapshots while the program ran: the blocks live at "
+                 "the end, by "
                  "when they were allocated, in 5% shares of its allocations)"
                : "";
 }

@@ -262,7 +262,7 @@ apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev
     size_t n_freed;
     int rc;
     if (!c->started) {
-        const lh_trace_info_t *in = lh_trace_info(t);
+        const lh_trace_info_t *in = &lh_trace_parts(t)->info;
         c->start_ns = in->has_clock ? in->mono_start_ns : 0;
         c->started = 1;
     }
@@ -307,9 +307,9 @@ apply(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev
 static int
 finish(lh_collect_t *c, lh_err_t *err)
 {
-    const lh_trace_info_t *in = lh_trace_info(c->t);
-    const lh_trace_stats_t *ts = lh_trace_stats(c->t);
-    const lh_trace_end_t *end = lh_trace_end(c->t);
+    const lh_trace_info_t *in = &lh_trace_parts(c->t)->info;
+    const lh_trace_stats_t *ts = &lh_trace_parts(c->t)->stats;
+    const lh_trace_end_t *end = &lh_trace_parts(c->t)->end;
     size_t n = lh_replay_n_stacks(c->r);
     lh_sym_opts_t sopts = {.exe_path = in->exe};
 
@@ -356,7 +356,7 @@ finish(lh_collect_t *c, lh_err_t *err)
         }
         c->colmeta[c->cols.n_ck - 1].end_ns = c->end_ns;
     }
-    return lh_sym_new(lh_trace_modules(c->t), &sopts, &c->sym, err);
+    return lh_sym_new(&lh_trace_parts(c->t)->modules, &sopts, &c->sym, err);
 }
 
 int

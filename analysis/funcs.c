@@ -229,7 +229,7 @@ lh_funcs_build(lh_funcs_t *f, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *
     size_t n = lh_collect_n_stacks(c), cap_v = 0;
     uint32_t *seen = NULL; /* per function: 1 + the last stack it was counted for */
     size_t cap_seen = 0;
-    const char *exe = lh_trace_info(lh_collect_trace(c))->exe;
+    const char *exe = lh_trace_parts(lh_collect_trace(c))->info.exe;
     int rc;
 
     memset(f, 0, sizeof *f);

@@ -1223,9 +1223,9 @@ lh_gindex_attach(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
     if ((rc = lh_stream_run(hg->trace_path, &sto, &hg->trace, NULL, err)) < 0) {
         return rc;
     }
-    so.exe_path = lh_trace_info(hg->trace)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(hg->trace), &so, &hg->sym, err)) < 0 ||
-        (rc = lh_datasym_new(lh_trace_modules(hg->trace), so.exe_path, &hg->ds, err)) < 0) {
+    so.exe_path = lh_trace_parts(hg->trace)->info.exe;
+    if ((rc = lh_sym_new(&lh_trace_parts(hg->trace)->modules, &so, &hg->sym, err)) < 0 ||
+        (rc = lh_datasym_new(&lh_trace_parts(hg->trace)->modules, so.exe_path, &hg->ds, err)) < 0) {
         lh_datasym_free(hg->ds);
         lh_sym_free(hg->sym);
         lh_trace_close(hg->trace);
@@ -1240,7 +1240,7 @@ lh_gindex_attach(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
 void
 lh_gindex_info_of(const lh_heapgraph_t *hg, lh_gindex_info_t *info)
 {
-    const lh_trace_info_t *in = lh_trace_info(hg->trace);
+    const lh_trace_info_t *in = &lh_trace_parts(hg->trace)->info;
     info->attach_how = in->attach_how;
     info->has_clock = in->has_clock;
     info->mono_start_ns = in->mono_start_ns;

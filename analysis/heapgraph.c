@@ -355,7 +355,7 @@ thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
         tid = hg->sf.capture_tid;
         what = " (took the snapshot)";
     } else if (strcmp(rg->name, "[stack]") == 0) {
-        tid = lh_trace_info(hg->trace)->pid;
+        tid = lh_trace_parts(hg->trace)->info.pid;
         what = " (main)";
     } else if (strncmp(rg->name, "[stack:", 7) == 0) {
         tid = strtoull(rg->name + 7, NULL, 10);
@@ -460,14 +460,14 @@ keep_word(void *ctx, uint64_t v)
     if (v < k->mod_lo || v >= k->mod_hi) {
         return 0;
     }
-    return lh_modules_find(lh_trace_modules(k->hg->trace), v, k->hg->epoch) >= 0;
+    return lh_modules_find(&lh_trace_parts(k->hg->trace)->modules, v, k->hg->epoch) >= 0;
 }
 
 static int
 read_contents(lh_heapgraph_t *hg, lh_err_t *err)
 {
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
-    const lh_modules_t *mods = lh_trace_modules(hg->trace);
+    const lh_modules_t *mods = &lh_trace_parts(hg->trace)->modules;
     keep_ctx_t kc = {hg, NULL, UINT64_MAX, 0};
     for (size_t i = 0; i < mods->n; i++) {
         kc.mod_lo = mods->mods[i].lo < kc.mod_lo ? mods->mods[i].lo : kc.mod_lo;
@@ -852,9 +852,9 @@ lh_heapgraph_finish(lh_heapgraph_t *hg, lh_trace_t *t, lh_err_t *err)
     apply_tags(hg, ps);
     LH_FREE_ALL(ps->tags, ps);
     hg->pass = NULL;
-    so.exe_path = lh_trace_info(t)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(t), &so, &hg->sym, err)) < 0 ||
-        (rc = lh_datasym_new(lh_trace_modules(t), so.exe_path, &hg->ds, err)) < 0) {
+    so.exe_path = lh_trace_parts(t)->info.exe;
+    if ((rc = lh_sym_new(&lh_trace_parts(t)->modules, &so, &hg->sym, err)) < 0 ||
+        (rc = lh_datasym_new(&lh_trace_parts(t)->modules, so.exe_path, &hg->ds, err)) < 0) {
         return rc;
     }
     if (hg->no_graph) {

@@ -80,7 +80,7 @@ lh_leak_split_build(lh_leak_split_t *ls, lh_trace_t *t, lh_err_t *err)
     ls->n_stacks = n;
     /* A seeded fork child (trace.h): its inherited blocks hold and are held in the graph,
      * but are not counted, as the report leaves them out of its leaks. */
-    const lh_trace_info_t *in = lh_trace_info(t);
+    const lh_trace_info_t *in = &lh_trace_parts(t)->info;
     uint64_t inherited_before = in->inherited ? in->fork_ts_ns : 0;
     for (uint32_t b = 0; b < hg->n_blocks; b++) {
         int c = hg->g.cls[b];

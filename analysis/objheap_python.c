@@ -43,8 +43,8 @@ data_symbol(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size)
 static int
 has_python(const lh_heapgraph_t *hg)
 {
-    const lh_modules_t *mods = lh_trace_modules(hg->trace);
-    const char *exe = lh_trace_info(hg->trace)->exe;
+    const lh_modules_t *mods = &lh_trace_parts(hg->trace)->modules;
+    const char *exe = lh_trace_parts(hg->trace)->info.exe;
     for (size_t i = 0; i < mods->n; i++) {
         const char *p = mods->mods[i].path && mods->mods[i].path[0] ? mods->mods[i].path
                                                                     : exe ? exe : "";
@@ -224,8 +224,8 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
     lh_procimage_t *pi = NULL;
     lh_pyheap_t *ph = NULL;
     lh_err_t e2 = {{0}};
-    int rc = lh_procimage_new(&hg->sf, lh_trace_modules(hg->trace), hg->epoch,
-                              lh_trace_info(hg->trace)->exe, &pi, &e2);
+    int rc = lh_procimage_new(&hg->sf, &lh_trace_parts(hg->trace)->modules, hg->epoch,
+                              lh_trace_parts(hg->trace)->info.exe, &pi, &e2);
     if (rc < 0) {
         snprintf(oh->note, sizeof oh->note, "%s", e2.msg);
         return rc == LH_ENOMEM ? lh_err_set(err, rc, "%s", e2.msg) : 1;

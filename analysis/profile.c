@@ -197,7 +197,7 @@ location(lh_profile_t *p, uint64_t ip, uint64_t epoch)
         return -1;
     }
     int agent = nf > 0 && lh_frame_is_agent(&fr[nf - 1]);
-    long mi = lh_modules_find(lh_trace_modules(lh_collect_trace(b->c)), ip, epoch);
+    long mi = lh_modules_find(&lh_trace_parts(lh_collect_trace(b->c))->modules, ip, epoch);
     if (loc_add(p, ip, epoch, slot, mi >= 0 ? (uint64_t)mi + 1 : 0, ip, agent) < 0) {
         return -1;
     }
@@ -278,8 +278,8 @@ script_stack_locations(lh_profile_t *p, uint32_t id, uint64_t epoch)
 static int
 mappings(lh_profile_t *p, lh_collect_t *c)
 {
-    const lh_modules_t *mods = lh_trace_modules(lh_collect_trace(c));
-    const char *exe = lh_trace_info(lh_collect_trace(c))->exe;
+    const lh_modules_t *mods = &lh_trace_parts(lh_collect_trace(c))->modules;
+    const char *exe = lh_trace_parts(lh_collect_trace(c))->info.exe;
     if (!(p->mappings = calloc(mods->n ? mods->n : 1, sizeof *p->mappings))) {
         return -1;
     }
@@ -318,7 +318,7 @@ samples(lh_profile_t *p, const lh_profile_opts_t *o)
 {
     builder_t *b = p->priv;
     lh_collect_t *c = b->c;
-    const lh_stacks_t *stacks = lh_trace_stacks(lh_collect_trace(c));
+    const lh_stacks_t *stacks = &lh_trace_parts(lh_collect_trace(c))->stacks;
     int rc = 0;
     for (uint32_t id = 0; rc == 0 && id < lh_collect_n_stacks(c); id++) {
         const lh_cstack_t *s = lh_collect_stack(c, id);
@@ -370,7 +370,7 @@ lh_profile_build(lh_profile_t *p, lh_collect_t *c, const lh_profile_opts_t *opts
     p->priv = b;
     b->c = c;
     b->err = err;
-    p->time_ns = lh_trace_info(lh_collect_trace(c))->realtime_start_ns;
+    p->time_ns = lh_trace_parts(lh_collect_trace(c))->info.realtime_start_ns;
     p->duration_ns = lh_collect_end_ns(c) - lh_collect_start_ns(c);
     if (lh_profile_string(p, "") != 0 || mappings(p, c) < 0) {
         rc = oom(err);

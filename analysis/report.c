@@ -53,13 +53,10 @@ lh_site_location(const lh_frame_t *frames, size_t n)
 {
     /* An allocation made by script code is located at its innermost script frame (Perl
      * sub and line), even under the C frames of an XS module it called. */
+    /* A phase frame inside the script frames is perl's arena (scriptstack.h): the line
+     * that took the slab does not own what it holds. */
     for (size_t i = 0; i < n; i++) {
-        if (frames[i].lang != LH_LANG_NATIVE) {
-            return (long)i;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (frames[i].phase) {
+        if (frames[i].lang != LH_LANG_NATIVE || frames[i].phase) {
             return (long)i;
         }
     }
@@ -113,7 +110,7 @@ site_frames(lh_site_t *site, const lh_stack_t *st, lh_symbolizer_t *sym, lh_err_
 int
 lh_site_symbolize(lh_site_t *site, const lh_trace_t *t, lh_symbolizer_t *sym, lh_err_t *err)
 {
-    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), site->stack_id);
+    const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, site->stack_id);
     site->frames = NULL;
     site->n_frames = 0;
     site->location = -1;
@@ -199,10 +196,10 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     int rc;
 
     memset(rep, 0, sizeof *rep);
-    rep->trace_path = lh_trace_path(t);
-    rep->info = lh_trace_info(t);
-    rep->end = lh_trace_end(t);
-    rep->stats = lh_trace_stats(t);
+    rep->trace_path = lh_trace_parts(t)->path;
+    rep->info = &lh_trace_parts(t)->info;
+    rep->end = &lh_trace_parts(t)->end;
+    rep->stats = &lh_trace_parts(t)->stats;
     rep->totals = lh_replay_totals(r);
     rep->start_ns = rep->info->has_clock ? rep->info->mono_start_ns : rep->stats->first_ts_ns;
     if (rep->stats->n_events && rep->stats->first_ts_ns < rep->start_ns) {
@@ -244,7 +241,7 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     }
     for (size_t i = 0; i < rep->n_sites; i++) {
         lh_site_t *site = &rep->sites[i];
-        const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), ranks[i].id);
+        const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, ranks[i].id);
         site->stack_id = ranks[i].id;
         site->stats = *lh_replay_stack(r, ranks[i].id);
         site->stats.live_blocks = ranks[i].key2;

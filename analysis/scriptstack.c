@@ -177,6 +177,30 @@ lh_scriptstack_phase(lh_frame_t *v, size_t n)
     return at + 1;
 }
 
+/* Perl's arena allocators: they take a slab for many SV heads or bodies (or hash entries)
+ * when the free list is empty, so the Perl line on their stack only happened to need the
+ * first of them; the slab holds SVs made anywhere and is never given back before teardown.
+ * Read as a leak of that line it sends a Perl developer to code that does not leak (a
+ * Plack server's growing arenas were at Plack/Util.pm:162, a line that keeps nothing). */
+static int
+is_arena(const lh_frame_t *f)
+{
+    const char *fn = f->function;
+    return f->lang == LH_LANG_NATIVE && fn &&
+           (strcmp(fn, "Perl_more_bodies") == 0 || strcmp(fn, "Perl_more_sv") == 0 ||
+            strcmp(fn, "S_more_sv") == 0 || strcmp(fn, "S_more_he") == 0);
+}
+
+static lh_frame_t
+arena_frame(void)
+{
+    lh_frame_t f;
+    memset(&f, 0, sizeof f);
+    f.function = LH_SCRIPTSTACK_PERL_ARENA;
+    f.phase = 1;
+    return f;
+}
+
 size_t
 lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
                      size_t n_script, const lh_sframes_t *sf, int native, lh_frame_t *out)
@@ -187,6 +211,12 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
             cut = i;
             break;
         }
+    }
+    /* The arena allocator sits inside the eval loop, or anywhere when none was recorded
+     * (perl compiling a require'd file or a BEGIN block). */
+    size_t arena = n_nat;
+    for (size_t i = 0; i < cut && arena == n_nat; i++) {
+        arena = is_arena(&nat[i]) ? i : n_nat;
     }
     if (cut == n_nat) {
         for (size_t i = 0; i < n_nat; i++) {
@@ -201,6 +231,12 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
         if (native || !is_interp(&nat[i])) {
             out[k++] = nat[i];
         }
+        if (i == arena) {
+            out[k++] = arena_frame();
+        }
+    }
+    if (arena >= cut && arena < n_nat) {
+        out[k++] = arena_frame(); /* its C frames (--native) come after the script's */
     }
     for (size_t i = 0; i < n_script; i++) {
         out[k++] = script_frame(sf, script[i]);

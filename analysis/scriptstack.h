@@ -46,11 +46,6 @@
 #include "stacks.h"
 #include "symbolize.h"
 
-/* Builds the displayed stack from the native frames nat[0..n_nat) and the script frame ids
- * script[0..n_script) resolved in sf. Writes at most n_nat + n_script frames to out (the
- * caller's array of that size) and returns how many. Script frames get lang, function,
- * file and line, no module and ip 0; an id missing from sf becomes a frame with function
- * "?". Strings stay owned by sf and by the symbolizer. Never fails. */
 /* Whether f is an eval-loop frame (Perl_runops_*, _PyEval_EvalFrame*, PyEval_EvalFrame*):
  * without `native`, no frame outside the innermost one is displayed, so a caller may stop
  * symbolizing there. */
@@ -68,6 +63,20 @@ int lh_scriptstack_is_interp_alloc(const lh_frame_t *f);
  * point is on the stack or an eval loop is (script code runs). */
 size_t lh_scriptstack_phase(lh_frame_t *v, size_t n);
 
+/* The function of the frame that stands for one of perl's arenas (Perl_more_bodies,
+ * Perl_more_sv): a slab for SV heads, bodies or hash entries made anywhere, taken by
+ * whichever line first needed a new one. It is a phase frame (no file) and the site's
+ * location: the report reads "at perl SV arena (...)", and the line below it is the one that
+ * happened to fill the previous slab, not the owner of what the slab holds. */
+#define LH_SCRIPTSTACK_PERL_ARENA "perl SV arena (room for new SVs, shared by all code)"
+
+/* Builds the displayed stack from the native frames nat[0..n_nat) and the script frame ids
+ * script[0..n_script) resolved in sf. Writes at most n_nat + n_script + 1 frames to out (the
+ * caller's array of that size) and returns how many. Script frames get lang, function,
+ * file and line, no module and ip 0; an id missing from sf becomes a frame with function
+ * "?". An allocation by one of perl's arena allocators gets the arena frame
+ * (LH_SCRIPTSTACK_PERL_ARENA) in place of that allocator's frame, or just outside it with
+ * `native`. Strings stay owned by sf and by the symbolizer. Never fails. */
 size_t lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script,
                             size_t n_script, const lh_sframes_t *sf, int native,
                             lh_frame_t *out);

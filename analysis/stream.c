@@ -61,14 +61,14 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
         }
         n_ev++;
         if (o->on_progress && (n_ev & PROGRESS_EVERY) == 0) {
-            o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
+            o->on_progress(o->progress_ctx, lh_trace_parts(t)->stats.file_bytes, file_size);
         }
     }
     if (rc < 0) {
         goto fail;
     }
     if (o->on_progress) {
-        o->on_progress(o->progress_ctx, lh_trace_stats(t)->file_bytes, file_size);
+        o->on_progress(o->progress_ctx, lh_trace_parts(t)->stats.file_bytes, file_size);
     }
     *tp = t;
     if (rp) {

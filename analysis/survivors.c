@@ -79,7 +79,7 @@ lh_activity_event(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh
         return 0;
     }
     if (!a->since_set && t) { /* once: a seeded fork child starts at its fork */
-        const lh_trace_info_t *in = lh_trace_info(t);
+        const lh_trace_info_t *in = &lh_trace_parts(t)->info;
         a->since_ns = in && in->inherited ? in->fork_ts_ns : 0;
         a->since_set = 1;
     }

@@ -548,7 +548,7 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
         }
     }
     if (st->n_script > 0) {
-        lh_frame_t *m = malloc((nv + st->n_script) * sizeof *m);
+        lh_frame_t *m = malloc((nv + st->n_script + 1) * sizeof *m); /* + arena: scriptstack.h */
         if (!m) {
             free(v);
             return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");

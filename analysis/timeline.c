@@ -341,9 +341,9 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
 int
 lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
 {
-    if (tl->act && !tl->n_marks && !tl->n_running) {
-        /* only a trace without points falls back to the survivors (lh_timeline_growth):
-         * the first mark or running snapshot ends this work */
+    if (tl->act && tl->n_marks < 2 && tl->n_running < 2) {
+        /* only a trace with fewer than two points of each kind falls back to the survivors
+         * (lh_timeline_growth): the second mark or running snapshot ends this work */
         (void)lh_activity_event(tl->act, tl->t, r, ev, err);
         tl->last_r = r;
     }
@@ -700,7 +700,9 @@ static lh_bound_kind_t
 series_kind(const lh_timeline_t *tl, lh_bound_kind_t kind)
 {
     if (kind == LH_BOUND_AUTO) {
-        return tl->n_marks || !tl->n_running ? LH_BOUND_MARKS : LH_BOUND_SNAPSHOTS;
+        /* marks first; a single mark does not hide two running snapshots */
+        int marks = tl->n_marks >= 2 || (tl->n_marks && tl->n_running < 2) || !tl->n_running;
+        return marks ? LH_BOUND_MARKS : LH_BOUND_SNAPSHOTS;
     }
     return kind;
 }
@@ -765,9 +767,10 @@ lh_timeline_growth(const lh_timeline_t *tl, const lh_growth_opts_t *o, lh_growth
     int k = g->kind == LH_BOUND_SNAPSHOTS;
     size_t n = n_points(tl, k);
     int rc = need_points(tl, g->kind, n, &g->why, err);
-    if (rc < 0 && g->why == LH_WHY_NO_POINTS && tl->act && tl->last_r &&
-        (!o || o->kind == LH_BOUND_AUTO)) {
-        /* neither marks nor snapshots: what survived, by when it was made (survivors.h) */
+    if (rc < 0 && (g->why == LH_WHY_NO_POINTS || n < 2) && tl->n_marks < 2 &&
+        tl->n_running < 2 && tl->act && tl->last_r && (!o || o->kind == LH_BOUND_AUTO)) {
+        /* not two marks nor two running snapshots (a server loaded, sent one SIGUSR2, then
+         * stopped): what survived, by when it was made (survivors.h) */
         return lh_activity_growth(tl->act, tl->last_r, o, g, err);
     }
     if (rc < 0) {

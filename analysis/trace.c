@@ -34,17 +34,11 @@ typedef struct thread_name {
 } thread_name_t;
 
 struct lh_trace {
-    char *path;
+    lh_trace_parts_t parts; /* path (malloc'd here), info, end, stats, tables, warnings */
     FILE *f;
     lh_trace_opts_t opts;
-    lh_trace_info_t info;
-    lh_trace_end_t end;
-    lh_trace_stats_t stats;
-    lh_modules_t modules;
-    lh_stacks_t stacks;
     thread_name_t *threads;
     size_t n_threads, cap_threads;
-    lh_warnings_t warnings;
     char **snap_files;   /* contents file names of SNAPSHOT events (lh_event_t.file) */
     size_t n_snap_files, cap_snap_files;
     lh_window_t window;
@@ -98,7 +92,7 @@ set_str(char **dst, const char *s, size_t n)
 static size_t
 read_some(lh_trace_t *t, void *buf, size_t n)
 {
-    return lh_fread_count(t->f, buf, n, &t->stats.file_bytes);
+    return lh_fread_count(t->f, buf, n, &t->parts.stats.file_bytes);
 }
 
 static uint64_t
@@ -161,9 +155,9 @@ info_cmdline(lh_trace_t *t, lh_dec_t *pl)
             goto fail;
         }
     }
-    free_argv(&t->info);
-    t->info.argv = argv;
-    t->info.argc = (size_t)argc;
+    free_argv(&t->parts.info);
+    t->parts.info.argv = argv;
+    t->parts.info.argc = (size_t)argc;
     return 0;
 fail:
     lh_strv_free(argv, i);
@@ -173,7 +167,7 @@ fail:
 static int
 info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
 {
-    lh_trace_info_t *in = &t->info;
+    lh_trace_info_t *in = &t->parts.info;
     const char *s;
     size_t len;
     int rc = 0;
@@ -230,7 +224,7 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
         }
         break;
     default:
-        t->stats.n_unknown++;
+        t->parts.stats.n_unknown++;
         break;
     }
     if (rc < 0) {
@@ -247,32 +241,33 @@ read_info(lh_trace_t *t, uint32_t info_len, lh_err_t *err)
     uint8_t type;
     int rc, n = 0;
     if (!buf) {
-        return lh_err_set(err, LH_ENOMEM, "%s: out of memory reading the info block", t->path);
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory reading the info block",
+                          t->parts.path);
     }
     if (read_some(t, buf, info_len) != info_len) {
-        rc = ferror(t->f) ? lh_err_set(err, LH_EIO, "%s: read error: %s", t->path,
+        rc = ferror(t->f) ? lh_err_set(err, LH_EIO, "%s: read error: %s", t->parts.path,
                                        strerror(errno))
                           : lh_err_set(err, LH_ETRUNC,
                                        "%s: truncated at offset %" PRIu64 " (in the info block)",
-                                       t->path, t->stats.file_bytes);
+                                       t->parts.path, t->parts.stats.file_bytes);
         goto fail;
     }
     lh_dec_init(&d, buf, info_len);
     while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
         rc = info_record(t, type, &pl);
         if (rc == LH_ENOMEM) {
-            rc = lh_err_set(err, rc, "%s: out of memory reading the info block", t->path);
+            rc = lh_err_set(err, rc, "%s: out of memory reading the info block", t->parts.path);
             goto fail;
         }
         if (rc < 0) {
-            rc = lh_err_set(err, rc, "%s: malformed info record %d (type 0x%02x)", t->path, n,
+            rc = lh_err_set(err, rc, "%s: malformed info record %d (type 0x%02x)", t->parts.path, n,
                             type);
             goto fail;
         }
         n++;
     }
     if (rc < 0) {
-        rc = lh_err_set(err, LH_EFORMAT, "%s: malformed info block (record %d)", t->path, n);
+        rc = lh_err_set(err, LH_EFORMAT, "%s: malformed info block (record %d)", t->parts.path, n);
         goto fail;
     }
     free(buf);
@@ -337,8 +332,8 @@ rec_module(lh_trace_t *t, lh_dec_t *pl, lh_event_t *ev)
     if (!lh_dec_ok(pl)) {
         return LH_EFORMAT;
     }
-    int rc = lh_modules_add(&t->modules, ev->label, ev->label_len, ev->size, bid, bid_len, segs,
-                            (size_t)n_segs, ev->epoch);
+    int rc = lh_modules_add(&t->parts.modules, ev->label, ev->label_len, ev->size, bid, bid_len,
+                            segs, (size_t)n_segs, ev->epoch);
     return rc < 0 ? rc : 0;
 }
 
@@ -368,10 +363,10 @@ rec_stack(lh_trace_t *t, lh_dec_t *pl)
     if (lh_dec_stack_script(pl, script, LH_SCRIPT_DEPTH_MAX, &n_script) < 0) {
         return LH_EFORMAT;
     }
-    int rc = lh_stacks_put(&t->stacks, id, epoch, ips, (size_t)n);
+    int rc = lh_stacks_put(&t->parts.stacks, id, epoch, ips, (size_t)n);
     if (rc == 0 && n_script > 0) {
         t->map_sites = 1;
-        rc = lh_stacks_put_script(&t->stacks, id, script, n_script);
+        rc = lh_stacks_put_script(&t->parts.stacks, id, script, n_script);
     }
     return rc;
 }
@@ -383,7 +378,7 @@ rec_sframe(lh_trace_t *t, lh_dec_t *pl)
     if (lh_dec_sframe_rec(pl, &r) < 0) {
         return LH_EFORMAT;
     }
-    return lh_stacks_put_sframe(&t->stacks, r.id, r.lang, r.func, r.func_len, r.file,
+    return lh_stacks_put_sframe(&t->parts.stacks, r.id, r.lang, r.func, r.func_len, r.file,
                                 r.file_len, r.line);
 }
 
@@ -408,8 +403,8 @@ rec_interp(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
     }
     if (r.status == LH_INTERP_UNSUPPORTED && !t->warned_interp) {
         t->warned_interp = 1;
-        lh_warn(&t->warnings, "%s: %.*s", t->path, (int)(r.detail_len > 300 ? 300 : r.detail_len),
-                r.detail);
+        lh_warn(&t->parts.warnings, "%s: %.*s", t->parts.path,
+                (int)(r.detail_len > 300 ? 300 : r.detail_len), r.detail);
     }
     return 0;
 }
@@ -434,7 +429,7 @@ rec_end(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st)
     }
     e.present = 1;
     if (lh_dec_ok(pl)) {
-        t->end = e;
+        t->parts.end = e;
     }
 }
 
@@ -482,7 +477,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
             return LH_EFORMAT;
         }
         ev->kind = lh_dec_left(pl) ? lh_dec_u8(pl) : LH_AK_MALLOC; /* absent: malloc */
-        ev->sample_rate = t->info.sample_rate_bytes;
+        ev->sample_rate = t->parts.info.sample_rate_bytes;
         break;
     case LH_REC_FREE:
         ev->ts_ns = rd_ts(pl, st);
@@ -553,10 +548,10 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->size = lh_dec_varint(pl);
         ev->label = lh_dec_str(pl, &ev->label_len);
         t->map_sites = 1; /* code can come back under other stack ids: sites are mapped */
-        if (lh_dec_ok(pl) &&
-            lh_modules_unload(&t->modules, ev->label, ev->label_len, ev->size, ev->epoch) < 0) {
-            lh_warn(&t->warnings, "%s: unload of a module that was not loaded: %.*s", t->path,
-                    (int)(ev->label_len > 200 ? 200 : ev->label_len), ev->label);
+        if (lh_dec_ok(pl) && lh_modules_unload(&t->parts.modules, ev->label, ev->label_len,
+                                               ev->size, ev->epoch) < 0) {
+            lh_warn(&t->parts.warnings, "%s: unload of a module that was not loaded: %.*s",
+                    t->parts.path, (int)(ev->label_len > 200 ? 200 : ev->label_len), ev->label);
         }
         break;
     case LH_REC_STACK:
@@ -574,7 +569,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
             st->sync_ts = ts;
             st->has_sync = 1;
         }
-        t->stats.n_syncs++;
+        t->parts.stats.n_syncs++;
         rc = 0;
         break;
     }
@@ -583,7 +578,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         rc = 0;
         break;
     default:
-        t->stats.n_unknown++; /* a newer record type: skip it */
+        t->parts.stats.n_unknown++; /* a newer record type: skip it */
         return 0;
     }
     return lh_dec_ok(pl) ? rc : LH_EFORMAT;
@@ -617,7 +612,7 @@ events_one(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st, lh_event_t *ev)
     alloc:
         ev->type = LH_REC_ALLOC;
         ev->stack_id = st->ev_stack;
-        ev->sample_rate = t->info.sample_rate_bytes;
+        ev->sample_rate = t->parts.info.sample_rate_bytes;
         break;
     default:
         return LH_EFORMAT;
@@ -663,36 +658,37 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
         if (type == LH_REC_EVENTS) {
             rc = events_record(t, h, &pl, st, &key);
             if (rc == LH_ENOMEM) {
-                return lh_err_set(err, rc, "%s: out of memory", t->path);
+                return lh_err_set(err, rc, "%s: out of memory", t->parts.path);
             }
             if (rc < 0) {
                 return lh_err_set(err, LH_EFORMAT,
                                   "%s: frame %" PRIu64 " at offset %" PRIu64
                                   ": malformed record %u (type 0x%02x); %" PRIu64
                                   " events before it",
-                                  t->path, t->stats.n_frames, frame_off, idx, type,
+                                  t->parts.path, t->parts.stats.n_frames, frame_off, idx, type,
                                   t->n_decoded);
             }
             idx++;
-            t->stats.n_records++;
+            t->parts.stats.n_records++;
             continue;
         }
         /* Decoded in place, in the window's next entry (a REALLOC takes two). */
         lh_pending_t *slot = lh_window_room(&t->window, 2);
         if (!slot) {
-            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
         }
         lh_event_t *ev = &slot->ev;
         rc = frame_record(t, type, &pl, st, ev);
         if (rc == LH_ENOMEM) {
-            return lh_err_set(err, rc, "%s: out of memory", t->path);
+            return lh_err_set(err, rc, "%s: out of memory", t->parts.path);
         }
         if (rc < 0) {
             return lh_err_set(err, LH_EFORMAT,
                               "%s: frame %" PRIu64 " at offset %" PRIu64
                               ": malformed record %u (type 0x%02x); %" PRIu64
                               " events before it",
-                              t->path, t->stats.n_frames, frame_off, idx, type, t->n_decoded);
+                              t->parts.path, t->parts.stats.n_frames, frame_off, idx, type,
+                              t->n_decoded);
         }
         if (rc > 0) {
             /* Two keys per record: a REALLOC is delivered as two halves. */
@@ -704,26 +700,26 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
                 rc = lh_window_commit(&t->window, h->seq, key * 2 + 1);
             }
             if (rc < 0) {
-                return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+                return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
             }
             t->n_decoded++;
         }
         idx++;
         key++;
-        t->stats.n_records++;
+        t->parts.stats.n_records++;
     }
     if (rc < 0) {
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64
                           ": malformed record %u (length past the end of the payload); %" PRIu64
                           " events before it",
-                          t->path, t->stats.n_frames, frame_off, idx, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, frame_off, idx, t->n_decoded);
     }
     if (idx != h->n_records && !t->warned_count) {
         t->warned_count = 1;
-        lh_warn(&t->warnings,
-                "%s: frame %" PRIu64 " holds %u records but its header says %u", t->path,
-                t->stats.n_frames, idx, h->n_records);
+        lh_warn(&t->parts.warnings,
+                "%s: frame %" PRIu64 " holds %u records but its header says %u", t->parts.path,
+                t->parts.stats.n_frames, idx, h->n_records);
     }
     return 0;
 }
@@ -736,13 +732,13 @@ static int
 truncated(lh_trace_t *t, uint64_t frame_off, lh_err_t *err)
 {
     if (ferror(t->f)) {
-        return lh_err_set(err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s", t->path,
-                          t->stats.file_bytes, strerror(errno));
+        return lh_err_set(err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s", t->parts.path,
+                          t->parts.stats.file_bytes, strerror(errno));
     }
     return lh_err_set(err, LH_ETRUNC,
                       "%s: truncated at offset %" PRIu64 " (frame %" PRIu64
                       " incomplete); %" PRIu64 " events before it",
-                      t->path, frame_off, t->stats.n_frames, t->n_decoded);
+                      t->parts.path, frame_off, t->parts.stats.n_frames, t->n_decoded);
 }
 
 /* Reads, checks and decodes one frame into the window. Returns 1, 0 at the end of the
@@ -756,7 +752,7 @@ take_frame(lh_trace_t *t, lh_frame_hdr_t *h, const uint8_t **payload, uint64_t *
     lh_prefetch_next(t->pf, &fr);
     *off = fr.off;
     if (fr.status != LH_PF_EOF) {
-        t->stats.file_bytes = fr.end_off;
+        t->parts.stats.file_bytes = fr.end_off;
     }
     switch (fr.status) {
     case LH_PF_FRAME:
@@ -768,26 +764,26 @@ take_frame(lh_trace_t *t, lh_frame_hdr_t *h, const uint8_t **payload, uint64_t *
     case LH_PF_TRUNC:
         if (fr.err_no) {
             return lh_err_set(err, LH_EIO, "%s: read error at offset %" PRIu64 ": %s",
-                              t->path, t->stats.file_bytes, strerror(fr.err_no));
+                              t->parts.path, t->parts.stats.file_bytes, strerror(fr.err_no));
         }
         return truncated(t, fr.off, err);
     case LH_PF_HEADER:
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64 ": %s; %" PRIu64
                           " events before it",
-                          t->path, t->stats.n_frames, fr.off, fr.why, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, fr.off, fr.why, t->n_decoded);
     case LH_PF_CRC:
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64
                           ": payload checksum mismatch; %" PRIu64 " events before it",
-                          t->path, t->stats.n_frames, fr.off, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, fr.off, t->n_decoded);
     case LH_PF_ZSTD:
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64
                           ": cannot decompress (%s); %" PRIu64 " events before it",
-                          t->path, t->stats.n_frames, fr.off, fr.why, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, fr.off, fr.why, t->n_decoded);
     default:
-        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
     }
 }
 
@@ -797,7 +793,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
     uint8_t hb[LH_FRAME_HEADER_LEN];
     lh_frame_hdr_t h;
     const char *why = NULL;
-    uint64_t off = t->stats.file_bytes;
+    uint64_t off = t->parts.stats.file_bytes;
     size_t keep = lh_window_pending(&t->window);
     const uint8_t *payload = NULL;
     frame_state_t st = {0};
@@ -821,7 +817,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64 ": %s; %" PRIu64
                           " events before it",
-                          t->path, t->stats.n_frames, off, why, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, off, why, t->n_decoded);
     }
     /* Extra header bytes of a later minor version: skip. */
     for (size_t extra = h.header_len - LH_FRAME_HEADER_LEN; extra > 0;) {
@@ -832,7 +828,7 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         extra -= n;
     }
     if (lh_grow_to(&t->comp, &t->comp_cap, h.comp_len ? h.comp_len : 1, 1, 65536) < 0) {
-        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
     }
     if (read_some(t, t->comp, h.comp_len) != h.comp_len) {
         return truncated(t, off, err);
@@ -841,31 +837,31 @@ read_frame(lh_trace_t *t, lh_err_t *err)
         return lh_err_set(err, LH_EFORMAT,
                           "%s: frame %" PRIu64 " at offset %" PRIu64
                           ": payload checksum mismatch; %" PRIu64 " events before it",
-                          t->path, t->stats.n_frames, off, t->n_decoded);
+                          t->parts.path, t->parts.stats.n_frames, off, t->n_decoded);
     }
     payload = t->comp;
     if (h.codec == LH_CODEC_ZSTD) {
         if (lh_grow_to(&t->raw, &t->raw_cap, h.raw_len ? h.raw_len : 1, 1, 65536) < 0) {
-            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->path);
+            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
         }
         size_t n = ZSTD_decompress(t->raw, h.raw_len, t->comp, h.comp_len);
         if (ZSTD_isError(n) || n != h.raw_len) {
             return lh_err_set(err, LH_EFORMAT,
                               "%s: frame %" PRIu64 " at offset %" PRIu64
                               ": cannot decompress (%s); %" PRIu64 " events before it",
-                              t->path, t->stats.n_frames, off,
+                              t->parts.path, t->parts.stats.n_frames, off,
                               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch",
                               t->n_decoded);
         }
         payload = t->raw;
     }
 decode:
-    if (h.seq != t->stats.n_frames && !t->warned_seq) {
+    if (h.seq != t->parts.stats.n_frames && !t->warned_seq) {
         t->warned_seq = 1;
-        lh_warn(&t->warnings,
+        lh_warn(&t->parts.warnings,
                 "%s: frame %" PRIu64 " has sequence number %" PRIu64
                 " (frames lost or reordered?)",
-                t->path, t->stats.n_frames, h.seq);
+                t->parts.path, t->parts.stats.n_frames, h.seq);
     }
     st.h = &h;
     st.ts = h.ts_base_ns;
@@ -874,17 +870,17 @@ decode:
         lh_window_truncate(&t->window, keep);
         return rc;
     }
-    t->stats.n_frames++;
-    t->stats.raw_bytes += h.raw_len;
+    t->parts.stats.n_frames++;
+    t->parts.stats.raw_bytes += h.raw_len;
     if (st.has_sync) {
         lh_window_release(&t->window, st.sync_ts, 0);
     } else if (lh_window_pending(&t->window) > WINDOW_SOFT_MAX) {
         if (!t->warned_nosync) {
             t->warned_nosync = 1;
-            lh_warn(&t->warnings,
+            lh_warn(&t->parts.warnings,
                     "%s: more than %u events without a SYNC record; the order of events "
                     "across threads may be approximate",
-                    t->path, WINDOW_SOFT_MAX);
+                    t->parts.path, WINDOW_SOFT_MAX);
         }
         lh_window_release_oldest(&t->window, lh_window_pending(&t->window) / 2);
     }
@@ -904,18 +900,18 @@ read_header(lh_trace_t *t, lh_err_t *err)
     const char *why = NULL;
     size_t got = read_some(t, b, sizeof b);
     if (ferror(t->f)) {
-        return lh_err_set(err, LH_EIO, "%s: read error: %s", t->path, strerror(errno));
+        return lh_err_set(err, LH_EIO, "%s: read error: %s", t->parts.path, strerror(errno));
     }
     size_t cmp = got < LH_FILE_MAGIC_LEN ? got : LH_FILE_MAGIC_LEN;
     if (got == 0) {
-        return lh_err_set(err, LH_EFORMAT, "%s: empty file (not a leakhound trace)", t->path);
+        return lh_err_set(err, LH_EFORMAT, "%s: empty file (not a leakhound trace)", t->parts.path);
     }
     if (memcmp(b, LH_FILE_MAGIC, cmp) != 0) {
-        return lh_err_set(err, LH_EFORMAT, "%s: not a leakhound trace (bad magic)", t->path);
+        return lh_err_set(err, LH_EFORMAT, "%s: not a leakhound trace (bad magic)", t->parts.path);
     }
     if (got < sizeof b) {
         return lh_err_set(err, LH_ETRUNC, "%s: truncated at offset %zu (in the file header)",
-                          t->path, got);
+                          t->parts.path, got);
     }
     if (lh_dec_file_header(b, got, &major, &minor, &info_len, &why) < 0) {
         major = (uint16_t)(b[8] | b[9] << 8);
@@ -924,18 +920,18 @@ read_header(lh_trace_t *t, lh_err_t *err)
             return lh_err_set(err, LH_EVERSION,
                               "%s: trace format %u.%u is newer than this leakhound (reads %d.x); "
                               "upgrade leakhound",
-                              t->path, major, minor, LH_FORMAT_MAJOR);
+                              t->parts.path, major, minor, LH_FORMAT_MAJOR);
         }
         if (major != LH_FORMAT_MAJOR) {
             return lh_err_set(err, LH_EVERSION,
                               "%s: trace format %u.%u is not supported (this leakhound reads "
                               "%d.x)",
-                              t->path, major, minor, LH_FORMAT_MAJOR);
+                              t->parts.path, major, minor, LH_FORMAT_MAJOR);
         }
-        return lh_err_set(err, LH_EFORMAT, "%s: %s", t->path, why);
+        return lh_err_set(err, LH_EFORMAT, "%s: %s", t->parts.path, why);
     }
-    t->info.major = major;
-    t->info.minor = minor;
+    t->parts.info.major = major;
+    t->parts.info.minor = minor;
     return read_info(t, info_len, err);
 }
 
@@ -965,24 +961,24 @@ copy_stack(lh_trace_t *t, const lh_stacks_t *src, uint32_t id)
     if (!s || !s->ips) {
         return 1;
     }
-    if (lh_stacks_get(&t->stacks, id)) {
+    if (lh_stacks_get(&t->parts.stacks, id)) {
         return 0;
     }
-    int rc = lh_stacks_put(&t->stacks, id, s->epoch, s->ips, s->n_ips);
+    int rc = lh_stacks_put(&t->parts.stacks, id, s->epoch, s->ips, s->n_ips);
     if (rc < 0 || s->n_script == 0) {
         return rc < 0 ? rc : 0;
     }
     for (uint32_t i = 0; i < s->n_script; i++) {
         const lh_sframe_t *f = lh_sframes_get(&src->sframes, s->script[i]);
         if (f && f->function &&
-            (rc = lh_stacks_put_sframe(&t->stacks, s->script[i], f->lang, f->function,
+            (rc = lh_stacks_put_sframe(&t->parts.stacks, s->script[i], f->lang, f->function,
                                        strlen(f->function), f->file, strlen(f->file),
                                        f->line)) < 0) {
             return rc;
         }
     }
     t->map_sites = 1;
-    return lh_stacks_put_script(&t->stacks, id, s->script, s->n_script) < 0 ? LH_ENOMEM : 0;
+    return lh_stacks_put_script(&t->parts.stacks, id, s->script, s->n_script) < 0 ? LH_ENOMEM : 0;
 }
 
 /* The blocks live in parent p at the fork, sorted by time; reads p up to the first event
@@ -1019,7 +1015,7 @@ parent_live(lh_trace_t *p, uint64_t fork_ts, lh_live_block_t **out, int *reached
     }
     lh_replay_free(r);
     for (size_t i = 0, more = 1; rc >= 0 && more && i < n;) {
-        if (v[i].stack_id == 0 || lh_stacks_get(lh_trace_stacks(p), v[i].stack_id)) {
+        if (v[i].stack_id == 0 || lh_stacks_get(&p->parts.stacks, v[i].stack_id)) {
             i++;
             continue;
         }
@@ -1058,16 +1054,16 @@ open_regular(const char *path, const lh_trace_opts_t *o, lh_trace_t **p, lh_err_
 static int
 open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
 {
-    const char *name = t->info.parent_trace;
+    const char *name = t->parts.info.parent_trace;
     const char *base = strrchr(name, '/');
-    const char *slash = strrchr(t->path, '/');
+    const char *slash = strrchr(t->parts.path, '/');
     base = base ? base + 1 : name;
     lh_trace_opts_t o = {.salvage = 1, .depth = t->opts.depth + 1};
     lh_err_t e;
     char beside[4096];
     int rc = LH_ENOENT;
-    int n = snprintf(beside, sizeof beside, "%.*s%s", slash ? (int)(slash - t->path + 1) : 0,
-                     t->path, base);
+    int n = snprintf(beside, sizeof beside, "%.*s%s", slash ? (int)(slash - t->parts.path + 1) : 0,
+                     t->parts.path, base);
     if (n > 0 && (size_t)n < sizeof beside && strcmp(beside, name) != 0) {
         rc = open_regular(beside, &o, p, &e);
     }
@@ -1078,9 +1074,9 @@ open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
         snprintf(why, why_len, "%s", e.msg);
         return rc;
     }
-    if (lh_trace_info(*p)->pid != t->info.parent_trace_pid) {
+    if ((*p)->parts.info.pid != t->parts.info.parent_trace_pid) {
         snprintf(why, why_len, "%s is the trace of pid %" PRIu64 ", not of pid %" PRIu64,
-                 lh_trace_path(*p), lh_trace_info(*p)->pid, t->info.parent_trace_pid);
+                 (*p)->parts.path, (*p)->parts.info.pid, t->parts.info.parent_trace_pid);
         lh_trace_close(*p);
         *p = NULL;
         return LH_EFORMAT;
@@ -1094,15 +1090,15 @@ open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
 static int
 seed_inherited(lh_trace_t *t, lh_err_t *err)
 {
-    lh_trace_info_t *in = &t->info;
+    lh_trace_info_t *in = &t->parts.info;
     if (!in->has_parent || !in->fork_ts_ns || t->opts.no_parent) {
         return 0;
     }
     if (!in->parent_trace[0]) {
-        lh_warn(&t->warnings,
+        lh_warn(&t->parts.warnings,
                 "%s: pid %" PRIu64 " was forked from pid %" PRIu64 ", which wrote no trace: "
                 "analyzed alone (frees of inherited blocks are unmatched)",
-                t->path, in->pid, in->parent_pid);
+                t->parts.path, in->pid, in->parent_pid);
         return 0;
     }
     char why[sizeof err->msg];
@@ -1111,11 +1107,11 @@ seed_inherited(lh_trace_t *t, lh_err_t *err)
         snprintf(why, sizeof why, "more than %d generations of fork", SEED_DEPTH_MAX);
     } else if (open_parent(t, &p, why, sizeof why) == LH_ENOMEM) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory reading its parent's trace",
-                          t->path);
+                          t->parts.path);
     }
     if (!p) {
-        lh_warn(&t->warnings, "%s: inherited heap not read (%s): analyzed alone", t->path,
-                why);
+        lh_warn(&t->parts.warnings, "%s: inherited heap not read (%s): analyzed alone",
+                t->parts.path, why);
         return 0;
     }
     lh_live_block_t *v = NULL;
@@ -1127,7 +1123,7 @@ seed_inherited(lh_trace_t *t, lh_err_t *err)
         lh_event_t ev = {.type = LH_REC_ALLOC, .stack_id = v[i].stack_id, .ts_ns = v[i].ts_ns,
                          .addr = v[i].addr, .size = v[i].size,
                          .sample_rate = in->sample_rate_bytes};
-        if (v[i].stack_id && (rc = copy_stack(t, lh_trace_stacks(p), v[i].stack_id)) > 0) {
+        if (v[i].stack_id && (rc = copy_stack(t, &p->parts.stacks, v[i].stack_id)) > 0) {
             rc = 0; /* the parent's trace ends before that stack: the block has no site */
             ev.stack_id = 0;
         }
@@ -1137,19 +1133,19 @@ seed_inherited(lh_trace_t *t, lh_err_t *err)
         bytes += v[i].size;
     }
     if (rc == 0) {
-        rc = set_str((char **)&in->inherited_from, lh_trace_path(p), strlen(lh_trace_path(p)));
+        rc = set_str((char **)&in->inherited_from, p->parts.path, strlen(p->parts.path));
     }
-    if (rc == 0 && !reached && !lh_trace_end(p)->present) {
-        lh_warn(&t->warnings,
+    if (rc == 0 && !reached && !p->parts.end.present) {
+        lh_warn(&t->parts.warnings,
                 "%s: the parent's trace %s ends before the fork (its process still runs?): "
                 "%ld inherited blocks known; any it allocated after its last frame are not",
-                t->path, lh_trace_path(p), n);
+                t->parts.path, p->parts.path, n);
     }
     free(v);
     lh_trace_close(p);
     if (rc < 0) {
         return rc == LH_ENOMEM ? lh_err_set(err, rc, "%s: out of memory reading its parent's "
-                                                     "trace", t->path)
+                                                     "trace", t->parts.path)
                                : rc;
     }
     in->inherited = 1;
@@ -1167,20 +1163,21 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     if (!t) {
         return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
     }
-    lh_warnings_init(&t->warnings);
+    lh_warnings_init(&t->parts.warnings);
     lh_window_init(&t->window);
     if (opts) {
         t->opts = *opts;
     }
-    t->path = strdup(path);
-    t->info.exe = strdup("");
-    t->info.agent_version = strdup("");
-    t->info.arch = strdup("");
-    t->info.parent_trace = strdup("");
-    t->info.inherited_from = strdup("");
-    t->info.argv = calloc(1, sizeof *t->info.argv);
-    if (!t->path || !t->info.exe || !t->info.agent_version || !t->info.arch || !t->info.argv ||
-        !t->info.parent_trace || !t->info.inherited_from) {
+    t->parts.path = strdup(path);
+    t->parts.info.exe = strdup("");
+    t->parts.info.agent_version = strdup("");
+    t->parts.info.arch = strdup("");
+    t->parts.info.parent_trace = strdup("");
+    t->parts.info.inherited_from = strdup("");
+    t->parts.info.argv = calloc(1, sizeof *t->parts.info.argv);
+    if (!t->parts.path || !t->parts.info.exe || !t->parts.info.agent_version ||
+        !t->parts.info.arch || !t->parts.info.argv || !t->parts.info.parent_trace ||
+        !t->parts.info.inherited_from) {
         rc = lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -1197,7 +1194,7 @@ lh_trace_open(const char *path, const lh_trace_opts_t *opts, lh_trace_t **out, l
     int n_workers = lh_prefetch_threads();
     if (n_workers > 0) {
         /* No workers (no memory, no threads): the frames are read here, as before. */
-        (void)lh_prefetch_start(&t->pf, t->f, t->stats.file_bytes, n_workers);
+        (void)lh_prefetch_start(&t->pf, t->f, t->parts.stats.file_bytes, n_workers);
     }
     *out = t;
     return 0;
@@ -1216,17 +1213,17 @@ lh_trace_close(lh_trace_t *t)
     if (t->f) {
         fclose(t->f);
     }
-    free(t->path);
-    free((char *)t->info.exe);
-    free((char *)t->info.agent_version);
-    free((char *)t->info.arch);
-    free((char *)t->info.parent_trace);
-    free((char *)t->info.inherited_from);
-    free_argv(&t->info);
-    lh_modules_fini(&t->modules);
-    lh_stacks_fini(&t->stacks);
+    free((char *)t->parts.path);
+    free((char *)t->parts.info.exe);
+    free((char *)t->parts.info.agent_version);
+    free((char *)t->parts.info.arch);
+    free((char *)t->parts.info.parent_trace);
+    free((char *)t->parts.info.inherited_from);
+    free_argv(&t->parts.info);
+    lh_modules_fini(&t->parts.modules);
+    lh_stacks_fini(&t->parts.stacks);
     LH_FREE_EACH(t->threads, t->n_threads, thread_name_t, name);
-    lh_warnings_fini(&t->warnings);
+    lh_warnings_fini(&t->parts.warnings);
     lh_strv_free(t->snap_files, t->n_snap_files);
     lh_window_fini(&t->window);
     free(t->comp);
@@ -1250,16 +1247,16 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
     }
     for (;;) {
         if (lh_window_pop(&t->window, ev, &t->last_label)) {
-            lh_event_count(ev, &t->seen_event, &t->stats.n_events, &t->stats.first_ts_ns,
-                           &t->stats.last_ts_ns);
+            lh_trace_stats_t *st = &t->parts.stats;
+            lh_event_count(ev, &t->seen_event, &st->n_events, &st->first_ts_ns, &st->last_ts_ns);
             if ((ev->type == LH_REC_ALLOC || ev->type == LH_REC_REALLOC) && ev->stack_id &&
                 t->map_sites) {
                 int rc = 0;
                 if (!t->canon) {
-                    rc = lh_sitecanon_new(&t->modules, t->info.exe, &t->canon, err);
+                    rc = lh_sitecanon_new(&t->parts.modules, t->parts.info.exe, &t->canon, err);
                 }
                 if (rc < 0 ||
-                    (rc = lh_sitecanon_map(t->canon, &t->stacks, ev->stack_id, &ev->stack_id,
+                    (rc = lh_sitecanon_map(t->canon, &t->parts.stacks, ev->stack_id, &ev->stack_id,
                                            err)) < 0) {
                     return rc;
                 }
@@ -1282,8 +1279,8 @@ lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err)
                 snprintf(t->failed_msg, sizeof t->failed_msg, "%s", err->msg);
                 return rc;
             }
-            lh_warn(&t->warnings, "%s; salvaged the events before it", err->msg);
-            t->stats.salvaged = 1;
+            lh_warn(&t->parts.warnings, "%s; salvaged the events before it", err->msg);
+            t->parts.stats.salvaged = 1;
             t->eof = 1;
         }
     }
@@ -1296,43 +1293,10 @@ lh_trace_ahead(const lh_trace_t *t, size_t k)
     return k < w->ready - w->pos ? &w->v[w->pos + k].ev : NULL;
 }
 
-/* Accessors of the trace's parts (trace.h says when each is complete). Alike by nature:
- * duplicates lists them as one shape; the house style (STYLE.md: no one-line functions)
- * wins over folding them. */
-const char *
-lh_trace_path(const lh_trace_t *t)
+const lh_trace_parts_t *
+lh_trace_parts(const lh_trace_t *t)
 {
-    return t->path;
-}
-
-const lh_trace_info_t *
-lh_trace_info(const lh_trace_t *t)
-{
-    return &t->info;
-}
-
-const lh_trace_end_t *
-lh_trace_end(const lh_trace_t *t)
-{
-    return &t->end;
-}
-
-const lh_trace_stats_t *
-lh_trace_stats(const lh_trace_t *t)
-{
-    return &t->stats;
-}
-
-const lh_modules_t *
-lh_trace_modules(const lh_trace_t *t)
-{
-    return &t->modules;
-}
-
-const lh_stacks_t *
-lh_trace_stacks(const lh_trace_t *t)
-{
-    return &t->stacks;
+    return &t->parts;
 }
 
 const char *
@@ -1347,10 +1311,4 @@ lh_trace_interps(const lh_trace_t *t, size_t *n)
 {
     *n = t->n_interps;
     return t->interps;
-}
-
-const lh_warnings_t *
-lh_trace_warnings(const lh_trace_t *t)
-{
-    return &t->warnings;
 }

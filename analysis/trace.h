@@ -121,14 +121,17 @@ int lh_trace_next(lh_trace_t *t, lh_event_t *ev, lh_err_t *err);
  * mapped to its site, its label not to be kept). */
 const lh_event_t *lh_trace_ahead(const lh_trace_t *t, size_t k);
 
-const char *lh_trace_path(const lh_trace_t *t);
-const lh_trace_info_t *lh_trace_info(const lh_trace_t *t);
-/* Complete only after lh_trace_next returned 0. */
-const lh_trace_end_t *lh_trace_end(const lh_trace_t *t);
-const lh_trace_stats_t *lh_trace_stats(const lh_trace_t *t);
-/* Module and stack tables: complete only after lh_trace_next returned 0. */
-const lh_modules_t *lh_trace_modules(const lh_trace_t *t);
-const lh_stacks_t *lh_trace_stacks(const lh_trace_t *t);
+/* What a trace has read so far, owned by it: lh_trace_parts(t)->info and the like. */
+typedef struct lh_trace_parts {
+    const char *path;       /* as given to lh_trace_open */
+    lh_trace_info_t info;   /* complete once lh_trace_open returned */
+    lh_trace_end_t end;     /* complete only after lh_trace_next returned 0 */
+    lh_trace_stats_t stats; /* so far */
+    lh_modules_t modules;   /* complete only after lh_trace_next returned 0 */
+    lh_stacks_t stacks;     /* complete only after lh_trace_next returned 0 */
+    lh_warnings_t warnings; /* non-fatal problems found so far */
+} lh_trace_parts_t;
+const lh_trace_parts_t *lh_trace_parts(const lh_trace_t *t);
 /* The last name recorded for tid (NUL-terminated), or NULL. */
 const char *lh_trace_thread_name(const lh_trace_t *t, uint64_t tid);
 /* Interpreters the agent found in the process (INTERP records, up to 8). */
@@ -138,8 +141,5 @@ typedef struct lh_trace_interp {
     char version[32]; /* "5.36.0" */
 } lh_trace_interp_t;
 const lh_trace_interp_t *lh_trace_interps(const lh_trace_t *t, size_t *n);
-
-/* Non-fatal problems found so far (owned by the trace). */
-const lh_warnings_t *lh_trace_warnings(const lh_trace_t *t);
 
 #endif /* LH_TRACE_H */

@@ -76,8 +76,8 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     if (rc < 0 || (rc = lh_stream_run(trace, &so, &t, &r, err)) < 0) {
         goto done;
     }
-    sopts.exe_path = lh_trace_info(t)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(t), &sopts, &sym, err)) < 0 ||
+    sopts.exe_path = lh_trace_parts(t)->info.exe;
+    if ((rc = lh_sym_new(&lh_trace_parts(t)->modules, &sopts, &sym, err)) < 0 ||
         (rc = lh_report_build(&rep, t, r, sym, &ropts, err)) < 0) {
         goto done;
     }

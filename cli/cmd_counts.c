@@ -43,9 +43,9 @@ parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
     int kind = LH_BOUND_AUTO, rc;
     const lh_opt_t opts[] = {
         {"--by", NULL, LH_OPT_CHOICE, &a->by_function, 0, 0, "site|function"},
-        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
+        LH_OPT_TOP(&a->top),
         {"--rows", NULL, LH_OPT_UINT, &a->rows, 0, 100000000, NULL},
-        {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
+        LH_OPT_USE(&kind),
     };
     a->top = 5;
     a->rows = 20;

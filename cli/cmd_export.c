@@ -50,7 +50,7 @@ parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
         {"--pprof", NULL, LH_OPT_STR, &a->pprof, 0, 0, NULL},
         {"--folded", NULL, LH_OPT_STR, &a->folded, 0, 0, NULL},
         {"--at", NULL, LH_OPT_STR, &a->at, 0, 0, NULL},
-        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+        LH_OPT_METRIC(&metric),
     };
     if ((rc = LH_ARGS_PARSE(export, 0, opts, argc, argv, &a->load, err)) != 0) {
         return rc;

@@ -33,8 +33,8 @@ lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)
     unsigned long width = 1200;
     int metric = LH_METRIC_LEAKED, rc;
     const lh_opt_t opts[] = {
-        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
-        {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
+        LH_OPT_METRIC(&metric),
+        LH_OPT_WIDTH(&width),
     };
     if ((rc = LH_ARGS_PARSE(flamegraph, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {
         return rc < 0 ? rc : 0;

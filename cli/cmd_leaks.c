@@ -53,8 +53,8 @@ parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
         {"--from", NULL, LH_OPT_STR, &a->from, 0, 0, NULL},
         {"--to", NULL, LH_OPT_STR, &a->to, 0, 0, NULL},
         {"--skip", NULL, LH_OPT_UINT, &skip, 0, 100000000, NULL},
-        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
-        {"--use", NULL, LH_OPT_CHOICE, &kind, 0, 0, "marks|snapshots"},
+        LH_OPT_TOP(&a->top),
+        LH_OPT_USE(&kind),
     };
     a->top = 10;
     if ((rc = LH_ARGS_PARSE(leaks, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {

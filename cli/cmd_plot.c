@@ -36,7 +36,7 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     int x_marks = 0, rc;
     const lh_opt_t opts[] = {
         {"--top", NULL, LH_OPT_UINT, &top, 0, 12, NULL},
-        {"--width", NULL, LH_OPT_UINT, &width, 400, 20000, NULL},
+        LH_OPT_WIDTH(&width),
         {"--x", NULL, LH_OPT_CHOICE, &x_marks, 0, 0, "time|marks"},
     };
     if ((rc = LH_ARGS_PARSE(plot, LH_ARGS_OUTPUT, opts, argc, argv, &la, err)) != 0) {

@@ -81,7 +81,7 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
         {"--heuristics", NULL, LH_OPT_STR, &a->heuristics, 0, 0, NULL},
         {"--temporary", NULL, LH_OPT_BOOL, &a->temporary, 0, 0, NULL},
         {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
-        {"--top", "-n", LH_OPT_UINT, &a->top, 0, 1000000, NULL},
+        LH_OPT_TOP(&a->top),
     };
     a->top = 10;
     if ((rc = LH_ARGS_PARSE(report, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {

@@ -20,8 +20,8 @@ lh_cmd_report_by(int argc, char **argv, lh_err_t *err)
     const lh_opt_t opts[] = {
         {"--by", NULL, LH_OPT_CHOICE, &by, 0, 0, "function"},
         {"--sort", NULL, LH_OPT_CHOICE, &sort, 0, 0, "inclusive|exclusive"},
-        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
-        {"--top", "-n", LH_OPT_UINT, &top, 0, 100000000, NULL},
+        LH_OPT_METRIC(&metric),
+        LH_OPT_TOP(&top),
     };
     if ((rc = LH_ARGS_PARSE(report, LH_ARGS_FORMAT, opts, argc, argv, &la, err)) != 0 ||
         (rc = lh_load_funcs(&la, NULL, &lf, err)) < 0) {

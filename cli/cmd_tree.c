@@ -41,7 +41,7 @@ parse_args(int argc, char **argv, tree_args_t *a, lh_err_t *err)
     const lh_opt_t opts[] = {
         {"--top-down", NULL, LH_OPT_BOOL, &top_down, 0, 0, NULL},
         {"--bottom-up", NULL, LH_OPT_BOOL, &bottom_up, 0, 0, NULL},
-        {"--metric", NULL, LH_OPT_CHOICE, &metric, 0, 0, LH_METRIC_CHOICES},
+        LH_OPT_METRIC(&metric),
         {"--focus", NULL, LH_OPT_STR, &a->topts.focus, 0, 0, NULL},
         {"--min-percent", NULL, LH_OPT_STR, &min_percent, 0, 0, NULL},
         {"--depth", NULL, LH_OPT_UINT, &a->depth, 0, 100000, NULL},

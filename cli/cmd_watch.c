@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -79,8 +80,10 @@ const char lh_cmd_watch_usage[] =
     "  leakhound watch --load 'curl -s localhost:8080/' -n 100 -- ./server --port 8080\n";
 
 typedef struct watch_args { /* the options' values, as given */
-    const char *pid, *load, *n, *rounds, *warmup, *settle, *interval, *duration, *startup;
-    const char *metric, *threshold, *format;
+    const char *pid, *load, *settle, *interval, *duration, *startup, *threshold;
+    unsigned long n, rounds, warmup; /* ULONG_MAX: not given */
+    int use_pss;                     /* --metric pss */
+    int json;                        /* --format json */
     int show_load;
     int help;
     char **cmd; /* NULL-terminated, points into argv */
@@ -105,19 +108,20 @@ parse_args(int argc, char **argv, watch_args_t *a, lh_err_t *err)
     const lh_opt_t opts[] = {
         {"--pid", "-p", LH_OPT_STR, &a->pid, 0, 0, NULL},
         {"--load", NULL, LH_OPT_STR, &a->load, 0, 0, NULL},
-        {"-n", NULL, LH_OPT_STR, &a->n, 0, 0, NULL},
-        {"--rounds", NULL, LH_OPT_STR, &a->rounds, 0, 0, NULL},
-        {"--warmup", NULL, LH_OPT_STR, &a->warmup, 0, 0, NULL},
+        {"-n", NULL, LH_OPT_UINT, &a->n, 1, WATCH_MAX_LOADS, NULL},
+        {"--rounds", NULL, LH_OPT_UINT, &a->rounds, 1, WATCH_MAX_ROUNDS, NULL},
+        {"--warmup", NULL, LH_OPT_UINT, &a->warmup, 0, WATCH_MAX_ROUNDS, NULL},
         {"--settle", NULL, LH_OPT_STR, &a->settle, 0, 0, NULL},
         {"--interval", NULL, LH_OPT_STR, &a->interval, 0, 0, NULL},
         {"--duration", NULL, LH_OPT_STR, &a->duration, 0, 0, NULL},
         {"--startup", NULL, LH_OPT_STR, &a->startup, 0, 0, NULL},
-        {"--metric", NULL, LH_OPT_STR, &a->metric, 0, 0, NULL},
+        {"--metric", NULL, LH_OPT_CHOICE, &a->use_pss, 0, 0, "rss|pss"},
         {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
-        {"--format", NULL, LH_OPT_STR, &a->format, 0, 0, NULL},
+        {"--format", NULL, LH_OPT_CHOICE, &a->json, 0, 0, "text|json"},
         {"--show-load", NULL, LH_OPT_BOOL, &a->show_load, 0, 0, NULL},
     };
     int i;
+    a->n = a->rounds = a->warmup = ULONG_MAX;
     for (i = 1; i < argc; i++) {
         if (lh_opt_program_start(argv, &i, &a->help)) {
             break;
@@ -202,23 +206,19 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
             return lh_err_set(err, LH_EINVAL,
                               "--interval and --duration apply only without --load");
         }
-    } else if (a->n || a->rounds || a->warmup || a->settle || a->show_load) {
+    } else if (a->n != ULONG_MAX || a->rounds != ULONG_MAX || a->warmup != ULONG_MAX ||
+               a->settle || a->show_load) {
         return lh_err_set(err, LH_EINVAL,
                           "-n, --rounds, --warmup, --settle and --show-load need --load");
     }
-    c->n = 1;
-    c->rounds = 10;
-    c->warmup = 1;
+    c->n = a->n != ULONG_MAX ? a->n : 1;
+    c->rounds = a->rounds != ULONG_MAX ? a->rounds : 10;
+    c->warmup = a->warmup != ULONG_MAX ? a->warmup : 1;
     c->settle_ms = 200;
     c->interval_ms = 1000;
     c->duration_ms = 30000;
     c->startup_ms = a->cmd ? 500 : 0;
-    if ((a->n && lh_cli_parse_uint("-n", a->n, 1, WATCH_MAX_LOADS, &c->n, err) < 0) ||
-        (a->rounds &&
-         lh_cli_parse_uint("--rounds", a->rounds, 1, WATCH_MAX_ROUNDS, &c->rounds, err) < 0) ||
-        (a->warmup &&
-         lh_cli_parse_uint("--warmup", a->warmup, 0, WATCH_MAX_ROUNDS, &c->warmup, err) < 0) ||
-        (a->settle && parse_duration("--settle", a->settle, 1, &c->settle_ms, err) < 0) ||
+    if ((a->settle && parse_duration("--settle", a->settle, 1, &c->settle_ms, err) < 0) ||
         (a->interval && parse_duration("--interval", a->interval, 0, &c->interval_ms, err) < 0) ||
         (a->duration && parse_duration("--duration", a->duration, 0, &c->duration_ms, err) < 0) ||
         (a->startup && parse_duration("--startup", a->startup, 1, &c->startup_ms, err) < 0) ||
@@ -228,14 +228,8 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
     if (!a->load && c->interval_ms > c->duration_ms) {
         return lh_err_set(err, LH_EINVAL, "--interval is longer than --duration");
     }
-    if (a->metric && strcmp(a->metric, "rss") != 0 && strcmp(a->metric, "pss") != 0) {
-        return lh_err_set(err, LH_EINVAL, "unknown metric '%s' (rss or pss)", a->metric);
-    }
-    c->use_pss = a->metric && strcmp(a->metric, "pss") == 0;
-    if (a->format && strcmp(a->format, "text") != 0 && strcmp(a->format, "json") != 0) {
-        return lh_err_set(err, LH_EINVAL, "unknown format '%s' (text or json)", a->format);
-    }
-    c->json = a->format && strcmp(a->format, "json") == 0;
+    c->use_pss = a->use_pss;
+    c->json = a->json;
     return 0;
 }
 

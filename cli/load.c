@@ -89,7 +89,7 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
     if (rc < 0) {
         return rc;
     }
-    lh_load_warnings(lh_trace_warnings(lh_collect_trace(*out)));
+    lh_load_warnings(&lh_trace_parts(lh_collect_trace(*out))->warnings);
     return 0;
 }
 
@@ -104,8 +104,8 @@ lh_load_sym_warnings(lh_collect_t *c)
 const char *
 lh_load_prog(const lh_collect_t *c)
 {
-    const lh_trace_info_t *in = lh_trace_info(lh_collect_trace(c));
-    const char *exe = in->exe[0] ? in->exe : lh_trace_path(lh_collect_trace(c));
+    const lh_trace_info_t *in = &lh_trace_parts(lh_collect_trace(c))->info;
+    const char *exe = in->exe[0] ? in->exe : lh_trace_parts(lh_collect_trace(c))->path;
     const char *b = strrchr(exe, '/');
     return b ? b + 1 : exe;
 }
@@ -114,14 +114,14 @@ void
 lh_load_title(const lh_collect_t *c, const char *what, char *buf, size_t len)
 {
     snprintf(buf, len, "%s \xe2\x80\x94 %s (pid %llu)", what, lh_load_prog(c),
-             (unsigned long long)lh_trace_info(lh_collect_trace(c))->pid);
+             (unsigned long long)lh_trace_parts(lh_collect_trace(c))->info.pid);
 }
 
 void
 lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len)
 {
     const lh_replay_totals_t *t = lh_replay_totals(lh_collect_replay(c));
-    const lh_trace_end_t *end = lh_trace_end(lh_collect_trace(c));
+    const lh_trace_end_t *end = &lh_trace_parts(lh_collect_trace(c))->end;
     char p[32], l[32], a[32];
     uint64_t start = lh_collect_start_ns(c);
     snprintf(buf, len, "peak %s at %.3f s \xc2\xb7 %s live at %s \xc2\xb7 %s allocated in "

@@ -46,6 +46,14 @@ typedef struct lh_opt {
     const char *choices;
 } lh_opt_t;
 
+/* Rows that several commands' tables share, each written once: --top/-n N (0: all), --use
+ * marks|snapshots (lh_bound_kind_t's order after AUTO), --metric (LH_METRIC_CHOICES, funcs.h)
+ * and an image's --width in pixels. */
+#define LH_OPT_TOP(dst) {"--top", "-n", LH_OPT_UINT, (dst), 0, 1000000, NULL}
+#define LH_OPT_USE(dst) {"--use", NULL, LH_OPT_CHOICE, (dst), 0, 0, "marks|snapshots"}
+#define LH_OPT_METRIC(dst) {"--metric", NULL, LH_OPT_CHOICE, (dst), 0, 0, LH_METRIC_CHOICES}
+#define LH_OPT_WIDTH(dst) {"--width", NULL, LH_OPT_UINT, (dst), 400, 20000, NULL}
+
 /* What lh_args_parse() also accepts, besides the trace and --help. */
 enum {
     LH_ARGS_FORMAT = 1,   /* --format text|json */

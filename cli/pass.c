@@ -37,8 +37,8 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     if ((rc = lh_load_stream(a, cs, n, &p->t, &p->r, err)) < 0) {
         goto fail;
     }
-    sopts.exe_path = lh_trace_info(p->t)->exe;
-    if ((rc = lh_sym_new(lh_trace_modules(p->t), &sopts, &p->sym, err)) < 0) {
+    sopts.exe_path = lh_trace_parts(p->t)->info.exe;
+    if ((rc = lh_sym_new(&lh_trace_parts(p->t)->modules, &sopts, &p->sym, err)) < 0) {
         goto fail;
     }
     if (!getcwd(p->cwd, sizeof p->cwd)) {
@@ -54,10 +54,10 @@ fail:
 static void
 pass_view(const lh_pass_t *p, lh_tl_view_t *v)
 {
-    const lh_trace_info_t *in = lh_trace_info(p->t);
-    const lh_trace_stats_t *st = lh_trace_stats(p->t);
+    const lh_trace_info_t *in = &lh_trace_parts(p->t)->info;
+    const lh_trace_stats_t *st = &lh_trace_parts(p->t)->stats;
     memset(v, 0, sizeof *v);
-    v->trace_path = lh_trace_path(p->t);
+    v->trace_path = lh_trace_parts(p->t)->path;
     v->info = in;
     v->start_ns = in->has_clock ? in->mono_start_ns : st->first_ts_ns;
     if (st->n_events && st->first_ts_ns < v->start_ns) {
@@ -104,7 +104,7 @@ lh_pass_show(lh_pass_t *p, const void *rows, size_t stride, size_t off, size_t n
 void
 lh_pass_warnings(const lh_pass_t *p)
 {
-    lh_load_warnings(lh_trace_warnings(p->t));
+    lh_load_warnings(&lh_trace_parts(p->t)->warnings);
     if (p->sym) {
         lh_load_warnings(lh_sym_warnings(p->sym));
     }

@@ -198,7 +198,8 @@ lh_view_pprof(const char *path, lh_collect_t *c, const lh_pprof_opts_t *opts, lh
     memset(&w, 0, sizeof w);
     w.prof_data = &d;
     char comment[600];
-    snprintf(comment, sizeof comment, "leakhound trace %s%s%s", lh_trace_path(lh_collect_trace(c)),
+    snprintf(comment, sizeof comment, "leakhound trace %s%s%s",
+             lh_trace_parts(lh_collect_trace(c))->path,
              opts && opts->inuse_label ? "; in use at " : "; in use at exit",
              opts && opts->inuse_label ? opts->inuse_label : "");
     long cs = lh_profile_string(&d, comment);

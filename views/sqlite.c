@@ -208,13 +208,14 @@ static int
 write_info(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *s)
 {
     const lh_trace_t *t = lh_collect_trace(c);
-    const lh_trace_info_t *in = lh_trace_info(t);
+    const lh_trace_info_t *in = &lh_trace_parts(t)->info;
     const lh_replay_totals_t *tot = lh_replay_totals(lh_collect_replay(c));
-    const lh_trace_end_t *end = lh_trace_end(t);
+    const lh_trace_end_t *end = &lh_trace_parts(t)->end;
     char dur[64];
     snprintf(dur, sizeof dur, "%.6f",
              (double)(lh_collect_end_ns(c) - lh_collect_start_ns(c)) / 1e9);
-    return put_info(o, s, "trace", lh_trace_path(t), 0) | put_info(o, s, "program", in->exe, 0) |
+    return put_info(o, s, "trace", lh_trace_parts(t)->path, 0) |
+           put_info(o, s, "program", in->exe, 0) |
            put_info(o, s, "pid", NULL, (int64_t)in->pid) |
            put_info(o, s, "start_ns", NULL, (int64_t)lh_collect_start_ns(c)) |
            put_info(o, s, "duration_s", dur, 0) |

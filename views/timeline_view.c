@@ -143,12 +143,48 @@ text_site_head(FILE *out, const lh_tl_view_t *v, size_t rank, const lh_site_t *s
  * leaks
  * ------------------------------------------------------------------------------------- */
 
-static void
-leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t *sites,
-           size_t n_shown)
+int
+lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t *sites,
+              size_t n_shown, lh_err_t *err)
 {
     char h[48], h2[48];
     const char *noun = lh_bound_noun(d->kind, 1);
+    if (v->json) {
+        json_head(out, v);
+        fprintf(out, ", \"boundaries\": \"%s\", \"from\": %zu, \"to\": %zu, \"skip\": %zu"
+                     ", \"first\": %zu, \"intervals\": %zu, \"marks\": %" PRIu64
+                     ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
+                     ", \"leak_sites\": %zu, \"to_before_teardown\": %s}",
+                noun, d->from, d->to, d->skip, d->first, d->n_intervals, d->n_marks,
+                d->total_bytes, d->total_blocks, d->n_sites,
+                d->to_before_teardown ? "true" : "false");
+        json_bounds(out, v, d->bounds, d->n_bounds);
+        fputs(",\n \"sites\": [", out);
+        double per_mark = (double)(d->n_marks ? d->n_marks : d->n_intervals);
+        for (size_t i = 0; i < n_shown; i++) {
+            const lh_diff_site_t *s = &d->sites[i];
+            fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"trend\": \"%s\", \"score\": ",
+                    i ? ",\n  " : "\n  ", s->stack_id, lh_trend_name(s->trend));
+            json_num(out, s->score);
+            fprintf(out, ", \"leaked_intervals\": %zu, \"intervals\": %zu, \"share\": ",
+                    s->leaked_intervals, d->n_intervals);
+            json_num(out, s->share);
+            fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64,
+                    s->total_bytes, s->total_blocks);
+            fputs(", \"bytes_per_interval\": ", out);
+            json_num(out, (double)s->total_bytes / (double)d->n_intervals);
+            fputs(", \"blocks_per_interval\": ", out);
+            json_num(out, (double)s->total_blocks / (double)d->n_intervals);
+            fputs(", \"bytes_per_mark\": ", out);
+            json_num(out, (double)s->total_bytes / per_mark);
+            fputs(", \"blocks_per_mark\": ", out);
+            json_num(out, (double)s->total_blocks / per_mark);
+            json_site_end(out, "interval_blocks", s->blocks, "interval_bytes", s->bytes,
+                          d->n_intervals, &sites[i]);
+        }
+        fputs("]}\n", out);
+        return lh_view_flush(out, "the report", err);
+    }
     text_header(out, v, "leaks");
     fprintf(out, "  boundaries:  %zu %s, from ", d->n_bounds, noun);
     text_bound(out, &d->bounds[d->from], d->from);
@@ -181,7 +217,7 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
     if (d->n_sites == 0) {
         fprintf(out, "\nNo growth: every block allocated in the counted intervals was freed by "
                      "%s #%zu.\n", lh_bound_noun(d->kind, 0), d->to + 1);
-        return;
+        return lh_view_flush(out, "the report", err);
     }
     fprintf(out, "\n%s %zu of %zu site%s by score (leaked bytes x share of intervals in which "
                  "the site leaked):\n",
@@ -217,51 +253,6 @@ leaks_text(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t
         }
         fputc('\n', out);
     }
-}
-
-static void
-leaks_json(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t *sites,
-           size_t n_shown)
-{
-    json_head(out, v);
-    fprintf(out, ", \"boundaries\": \"%s\", \"from\": %zu, \"to\": %zu, \"skip\": %zu"
-                 ", \"first\": %zu, \"intervals\": %zu, \"marks\": %" PRIu64
-                 ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-                 ", \"leak_sites\": %zu, \"to_before_teardown\": %s}",
-            lh_bound_noun(d->kind, 1), d->from, d->to, d->skip, d->first, d->n_intervals, d->n_marks,
-            d->total_bytes, d->total_blocks, d->n_sites, d->to_before_teardown ? "true" : "false");
-    json_bounds(out, v, d->bounds, d->n_bounds);
-    fputs(",\n \"sites\": [", out);
-    double per_mark = (double)(d->n_marks ? d->n_marks : d->n_intervals);
-    for (size_t i = 0; i < n_shown; i++) {
-        const lh_diff_site_t *s = &d->sites[i];
-        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"trend\": \"%s\", \"score\": ",
-                i ? ",\n  " : "\n  ", s->stack_id, lh_trend_name(s->trend));
-        json_num(out, s->score);
-        fprintf(out, ", \"leaked_intervals\": %zu, \"intervals\": %zu, \"share\": ",
-                s->leaked_intervals, d->n_intervals);
-        json_num(out, s->share);
-        fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64,
-                s->total_bytes, s->total_blocks);
-        fputs(", \"bytes_per_interval\": ", out);
-        json_num(out, (double)s->total_bytes / (double)d->n_intervals);
-        fputs(", \"blocks_per_interval\": ", out);
-        json_num(out, (double)s->total_blocks / (double)d->n_intervals);
-        fputs(", \"bytes_per_mark\": ", out);
-        json_num(out, (double)s->total_bytes / per_mark);
-        fputs(", \"blocks_per_mark\": ", out);
-        json_num(out, (double)s->total_blocks / per_mark);
-        json_site_end(out, "interval_blocks", s->blocks, "interval_bytes", s->bytes,
-                      d->n_intervals, &sites[i]);
-    }
-    fputs("]}\n", out);
-}
-
-int
-lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_site_t *sites,
-              size_t n_shown, lh_err_t *err)
-{
-    (v->json ? leaks_json : leaks_text)(out, v, d, sites, n_shown);
     return lh_view_flush(out, "the report", err);
 }
 
@@ -285,46 +276,44 @@ sample_points(size_t n, size_t max, size_t *idx)
     return max;
 }
 
-static void
-growth_json(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
-            size_t n_shown)
-{
-    json_head(out, v);
-    fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
-                 ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
-                 ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
-                 ", \"peak_sites\": %zu}",
-            lh_bound_noun(g->kind, 1), g->n_points, g->n_all_points,
-            g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
-            g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED], g->n_trend[LH_TREND_PEAK]);
-    json_bounds(out, v, g->bounds, g->n_points);
-    fputs(",\n \"sites\": [", out);
-    for (size_t i = 0; i < n_shown; i++) {
-        const lh_growth_site_t *s = &g->sites[i];
-        size_t last = g->n_points - 1;
-        fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
-                     ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
-                i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
-                lh_trend_name(s->trend.kind), s->trend.z);
-        json_num(out, s->slope_bytes);
-        fputs(", \"growth_blocks_per_mark\": ", out);
-        json_num(out, s->slope_blocks);
-        fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
-                     ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
-                     ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
-                s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
-                s->blocks[0], s->blocks[last]);
-        json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
-                      &sites[i]);
-    }
-    fputs("]}\n", out);
-}
-
-static void
-growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
-            size_t n_shown)
+int
+lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
+               size_t n_shown, lh_err_t *err)
 {
     char h[48], h2[48], h3[48];
+    if (v->json) {
+        json_head(out, v);
+        fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
+                     ", \"end_before_teardown\": %s, \"growing_sites\": %zu"
+                     ", \"active_sites\": %zu, \"step_sites\": %zu, \"saturated_sites\": %zu"
+                     ", \"peak_sites\": %zu}",
+                lh_bound_noun(g->kind, 1), g->n_points, g->n_all_points,
+                g->n_points < g->n_all_points ? "true" : "false", g->n_growing, g->n_active,
+                g->n_trend[LH_TREND_STEP], g->n_trend[LH_TREND_SATURATED],
+                g->n_trend[LH_TREND_PEAK]);
+        json_bounds(out, v, g->bounds, g->n_points);
+        fputs(",\n \"sites\": [", out);
+        for (size_t i = 0; i < n_shown; i++) {
+            const lh_growth_site_t *s = &g->sites[i];
+            size_t last = g->n_points - 1;
+            fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
+                         ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
+                    i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
+                    lh_trend_name(s->trend.kind), s->trend.z);
+            json_num(out, s->slope_bytes);
+            fputs(", \"growth_blocks_per_mark\": ", out);
+            json_num(out, s->slope_blocks);
+            fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
+                         ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
+                         ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
+                    s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
+                    s->blocks[0], s->blocks[last]);
+            json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
+                          &sites[i]);
+        }
+        fputs("]}\n", out);
+        return lh_view_flush(out, "the report", err);
+    }
     const char *noun = lh_bound_noun(g->kind, 0);
     text_header(out, v, "report --growth");
     fprintf(out, "  points:      %zu %s%s\n", g->n_points, lh_bound_noun(g->kind, 1),
@@ -347,7 +336,7 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
             g->n_trend[LH_TREND_PEAK] == 1 ? "" : "s");
     if (!g->n_growing) {
         fprintf(out, "\nNothing grows from %s to %s.\n", noun, noun);
-        return;
+        return lh_view_flush(out, "the report", err);
     }
     fprintf(out, "\n%s %zu growing site%s by bytes per %s:\n",
             n_shown < g->n_growing ? "Top" : "All", n_shown, n_shown == 1 ? "" : "s", noun);
@@ -372,13 +361,6 @@ growth_text(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_sit
         }
         fputc('\n', out);
     }
-}
-
-int
-lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
-               size_t n_shown, lh_err_t *err)
-{
-    (v->json ? growth_json : growth_text)(out, v, g, sites, n_shown);
     return lh_view_flush(out, "the report", err);
 }
 

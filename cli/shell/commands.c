@@ -936,7 +936,8 @@ cmd_native(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 
 static const command_t commands[] = {
     {"summary", cmd_summary, "summary", "the snapshot, its live set and the leak summary"},
-    {"snapshots", cmd_snapshots, "snapshots", "the trace's snapshots, how long each paused the program (* marks the one in use)"},
+    {"snapshots", cmd_snapshots, "snapshots",
+     "the trace's snapshots, how long each paused the program (* marks the one in use)"},
     {"use", cmd_use, "use LABEL|N", "switch to another snapshot"},
     {"largest", cmd_largest, "largest [N] [--retained]",
      "the N biggest blocks (default 10) by size, or by retained size"},
@@ -945,8 +946,8 @@ static const command_t commands[] = {
     {"elems", cmd_elems, "elems ADDR [START] [--count N]",
      "the pointers a block holds, by offset, from byte offset START"},
     {"identify", sh_cmd_identify, "identify ADDR [--depth N] [--all] [--weak]",
-     "why is it alive: the paths from roots to the block (shortest; --all: one per root;\n"
-     "                 --weak: through interior pointers too; --depth: hops shown)"},
+     "why is it alive: the paths from roots to the block (shortest; --all: one per root; "
+     "--weak: through interior pointers too; --depth: hops shown)"},
     {"count", cmd_count, "count [--by type|site|function]", "live blocks and bytes per group"},
     {"roots", cmd_roots, "roots [N]", "the roots that retain the most"},
     {"unreachable", cmd_unreachable, "unreachable [--by site]",
@@ -954,12 +955,35 @@ static const command_t commands[] = {
     {"diff", sh_cmd_diff, "diff LABEL1 LABEL2 [--by site|function]",
      "the groups whose live blocks grew from one snapshot to the other"},
     {"native", cmd_native, "native on|off",
-     "perl/python snapshots: malloc blocks (on) or the language's objects (off, the\n"
-     "                 default); --native on one command does the same for it"},
+     "perl/python snapshots: malloc blocks (on) or the language's objects (off, the "
+     "default); --native on one command does the same for it"},
     {"help", cmd_help, "help [CMD]", "this list, or one command's help"},
     {"quit", cmd_quit, "quit", "leave the shell (also: exit, end of input)"},
     {"exit", cmd_quit, NULL, NULL},
 };
+
+/* Prints text from column col (the cursor is there), wrapped at its spaces before column
+ * 100, each further line indented to col. */
+static void
+put_wrapped(FILE *out, const char *text, int col)
+{
+    int at = col;
+    while (*text) {
+        int n = (int)strcspn(text, " ");
+        if (at > col && at + 1 + n > 100) {
+            fprintf(out, "\n%*s", col, "");
+            at = col;
+        } else if (at > col) {
+            fputc(' ', out);
+            at++;
+        }
+        fwrite(text, 1, (size_t)n, out);
+        at += n;
+        text += n;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
 
 static int
 cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
@@ -972,13 +996,15 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (!c || !c->usage) {
             return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
         }
-        fprintf(sh->out, "%s\n  %s\n", c->usage, c->help);
+        fprintf(sh->out, "%s\n  ", c->usage);
+        put_wrapped(sh->out, c->help, 2);
         return 0;
     }
     fputs("commands (ADDR: 0x... or @N, the Nth row of the last listing):\n", sh->out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (commands[i].usage) {
-            fprintf(sh->out, "  %-42s %s\n", commands[i].usage, commands[i].help);
+            fprintf(sh->out, "  %-42s ", commands[i].usage);
+            put_wrapped(sh->out, commands[i].help, 45);
         }
     }
     return 0;

@@ -129,17 +129,10 @@ namer(lh_shell_t *sh, lh_snapshot_t *sa, lh_snapshot_t *sb, const counts_t *b, s
     return i < b->n && b->blocks[i] ? hb : ha;
 }
 
-typedef struct growth {
-    const char *key;
-    uint32_t stack_id;
-    int64_t dblocks, dbytes;
-    uint64_t blocks_a, blocks_b;
-} growth_t;
-
 static int
 cmp_growth(const void *x, const void *y)
 {
-    const growth_t *a = x, *b = y;
+    const sh_growth_t *a = x, *b = y;
     int c = SH_DESC(a->dbytes, b->dbytes);
     return c ? c : sh_cmp_key_stack(a->key, a->stack_id, b->key, b->stack_id);
 }
@@ -184,7 +177,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     }
     sh_note_no_stacks(sh);
     counts_t a = {0}, b = {0};
-    growth_t *g = NULL;
+    sh_growth_t *g = NULL;
     size_t ng = 0;
     lh_snapshot_t sa = {0}, sb = {0};
     int rc = sh->no_index ? collect(sh->trace_path, sh->salvage, ia, ib, &a, &b, err)
@@ -206,7 +199,7 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         const char *key = by_function ? lh_heapgraph_site_function(namer(sh, &sa, &sb, &b, i),
                                                                    (uint32_t)i)
                                       : "";
-        growth_t *x = NULL;
+        sh_growth_t *x = NULL;
         for (size_t k = 0; by_function && k < ng; k++) {
             if (strcmp(g[k].key, key) == 0) {
                 x = &g[k];
@@ -217,10 +210,10 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             x->key = key;
             x->stack_id = (uint32_t)i;
         }
-        x->dblocks += (int64_t)bb - (int64_t)ba;
+        x->dcount += (int64_t)bb - (int64_t)ba;
         x->dbytes += (int64_t)yb - (int64_t)ya;
-        x->blocks_a += ba;
-        x->blocks_b += bb;
+        x->count_a += ba;
+        x->count_b += bb;
     }
     lh_qsort(g, ng, sizeof *g, cmp_growth);
     fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s':\n", ia + 1, hg->snaps[ia].label,
@@ -231,11 +224,11 @@ sh_cmd_diff(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     sh_rows_reset(sh);
     for (size_t i = 0; i < ng; i++) {
         char site[512];
-        if (g[i].dbytes <= 0 && g[i].dblocks <= 0) {
+        if (g[i].dbytes <= 0 && g[i].dcount <= 0) {
             continue;
         }
         fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %6" PRIu64 " -> %-6" PRIu64 "  %s\n",
-                g[i].dbytes, g[i].dblocks, g[i].blocks_a, g[i].blocks_b,
+                g[i].dbytes, g[i].dcount, g[i].count_a, g[i].count_b,
                 by_function ? g[i].key
                             : lh_heapgraph_site_str(namer(sh, &sa, &sb, &b, g[i].stack_id),
                                                     g[i].stack_id, site, sizeof site));

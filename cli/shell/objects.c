@@ -607,17 +607,11 @@ done:
     return rc;
 }
 
-typedef struct tgrowth {
-    const char *key;
-    int64_t dn, dbytes;
-    uint64_t na, nb;
-} tgrowth_t;
-
 static int
 cmp_tgrowth(const void *a, const void *b)
 {
-    const tgrowth_t *x = a, *y = b;
-    int c = SH_DESC(x->dn, y->dn);
+    const sh_growth_t *x = a, *y = b;
+    int c = SH_DESC(x->dcount, y->dcount);
     c = c ? c : SH_DESC(x->dbytes, y->dbytes);
     return c ? c : strcmp(x->key, y->key);
 }
@@ -627,7 +621,7 @@ sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
 {
     tcount_t *a = NULL, *b = NULL;
     size_t na = 0, nb = 0, ng = 0;
-    tgrowth_t *g = NULL;
+    sh_growth_t *g = NULL;
     int rc;
     if ((rc = type_counts(sh, ia, &a, &na, err)) < 0 ||
         (rc = type_counts(sh, ib, &b, &nb, err)) < 0) {
@@ -639,19 +633,12 @@ sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
     }
     for (size_t i = 0, j = 0; i < na || j < nb;) {
         int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].key, b[j].key);
-        tgrowth_t *x = &g[ng++];
-        if (c < 0) {
-            *x = (tgrowth_t){a[i].key, -(int64_t)a[i].n, -(int64_t)a[i].bytes, a[i].n, 0};
-            i++;
-        } else if (c > 0) {
-            *x = (tgrowth_t){b[j].key, (int64_t)b[j].n, (int64_t)b[j].bytes, 0, b[j].n};
-            j++;
-        } else {
-            *x = (tgrowth_t){a[i].key, (int64_t)b[j].n - (int64_t)a[i].n,
-                             (int64_t)b[j].bytes - (int64_t)a[i].bytes, a[i].n, b[j].n};
-            i++;
-            j++;
-        }
+        uint64_t ca = c <= 0 ? a[i].n : 0, cb = c >= 0 ? b[j].n : 0;
+        uint64_t ya = c <= 0 ? a[i].bytes : 0, yb = c >= 0 ? b[j].bytes : 0;
+        g[ng++] = (sh_growth_t){c <= 0 ? a[i].key : b[j].key, (int64_t)cb - (int64_t)ca,
+                                (int64_t)yb - (int64_t)ya, ca, cb, 0};
+        i += c <= 0;
+        j += c >= 0;
     }
     lh_qsort(g, ng, sizeof *g, cmp_tgrowth);
     fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s', %s objects by type:\n", ia + 1,
@@ -660,11 +647,11 @@ sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
     size_t shown = 0;
     sh_rows_reset(sh);
     for (size_t i = 0; i < ng; i++) {
-        if (g[i].dn <= 0 && g[i].dbytes <= 0) {
+        if (g[i].dcount <= 0 && g[i].dbytes <= 0) {
             continue;
         }
         fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %7" PRIu64 " -> %-7" PRIu64 "  %s\n",
-                g[i].dn, g[i].dbytes, g[i].na, g[i].nb, g[i].key);
+                g[i].dcount, g[i].dbytes, g[i].count_a, g[i].count_b, g[i].key);
         shown++;
     }
     if (!shown) {

@@ -105,6 +105,15 @@ int sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err);
 int sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err);
 int sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err);
 int sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err);
+
+/* A row of `diff`: a group (a site, a function or, for objects, a type) and how its live
+ * count (blocks or objects) and bytes changed from snapshot a to snapshot b. */
+typedef struct sh_growth {
+    const char *key;
+    int64_t dcount, dbytes;
+    uint64_t count_a, count_b;
+    uint32_t stack_id; /* by site */
+} sh_growth_t;
 void sh_obj_summary(lh_shell_t *sh, FILE *out);
 
 #endif /* LH_SHELL_INT_H */

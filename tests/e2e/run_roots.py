@@ -284,6 +284,23 @@ def case_hidden_thread(ctx):
     valgrind_agrees(ctx, "roots_hidden", {2222: "reachable", 3333: "reachable"})
 
 
+def case_asleep_thread(ctx):
+    """A worker asleep in read(2) whose dead stack (below its stack pointer: the calls it
+    returned from, the allocator's frames) still holds the address of a block it dropped:
+    definitely lost, as Valgrind says, in the snapshot main takes and at exit (the worker's
+    stack is scanned from its stack pointer up, read from /proc while it sleeps); the block
+    a local of its live frame holds is reachable, from the worker's stack."""
+    trace = record(ctx, "roots_asleep")
+    pid = pids(ctx, trace)
+    for snap in ("asleep", "exit"):
+        expect_class(ctx, trace, snap, "asleep_stale_block", "definitely lost")
+        expect_class(ctx, trace, snap, "asleep_live_block", "reachable", "[stack of thread ")
+        out = identify(ctx, trace, snap, "asleep_live_block")
+        ctx.check("[stack of thread %d " % pid not in out, "asleep_live_block in snapshot %s: "
+                  "from the worker's stack, not main's" % snap, "the worker's stack", out[:800])
+    valgrind_agrees(ctx, "roots_asleep", {1111: "definitely lost", 2222: "reachable"})
+
+
 def tls_trace(ctx):
     return record(ctx, "roots_tls", [ctx.prog("roots_tlsmod.so")])
 
@@ -467,6 +484,7 @@ CASES = {
     "register": case_register,
     "other_thread_register": case_other_thread_register,
     "hidden_thread": case_hidden_thread,
+    "asleep_thread": case_asleep_thread,
     "tls": case_tls,
     "specific": case_specific,
     "specific2": case_specific2,

@@ -15,6 +15,8 @@ Cases:
   default    without LEAKHOUND_CACHE_DIR the cache is $XDG_CACHE_HOME/leakhound
   vars       the variables table (<build-id>.vars): shell's roots and identify, which name
              a global and its declaration file, are the same cold, warm and without it
+  nodebuginfod  no debuginfod server set: libdebuginfod is not loaded, same reports as
+             with it loaded and finding nothing
 
 Usage: run_symcache.py --build DIR --case NAME [-v]
 """
@@ -313,8 +315,30 @@ def case_vars(c):
              base.replace(b"(graph_handlers.c)", b"(graph_handlerz.c)"), shell(d))
 
 
+def case_nodebuginfod(c):
+    """Without a debuginfod server (DEBUGINFOD_URLS empty) libdw does not load libdebuginfod
+    (cli/nodebuginfod.c), and the reports are those made with it loaded, finding nothing (a
+    server that refuses connections). The program is python3: a stripped binary with a build
+    id and no local debug file, which libdw asks debuginfod about."""
+    t = c.path("py.lht")
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    c.run([c.lh, "run", "-o", t, "--", py, "-c", "x = [bytes(100)] * 10"],
+          env={"LEAKHOUND_CACHE_DIR": c.path("unused")})
+    out = {}
+    for urls in ("", "http://127.0.0.1:9"):
+        env = {"LEAKHOUND_CACHE_DIR": c.path("never"), "DEBUGINFOD_URLS": urls,
+               "XDG_CACHE_HOME": c.path("xdg"), "LD_DEBUG": "files"}
+        reps = [c.run([c.lh, "report", "--no-symbol-cache"] + f + [t], env=env)
+                for f in ([], ["--format", "json"])]
+        loaded = any(b"file=libdebuginfod" in p.stderr for p in reps)
+        c.eq("libdebuginfod loaded with DEBUGINFOD_URLS=%r" % urls, bool(urls), loaded)
+        out[urls] = [p.stdout for p in reps]
+    c.eq("text and json reports without and with a server", out[""], out["http://127.0.0.1:9"])
+
+
 CASES = {"identical": case_identical, "used": case_used, "corrupt": case_corrupt,
-         "unsafe": case_unsafe, "default": case_default, "vars": case_vars}
+         "unsafe": case_unsafe, "default": case_default, "vars": case_vars,
+         "nodebuginfod": case_nodebuginfod}
 
 
 def main():

@@ -18,25 +18,17 @@ read_all(const char *path, int salvage)
     if (lh_trace_open(path, &opts, &t, &err) != 0) {
         return;
     }
-    const lh_trace_info_t *in = lh_trace_info(t);
+    const lh_trace_info_t *in = &lh_trace_parts(t)->info;
     size_t sum = strlen(in->exe);
     for (size_t i = 0; i < in->argc; i++) {
         sum += strlen(in->argv[i]);
     }
     lh_event_t ev;
-    int rc;
     uint64_t n = 0;
-    while ((rc = lh_trace_next(t, &ev, &err)) == 1) {
+    while (lh_trace_next(t, &ev, &err) == 1) {
         n++;
         (void)lh_trace_thread_name(t, ev.tid);
     }
-    if (rc == 0) {
-        (void)lh_trace_end(t);
-        (void)lh_trace_modules(t);
-        (void)lh_trace_stacks(t);
-    }
-    (void)lh_trace_stats(t);
-    (void)lh_trace_warnings(t);
     lh_trace_close(t);
     (void)sum;
     (void)n;

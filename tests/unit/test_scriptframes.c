@@ -185,7 +185,7 @@ test_trace_tables(void **state)
     assert_int_equal(lh_trace_open(path, NULL, &t, &err), 0);
     while (lh_trace_next(t, &ev, &err) > 0) {
     }
-    const lh_stacks_t *stacks = lh_trace_stacks(t);
+    const lh_stacks_t *stacks = &lh_trace_parts(t)->stacks;
     const lh_stack_t *st = lh_stacks_get(stacks, 9);
     assert_non_null(st);
     assert_int_equal(st->n_ips, 2);
@@ -209,7 +209,7 @@ test_trace_tables(void **state)
     assert_int_equal(in[0].status, LH_INTERP_RECORDED);
     assert_int_equal(in[1].status, LH_INTERP_UNSUPPORTED);
     /* The unsupported interpreter's line is a warning of the trace. */
-    const lh_warnings_t *w = lh_trace_warnings(t);
+    const lh_warnings_t *w = &lh_trace_parts(t)->warnings;
     int found = 0;
     for (size_t i = 0; i < w->n; i++) {
         found |= strstr(w->msgs[i], "python 3.99.0 is not known") != NULL;
@@ -327,6 +327,56 @@ test_merge_keeps_xs_and_libc(void **state)
     lh_stacks_fini(&tab);
 }
 
+/* perl's arena allocators take a slab for SVs made anywhere: the arena frame stands in
+ * for them (the site's location), with the Perl line that took the slab under it. */
+static void
+test_merge_arena(void **state)
+{
+    (void)state;
+    lh_stacks_t tab;
+    perl_frames(&tab);
+    const char *perl = "/usr/bin/perl";
+    const uint32_t script[2] = {1, 2};
+    lh_frame_t out[16];
+    const lh_frame_t v[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_more_bodies", perl),
+        nat("Perl_hv_common", perl),     nat("Perl_pp_aassign", perl),
+        nat("Perl_runops_standard", perl),
+    };
+    size_t n = lh_scriptstack_merge(v, 5, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 3);
+    assert_string_equal(out[0].function, LH_SCRIPTSTACK_PERL_ARENA);
+    assert_int_equal(out[0].phase, 1);
+    assert_null(out[0].file);
+    assert_string_equal(out[1].function, "MyApp::store");
+    assert_int_equal(lh_site_location(out, n), 0);
+    /* --native: just outside the arena allocator's own frame. */
+    n = lh_scriptstack_merge(v, 5, script, 2, &tab.sframes, 1, out);
+    assert_int_equal(n, 8);
+    assert_string_equal(out[1].function, "Perl_more_bodies");
+    assert_string_equal(out[2].function, LH_SCRIPTSTACK_PERL_ARENA);
+    assert_string_equal(out[5].function, "MyApp::store");
+    /* No eval loop recorded (perl compiling): still the arena, before the script frames. */
+    const lh_frame_t c[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_more_sv", perl), nat("Perl_newSVOP", perl),
+        nat("Perl_yyparse", perl),
+    };
+    n = lh_scriptstack_merge(c, 4, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 3);
+    assert_string_equal(out[0].function, LH_SCRIPTSTACK_PERL_ARENA);
+    assert_string_equal(out[1].function, "MyApp::store");
+    /* Any other allocation stays at its Perl line. */
+    const lh_frame_t w[] = {
+        nat("Perl_safesysmalloc", perl), nat("Perl_sv_grow", perl),
+        nat("Perl_runops_standard", perl),
+    };
+    n = lh_scriptstack_merge(w, 3, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].function, "MyApp::store");
+    assert_int_equal(lh_site_location(out, n), 0);
+    lh_stacks_fini(&tab);
+}
+
 /* No script frame at all: the outermost interpreter entry point names the phase and is
  * the location, never the allocator wrapper. */
 static void
@@ -401,6 +451,7 @@ main(void)
         cmocka_unit_test(test_trace_tables),
         cmocka_unit_test(test_merge_hides_interpreter),
         cmocka_unit_test(test_merge_keeps_xs_and_libc),
+        cmocka_unit_test(test_merge_arena),
         cmocka_unit_test(test_phase_without_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

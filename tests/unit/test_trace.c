@@ -109,7 +109,7 @@ check_basic(lh_trace_t *t, const got_t *g)
     assert_int_equal(g->ev[4].type, LH_REC_MARK);
     assert_string_equal(g->labels[4], "phase 2");
 
-    const lh_trace_info_t *in = lh_trace_info(t);
+    const lh_trace_info_t *in = &lh_trace_parts(t)->info;
     assert_int_equal(in->pid, 4242);
     assert_int_equal(in->ppid, 1);
     assert_string_equal(in->exe, "/usr/bin/prog");
@@ -119,21 +119,21 @@ check_basic(lh_trace_t *t, const got_t *g)
     assert_true(in->has_clock);
     assert_int_equal(in->mono_start_ns, 1000);
 
-    const lh_trace_end_t *end = lh_trace_end(t);
+    const lh_trace_end_t *end = &lh_trace_parts(t)->end;
     assert_true(end->present);
     assert_int_equal(end->kind, LH_EXIT_NORMAL);
     assert_int_equal(end->status, 3);
     assert_int_equal(end->ts_ns, 1500);
 
-    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), 1);
+    const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, 1);
     assert_non_null(st);
     assert_int_equal(st->n_ips, 3);
     assert_true(st->ips[2] == 0x7f0000001000ull);
-    assert_null(lh_stacks_get(lh_trace_stacks(t), 2));
+    assert_null(lh_stacks_get(&lh_trace_parts(t)->stacks, 2));
     assert_string_equal(lh_trace_thread_name(t, 4242), "main");
-    assert_int_equal(lh_trace_stats(t)->n_frames, 1);
-    assert_int_equal(lh_trace_stats(t)->n_events, 5);
-    assert_int_equal(lh_trace_warnings(t)->n, 0);
+    assert_int_equal(lh_trace_parts(t)->stats.n_frames, 1);
+    assert_int_equal(lh_trace_parts(t)->stats.n_events, 5);
+    assert_int_equal(lh_trace_parts(t)->warnings.n, 0);
 }
 
 static void
@@ -206,8 +206,8 @@ test_merge_order(void **state)
     assert_int_equal(g.ev[1].type, LH_REC_FREE);
     assert_int_equal(g.ev[2].ts_ns, 40); /* not 50: the first SYNC held 50 back */
     assert_int_equal(g.ev[3].ts_ns, 50);
-    assert_int_equal(lh_trace_stats(t)->n_syncs, 2);
-    assert_false(lh_trace_end(t)->present); /* no END record: killed */
+    assert_int_equal(lh_trace_parts(t)->stats.n_syncs, 2);
+    assert_false(lh_trace_parts(t)->end.present); /* no END record: killed */
 
     assert_int_equal(lh_replay_new(&r, &err), 0);
     for (int i = 0; i < g.n; i++) {
@@ -283,7 +283,7 @@ test_realloc_halves(void **state)
     assert_int_equal(g.ev[4].addr, 0xB000);
     assert_int_equal(g.ev[5].ts_ns, 25);
     assert_int_equal(g.ev[5].addr, 0xC000);
-    assert_int_equal(lh_trace_stats(t)->n_events, 5); /* the realloc counts once */
+    assert_int_equal(lh_trace_parts(t)->stats.n_events, 5); /* the realloc counts once */
 
     assert_int_equal(lh_replay_new(&r, &err), 0);
     for (int i = 0; i < g.n; i++) {
@@ -362,9 +362,9 @@ test_events_record(void **state)
     assert_int_equal(g.ev[4].addr, 0x7000);
     assert_int_equal(g.ev[4].stack_id, 0); /* a new frame starts with none */
     assert_int_equal(g.ev[4].tid, 8);
-    assert_int_equal(lh_trace_stats(t)->n_events, 5);
-    assert_int_equal(lh_trace_stats(t)->n_records, 3);
-    assert_int_equal(lh_trace_warnings(t)->n, 0);
+    assert_int_equal(lh_trace_parts(t)->stats.n_events, 5);
+    assert_int_equal(lh_trace_parts(t)->stats.n_records, 3);
+    assert_int_equal(lh_trace_parts(t)->warnings.n, 0);
 
     assert_int_equal(lh_replay_new(&r, &err), 0);
     for (int i = 0; i < g.n; i++) {
@@ -435,7 +435,7 @@ test_unknown_records_skipped(void **state)
     assert_int_equal(g.ev[1].type, LH_REC_FREE);
     assert_int_equal(g.ev[1].addr, 0x20);
     assert_int_equal(g.ev[1].ts_ns, 115);
-    assert_int_equal(lh_trace_stats(t)->n_unknown, 3);
+    assert_int_equal(lh_trace_parts(t)->stats.n_unknown, 3);
     lh_trace_close(t);
     lh_tb_free(tb);
 }
@@ -531,8 +531,8 @@ test_salvage(void **state)
     read_all(path, 1, &t, &g, &err);
     assert_int_equal(g.rc, 0);
     assert_int_equal(g.n, 2);
-    assert_true(lh_trace_stats(t)->salvaged);
-    const lh_warnings_t *w = lh_trace_warnings(t);
+    assert_true(lh_trace_parts(t)->stats.salvaged);
+    const lh_warnings_t *w = &lh_trace_parts(t)->warnings;
     assert_int_equal(w->n, 1);
     assert_non_null(strstr(w->msgs[0], "truncated"));
     assert_non_null(strstr(w->msgs[0], "salvaged"));
@@ -673,7 +673,7 @@ test_modules(void **state)
     assert_int_equal(g.n, 4);
     assert_int_equal(g.ev[0].type, LH_REC_MODULE);
     assert_string_equal(g.labels[0], "/bin/prog");
-    const lh_modules_t *m = lh_trace_modules(t);
+    const lh_modules_t *m = &lh_trace_parts(t)->modules;
     assert_int_equal(m->n, 3);
     assert_int_equal(m->mods[0].build_id_len, 4);
     assert_int_equal(m->mods[1].epoch_unloaded, 2);
@@ -746,7 +746,7 @@ test_fork_seed(void **state)
 
     got_t g;
     lh_trace_t *t = read_child("parent.lht", &g); /* found beside the child */
-    const lh_trace_info_t *in = lh_trace_info(t);
+    const lh_trace_info_t *in = &lh_trace_parts(t)->info;
     assert_int_equal(in->inherited, 1);
     assert_string_equal(in->inherited_from, ppath);
     assert_int_equal(in->inherited_blocks, 1);
@@ -758,11 +758,11 @@ test_fork_seed(void **state)
     assert_int_equal(g.ev[0].size, 48);
     assert_int_equal(g.ev[0].stack_id, 7);
     assert_int_equal(g.ev[1].type, LH_REC_FREE);
-    const lh_stack_t *st = lh_stacks_get(lh_trace_stacks(t), 7);
+    const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, 7);
     assert_non_null(st);
     assert_int_equal(st->n_ips, 2);
     assert_int_equal(st->ips[1], 0x401234);
-    assert_int_equal(lh_trace_warnings(t)->n, 0);
+    assert_int_equal(lh_trace_parts(t)->warnings.n, 0);
     lh_trace_close(t);
     unlink(ppath);
 }
@@ -781,9 +781,9 @@ test_fork_seed_unreadable(void **state)
     for (int k = 0; k < 2; k++) {
         got_t g;
         lh_trace_t *t = read_child(names[k], &g);
-        assert_int_equal(lh_trace_info(t)->inherited, 0);
+        assert_int_equal(lh_trace_parts(t)->info.inherited, 0);
         assert_int_equal(g.n, 1);
-        const lh_warnings_t *w = lh_trace_warnings(t);
+        const lh_warnings_t *w = &lh_trace_parts(t)->warnings;
         assert_int_equal(w->n, 1);
         assert_non_null(strstr(w->msgs[0], why[k]));
         assert_non_null(strstr(w->msgs[0], "analyzed alone"));

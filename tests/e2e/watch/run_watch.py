@@ -373,8 +373,8 @@ def case_badinput(ctx):
         (["--rounds", "3", "--", "true"], "need --load"),
         (["--load", "true", "--interval", "1s", "--", "true"], "only without --load"),
         (["--load", "", "--", "true"], "option '--load' needs a value"),  # opts.h's message
-        (["--format", "xml", "--", "true"], "unknown format"),
-        (["--metric", "vsz", "--", "true"], "unknown metric"),
+        (["--format", "xml", "--", "true"], "--format: expected text or json"),  # opts.h
+        (["--metric", "vsz", "--", "true"], "--metric: expected rss or pss"),
         (["--threshold", "12Q", "--", "true"], "--threshold"),
         (["--bogus", "--", "true"], "unknown option"),
         (["--rounds"], "needs a value"),

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""Perl programs as people run them (servers stopped with Ctrl-C, one SIGUSR2 taken by
+hand, caches, closures, XS), each with the answer a Perl developer must get without
+reading perl's C internals. Programs are in field/; lines come from `# @name` markers.
+
+Usage:
+  run_field.py --build DIR --lib DIR --case NAME [--keep] [-v]
+Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_perl  # noqa: E402  (Ctx, run, lh_json, markers)
+from run_perl import Ctx, Failure, lh_json, run  # noqa: E402
+
+FIELD = os.path.join(HERE, "field")
+
+# The frame perl's arena allocators become (analysis/scriptstack.h).
+ARENA = "perl SV arena (room for new SVs, shared by all code)"
+ARENA_C = ("Perl_more_bodies", "Perl_more_sv", "S_more_sv", "S_more_he")
+
+
+def marker(prog, name):
+    return run_perl.marker_path(os.path.join(FIELD, prog), name)
+
+
+def lh_field_run(ctx, prog, env=None, name="trace.lht", ok_status=(0,)):
+    trace = os.path.join(ctx.workdir, name)
+    argv = [ctx.lh, "run", "-o", trace, "--", "perl", os.path.join(FIELD, prog)]
+    res = run(ctx, argv, env=env)
+    if res.returncode not in ok_status:
+        raise Failure("`%s` exited %d\n    stderr: %s" % (" ".join(argv), res.returncode,
+                                                       res.stderr.strip()[-1500:]))
+    return trace
+
+
+def where(f):
+    return "%s (%s:%s)" % (f.get("function"), os.path.basename(f.get("file") or "?"),
+                           f.get("line"))
+
+
+def case_stopped(ctx):
+    """A server checked with one SIGUSR2 and stopped with Ctrl-C: `report --growth` must
+    answer from the slices (it refused: "the trace has 1 snapshot: growth needs at least
+    2"), and rank the leaking line first; perl's arena slabs are the arena, not the line
+    that happened to take them."""
+    prog = "stopped_server.pl"
+    snap = os.path.join(ctx.workdir, "trace.snap1.lhs")
+    trace = lh_field_run(ctx, prog, env={"LH_WAIT_FOR": snap}, ok_status=(130,))
+    ctx.check(os.path.exists(snap), "the one SIGUSR2 snapshot was taken", snap, "missing")
+    g = lh_json(ctx, ["report", trace, "--growth"])
+    ctx.check(g["summary"]["boundaries"] == "slices" and g["summary"]["points"] == 21,
+              "one running snapshot: growth over the 21 slices", "slices, 21",
+              "%s, %s" % (g["summary"]["boundaries"], g["summary"]["points"]))
+    body = marker(prog, "body")
+    cycle = marker(prog, "cycle")
+    top = g["sites"][0]["location"] if g["sites"] else {}
+    ctx.check((top.get("function"), top.get("file"), top.get("line")) ==
+              ("Shop::Handler::new", body[0], body[1]),
+              "the top growing site is the leaked body line", "Shop::Handler::new at %s:%d"
+              % body, where(top))
+    growing = [(s["location"].get("function"), s["location"].get("line"))
+               for s in g["sites"] if s["growing"]]
+    ctx.check(("Shop::Handler::new", cycle[1]) in growing, "the closure line grows too",
+              "Shop::Handler::new:%d among %s" % (cycle[1], growing), growing)
+    # Every site that perl's arena allocators made is located at the arena, and no other.
+    native = {s["stack_id"]: s for s in lh_json(ctx, ["report", trace, "--native", "--top",
+                                                       "1000000"])["sites"]}
+    plain = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    n_arena, wrong = 0, []
+    for s in plain:
+        if not any(f.get("language") == "perl" for f in s["frames"]):
+            continue  # perl starting up: located at its phase (perl_construct)
+        nat = native.get(s["stack_id"], {}).get("frames", [])
+        in_arena = any(f.get("function") in ARENA_C for f in nat)
+        loc = s.get("location") or {}
+        at_arena = loc.get("function") == ARENA
+        n_arena += at_arena
+        if in_arena != at_arena:
+            wrong.append("site %d at %s, arena allocator on its stack: %s" %
+                         (s["stack_id"], where(loc), in_arena))
+    ctx.check(not wrong, "a site of Perl code is at the arena iff an arena allocator made it",
+              "none otherwise", "; ".join(wrong[:4]))
+    ctx.check(n_arena > 0, "arena sites exist (the leaked SVs filled slabs)", "> 0", n_arena)
+    for s in g["sites"][:6]:
+        loc = s["location"]
+        if loc.get("function") == ARENA:
+            frames = s["frames"]
+            ctx.check(len(frames) > 1 and frames[1].get("language") == "perl",
+                      "an arena site keeps the Perl line that took the slab under it",
+                      "arena <- Perl frame", " <- ".join(where(f) for f in frames[:3]))
+            break
+
+
+CASES = {
+    "stopped": case_stopped,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    if not shutil.which("perl"):
+        print("skipped: no perl")
+        return 77
+    work = tempfile.mkdtemp(prefix="lh_field_")
+    ctx = Ctx(a.build, os.path.abspath(a.lib), work, a.v)
+    try:
+        CASES[a.case](ctx)
+    except Failure as e:
+        ctx.fails.append(str(e))
+    except subprocess.TimeoutExpired as e:
+        ctx.fails.append("timed out: %s" % e)
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("kept %s" % work)
+    if ctx.fails:
+        print("FAIL perlfield.%s:\n  " % a.case + "\n  ".join(ctx.fails))
+        return 1
+    print("ok perlfield.%s" % a.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
