@@ -247,6 +247,11 @@ open_output_locked(void)
  * (python 6.8x, leaky_server 2.0x) keep level 1 as it is. */
 static int long_matches;
 
+/* Frames shorter than this are written raw: the ticker's SYNC and RSS frames (a few bytes,
+ * which zstd's own header makes longer) and a sampled run's few records per tick; each
+ * ZSTD_compress2 call costs about 14k instructions whatever its input. */
+#define LH_OUTPUT_MIN_COMPRESS 128
+
 static size_t
 compress_frame(void *dst, size_t cap, const void *src, size_t len)
 {
@@ -272,7 +277,7 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
     size_t cap = lh_g.out_cap - LH_FRAME_HEADER_LEN;
     size_t clen = 0;
     uint8_t codec = LH_CODEC_RAW;
-    if (lh_g.cctx) {
+    if (lh_g.cctx && len >= LH_OUTPUT_MIN_COMPRESS) {
         clen = compress_frame(payload, cap, raw, len);
         if (!ZSTD_isError(clen) && clen < len) {
             codec = LH_CODEC_ZSTD;

@@ -253,6 +253,17 @@ thread_bounds(lh_slot_t *s)
     }
 }
 
+/* One past the highest slot ever taken (slots are taken lowest first): the sweeps below
+ * look at these, not at all LH_MAX_SLOTS (26k instructions per sweep of a one-thread
+ * program, twice per tick). */
+static atomic_int slots_hi;
+
+static int
+slots_seen(void)
+{
+    return atomic_load_explicit(&slots_hi, memory_order_acquire);
+}
+
 lh_slot_t *
 lh_thread_slot_take(void)
 {
@@ -263,6 +274,9 @@ lh_thread_slot_take(void)
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_strong(&lh_g.slots[i].in_use, &expect, 1)) {
             s = &lh_g.slots[i];
+            int hi = atomic_load(&slots_hi);
+            while (hi < i + 1 && !atomic_compare_exchange_weak(&slots_hi, &hi, i + 1)) {
+            }
             break;
         }
     }
@@ -401,7 +415,7 @@ lh_flush_all(int bounded)
         pthread_mutex_lock(&sweep_lock);
     }
     int hi = 0;
-    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, n = slots_seen(); i < n; i++) {
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
             atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
             hi = i + 1;
@@ -445,7 +459,7 @@ uint64_t
 lh_events_total(void)
 {
     uint64_t n = atomic_load(&lh_g.n_events);
-    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, hi = slots_seen(); lh_g.slots && i < hi; i++) {
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
             n += lh_g.slots[i].n_events;
         }
@@ -496,7 +510,7 @@ lh_slots_after_fork(void)
     atomic_store(&lh_g.n_dropped, 0);
     /* Other threads do not exist here: their buffers hold the parent's events, which the
      * parent writes itself. */
-    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, hi = slots_seen(); i < hi; i++) {
         lh_slot_t *s = &lh_g.slots[i];
         atomic_store(&s->busy, 0);
         atomic_store(&s->req, 0);
@@ -505,6 +519,7 @@ lh_slots_after_fork(void)
         s->n_records = 0;
         s->n_events = 0;
     }
+    atomic_store(&slots_hi, 0);
     /* The queue holds the parent's frames: recycle the buffers, drop the frames. */
     pthread_mutex_t fresh_q = PTHREAD_MUTEX_INITIALIZER;
     qlock = fresh_q;
