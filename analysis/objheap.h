@@ -133,13 +133,11 @@ typedef struct lh_obj {
     uint32_t kind;       /* strs index: "HASH", "SCALAR(PV)", "dict" */
     uint32_t cls;        /* strs index: blessed package / Python class; 0: none */
     uint32_t name;       /* strs index of its first name (names[]); 0: unnamed */
-    uint32_t flags;      /* LH_OBJ_* */
     uint32_t stack_id;   /* allocation stack of its first owned block (0: none): the line
                             that created it when the trace records script frames */
     uint32_t detail;     /* strs index: what the object is, shown where a path passes it
                             ("function on_error (app.py:11)"); 0: none */
 } lh_obj_t;
-#define LH_OBJ_ANON 0x01u /* perl: an anonymous sub / hash / array made by [] {} sub {} */
 
 typedef struct lh_objedge {
     uint32_t dst;        /* node index (object or ext) */
@@ -246,6 +244,14 @@ size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
 
+/* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
+ * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps
+ * an unreachable object alive (`identify`): a Perl closure stored on the object it
+ * captures, a parent and child that refer to each other. Returns n, -1 when v is on no
+ * cycle, or LH_ENOMEM. */
+int lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path,
+                     size_t max);
+
 /* ---------------------------------------------------------------------------------------
  * Decoders (objheap_perl.c, objheap_python.c): reading the snapshot, filling the graph
  * ------------------------------------------------------------------------------------- */
@@ -263,7 +269,7 @@ int lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix, const c
  * (>= 0; valid for the calls below, objects are renumbered by address at the end), or
  * LH_ENOMEM. Adding the same address twice is LH_EINVAL. */
 int64_t lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char *kind,
-                       const char *cls, uint32_t flags);
+                       const char *cls);
 /* An edge from object src (builder index) to whatever is at dst_addr, resolved at the end:
  * an object starting there, else a live native block containing it (kind becomes NATIVE
  * unless the block is owned by an object, then the edge goes to its owner), else dropped.

@@ -323,7 +323,7 @@ add_objects(pctx_t *c)
             body = L->body_pvhv_aux;
         }
         int64_t id = lh_objheap_add(c->oh, s->addr, L->sizeof_sv + body, kind_of(s, kd),
-                                    blessed(c, s, cls, sizeof cls), 0);
+                                    blessed(c, s, cls, sizeof cls));
         if (id < 0) {
             return (int)id;
         }
