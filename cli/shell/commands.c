@@ -965,29 +965,6 @@ static const command_t commands[] = {
     {"exit", cmd_quit, NULL, NULL},
 };
 
-/* Prints text from column col (the cursor is there), wrapped at its spaces before column
- * 100, each further line indented to col. */
-static void
-put_wrapped(FILE *out, const char *text, int col)
-{
-    int at = col;
-    while (*text) {
-        int n = (int)strcspn(text, " ");
-        if (at > col && at + 1 + n > 100) {
-            fprintf(out, "\n%*s", col, "");
-            at = col;
-        } else if (at > col) {
-            fputc(' ', out);
-            at++;
-        }
-        fwrite(text, 1, (size_t)n, out);
-        at += n;
-        text += n;
-        text += strspn(text, " ");
-    }
-    fputc('\n', out);
-}
-
 static int
 cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
@@ -999,15 +976,13 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (!c || !c->usage) {
             return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
         }
-        fprintf(sh->out, "%s\n  ", c->usage);
-        put_wrapped(sh->out, c->help, 2);
+        fprintf(sh->out, "%s\n  %s\n", c->usage, c->help);
         return 0;
     }
     fputs("commands (ADDR: 0x... or @N, the Nth row of the last listing):\n", sh->out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (commands[i].usage) {
-            fprintf(sh->out, "  %-42s ", commands[i].usage);
-            put_wrapped(sh->out, commands[i].help, 45);
+            fprintf(sh->out, "  %-42s %s\n", commands[i].usage, commands[i].help);
         }
     }
     return 0;
