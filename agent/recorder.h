@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "sample.h"
@@ -77,6 +78,20 @@ lh_recorder_wants_free(const void *p)
         return 0;
     }
     return !lh_recorder_sampling || lh_sample_unmark(p);
+}
+
+/* The size of the block pvalloc(n) returns: glibc rounds n up to whole pages, and the
+ * block is that big (LeakSanitizer records the same); n itself when that overflows
+ * (pvalloc fails with ENOMEM). getpagesize reads the loader's value: no malloc. */
+static inline size_t
+lh_recorder_pvalloc_size(size_t n)
+{
+    size_t page = (size_t)getpagesize();
+    size_t up;
+    if (__builtin_add_overflow(n, page - 1, &up)) {
+        return n;
+    }
+    return up & ~(page - 1);
 }
 
 /* Records block p of size bytes, just returned by the real allocator (LH_AK_* kind). */

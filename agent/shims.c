@@ -441,6 +441,7 @@ LH_EXPORT void *
 pvalloc(size_t n)
 {
     size_t align = 4096;
+    n = lh_recorder_pvalloc_size(n); /* the same block: glibc rounds up to pages too */
     ALIGNED_HOOK(pvalloc, LH_AK_VALLOC, n);
 }
 
