@@ -121,6 +121,8 @@ slot_reset(lh_slot_t *s)
     s->addr_last = 0;
     s->ts_base = 0;
     s->ts_last = 0;
+    s->ev_end = LH_EV_CLOSED;
+    s->ev_stack = 0;
 }
 
 /* Queues the slot's buffer and gives the slot a spare. Returns 0, or -1 when no spare or
@@ -296,6 +298,8 @@ lh_thread_slot_take(void)
     s->n_events = 0;
     s->ts_base = s->ts_last = 0;
     s->addr_last = 0;
+    s->ev_end = LH_EV_CLOSED;
+    s->ev_stack = 0;
     s->tid = (uint32_t)lh_sys_gettid();
     s->uc_hits = s->uc_fills = 0;
     thread_bounds(s);
@@ -380,6 +384,7 @@ thread_exit(void *arg)
             lh_flush_slot_locked(s);
         }
         s->len = 0;
+        s->ev_end = LH_EV_CLOSED;
         atomic_fetch_add(&lh_g.n_events, s->n_events);
         s->n_events = 0;
         atomic_store(&s->in_use, 0);
@@ -516,6 +521,7 @@ lh_slots_after_fork(void)
         atomic_store(&s->req, 0);
         atomic_store(&s->in_use, 0);
         s->len = 0;
+        s->ev_end = LH_EV_CLOSED;
         s->n_records = 0;
         s->n_events = 0;
     }
