@@ -184,10 +184,43 @@ def case_cycles(ctx):
                   out[out.find("Shop::Node 0x"):][:600])
 
 
+class Skip(Exception):
+    pass
+
+
+def case_dbi(ctx):
+    """DBI + DBD::SQLite, a statement handle cached per query text (orders.pl): the report
+    keeps SQLite's C frames under the Perl line that prepared, and the shell says what
+    holds the growth: the handle in `my $dbh`, its tied inner hash, CachedKids (it said
+    "[held outside Perl data]": the 1000 statement handles hold their parent from C)."""
+    if run(ctx, ["perl", "-MDBD::SQLite", "-e", "1"]).returncode != 0:
+        raise Skip("DBD::SQLite is not installed (Debian libdbd-sqlite3-perl)")
+    prog = "orders.pl"
+    trace = lh_field_run(ctx, prog)
+    prep = marker(prog, "prepare")
+    sites = lh_json(ctx, ["report", trace, "--top", "1"])["sites"]
+    fr = sites[0]["frames"] if sites else []
+    names = [f.get("function") for f in fr]
+    at = [i for i, f in enumerate(fr) if (f.get("function"), f.get("file"), f.get("line")) ==
+          ("Shop::Orders::total_for", prep[0], prep[1])]
+    ctx.check(bool(at) and "sqlite3_prepare_v2" in names[:at[0]],
+              "the top site: SQLite's prepare under the Perl line that prepared",
+              "sqlite3_prepare_v2 ... Shop::Orders::total_for (orders.pl:%d)" % prep[1],
+              " <- ".join(where(f) for f in fr[:20]))
+    ctx.check(not any((n or "").startswith(("Perl_", "pp_", "S_")) for n in names),
+              "no perl internals on the stack", "no Perl_*, pp_*, S_*", names)
+    out = shell(ctx, trace, "largest 3 --retained")
+    want = ("&Shop::Orders::db -> my $dbh -> DBI::db -> magic 'P' -> DBI::db -> "
+            "{\"CachedKids\"} -> HASH")
+    ctx.check(any(want in line and " HASH " in line for line in out.splitlines()),
+              "largest --retained: CachedKids under my $dbh", want, out)
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
     "cycles": case_cycles,
+    "dbi": case_dbi,
 }
 
 
@@ -206,6 +239,10 @@ def main():
     ctx = Ctx(a.build, os.path.abspath(a.lib), work, a.v)
     try:
         CASES[a.case](ctx)
+    except Skip as e:
+        print("skipped: %s" % e)
+        shutil.rmtree(work, ignore_errors=True)
+        return 77
     except Failure as e:
         ctx.fails.append(str(e))
     except subprocess.TimeoutExpired as e:
