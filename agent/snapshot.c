@@ -33,6 +33,7 @@
 #include "snapdelta.h"
 #include "snapwp.h"
 #include "sys.h"
+#include "loadermem.h"
 #include "threads.h"
 #include "threadsp.h"
 
@@ -103,6 +104,7 @@ lh_snapshot_init(int mode)
     hdr_seen = lh_sys_map(sizeof(uintptr_t) * HDR_SEEN);
     tsig = lh_sys_map(sizeof(lh_wp_range_t) * MAX_REGIONS);
     lh_threads_init();
+    lh_loadermem_init();
     if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots || !hdrw ||
         !hdr_seen || !tsig) {
         contents_mode = LH_CONTENTS_NONE;
@@ -774,6 +776,9 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
     add_listed_threads();
     add_ended_threads();
     uintptr_t alo, ahi;
+    for (int i = 0; lh_loadermem_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
+        troots[n_troots++] = (lh_troot_t){alo, ahi, LH_TROOT_LOADER, 0, 0};
+    }
     for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
         /* mmap maps whole pages: the rest of the last page is the agent's too */
         troots[n_troots++] = (lh_troot_t){alo & ~(uintptr_t)4095, (ahi + 4095) & ~(uintptr_t)4095,
@@ -818,6 +823,15 @@ emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_
     }
     if (t && (t->kind == LH_TROOT_DEAD || t->kind == LH_TROOT_AGENT)) {
         return; /* stack the program's returned functions left, or the agent's memory */
+    }
+    if (t && t->kind == LH_TROOT_LOADER && base->kind == LH_REGION_HEAP) {
+        /* ld.so's own memory: its data, a root; still a target, so that a block the
+         * kernel placed next to it stays a block (words inside blocks are the blocks') */
+        rr.kind = LH_REGION_DATA;
+        name = lh_loadermem_name();
+        t = NULL;
+    } else if (t && t->kind == LH_TROOT_LOADER) {
+        t = NULL; /* a module's bss already */
     }
     if (t && t->kind == LH_TROOT_STACK) {
         rr.kind = LH_REGION_STACK;

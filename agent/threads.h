@@ -27,11 +27,12 @@
 
 /* One root range of a thread, as the snapshot child cuts regions into. */
 enum lh_troot_kind {
-    LH_TROOT_STACK = 1,    /* live stack: "[stack:TID]" or "[stack:capture]" */
-    LH_TROOT_DEAD = 2,     /* below the capturing thread's stack pointer: not scanned */
-    LH_TROOT_TLS = 3,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
-    LH_TROOT_SPECIFIC = 4, /* pthread_setspecific slots: "[specific:TID]" */
-    LH_TROOT_AGENT = 5,    /* the agent's own memory (snapshot.c): never scanned */
+    LH_TROOT_LOADER = 1,   /* the loader's own memory (loadermem.h): module data of ld.so */
+    LH_TROOT_STACK = 2,    /* live stack: "[stack:TID]" or "[stack:capture]" */
+    LH_TROOT_DEAD = 3,     /* below a thread's stack pointer: not scanned */
+    LH_TROOT_TLS = 4,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
+    LH_TROOT_SPECIFIC = 5, /* pthread_setspecific slots: "[specific:TID]" */
+    LH_TROOT_AGENT = 6,    /* the agent's own memory (snapshot.c): never scanned */
 };
 
 typedef struct lh_troot {

@@ -351,8 +351,8 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
  * ------------------------------------------------------------------------------------- */
 
 /* The node an address names: an object's head, an owned buffer's object, an ext node. */
-int
-sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
+static int
+node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
                 lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
@@ -413,7 +413,7 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
     const lh_objheap_t *oh = sh->oh;
     uint32_t v;
     char buf[4096];
-    if (sh_obj_node_arg(sh, "identify", arg, &v, err) < 0) {
+    if (node_arg(sh, "identify", arg, &v, err) < 0) {
         return LH_EINVAL;
     }
     obj_line(sh, v, sh->out);
@@ -459,7 +459,7 @@ sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err)
     const lh_objheap_t *oh = sh->oh;
     uint32_t v;
     char lab[300], nm[512];
-    if (sh_obj_node_arg(sh, "show", arg, &v, err) < 0) {
+    if (node_arg(sh, "show", arg, &v, err) < 0) {
         return LH_EINVAL;
     }
     obj_line(sh, v, sh->out);
