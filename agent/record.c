@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "record.h"
 #include "maps.h"
+#include "output.h"
 #include "slots.h"
 #include "enc.h"
 #include "format.h"
@@ -629,9 +630,16 @@ ev_begin(lh_slot_t *s)
     uint8_t *b = room(s, EV_MAX + 2);
     b[0] = LH_REC_EVENTS;
     s->ev_at = s->len;
-    s->ev_limit = s->len + 2 + EVENTS_OPEN_MAX;
-    if (s->ev_limit > s->cap - EV_MAX) {
-        s->ev_limit = s->cap - EV_MAX;
+    if (likely(atomic_load_explicit(&lh_output_compact, memory_order_relaxed))) {
+        s->ev_limit = s->len + 2 + EVENTS_OPEN_MAX;
+        if (s->ev_limit > s->cap - EV_MAX) {
+            s->ev_limit = s->cap - EV_MAX;
+        }
+    } else {
+        /* One event per record, its stack id and kind written out: the form in which
+         * zstd finds a request loop's repeats (output.c). */
+        s->ev_limit = 0;
+        s->ev_stack = UINT32_MAX;
     }
     s->n_records++;
     return b + 2;

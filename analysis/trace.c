@@ -655,30 +655,14 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
     int rc;
     lh_dec_init(&d, p, len);
     while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
+        lh_pending_t *slot = NULL;
         if (type == LH_REC_EVENTS) {
-            rc = events_record(t, h, &pl, st, &key);
-            if (rc == LH_ENOMEM) {
-                return lh_err_set(err, rc, "%s: out of memory", t->parts.path);
-            }
-            if (rc < 0) {
-                return lh_err_set(err, LH_EFORMAT,
-                                  "%s: frame %" PRIu64 " at offset %" PRIu64
-                                  ": malformed record %u (type 0x%02x); %" PRIu64
-                                  " events before it",
-                                  t->parts.path, t->parts.stats.n_frames, frame_off, idx, type,
-                                  t->n_decoded);
-            }
-            idx++;
-            t->parts.stats.n_records++;
-            continue;
+            rc = events_record(t, h, &pl, st, &key); /* 0: its events are in the window */
+        } else {
+            /* Decoded in place, in the window's next entry (a REALLOC takes two). */
+            slot = lh_window_room(&t->window, 2);
+            rc = slot ? frame_record(t, type, &pl, st, &slot->ev) : LH_ENOMEM;
         }
-        /* Decoded in place, in the window's next entry (a REALLOC takes two). */
-        lh_pending_t *slot = lh_window_room(&t->window, 2);
-        if (!slot) {
-            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
-        }
-        lh_event_t *ev = &slot->ev;
-        rc = frame_record(t, type, &pl, st, ev);
         if (rc == LH_ENOMEM) {
             return lh_err_set(err, rc, "%s: out of memory", t->parts.path);
         }
