@@ -216,11 +216,25 @@ def case_dbi(ctx):
               "largest --retained: CachedKids under my $dbh", want, out)
 
 
+def case_callers(ctx):
+    """`report --by function` names a Perl sub after its own file, not the file of the line
+    that called it (callers.pl: ShopApp::handler was listed in callers.pl, the call site
+    its first allocation was recorded at)."""
+    trace = lh_field_run(ctx, "callers.pl")
+    seen = run_perl.marker_path(os.path.join(FIELD, "lib", "ShopApp.pm"), "seen")
+    fs = lh_json(ctx, ["report", trace, "--by", "function"])["functions"]
+    got = [(f.get("file"), f.get("exclusive", {}).get("allocations")) for f in fs
+           if f.get("function") == "ShopApp::handler"]
+    ctx.check(len(got) == 1 and got[0][0] == seen[0], "ShopApp::handler's file",
+              seen[0], got)
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
     "cycles": case_cycles,
     "dbi": case_dbi,
+    "callers": case_callers,
 }
 
 
