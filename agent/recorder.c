@@ -322,13 +322,16 @@ lh_recorder_finish(int kind, int status)
 }
 
 void
-lh_recorder_exit_status(int status)
+lh_recorder_exit_status(int kind, int status)
 {
     /* The END written when a script ended (lh_script_check_end: before its interpreter's
-     * teardown) may carry a status the interpreter did not keep in memory (python). */
-    if (end_kind == LH_EXIT_NORMAL && end_status != status && lh_recorder_own_process()) {
+     * teardown) says the process's exit was not seen, and may carry a status the
+     * interpreter did not keep in memory (python): the exit rewrites it. */
+    if ((end_kind == LH_EXIT_SCRIPT || (end_kind == kind && end_status != status)) &&
+        lh_recorder_own_process()) {
+        end_kind = kind;
         end_status = status;
-        write_end(LH_EXIT_NORMAL, status); /* readers keep the last END */
+        write_end(kind, status); /* readers keep the last END */
     }
 }
 

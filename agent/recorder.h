@@ -33,10 +33,11 @@ int lh_recorder_restart(void);
 int lh_recorder_detach(void);
 /* Stops recording for good: flushes, final RSS and snapshot, END record. Bounded. */
 void lh_recorder_finish(int exit_kind, int status);
-/* At the process's exit, after lh_recorder_finish: when the trace already ended (a script's
- * end, before its interpreter's teardown) with another status, writes END again with this
- * one (readers keep the last END). */
-void lh_recorder_exit_status(int status);
+/* At the process's exit (exit_kind LH_EXIT_NORMAL, or _exit), after lh_recorder_finish:
+ * when the trace already ended at a script's end (LH_EXIT_SCRIPT: before its interpreter's
+ * teardown), or with this kind and another status, writes END again with this kind and
+ * status (readers keep the last END). */
+void lh_recorder_exit_status(int exit_kind, int status);
 /* The process is about to exec path: flush and write END (superseded if exec fails). */
 void lh_recorder_exec(const char *path);
 /* A module may be loaded or unloaded: record the module map now (no agent lock held). */

@@ -644,6 +644,7 @@ LH_EXPORT void
 _exit(int status)
 {
     lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    lh_recorder_exit_status(LH_EXIT_UNDERSCORE, status);
     if (real.exit_) {
         real.exit_(status);
     }
@@ -655,6 +656,7 @@ LH_EXPORT void
 _Exit(int status)
 {
     lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    lh_recorder_exit_status(LH_EXIT_UNDERSCORE, status);
     if (real.Exit_) {
         real.Exit_(status);
     }

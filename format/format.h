@@ -217,6 +217,10 @@ enum lh_exit_kind {
     LH_EXIT_UNDERSCORE = 1, /* _exit() / _Exit() */
     LH_EXIT_EXEC = 2,   /* execve() replaced the image (followed or not) */
     LH_EXIT_DETACH = 3, /* `leakhound attach` detached: the process runs on */
+    LH_EXIT_SCRIPT = 4, /* a perl or python program's main program ended (the point of its
+                           exit report and snapshot), and the process's own exit was never
+                           seen: a signal killed it during the interpreter's teardown (python
+                           kills itself with SIGINT after an uncaught KeyboardInterrupt) */
 };
 
 enum lh_snap_trigger {

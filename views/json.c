@@ -109,6 +109,8 @@ exit_kind(const lh_trace_end_t *e)
         return "exec";
     case LH_EXIT_DETACH:
         return "detach";
+    case LH_EXIT_SCRIPT:
+        return "killed_in_teardown";
     default:
         return "unknown";
     }

@@ -116,6 +116,12 @@ print_exit(FILE *out, const lh_report_t *rep)
               "still live at the detach)\n",
               out);
         break;
+    case LH_EXIT_SCRIPT:
+        fputs("killed during teardown: the main program ended, then the process was killed "
+              "before its exit (by a signal; python re-raises SIGINT after an uncaught "
+              "KeyboardInterrupt)\n",
+              out);
+        break;
     default:
         fprintf(out, "exit of unknown kind %" PRIu64 " (status %" PRIu64 ")\n", e->kind,
                 e->status);
