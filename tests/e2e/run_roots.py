@@ -334,6 +334,16 @@ def case_loader_linkmap(ctx):
                         args=[ctx.prog("libe2e_plugin.so")])
 
 
+def case_environ(ctx):
+    """The environment strings moved to one heap block and environ[] pointed at the copies
+    (nginx's setproctitle): the block is reachable at exit, from the environment array the
+    kernel put on the main thread's stack, as Valgrind says (before: the agent's putenv had
+    replaced environ[] with an array no snapshot follows, and the block looked lost)."""
+    trace = record(ctx, "roots_environ")
+    expect_class(ctx, trace, "exit", "environ_copy", "reachable", "[stack of thread ")
+    valgrind_agrees(ctx, "roots_environ", {65536: "reachable"})
+
+
 def tls_trace(ctx):
     return record(ctx, "roots_tls", [ctx.prog("roots_tlsmod.so")])
 
@@ -519,6 +529,7 @@ CASES = {
     "hidden_thread": case_hidden_thread,
     "asleep_thread": case_asleep_thread,
     "loader_linkmap": case_loader_linkmap,
+    "environ": case_environ,
     "tls": case_tls,
     "specific": case_specific,
     "specific2": case_specific2,
