@@ -61,6 +61,11 @@ def case_stopped(ctx):
     ctx.check(g["summary"]["boundaries"] == "slices" and g["summary"]["points"] == 21,
               "one running snapshot: growth over the 21 slices", "slices, 21",
               "%s, %s" % (g["summary"]["boundaries"], g["summary"]["points"]))
+    res = run(ctx, [ctx.lh, "leaks", trace])
+    want = ("leakhound: the trace has 1 snapshot: differential leaks need at least 2 (one "
+            "interval); report --growth answers without them")
+    ctx.check(res.returncode != 0 and res.stderr.strip() == want,
+              "leaks: one line, and where the answer is", want, res.stderr.strip())
     body = marker(prog, "body")
     cycle = marker(prog, "cycle")
     top = g["sites"][0]["location"] if g["sites"] else {}
