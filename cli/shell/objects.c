@@ -518,6 +518,20 @@ sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
                 ? "reference cycles the collector has not freed yet: garbage, not leaks"
                 : "reference cycles nothing refers to",
             oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
+    /* A reference never released (a C extension's missing Py_DECREF, ctypes' Py_IncRef)
+     * leaves an object no object refers to, which the decoder never reaches: the native
+     * graph has it, as a block nothing points to. */
+    const lh_heapgraph_t *hg = sh->hg;
+    if (hg->has_graph && hg->class_blocks[LH_CLASS_DEFINITE]) {
+        fprintf(sh->out, "native blocks nothing points to (definitely lost): %s in %" PRIu64
+                " blocks, not objects of the %s heap (C code that never freed them%s): "
+                "`native on; unreachable` lists them by site\n",
+                sh_bytes(b1, sizeof b1, hg->class_bytes[LH_CLASS_DEFINITE]),
+                hg->class_blocks[LH_CLASS_DEFINITE], lang_name(oh),
+                oh->lang == LH_OBJLANG_PYTHON ? ", or an object whose reference was never "
+                                                "released: a missing Py_DECREF"
+                                              : "");
+    }
     if (gr.n) {
         fprintf(sh->out, "   @  %10s %10s  %-24s %s\n", "count", "bytes", "type", "created at");
     }
