@@ -138,6 +138,8 @@ typedef struct lh_config {
                                pages it skips anyway, compares, and logs the counts */
 } lh_config_t;
 
+#define LH_EV_CLOSED SIZE_MAX
+
 /* One thread's event buffer. Owned by its thread; the ticker and exit path lock it to flush
  * idle threads. */
 typedef struct lh_slot {
@@ -153,6 +155,11 @@ typedef struct lh_slot {
     uint64_t ts_base;
     uint64_t ts_last;
     uint64_t addr_last;
+    size_t ev_at;      /* the open EVENTS record starts at buf + ev_at ... */
+    size_t ev_end;     /* ... and ends at ev_end: open while len == ev_end; LH_EV_CLOSED:
+                          none (record.c) */
+    size_t ev_limit;   /* the end up to which one more event fits in that record */
+    uint32_t ev_stack; /* the frame's current stack id for EVENTS (format.h) */
     uintptr_t stack_lo;
     uintptr_t stack_hi;
     uintptr_t self;    /* pthread_self(): the thread's descriptor (threads.h) */

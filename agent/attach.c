@@ -158,7 +158,7 @@ hk_valloc(size_t n)
 LH_REALIGN static void *
 hk_pvalloc(size_t n)
 {
-    ALIGNED_HOOK(pvalloc, LH_AK_VALLOC, n, n);
+    ALIGNED_HOOK(pvalloc, LH_AK_VALLOC, lh_recorder_pvalloc_size(n), n);
 }
 
 static void patch_all(void);

@@ -78,7 +78,7 @@ fork_child(void)
     lh_stacktab_after_fork(&lh_g.stacks);
     lh_script_after_fork();
     lh_maps_after_fork();
-    lh_ticker_start();
+    lh_ticker_begin();
 }
 
 void

@@ -244,8 +244,24 @@ open_output_locked(void)
  * than 1.5x, the next one is searched for matches of 7 bytes or more instead of 6, which
  * halves zstd's instructions on such data for 1.7% more bytes (churn_nofp: 105M -> 48M
  * instructions for 3.3 MB of events; output 2.69 -> 2.74 MB). Frames that compress well
- * (python 6.8x, leaky_server 2.0x) keep level 1 as it is. */
+ * (python 6.8x, leaky_server 2.0x) keep level 1 as it is.
+ *
+ * The same test chooses how events are written (lh_output_compact, record.c). On such
+ * frames zstd's gain is all in the literals, and long EVENTS records give it 23% fewer
+ * bytes (churn: 6.08 -> 4.96 B/event, 26% fewer zstd instructions). Where matches pay,
+ * they are found in the events' repeats (a request loop's same sizes, stacks and address
+ * deltas), which a record's type and length byte and the stack id hold together between
+ * the varying time deltas: leaky_server_nofp's frames shrink 2.25x with a record per event
+ * and 1.77x with long EVENTS records (3.10-3.17 against 3.31-3.35 B/event), so there each
+ * EVENTS record holds one event with its stack id. Small programs never fill a frame and
+ * keep the compact form they start with. */
 static int long_matches;
+atomic_int lh_output_compact = 1;
+
+/* Frames shorter than this are written raw: the ticker's SYNC and RSS frames (a few bytes,
+ * which zstd's own header makes longer) and a sampled run's few records per tick; each
+ * ZSTD_compress2 call costs about 14k instructions whatever its input. */
+#define LH_OUTPUT_MIN_COMPRESS 128
 
 static size_t
 compress_frame(void *dst, size_t cap, const void *src, size_t len)
@@ -256,6 +272,7 @@ compress_frame(void *dst, size_t cap, const void *src, size_t len)
         /* Only full-sized frames decide: the ticker's SYNC and module frames are a few
          * bytes that never shrink much, and would switch every thread to long matches. */
         long_matches = clen * 3 > len * 2;
+        atomic_store_explicit(&lh_output_compact, long_matches, memory_order_relaxed);
     }
     return clen;
 }
@@ -272,7 +289,7 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
     size_t cap = lh_g.out_cap - LH_FRAME_HEADER_LEN;
     size_t clen = 0;
     uint8_t codec = LH_CODEC_RAW;
-    if (lh_g.cctx) {
+    if (lh_g.cctx && len >= LH_OUTPUT_MIN_COMPRESS) {
         clen = compress_frame(payload, cap, raw, len);
         if (!ZSTD_isError(clen) && clen < len) {
             codec = LH_CODEC_ZSTD;

@@ -7,6 +7,7 @@
 #ifndef LH_OUTPUT_H
 #define LH_OUTPUT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,11 @@ void lh_write_agent_frame(const uint8_t *recs, size_t len, uint32_t n_records,
 /* The same with the writer lock already held (used while opening a new file). */
 void lh_write_agent_frame_locked(const uint8_t *recs, size_t len, uint32_t n_records,
                                  uint64_t ts_base);
+
+/* Nonzero while the agent's events go into EVENTS records (record.c), zero while each gets
+ * its own ALLOC or FREE record: set from how much the last full-sized frame shrank (see
+ * output.c). Read by the hooks without a lock: AS-safe. */
+extern atomic_int lh_output_compact;
 
 /* Opens the file now if it is not open (lh_output_init did once; a new attach does again
  * after lh_output_after_fork). Returns 0 or -1 (said why). Takes the writer lock. */

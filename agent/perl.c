@@ -28,8 +28,13 @@
  * Interning keys (script.c reads strings only for keys it has not seen):
  *   key  = what names the function: the sub's GV | 1, a GV-less named sub's CV | 2, a sub
  *          without either CV | 3, or a small constant for main, (eval) and (require);
- *   key2 = the COP | line << 48 (COPs of a freed string eval may be reused; with the line
- *          in the key a reused COP rarely maps to a stale line).
+ *   key2 = the COP | tag << 48, tag = 16 bits mixed from the COP's line, parse sequence
+ *          number (cop_seq) and file name's address. A COP is freed with its optree (a string eval, a BEGIN block, the
+ *          top-level code of every require'd file once it ran) and its slot reused by the
+ *          next file compiled: the line alone kept the first file's name for the second
+ *          when both lines matched (eight modules of one shape: Delta.pm:5 was shown as
+ *          Charlie.pm:5). cop_seq grows with every lexical perl compiles, and the file
+ *          name is the COP's own copy, so a reused slot rarely brings back all three.
  * User-space addresses fit in 48 bits on x86-64 and aarch64, so the COP comes back out of
  * key2 for describe().
  *
@@ -274,7 +279,18 @@ lh_perl_ended(int *status)
         return 0;
     }
     uintptr_t main_perl = (uintptr_t)*curinterp_p;
-    if (!aligned(main_perl) || rd_u32(main_perl + L.i_phase) < L.phase_destruct) {
+    if (!aligned(main_perl)) {
+        return 0;
+    }
+    /* The program has ended once perl_destruct has run the END blocks and left the scope
+     * perl_construct entered (PL_scopestack_ix 0: never so while perl runs code). Waiting
+     * for the destruct phase was too late: perl sets it, then unrefs every reference to an
+     * object (sv_clean_objs), and the first free of that pass took the exit snapshot with
+     * one object half freed and its reference cleared: it and all it held were missing
+     * from the heap (one Shop::Node of four, its kids seen as "held outside Perl data"). */
+    uint32_t phase = rd_u32(main_perl + L.i_phase);
+    if (phase < L.phase_destruct &&
+        (phase < L.phase_run || rd_i32(main_perl + L.i_scopestack_ix) != 0)) {
         return 0;
     }
     *status = rd_i32(main_perl + L.i_statusvalue) & 0xff; /* STATUS_EXIT: what perl exits with */
@@ -307,8 +323,12 @@ set_frame(lh_sframe_t *f, uintptr_t key, uintptr_t cop)
     if (line == UINT32_MAX) {
         line = 0; /* NOLINE: a COP perl made with no line (BEGIN block set-up, XS boot) */
     }
+    uint64_t seq = aligned(cop) ? rd_u32(cop + L.cop_seq) : 0;
+    uint64_t file = aligned(cop) ? rd_ptr(cop + L.cop_file) : 0;
+    uint64_t mix = (line + seq * 0x9e3779b97f4a7c15ull + (file >> 3)) * 0xff51afd7ed558ccdull;
+    uint64_t tag = (mix >> 48) & 0xffffu;
     f->key = key;
-    f->key2 = (cop & ADDR_MASK) | ((uint64_t)line << 48);
+    f->key2 = (cop & ADDR_MASK) | (tag << 48);
     f->line = line;
     f->func = NULL;
     f->func_len = 0;

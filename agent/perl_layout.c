@@ -38,6 +38,7 @@ const lh_perl_layout_t lh_perl_layout = {
     .i_phase = offsetof(struct interpreter, Iphase),
     .i_curinterp_phase_size = FIELD_SIZE(struct interpreter, Iphase),
     .i_statusvalue = offsetof(struct interpreter, Istatusvalue),
+    .i_scopestack_ix = offsetof(struct interpreter, Iscopestack_ix),
 
     .si_cxstack = offsetof(struct stackinfo, si_cxstack),
     .si_prev = offsetof(struct stackinfo, si_prev),
@@ -59,6 +60,7 @@ const lh_perl_layout_t lh_perl_layout = {
 
     .cop_line = offsetof(COP, cop_line),
     .cop_file = offsetof(COP, cop_file),
+    .cop_seq = offsetof(COP, cop_seq),
 
     .sv_any = offsetof(SV, sv_any),
     .sv_flags = offsetof(SV, sv_flags),
@@ -80,6 +82,7 @@ const lh_perl_layout_t lh_perl_layout = {
     .xhv_aux_name_count = offsetof(struct xpvhv_with_aux, xhv_aux.xhv_name_count),
     .hek_len = offsetof(HEK, hek_len),
     .hek_key = offsetof(HEK, hek_key),
+    .phase_run = PERL_PHASE_RUN,
     .phase_end = PERL_PHASE_END,
     .phase_destruct = PERL_PHASE_DESTRUCT,
 };

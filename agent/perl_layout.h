@@ -23,13 +23,14 @@ typedef struct lh_perl_layout {
 
     /* struct interpreter (threads + multiplicity: every PL_x is my_perl->Ix) */
     size_t i_curcop, i_curstackinfo, i_phase, i_curinterp_phase_size, i_statusvalue;
+    size_t i_scopestack_ix; /* 0 once perl_destruct left perl_construct's scope */
     /* struct stackinfo */
     size_t si_cxstack, si_prev, si_cxix, si_cxmax;
     /* PERL_CONTEXT */
     size_t ctx_size, ctx_type, ctx_u16, ctx_oldcop, ctx_sub_cv, ctx_eval_cv;
     unsigned cxt_mask, cxt_sub, cxt_format, cxt_eval, ctx_op_type_shift, op_require;
     /* COP (ithreads: cop_file is a char *) */
-    size_t cop_line, cop_file;
+    size_t cop_line, cop_file, cop_seq;
     /* SV head and bodies */
     size_t sv_any, sv_flags, sv_u;
     unsigned svt_mask, svt_pvcv, svt_pvgv, svt_pvhv;
@@ -39,7 +40,7 @@ typedef struct lh_perl_layout {
     size_t xgv_namehek, xgv_stash;
     size_t xhv_aux_name_u, xhv_aux_name_count;
     size_t hek_len, hek_key;
-    unsigned phase_end, phase_destruct;
+    unsigned phase_run, phase_end, phase_destruct;
 } lh_perl_layout_t;
 
 /* Defined in perl_layout.c. */

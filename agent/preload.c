@@ -74,7 +74,7 @@ at_exit(int status, void *arg)
     lh_g.exit_status = status;
     lh_g.have_exit_status = 1;
     lh_recorder_finish(LH_EXIT_NORMAL, status);
-    lh_recorder_exit_status(status);
+    lh_recorder_exit_status(LH_EXIT_NORMAL, status);
 }
 
 LH_REALIGN static void

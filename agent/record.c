@@ -6,15 +6,16 @@
  * (unwinding may enter the loader), then locks the slot and takes the time stamp under that
  * lock (see ticker.c for why). lh_rec_end unlocks.
  *
- * This is the hot path: ALLOC and FREE are encoded by hand here (their payloads are always
- * shorter than 128 bytes, so the length is one byte) rather than through the generic
- * record encoder.
+ * This is the hot path: allocations and frees are encoded by hand here, rather than through
+ * the generic record encoder, as events of an EVENTS record (format.h) that stays open
+ * while nothing else is written to the slot: no type and length byte per event.
  */
 #include <string.h>
 
 #include "agent.h"
 #include "record.h"
 #include "maps.h"
+#include "output.h"
 #include "slots.h"
 #include "enc.h"
 #include "format.h"
@@ -25,6 +26,10 @@
 
 /* Room checked before each event record (the largest, REALLOC, is < 64 bytes). */
 #define EVENT_MAX 64
+/* The largest compact event (head, addr, size: 10 bytes each; stack id 5; kind 1), and the
+ * payload an EVENTS record may reach with one more (so that its length stays one byte). */
+#define EV_MAX 36
+#define EVENTS_OPEN_MAX (127 - EV_MAX)
 /* Room for a label record. */
 #define LABEL_MAX 300
 
@@ -613,29 +618,84 @@ close_short(lh_slot_t *s, uint8_t *b, uint8_t type, uint8_t *q)
     s->n_events++;
 }
 
+/* Where the next event goes: the end of the slot's open EVENTS record when it is still the
+ * last record (ev_end, set only while one more event fits in it and in the buffer), else
+ * a new EVENTS record (after a flush when the buffer is full). Slot lock held. */
+static inline uint8_t *
+ev_begin(lh_slot_t *s)
+{
+    if (likely(s->len == s->ev_end)) {
+        return s->buf + s->len;
+    }
+    uint8_t *b = room(s, EV_MAX + 2);
+    b[0] = LH_REC_EVENTS;
+    s->ev_at = s->len;
+    if (likely(atomic_load_explicit(&lh_output_compact, memory_order_relaxed))) {
+        s->ev_limit = s->len + 2 + EVENTS_OPEN_MAX;
+        if (s->ev_limit > s->cap - EV_MAX) {
+            s->ev_limit = s->cap - EV_MAX;
+        }
+    } else {
+        /* One event per record, its stack id and kind written out: the form in which
+         * zstd finds a request loop's repeats (output.c). */
+        s->ev_limit = 0;
+        s->ev_stack = UINT32_MAX;
+    }
+    s->n_records++;
+    return b + 2;
+}
+
+/* Ends an event written from ev_begin up to q: the record's length byte covers it. */
+static inline void
+ev_end(lh_slot_t *s, uint8_t *q)
+{
+    size_t len = (size_t)(q - s->buf);
+    s->len = len;
+    s->buf[s->ev_at + 1] = (uint8_t)(len - s->ev_at - 2);
+    s->ev_end = len <= s->ev_limit ? len : LH_EV_CLOSED;
+    s->n_events++;
+}
+
+/* An event's head: its time delta and its code. */
+static inline uint8_t *
+put_head(lh_slot_t *s, uint8_t *q, uint64_t ts, unsigned code)
+{
+    if (unlikely(s->ts_base == 0)) {
+        s->ts_base = s->ts_last = ts;
+    }
+    q = put_varint(q, (ts - s->ts_last) << 2 | code);
+    s->ts_last = ts;
+    return q;
+}
+
 static inline __attribute__((always_inline)) void
 rec_alloc(lh_rec_t *r, const void *p, size_t size, int kind)
 {
     lh_slot_t *s = r->slot;
-    uint8_t *b = room(s, EVENT_MAX);
-    uint8_t *q = put_ts(s, b + 2, r->ts);
-    q = put_addr(s, q, p);
-    q = put_varint(q, size);
-    q = put_varint(q, r->stack_id);
-    if (kind != LH_AK_MALLOC) {
-        *q++ = (uint8_t)kind; /* absent means malloc */
+    uint8_t *q = ev_begin(s);
+    if (likely(kind == LH_AK_MALLOC && r->stack_id == s->ev_stack)) {
+        q = put_head(s, q, r->ts, LH_EV_ALLOC);
+        q = put_addr(s, q, p);
+        q = put_varint(q, size);
+    } else {
+        q = put_head(s, q, r->ts, LH_EV_ALLOC_STACK);
+        q = put_addr(s, q, p);
+        q = put_varint(q, size);
+        q = put_varint(q, r->stack_id);
+        *q++ = (uint8_t)kind;
+        s->ev_stack = r->stack_id;
     }
-    close_short(s, b, LH_REC_ALLOC, q);
+    ev_end(s, q);
 }
 
 static inline __attribute__((always_inline)) void
 rec_free(lh_rec_t *r, const void *p)
 {
     lh_slot_t *s = r->slot;
-    uint8_t *b = room(s, EVENT_MAX);
-    uint8_t *q = put_ts(s, b + 2, r->ts);
+    uint8_t *q = ev_begin(s);
+    q = put_head(s, q, r->ts, LH_EV_FREE);
     q = put_addr(s, q, p);
-    close_short(s, b, LH_REC_FREE, q);
+    ev_end(s, q);
 }
 
 void

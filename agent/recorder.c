@@ -65,6 +65,16 @@ before_recording_alloc(void *p, size_t size, int kind)
     return 1;
 }
 
+/* Sampling mode in a single-threaded program: the ticker's work is this thread's, done
+ * after a recorded event (ticker.h). No agent lock is held here. */
+static inline void
+poll_ticker(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&lh_ticker_deferred, memory_order_relaxed), 0)) {
+        lh_ticker_poll();
+    }
+}
+
 void
 lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
 {
@@ -78,6 +88,7 @@ lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
     }
     lh_tls.guard = 1;
     lh_rec_alloc_event(p, size, kind, entry_fp);
+    poll_ticker();
     lh_tls.guard = 0;
     if (lh_script_on) {
         lh_script_check_end(); /* perl's global destruction is not the program's */
@@ -106,6 +117,7 @@ lh_recorder_free(void *p)
     }
     lh_tls.guard = 1;
     lh_rec_free_event(p);
+    poll_ticker();
     lh_tls.guard = 0;
     errno = saved;
 }
@@ -310,13 +322,16 @@ lh_recorder_finish(int kind, int status)
 }
 
 void
-lh_recorder_exit_status(int status)
+lh_recorder_exit_status(int kind, int status)
 {
     /* The END written when a script ended (lh_script_check_end: before its interpreter's
-     * teardown) may carry a status the interpreter did not keep in memory (python). */
-    if (end_kind == LH_EXIT_NORMAL && end_status != status && lh_recorder_own_process()) {
+     * teardown) says the process's exit was not seen, and may carry a status the
+     * interpreter did not keep in memory (python): the exit rewrites it. */
+    if ((end_kind == LH_EXIT_SCRIPT || (end_kind == kind && end_status != status)) &&
+        lh_recorder_own_process()) {
+        end_kind = kind;
         end_status = status;
-        write_end(LH_EXIT_NORMAL, status); /* readers keep the last END */
+        write_end(kind, status); /* readers keep the last END */
     }
 }
 
@@ -431,7 +446,7 @@ lh_recorder_begin(void)
      * events before any other (a free waits for the replay of its block). */
     lh_preinit_replay(!lh_recorder_sampling);
     lh_maps_scan(1);
-    lh_ticker_start();
+    lh_ticker_begin();
 }
 
 /* -------------------------------------------------------------------------------------

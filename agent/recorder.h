@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "sample.h"
@@ -32,10 +33,11 @@ int lh_recorder_restart(void);
 int lh_recorder_detach(void);
 /* Stops recording for good: flushes, final RSS and snapshot, END record. Bounded. */
 void lh_recorder_finish(int exit_kind, int status);
-/* At the process's exit, after lh_recorder_finish: when the trace already ended (a script's
- * end, before its interpreter's teardown) with another status, writes END again with this
- * one (readers keep the last END). */
-void lh_recorder_exit_status(int status);
+/* At the process's exit (exit_kind LH_EXIT_NORMAL, or _exit), after lh_recorder_finish:
+ * when the trace already ended at a script's end (LH_EXIT_SCRIPT: before its interpreter's
+ * teardown), or with this kind and another status, writes END again with this kind and
+ * status (readers keep the last END). */
+void lh_recorder_exit_status(int exit_kind, int status);
 /* The process is about to exec path: flush and write END (superseded if exec fails). */
 void lh_recorder_exec(const char *path);
 /* A module may be loaded or unloaded: record the module map now (no agent lock held). */
@@ -77,6 +79,20 @@ lh_recorder_wants_free(const void *p)
         return 0;
     }
     return !lh_recorder_sampling || lh_sample_unmark(p);
+}
+
+/* The size of the block pvalloc(n) returns: glibc rounds n up to whole pages, and the
+ * block is that big (LeakSanitizer records the same); n itself when that overflows
+ * (pvalloc fails with ENOMEM). getpagesize reads the loader's value: no malloc. */
+static inline size_t
+lh_recorder_pvalloc_size(size_t n)
+{
+    size_t page = (size_t)getpagesize();
+    size_t up;
+    if (__builtin_add_overflow(n, page - 1, &up)) {
+        return n;
+    }
+    return up & ~(page - 1);
 }
 
 /* Records block p of size bytes, just returned by the real allocator (LH_AK_* kind). */

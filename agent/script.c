@@ -181,7 +181,8 @@ lh_script_check_end(void)
     if (atomic_exchange(&end_taken, 1)) {
         return;
     }
-    lh_recorder_finish(LH_EXIT_NORMAL, status);
+    /* provisional: the process's exit (lh_recorder_exit_status) or _exit rewrites it */
+    lh_recorder_finish(LH_EXIT_SCRIPT, status);
 }
 
 void

@@ -441,6 +441,7 @@ LH_EXPORT void *
 pvalloc(size_t n)
 {
     size_t align = 4096;
+    n = lh_recorder_pvalloc_size(n); /* the same block: glibc rounds up to pages too */
     ALIGNED_HOOK(pvalloc, LH_AK_VALLOC, n);
 }
 
@@ -643,6 +644,7 @@ LH_EXPORT void
 _exit(int status)
 {
     lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    lh_recorder_exit_status(LH_EXIT_UNDERSCORE, status);
     if (real.exit_) {
         real.exit_(status);
     }
@@ -654,6 +656,7 @@ LH_EXPORT void
 _Exit(int status)
 {
     lh_recorder_finish(LH_EXIT_UNDERSCORE, status);
+    lh_recorder_exit_status(LH_EXIT_UNDERSCORE, status);
     if (real.Exit_) {
         real.Exit_(status);
     }

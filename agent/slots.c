@@ -121,6 +121,8 @@ slot_reset(lh_slot_t *s)
     s->addr_last = 0;
     s->ts_base = 0;
     s->ts_last = 0;
+    s->ev_end = LH_EV_CLOSED;
+    s->ev_stack = 0;
 }
 
 /* Queues the slot's buffer and gives the slot a spare. Returns 0, or -1 when no spare or
@@ -253,6 +255,17 @@ thread_bounds(lh_slot_t *s)
     }
 }
 
+/* One past the highest slot ever taken (slots are taken lowest first): the sweeps below
+ * look at these, not at all LH_MAX_SLOTS (26k instructions per sweep of a one-thread
+ * program, twice per tick). */
+static atomic_int slots_hi;
+
+static int
+slots_seen(void)
+{
+    return atomic_load_explicit(&slots_hi, memory_order_acquire);
+}
+
 lh_slot_t *
 lh_thread_slot_take(void)
 {
@@ -263,6 +276,9 @@ lh_thread_slot_take(void)
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_strong(&lh_g.slots[i].in_use, &expect, 1)) {
             s = &lh_g.slots[i];
+            int hi = atomic_load(&slots_hi);
+            while (hi < i + 1 && !atomic_compare_exchange_weak(&slots_hi, &hi, i + 1)) {
+            }
             break;
         }
     }
@@ -282,6 +298,8 @@ lh_thread_slot_take(void)
     s->n_events = 0;
     s->ts_base = s->ts_last = 0;
     s->addr_last = 0;
+    s->ev_end = LH_EV_CLOSED;
+    s->ev_stack = 0;
     s->tid = (uint32_t)lh_sys_gettid();
     s->uc_hits = s->uc_fills = 0;
     thread_bounds(s);
@@ -366,6 +384,7 @@ thread_exit(void *arg)
             lh_flush_slot_locked(s);
         }
         s->len = 0;
+        s->ev_end = LH_EV_CLOSED;
         atomic_fetch_add(&lh_g.n_events, s->n_events);
         s->n_events = 0;
         atomic_store(&s->in_use, 0);
@@ -401,7 +420,7 @@ lh_flush_all(int bounded)
         pthread_mutex_lock(&sweep_lock);
     }
     int hi = 0;
-    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, n = slots_seen(); i < n; i++) {
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
             atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
             hi = i + 1;
@@ -445,7 +464,7 @@ uint64_t
 lh_events_total(void)
 {
     uint64_t n = atomic_load(&lh_g.n_events);
-    for (int i = 0; lh_g.slots && i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, hi = slots_seen(); lh_g.slots && i < hi; i++) {
         if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
             n += lh_g.slots[i].n_events;
         }
@@ -496,15 +515,17 @@ lh_slots_after_fork(void)
     atomic_store(&lh_g.n_dropped, 0);
     /* Other threads do not exist here: their buffers hold the parent's events, which the
      * parent writes itself. */
-    for (int i = 0; i < LH_MAX_SLOTS; i++) {
+    for (int i = 0, hi = slots_seen(); i < hi; i++) {
         lh_slot_t *s = &lh_g.slots[i];
         atomic_store(&s->busy, 0);
         atomic_store(&s->req, 0);
         atomic_store(&s->in_use, 0);
         s->len = 0;
+        s->ev_end = LH_EV_CLOSED;
         s->n_records = 0;
         s->n_events = 0;
     }
+    atomic_store(&slots_hi, 0);
     /* The queue holds the parent's frames: recycle the buffers, drop the frames. */
     pthread_mutex_t fresh_q = PTHREAD_MUTEX_INITIALIZER;
     qlock = fresh_q;

@@ -33,7 +33,9 @@
 #include "snapdelta.h"
 #include "snapwp.h"
 #include "sys.h"
+#include "loadermem.h"
 #include "threads.h"
+#include "threadsp.h"
 
 #define MAX_REGIONS 65536
 #define MAPS_BUF (16u << 20)
@@ -102,6 +104,7 @@ lh_snapshot_init(int mode)
     hdr_seen = lh_sys_map(sizeof(uintptr_t) * HDR_SEEN);
     tsig = lh_sys_map(sizeof(lh_wp_range_t) * MAX_REGIONS);
     lh_threads_init();
+    lh_loadermem_init();
     if (!snap_cctx || !raw_buf || !comp_buf || !maps_buf || !regions || !troots || !hdrw ||
         !hdr_seen || !tsig) {
         contents_mode = LH_CONTENTS_NONE;
@@ -627,6 +630,8 @@ typedef struct job {
     uintptr_t sp;
     int reserved; /* the delta table is this child's (lh_snapdelta_reserve) */
     int marked;   /* lh_snapwp_mark ran just before the clone */
+    int sp_rfd;   /* the other threads' stack pointers come through this pipe (-1: none) */
+    int sp_wfd;   /* its write end: the parent's, closed in the child */
 } job_t;
 
 /* -------------------------------------------------------------------------------------
@@ -675,6 +680,18 @@ has_slot(uint32_t tid)
     return 0;
 }
 
+/* Where the live stack of thread s (not the capturing one) begins: its stack pointer at the
+ * clone less the red zone, when it was asleep then (threadsp.h); 0: its whole stack. */
+static uintptr_t
+asleep_sp(const lh_slot_t *s)
+{
+    uintptr_t sp = lh_threadsp_of(s->tid);
+    if (!sp || sp < s->stack_lo || sp >= s->stack_hi) {
+        return 0; /* running, unknown, or on another stack (sigaltstack, a coroutine's) */
+    }
+    return sp - s->stack_lo > LH_THREADSP_RED_ZONE ? sp - LH_THREADSP_RED_ZONE : s->stack_lo;
+}
+
 /* The threads glibc lists that the agent never saw start (threads.h, lh_threads_listed):
  * their TLS and descriptor are roots, and, when glibc allocated the stack, that stack: from
  * the bottom of the mapping holding the descriptor, which a guard page (an unreadable
@@ -699,8 +716,8 @@ add_listed_threads(void)
             s.stack_lo = r->lo;
             s.stack_hi = t->desc_hi;
         }
-        n_troots += lh_threads_roots(&s, 0, troots + n_troots, MAX_TROOTS - n_troots,
-                                     child_readable);
+        n_troots += lh_threads_roots(&s, asleep_sp(&s), 0, troots + n_troots,
+                                     MAX_TROOTS - n_troots, child_readable);
     }
 }
 
@@ -744,18 +761,24 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
             s.stack_lo = r->lo;
         }
         uintptr_t sp = 0;
+        int is_capture = 0;
         if ((pid_t)s.tid == job->tid && job->sp >= s.stack_lo && job->sp < s.stack_hi) {
             sp = job->sp;
-            have_capture = 1;
+            is_capture = have_capture = 1;
             *cap_lo = s.stack_lo;
             *cap_hi = s.stack_hi;
+        } else if ((pid_t)s.tid != job->tid) {
+            sp = asleep_sp(&s);
         }
-        n_troots += lh_threads_roots(&s, sp, troots + n_troots, MAX_TROOTS - n_troots,
-                                     child_readable);
+        n_troots += lh_threads_roots(&s, sp, is_capture, troots + n_troots,
+                                     MAX_TROOTS - n_troots, child_readable);
     }
     add_listed_threads();
     add_ended_threads();
     uintptr_t alo, ahi;
+    for (int i = 0; lh_loadermem_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
+        troots[n_troots++] = (lh_troot_t){alo, ahi, LH_TROOT_LOADER, 0, 0};
+    }
     for (int i = 0; lh_sys_agent_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
         /* mmap maps whole pages: the rest of the last page is the agent's too */
         troots[n_troots++] = (lh_troot_t){alo & ~(uintptr_t)4095, (ahi + 4095) & ~(uintptr_t)4095,
@@ -800,6 +823,15 @@ emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_
     }
     if (t && (t->kind == LH_TROOT_DEAD || t->kind == LH_TROOT_AGENT)) {
         return; /* stack the program's returned functions left, or the agent's memory */
+    }
+    if (t && t->kind == LH_TROOT_LOADER && base->kind == LH_REGION_HEAP) {
+        /* ld.so's own memory: its data, a root; still a target, so that a block the
+         * kernel placed next to it stays a block (words inside blocks are the blocks') */
+        rr.kind = LH_REGION_DATA;
+        name = lh_loadermem_name();
+        t = NULL;
+    } else if (t && t->kind == LH_TROOT_LOADER) {
+        t = NULL; /* a module's bss already */
     }
     if (t && t->kind == LH_TROOT_STACK) {
         rr.kind = LH_REGION_STACK;
@@ -995,6 +1027,10 @@ child_main(const job_t *job)
     }
     lh_enc_init(&o.e, raw_buf, OUT_RAW + 65536);
 
+    if (job->sp_wfd >= 0) {
+        close(job->sp_wfd); /* the parent's end: a read sees its end if the parent dies */
+    }
+    (void)lh_threadsp_receive(job->sp_rfd);
     n_regions = read_maps();
     if (job->reserved && lh_snapdelta_begin(job->pid, contents_mode, job->number)) {
         begin_skipping(job);
@@ -1311,6 +1347,13 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     job.tid = lh_sys_gettid();
     job.ts = lh_sys_now_ns();
     job.sp = program_sp;
+    /* The other threads' stack pointers: read before the clone, checked after it. */
+    int sp_pipe[2] = {-1, -1};
+    if (lh_threadsp_before((uint32_t)job.tid) > 0 && pipe2(sp_pipe, O_CLOEXEC) != 0) {
+        sp_pipe[0] = sp_pipe[1] = -1;
+    }
+    job.sp_rfd = sp_pipe[0];
+    job.sp_wfd = sp_pipe[1];
     /* The table is the child's from before the mark: no other child may change the list of
      * written pages between the mark and the clone. */
     job.reserved = lh_g.cfg.snapshot_delta && lh_snapdelta_reserve(job.number);
@@ -1321,6 +1364,13 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         lh_snapdelta_assign(job.number, pid);
     }
     uint64_t pause = lh_sys_now_ns() - t0;
+    if (sp_pipe[0] >= 0) {
+        close(sp_pipe[0]);
+        if (pid > 0) {
+            lh_threadsp_after(sp_pipe[1]);
+        }
+        close(sp_pipe[1]);
+    }
     close(job.fd); /* the child has its own copy */
     if (pid <= 0) {
         unlink(job.path);

@@ -137,14 +137,14 @@ dtv_range(uintptr_t d, int (*readable)(uintptr_t lo, uintptr_t hi), uintptr_t *l
 }
 
 int
-lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
+lh_threads_roots(const lh_slot_t *s, uintptr_t sp, int is_capture, lh_troot_t *out, int max,
                  int (*readable)(uintptr_t lo, uintptr_t hi))
 {
     int n = 0;
     if (s->stack_hi) {
         if (sp && sp >= s->stack_lo && sp < s->stack_hi) {
-            n = add(out, n, max, s->stack_lo, sp, LH_TROOT_DEAD, s, 1);
-            n = add(out, n, max, sp, s->stack_hi, LH_TROOT_STACK, s, 1);
+            n = add(out, n, max, s->stack_lo, sp, LH_TROOT_DEAD, s, is_capture);
+            n = add(out, n, max, sp, s->stack_hi, LH_TROOT_STACK, s, is_capture);
         } else {
             n = add(out, n, max, s->stack_lo, s->stack_hi, LH_TROOT_STACK, s, 0);
         }

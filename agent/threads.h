@@ -9,8 +9,9 @@
  * as it starts, also one that never allocates; a thread that has exited is marked so in
  * its slot and is no root (glibc keeps its stack for reuse).
  *
- * Other threads' registers are not read (docs/FORMAT.md says why): their whole stacks are
- * scanned instead.
+ * Other threads' registers are not read (docs/FORMAT.md says why); their stacks are scanned
+ * from their stack pointers up when threadsp.h could read them (a thread asleep at the
+ * snapshot), whole otherwise.
  *
  * The TLS layout comes from what glibc publishes for debuggers (libthread_db reads the
  * same): the static TLS size (_dl_get_tls_static_info), the descriptor's size and the
@@ -26,11 +27,12 @@
 
 /* One root range of a thread, as the snapshot child cuts regions into. */
 enum lh_troot_kind {
-    LH_TROOT_STACK = 1,    /* live stack: "[stack:TID]" or "[stack:capture]" */
-    LH_TROOT_DEAD = 2,     /* below the capturing thread's stack pointer: not scanned */
-    LH_TROOT_TLS = 3,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
-    LH_TROOT_SPECIFIC = 4, /* pthread_setspecific slots: "[specific:TID]" */
-    LH_TROOT_AGENT = 5,    /* the agent's own memory (snapshot.c): never scanned */
+    LH_TROOT_LOADER = 1,   /* the loader's own memory (loadermem.h): module data of ld.so */
+    LH_TROOT_STACK = 2,    /* live stack: "[stack:TID]" or "[stack:capture]" */
+    LH_TROOT_DEAD = 3,     /* below a thread's stack pointer: not scanned */
+    LH_TROOT_TLS = 4,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
+    LH_TROOT_SPECIFIC = 5, /* pthread_setspecific slots: "[specific:TID]" */
+    LH_TROOT_AGENT = 6,    /* the agent's own memory (snapshot.c): never scanned */
 };
 
 typedef struct lh_troot {
@@ -50,11 +52,12 @@ void lh_threads_note(lh_slot_t *s);
 void lh_threads_saw_module(uint64_t tls_modid);
 
 /* In the snapshot child: the root ranges of the thread of slot s into out (at most max),
- * returns how many. sp: where its live stack starts when it is the capturing thread (0:
- * another thread, its whole stack is live). readable(lo, hi) says whether [lo, hi) may be
- * read (the DTV is found through memory). AS-safe, memory reads only. */
-int lh_threads_roots(const lh_slot_t *s, uintptr_t sp, lh_troot_t *out, int max,
-                     int (*readable)(uintptr_t lo, uintptr_t hi));
+ * returns how many. sp: where its live stack starts, the capturing thread's (is_capture)
+ * or another thread's that was asleep at the clone (threadsp.h); 0: not known, its whole
+ * stack is live. readable(lo, hi) says whether [lo, hi) may be read (the DTV is found
+ * through memory). AS-safe, memory reads only. */
+int lh_threads_roots(const lh_slot_t *s, uintptr_t sp, int is_capture, lh_troot_t *out,
+                     int max, int (*readable)(uintptr_t lo, uintptr_t hi));
 
 /* A thread in glibc's own thread lists (the ones libthread_db walks: threads on stacks
  * glibc allocated, and on stacks the program gave), whether the agent knows it or not: a

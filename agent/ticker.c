@@ -10,6 +10,12 @@
  */
 #include <malloc.h>
 #include <pthread.h>
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h> /* glibc 2.32 */
+#define LH_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -24,6 +30,7 @@
 #include "maps.h"
 #include "script.h"
 #include "output.h"
+#include "recorder.h"
 #include "slots.h"
 #include "snapshot.h"
 #include "sys.h"
@@ -216,22 +223,42 @@ tick(void)
     }
 }
 
+/* The work of one period after the wait: modules loaded meanwhile, then tick(). */
+static void
+periodic(uint64_t *loads_seen)
+{
+    lh_maps_scan(0);
+    if (lh_maps_loads() != *loads_seen) {
+        /* A library came in by dlopen: perl or python embedded in a plugin? */
+        *loads_seen = lh_maps_loads();
+        lh_script_rescan();
+    }
+    tick();
+}
+
+static int
+period_ms(void)
+{
+    int ms = lh_g.cfg.flush_ms;
+    if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < ms) {
+        ms = lh_g.cfg.rss_ms;
+    }
+    return ms;
+}
+
 static void *
 ticker_main(void *arg)
 {
     (void)arg;
     lh_tls.guard = 1; /* nothing this thread does is the program's */
     prctl(PR_SET_NAME, "leakhound", 0, 0, 0);
-    int period_ms = lh_g.cfg.flush_ms;
-    if (lh_g.cfg.rss_ms && lh_g.cfg.rss_ms < period_ms) {
-        period_ms = lh_g.cfg.rss_ms;
-    }
+    uint64_t period_ns = (uint64_t)period_ms() * 1000000u;
     /* The deadlines are on CLOCK_MONOTONIC, which sem_clockwait waits on, not on the time
      * stamps' counter scale (sys.h): when the two drift apart (NTP slewing the clock over
      * hours, or valgrind's counter), a deadline on the counter scale could lie in the
      * clock's past for good, and every wait would return at once: a busy ticker (18k ticks
      * in a sampled leaky_server under callgrind, 713M instructions of slot sweeps). */
-    uint64_t next = lh_sys_clock_ns() + (uint64_t)period_ms * 1000000u;
+    uint64_t next = lh_sys_clock_ns() + period_ns;
     uint64_t loads_seen = lh_maps_loads();
     while (!atomic_load(&lh_g.ticker_stop)) {
         /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
@@ -248,14 +275,8 @@ ticker_main(void *arg)
                 continue;
             }
         }
-        lh_maps_scan(0);
-        if (lh_maps_loads() != loads_seen) {
-            /* A library came in by dlopen: perl or python embedded in a plugin? */
-            loads_seen = lh_maps_loads();
-            lh_script_rescan();
-        }
-        tick();
-        next = lh_sys_clock_ns() + (uint64_t)period_ms * 1000000u;
+        periodic(&loads_seen);
+        next = lh_sys_clock_ns() + period_ns;
     }
     atomic_store(&ticker_alive, 0);
     return NULL;
@@ -294,9 +315,74 @@ lh_ticker_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* -------------------------------------------------------------------------------------
+ * Sampling mode without a thread
+ *
+ * Once a process has a second thread, glibc's malloc and free take the arena lock on
+ * every call, even when that thread never allocates (SINGLE_THREAD_P): a thread that only
+ * sleeps made bare churn_nofp 1.020x in instructions and 1.15x in CPU (bench/RESULTS.md),
+ * more than sampling's whole budget. So a sampled run of a single-threaded program starts
+ * no ticker: its thread does the ticker's work itself, in lh_ticker_poll, after a sampled
+ * allocation or free (rare by design) once a period has passed, and serves a snapshot
+ * signal at the first sampled event after it. The first poll that finds a second thread
+ * starts the ticker (the lock is taken anyway by then).
+ * ----------------------------------------------------------------------------------- */
+atomic_int lh_ticker_deferred;
+static atomic_flag poll_busy = ATOMIC_FLAG_INIT;
+static uint64_t poll_next_ns, poll_loads_seen;
+
+static int
+single_threaded(void)
+{
+#if LH_HAVE_SINGLE_THREADED
+    return __libc_single_threaded != 0;
+#else
+    return 0; /* cannot tell: a thread as always */
+#endif
+}
+
+void
+lh_ticker_begin(void)
+{
+    if (lh_recorder_sampling && single_threaded() && !lh_g.cfg.snapshot_every_ms &&
+        !lh_g.cfg.snapshot_growth) {
+        poll_next_ns = lh_sys_clock_ns() + (uint64_t)period_ms() * 1000000u;
+        poll_loads_seen = lh_maps_loads();
+        atomic_store(&lh_ticker_deferred, 1);
+        return;
+    }
+    lh_ticker_start();
+}
+
+void
+lh_ticker_poll(void)
+{
+    if (atomic_flag_test_and_set_explicit(&poll_busy, memory_order_acquire)) {
+        return; /* another thread polls (it has just been started, then) */
+    }
+    if (atomic_load(&lh_ticker_deferred) && lh_recording()) {
+        if (!single_threaded()) {
+            /* Inside poll_busy: no poll's tick runs beside the new thread's. */
+            atomic_store(&lh_ticker_deferred, 0);
+            lh_ticker_start();
+        } else {
+            if (atomic_load(&snapshot_requested)) {
+                lh_serve_snapshot_requests();
+            }
+            if (lh_sys_clock_ns() >= poll_next_ns) {
+                periodic(&poll_loads_seen);
+                poll_next_ns = lh_sys_clock_ns() + (uint64_t)period_ms() * 1000000u;
+            }
+        }
+    }
+    atomic_flag_clear_explicit(&poll_busy, memory_order_release);
+}
+
 void
 lh_ticker_after_fork(void)
 {
+    atomic_store(&lh_ticker_deferred, 0);
+    atomic_flag_clear(&poll_busy);
     last_sync_frames = 0;
     lh_g.ticker_running = 0;
     atomic_store(&serving, 0); /* a parent thread's, not this process's */

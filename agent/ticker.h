@@ -6,9 +6,24 @@
 #ifndef LH_TICKER_H
 #define LH_TICKER_H
 
+#include <stdatomic.h>
+
 /* Starts the ticker with every signal blocked, on a stack of agent memory. Sets
  * lh_g.ticker_running; lh_g.ticker_stop ends it at its next wake-up. Not AS-safe. */
 void lh_ticker_start(void);
+
+/* Starts recording's periodic work: the ticker, or in sampling mode while the program has
+ * one thread and no periodic or growth snapshot is asked for, nothing yet (lh_ticker_poll
+ * does the work). Not AS-safe; guard held. */
+void lh_ticker_begin(void);
+
+/* Nonzero while the ticker's work is left to lh_ticker_poll. */
+extern atomic_int lh_ticker_deferred;
+
+/* The program's thread, after recording a sampled event, with no agent lock held: serves
+ * snapshot signals received, does a period's work when one has passed, and starts the
+ * ticker once the program has a second thread. Not AS-safe; guard held. */
+void lh_ticker_poll(void);
 
 /* Stops the ticker and waits (at most 2 s) until its thread is gone. Returns 0, or -1 when
  * it is still running. Not AS-safe; guard held. */

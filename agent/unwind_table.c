@@ -975,6 +975,57 @@ ready(utab_mod_t *m)
  * when this cannot answer (no search table; an FDE of more than FDE_ROWS rows, which
  * would overflow the builder): the caller compiles the table. */
 #define FDE_ROWS 64
+
+/* The rule of the builder's rows at module offset off: 0, or 1 when no row covers it. */
+static int
+row_at(const builder_t *b, uint32_t off, uint32_t *rule)
+{
+    uint32_t k = 0;
+    while (k < b->n && b->pcs[k] <= off) {
+        k++;
+    }
+    if (k == 0) {
+        return 1;
+    }
+    *rule = b->rules[k - 1];
+    return 0;
+}
+
+/* An FDE of more than FDE_ROWS rows (python's _PyEval_EvalFrameDefault: its calls push and
+ * pop), compiled again into rows of agent memory, one thread at a time. Without this, one
+ * such frame in a sampled stack compiled its module's whole table: 9,810 FDEs of
+ * /usr/bin/python3.11, 15.4M instructions, 2.9% of a sampled bench/alloc.py run. Returns
+ * -1 when the rows do not fit either, or another thread is using them: the caller compiles
+ * the table, as before. */
+#define FDE_ROWS_BIG 8192
+static atomic_flag big_busy = ATOMIC_FLAG_INIT;
+static uint32_t *big_rows; /* FDE_ROWS_BIG pcs, then as many rules; lh_sys_map'd once */
+
+static int
+big_fde_rule(const utab_mod_t *m, const uint8_t *fde, uintptr_t pc, uint32_t *rule)
+{
+    if (atomic_flag_test_and_set_explicit(&big_busy, memory_order_acquire)) {
+        return -1;
+    }
+    int rc = -1;
+    if (!big_rows) {
+        big_rows = lh_sys_map(2 * FDE_ROWS_BIG * sizeof *big_rows);
+    }
+    if (big_rows) {
+        builder_t b = {big_rows, big_rows + FDE_ROWS_BIG, 0, FDE_ROWS_BIG, m->lo, m->hi};
+        cie_cache_t cc = {0};
+        uintptr_t pc_end = 0;
+        if (compile_fde(&b, &cc, fde, m->eh_hdr, &pc_end) != 0) {
+            *rule = LH_UTAB_FALLBACK;
+            rc = 0;
+        } else if (b.n < FDE_ROWS_BIG) {
+            rc = row_at(&b, (uint32_t)(pc - m->lo), rule);
+        }
+    }
+    atomic_flag_clear_explicit(&big_busy, memory_order_release);
+    return rc;
+}
+
 static int
 fde_rule(const utab_mod_t *m, uintptr_t pc, uint32_t *rule)
 {
@@ -999,25 +1050,17 @@ fde_rule(const utab_mod_t *m, uintptr_t pc, uint32_t *rule)
     atomic_fetch_add_explicit(&st_fde, 1, memory_order_relaxed);
     uint32_t pcs[FDE_ROWS], rules[FDE_ROWS];
     builder_t b = {pcs, rules, 0, FDE_ROWS, m->lo, m->hi};
+    const uint8_t *fde = (const uint8_t *)hdr + tab[2 * (lo - 1) + 1];
     cie_cache_t cc = {0};
     uintptr_t pc_end = 0;
-    if (compile_fde(&b, &cc, (const uint8_t *)hdr + tab[2 * (lo - 1) + 1], hdr, &pc_end) != 0) {
+    if (compile_fde(&b, &cc, fde, hdr, &pc_end) != 0) {
         *rule = LH_UTAB_FALLBACK; /* as compile(): FALLBACK up to the next FDE */
         return 0;
     }
     if (b.n >= FDE_ROWS) {
-        return -1; /* push_row may have dropped rows */
+        return big_fde_rule(m, fde, pc, rule); /* push_row may have dropped rows */
     }
-    uint32_t off = (uint32_t)(pc - m->lo);
-    uint32_t k = 0;
-    while (k < b.n && pcs[k] <= off) {
-        k++;
-    }
-    if (k == 0) {
-        return 1;
-    }
-    *rule = rules[k - 1];
-    return 0;
+    return row_at(&b, (uint32_t)(pc - m->lo), rule);
 }
 
 /* The row of the compiled table covering pc (the table must be ready). */

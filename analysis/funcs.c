@@ -130,9 +130,28 @@ lh_funcs_find(const lh_funcs_t *f, const lh_frame_t *fr)
     return lookup(f, lh_funcs_frame_name(fr, buf, sizeof buf), fr->module, NULL);
 }
 
-/* The function of frame fr, added when new; returns its index or -1 (no memory). */
+/* Whether script frame i of site is at the line of the next script frame out (its caller):
+ * perl has entered the sub but not yet run a statement of it. */
+static int
+at_call_site(const lh_site_t *site, size_t i)
+{
+    const lh_frame_t *fr = &site->frames[i];
+    for (size_t j = i + 1; j < site->n_frames; j++) {
+        const lh_frame_t *up = &site->frames[j];
+        if (up->lang != LH_LANG_NATIVE) {
+            return fr->line == up->line && fr->file && up->file && strcmp(fr->file, up->file) == 0;
+        }
+    }
+    return 0;
+}
+
+/* The function of frame fr, added when new; returns its index or -1 (no memory).
+ * innermost: fr is the innermost script frame and at its caller's line (at_call_site):
+ * while perl enters a sub, the statement is still the caller's (MyApp::handler's first
+ * allocations are at Plack/Middleware/Lint.pm:24), so a function's file is taken from
+ * another frame when one exists. */
 static long
-intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
+intern(lh_funcs_t *f, const lh_frame_t *fr, int innermost, const char *exe, size_t *cap_v)
 {
     char buf[512];
     const char *name = lh_funcs_frame_name(fr, buf, sizeof buf);
@@ -140,9 +159,10 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
     long k = lookup(f, name, fr->module, &slot);
     if (k >= 0) {
         lh_func_t *x = &f->v[k];
-        if (!x->file && fr->file) {
+        if (fr->file && (!x->file || (x->file_from_callee && !innermost))) {
             x->file = fr->file;
             x->line = fr->line;
+            x->file_from_callee = innermost;
         }
         return k;
     }
@@ -164,6 +184,7 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, const char *exe, size_t *cap_v)
     x->module = fr->module;
     x->file = fr->file;
     x->line = fr->line;
+    x->file_from_callee = innermost;
     x->is_program = fr->module && exe && strcmp(fr->module, exe) == 0;
     f->hash[slot] = (uint32_t)f->n;
     return (long)f->n++;
@@ -256,8 +277,13 @@ lh_funcs_build(lh_funcs_t *f, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *
         lh_funcs_stack_metrics(f, c, id, &m);
         add(&f->total, &m);
         f->n_stacks++;
+        int script_seen = 0;
         for (size_t i = 0; i < site->n_frames; i++) {
-            long k = intern(f, &site->frames[i], exe, &cap_v);
+            const lh_frame_t *fr = &site->frames[i];
+            int script = fr->lang != LH_LANG_NATIVE;
+            long k = intern(f, fr, script && !script_seen && at_call_site(site, i), exe,
+                            &cap_v);
+            script_seen |= script;
             if (k < 0) {
                 rc = lh_err_set(err, LH_ENOMEM, "out of memory");
                 goto fail;

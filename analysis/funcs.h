@@ -60,6 +60,8 @@ typedef struct lh_func {
     const char *module;  /* module path (the symbolizer's string), NULL if none */
     const char *file;    /* a source file seen for it, NULL if none */
     uint32_t line;       /* a line in it (of its first frame seen), 0 if none */
+    int file_from_callee; /* file, line came from a script frame with no script frame
+                             inside it: perl may still be at its caller's line there */
     int is_program;      /* in the traced executable (else a library) */
     lh_fmetrics_t incl, excl;
 } lh_func_t;

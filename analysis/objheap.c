@@ -21,7 +21,7 @@
 
 typedef struct bobj {
     uint64_t addr, size;
-    uint32_t kind, cls, flags, detail;
+    uint32_t kind, cls, detail;
 } bobj_t;
 
 typedef struct bedge {
@@ -122,7 +122,7 @@ builder_free(builder_t *b)
 
 int64_t
 lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char *kind,
-               const char *cls, uint32_t flags)
+               const char *cls)
 {
     builder_t *b = oh->build_;
     uint32_t k = intern(oh, kind), c = intern(oh, cls);
@@ -131,7 +131,7 @@ lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char 
         b->n_objs >= LH_REFGRAPH_MAX_NODES / 2) {
         return LH_ENOMEM;
     }
-    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, flags, 0};
+    b->objs[b->n_objs] = (bobj_t){addr, size_bytes, k, c, 0};
     return (int64_t)b->n_objs++;
 }
 
@@ -357,8 +357,7 @@ finish(lh_objheap_t *oh, lh_err_t *err)
             continue;
         }
         remap[perm[i]] = (uint32_t)k;
-        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, o->flags, 0,
-                                   o->detail};
+        oh->objs[k++] = (lh_obj_t){o->addr, o->size, o->kind, o->cls, 0, 0, o->detail};
     }
     oh->n_objs = (uint32_t)k;
 
@@ -446,35 +445,46 @@ finish(lh_objheap_t *oh, lh_err_t *err)
                                    e->label};
     }
     if (hg->has_graph) {
-        /* Native blocks only reached through objects hang under them: follow the block
-         * graph from each ext node to other unowned blocks (the list grows as we go). */
-        for (uint32_t x = 0; x < oh->n_ext; x++) {
-            uint32_t blk = oh->ext[x];
-            for (uint64_t j = hg->g.off[blk]; j < hg->g.off[blk + 1]; j++) {
-                uint32_t t = LH_EDGE_NODE(hg->g.dst[j]);
-                if (t >= hg->n_blocks || oh->blk_owner[t] != LH_OBJOWN_NONE) {
-                    continue;
-                }
-                uint32_t d = ext_node(&r, t);
-                if (d == LH_NODE_NONE - 1) {
-                    goto fail;
-                }
-                if (ne == cap_e) {
-                    size_t c = cap_e * 2;
-                    lh_objedge_t *t2 = realloc(tmp, c * sizeof *tmp);
-                    if (!t2) {
+        /* Native blocks only reached through objects hang under them: the unowned blocks
+         * an object's own blocks point to the start of (a buffer the decoder does not
+         * know the object owns: a bytearray's bytes, a C extension object's malloc'd
+         * struct), then the same from each ext node (the list grows as we go). Node v's
+         * blocks: an object's own blocks, an ext node's one block. Not a word that falls
+         * inside a block: a str's bytes, a hash or a stale word of a table does, for a
+         * 100 KB buffer in a python heap, one time in five (it then hung under no one). */
+        uint32_t nobj = oh->n_objs;
+        for (uint32_t v = 0; v < nobj + oh->n_ext; v++) {
+            uint64_t j0 = v < nobj ? oh->own_off[v] : 0;
+            uint64_t j1 = v < nobj ? oh->own_off[v + 1] : 1;
+            for (uint64_t j = j0; j < j1; j++) {
+                uint32_t blk = v < nobj ? oh->own_blk[j] : oh->ext[v - nobj];
+                for (uint64_t k2 = hg->g.off[blk]; k2 < hg->g.off[blk + 1]; k2++) {
+                    uint32_t t = LH_EDGE_NODE(hg->g.dst[k2]);
+                    if (t >= hg->n_blocks || oh->blk_owner[t] != LH_OBJOWN_NONE ||
+                        (hg->g.dst[k2] & LH_EDGE_INTERIOR)) {
+                        continue;
+                    }
+                    uint32_t d = ext_node(&r, t);
+                    if (d == LH_NODE_NONE - 1) {
                         goto fail;
                     }
-                    tmp = t2;
-                    uint32_t *s2 = realloc(tsrc, c * sizeof *tsrc);
-                    if (!s2) {
-                        goto fail;
+                    if (ne == cap_e) {
+                        size_t c = cap_e * 2;
+                        lh_objedge_t *t2 = realloc(tmp, c * sizeof *tmp);
+                        if (!t2) {
+                            goto fail;
+                        }
+                        tmp = t2;
+                        uint32_t *s2 = realloc(tsrc, c * sizeof *tsrc);
+                        if (!s2) {
+                            goto fail;
+                        }
+                        tsrc = s2;
+                        cap_e = c;
                     }
-                    tsrc = s2;
-                    cap_e = c;
+                    tsrc[ne] = v;
+                    tmp[ne++] = (lh_objedge_t){d, LH_OBJEDGE_NATIVE, 0, 0, 0};
                 }
-                tsrc[ne] = oh->n_objs + x;
-                tmp[ne++] = (lh_objedge_t){d, LH_OBJEDGE_NATIVE, 0, 0, 0};
             }
         }
     }
@@ -864,6 +874,66 @@ edge_to(const lh_objheap_t *oh, uint32_t holder, uint32_t v)
 }
 
 int
+lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, size_t max)
+{
+    const lh_refgraph_t *g = &oh->g;
+    if (v >= oh->n_objs + oh->n_ext) {
+        return -1;
+    }
+    /* Forward breadth-first search from v until an edge comes back to it. */
+    uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
+    uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
+    if (!prev || !queue) {
+        LH_FREE_ALL(prev, queue);
+        return LH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        prev[i] = LH_NODE_NONE;
+    }
+    size_t qh = 0, qt = 0;
+    uint32_t last = LH_NODE_NONE; /* the holder whose edge closes the cycle */
+    prev[v] = v;
+    queue[qt++] = v;
+    while (qh < qt && last == LH_NODE_NONE) {
+        uint32_t u = queue[qh++];
+        for (uint64_t j = g->off[u]; j < g->off[u + 1]; j++) {
+            uint32_t d = LH_EDGE_NODE(g->dst[j]);
+            if (d == v) {
+                last = u;
+                break;
+            }
+            if (d != g->super && prev[d] == LH_NODE_NONE) {
+                prev[d] = u;
+                queue[qt++] = d;
+            }
+        }
+    }
+    int n = -1;
+    if (last != LH_NODE_NONE) {
+        /* length first, then the edges from v's end */
+        size_t len = 1;
+        for (uint32_t u = last; u != v; u = prev[u]) {
+            len++;
+        }
+        n = (int)(len < max ? len : max);
+        size_t i = len;
+        uint32_t to = v;
+        for (uint32_t u = last;; u = prev[u]) {
+            i--;
+            if (i < max) {
+                path[i] = edge_to(oh, u, to);
+            }
+            if (u == v) {
+                break;
+            }
+            to = u;
+        }
+    }
+    LH_FREE_ALL(prev, queue);
+    return n;
+}
+
+int
 lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                 const lh_objedge_t **path, size_t max)
 {
@@ -880,26 +950,37 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
         LH_FREE_ALL(prev, queue);
         return LH_ENOMEM;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        prev[i] = LH_NODE_NONE;
-    }
-    size_t qh = 0, qt = 0;
     uint32_t found = LH_NODE_NONE;
-    prev[v] = v;
-    queue[qt++] = v;
-    while (qh < qt && found == LH_NODE_NONE) {
-        uint32_t u = queue[qh++];
-        for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
-            uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
-            if (h == g->super || prev[h] != LH_NODE_NONE) {
-                continue;
+    for (int pass = 0; pass < 2 && found == LH_NODE_NONE; pass++) {
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            prev[i] = LH_NODE_NONE;
+        }
+        size_t qh = 0, qt = 0;
+        int held_seen = 0;
+        prev[v] = v;
+        queue[qt++] = v;
+        while (qh < qt && found == LH_NODE_NONE) {
+            uint32_t u = queue[qh++];
+            for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
+                uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
+                if (h == g->super || prev[h] != LH_NODE_NONE) {
+                    continue;
+                }
+                if (pass == 0 && h >= nn && h - nn < oh->n_roots &&
+                    oh->roots[h - nn].kind == LH_OBJROOT_HELD) {
+                    held_seen = 1; /* the last resort: first look for a name */
+                    continue;
+                }
+                prev[h] = u;
+                if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
+                    found = h;
+                    break;
+                }
+                queue[qt++] = h;
             }
-            prev[h] = u;
-            if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
-                found = h;
-                break;
-            }
-            queue[qt++] = h;
+        }
+        if (!held_seen) {
+            break; /* the second pass would find nothing more */
         }
     }
     int n = -1;

@@ -120,6 +120,8 @@ enum lh_objroot_kind {
     LH_OBJROOT_STACK = 3,   /* the argument stack, frames being executed */
     LH_OBJROOT_MORTAL = 4,  /* temporaries awaiting the end of the statement */
     LH_OBJROOT_INTERP = 5,  /* other interpreter-held objects */
+    LH_OBJROOT_HELD = 6,    /* held by what the decoder does not read (a reference count
+                               higher than the references found): a path's last resort */
 };
 
 /* lh_objheap_t.blk_owner[] values besides an object index. */
@@ -133,13 +135,11 @@ typedef struct lh_obj {
     uint32_t kind;       /* strs index: "HASH", "SCALAR(PV)", "dict" */
     uint32_t cls;        /* strs index: blessed package / Python class; 0: none */
     uint32_t name;       /* strs index of its first name (names[]); 0: unnamed */
-    uint32_t flags;      /* LH_OBJ_* */
     uint32_t stack_id;   /* allocation stack of its first owned block (0: none): the line
                             that created it when the trace records script frames */
     uint32_t detail;     /* strs index: what the object is, shown where a path passes it
                             ("function on_error (app.py:11)"); 0: none */
 } lh_obj_t;
-#define LH_OBJ_ANON 0x01u /* perl: an anonymous sub / hash / array made by [] {} sub {} */
 
 typedef struct lh_objedge {
     uint32_t dst;        /* node index (object or ext) */
@@ -239,12 +239,22 @@ const char *lh_objheap_edge_label(const lh_objheap_t *oh, const lh_objedge_t *e,
 /* The names of node v: names[*first .. *first + count). Returns the count. */
 size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
 
-/* A shortest path from a named object or a root to v, following strong edges only:
+/* A shortest path from a named object or a root to v, following strong edges only (one
+ * from a LH_OBJROOT_HELD root only when no other exists: `my $dbh` says more than "held
+ * outside Perl data" about a DBI handle its 6000 statement handles also hold from C):
  * *start is the named object or the root node, path[0..n) the edges taken (pointers into
  * oh->edges), written up to max. Returns n (0 when v itself is named or a root), or -1 when
  * nothing reaches v (an unreachable cycle), or LH_ENOMEM. */
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
+
+/* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
+ * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps
+ * an unreachable object alive (`identify`): a Perl closure stored on the object it
+ * captures, a parent and child that refer to each other. Returns n, -1 when v is on no
+ * cycle, or LH_ENOMEM. */
+int lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path,
+                     size_t max);
 
 /* ---------------------------------------------------------------------------------------
  * Decoders (objheap_perl.c, objheap_python.c): reading the snapshot, filling the graph
@@ -264,7 +274,7 @@ int lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix,
  * (>= 0; valid for the calls below, objects are renumbered by address at the end), or
  * LH_ENOMEM. Adding the same address twice is LH_EINVAL. */
 int64_t lh_objheap_add(lh_objheap_t *oh, uint64_t addr, uint64_t size_bytes, const char *kind,
-                       const char *cls, uint32_t flags);
+                       const char *cls);
 /* An edge from object src (builder index) to whatever is at dst_addr, resolved at the end:
  * an object starting there, else a live native block containing it (kind becomes NATIVE
  * unless the block is owned by an object, then the edge goes to its owner), else dropped.

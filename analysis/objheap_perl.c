@@ -323,7 +323,7 @@ add_objects(pctx_t *c)
             body = L->body_pvhv_aux;
         }
         int64_t id = lh_objheap_add(c->oh, s->addr, L->sizeof_sv + body, kind_of(s, kd),
-                                    blessed(c, s, cls, sizeof cls), 0);
+                                    blessed(c, s, cls, sizeof cls));
         if (id < 0) {
             return (int)id;
         }
@@ -834,7 +834,7 @@ held_roots(pctx_t *c)
 {
     for (size_t i = 0; i < c->n_svs; i++) {
         if (c->svs[i].refcnt > c->found[i]) {
-            int rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, "held outside Perl data "
+            int rc = lh_objheap_add_root(c->oh, LH_OBJROOT_HELD, "held outside Perl data "
                                          "(XS, op tree, C stack)", c->svs[i].addr);
             if (rc < 0) {
                 return rc;

@@ -141,7 +141,7 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
             }
         }
         int64_t k = lh_objheap_add(oh, ob->addr, ob->size > covered ? ob->size - covered : 0,
-                                   t->name, c, 0);
+                                   t->name, c);
         if (k < 0) {
             free(is_type);
             return (int)k;

@@ -27,7 +27,8 @@
  * ------------------------------------------------------------------------------------- */
 enum kind {
     K_OTHER = 0, K_TYPE, K_DICT, K_LIST, K_TUPLE, K_SET, K_FUNCTION, K_CELL, K_METHOD,
-    K_MODULE, K_STR, K_INT, K_BYTES, K_FLOAT, K_CODE, K_WEAKREF, K_NONE_LIKE,
+    K_MODULE, K_STR, K_INT, K_BYTES, K_FLOAT, K_CODE, K_WEAKREF, K_GEN, K_CORO, K_AGEN,
+    K_FRAME, K_NONE_LIKE,
 };
 
 typedef struct tinfo {
@@ -792,6 +793,181 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
     return owned;
 }
 
+/* The names of a code object's local slots, in frame order (3.8-3.10: co_varnames, then
+ * co_cellvars, then co_freevars; 3.11+: co_localsplusnames): up to cap str objects into
+ * names[]. Returns how many slots are named (the value stack follows them), -1 when the
+ * tuples do not read. */
+static int64_t
+slot_names(dec_t *d, uint64_t code, uint64_t *names, int64_t cap)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t tuples[3];
+    int nt = 0;
+    if (o->frame_kind == 1) {
+        tuples[nt++] = rd(d, code + o->co_localsplusnames, NULL);
+    } else {
+        tuples[nt++] = rd(d, code + o->co_varnames, NULL);
+        tuples[nt++] = rd(d, code + o->co_cellvars, NULL);
+        tuples[nt++] = rd(d, code + o->co_freevars, NULL);
+    }
+    int64_t slot = 0;
+    for (int t = 0; t < nt; t++) {
+        int64_t n = tuples[t] ? var_size(d, tuples[t]) : 0;
+        if (n > 65536) {
+            return -1;
+        }
+        for (int64_t i = 0; i < n; i++, slot++) {
+            if (slot < cap) {
+                names[slot] = rd(d, tuples[t] + o->tu_item + (uint64_t)i * 8, NULL);
+            }
+        }
+    }
+    return slot;
+}
+
+#define FRAME_SLOTS_MAX 4096 /* locals labelled by name; more are labelled by number */
+
+/* The locals and value stack of a frame that is not running on a thread (a suspended
+ * generator's, a frame object's kept by a traceback): n slots from localsplus, what the
+ * frame's tp_traverse visits. A local is labelled PREFIX.f_locals['name'] (what the
+ * program would type to get it), a stack entry PREFIX.f_stack[k]. */
+static void
+frame_slot_refs(dec_t *d, uint32_t src, uint64_t code, uint64_t localsplus, int64_t n,
+                const char *prefix)
+{
+    static uint64_t names[FRAME_SLOTS_MAX];
+    int64_t named = slot_names(d, code, names, FRAME_SLOTS_MAX);
+    if (named < 0 || n <= 0) {
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int ok;
+        uint64_t v = rd(d, localsplus + (uint64_t)i * 8, &ok);
+        if (!ok) {
+            return;
+        }
+        if (!v) {
+            continue;
+        }
+        char lname[STR_MAX + 8], lab[STR_MAX + 64];
+        if (i < named && i < FRAME_SLOTS_MAX && read_str(d, names[i], lname, sizeof lname) >= 0) {
+            snprintf(lab, sizeof lab, "%s.f_locals['%s']", prefix, lname);
+        } else {
+            snprintf(lab, sizeof lab, "%s.f_stack[%lld]", prefix, (long long)(i - named));
+        }
+        ref(d, src, v, lab, LH_PYEDGE_COUNTED);
+    }
+}
+
+/* 3.11+: the references of an _PyInterpreterFrame held by an object (a generator's
+ * embedded frame, a frame object's own copy) that _PyFrame_Traverse visits: its frame
+ * object, f_locals, function, code and the stacktop slots of locals and stack. Returns
+ * the bytes of its slots. */
+static uint64_t
+iframe_refs(dec_t *d, uint32_t src, uint64_t f, const char *prefix)
+{
+    const lh_pyoffsets_t *o = d->o;
+    char lab[64];
+    snprintf(lab, sizeof lab, "%s", *prefix ? prefix : ".f_frame");
+    ref_field(d, src, f, o->fr_frame_obj, lab);
+    snprintf(lab, sizeof lab, "%s.f_locals", prefix);
+    ref_field(d, src, f, o->fr_locals, lab);
+    snprintf(lab, sizeof lab, "%s.f_func", prefix);
+    ref_field(d, src, f, o->fr_func, lab);
+    snprintf(lab, sizeof lab, "%s.f_code", prefix);
+    ref_field(d, src, f, o->fr_code, lab);
+    int ok;
+    uint64_t code = rd(d, f + o->fr_code, &ok);
+    uint32_t ci = ok ? obj_get(d, code) : NONE32;
+    if (ci == NONE32 || d->tinfo[d->ph->objs[ci].type].kind != K_CODE) {
+        return 0;
+    }
+    int64_t nslots = (int64_t)rd_u32(d, code + o->co_nlocalsplus, NULL) +
+                     (int64_t)rd_u32(d, code + o->co_stacksize, NULL);
+    int32_t top = (int32_t)rd_u32(d, f + o->fr_stacktop, &ok);
+    if (ok && top > 0 && top <= nslots) {
+        frame_slot_refs(d, src, code, f + (uint64_t)o->fr_localsplus, top, prefix);
+    }
+    return nslots > 0 && nslots < 65536 ? (uint64_t)nslots * 8 : 0;
+}
+
+/* A generator, coroutine or async generator: its name, code, the exception it handles,
+ * a coroutine's origin, an async generator's finalizer, and its frame's locals and stack
+ * while it has not finished. 3.8-3.10: a reference to its frame object (decoded as one);
+ * 3.11+: the frame it embeds. Returns the bytes of the embedded frame's slots. */
+static uint64_t
+gen_refs(dec_t *d, uint32_t src, uint64_t g, uint8_t kind)
+{
+    const lh_pyoffsets_t *o = d->o;
+    const char *pre = kind == K_CORO ? ".cr_frame" : kind == K_AGEN ? ".ag_frame" : ".gi_frame";
+    char lab[16];
+    ref_field(d, src, g, o->ge_name, ".__name__");
+    ref_field(d, src, g, o->ge_qualname, ".__qualname__");
+    ref_field(d, src, g, o->ge_exc_value, "<handled exception>");
+    if (o->ge_code) {
+        snprintf(lab, sizeof lab, "%.3s_code", pre);
+        ref_field(d, src, g, o->ge_code, lab);
+    }
+    if (o->ge_exc_type) {
+        ref_field(d, src, g, o->ge_exc_type, "<handled exception type>");
+        ref_field(d, src, g, o->ge_exc_tb, "<handled exception traceback>");
+    }
+    if (kind == K_CORO) {
+        ref_field_kind(d, src, g, o->cr_origin, ".cr_origin", LH_PYEDGE_NAME);
+    } else if (kind == K_AGEN) {
+        ref_field(d, src, g, o->ag_finalizer, "<finalizer>");
+    }
+    if (o->frame_kind == 0) {
+        ref_field(d, src, g, o->ge_frame, pre);
+        return 0;
+    }
+    int ok;
+    int8_t state = (int8_t)rd_u8(d, g + o->ge_frame_state, &ok);
+    if (!ok || state >= o->ge_frame_cleared) {
+        return 0;
+    }
+    return iframe_refs(d, src, g + (uint64_t)o->ge_frame, pre);
+}
+
+/* A frame object: its caller (f_back) and trace function; 3.8-3.10 its code, builtins,
+ * globals, f_locals dict, locals (f_valuestack - f_localsplus slots) and value stack
+ * (f_stacktop, NULL while the frame runs; 3.10: f_stackdepth); 3.11+ the frame it owns
+ * once its function returned (f_frame points into itself), else nothing more (the
+ * generator or thread running it has it). Returns the bytes of an owned frame's slots. */
+static uint64_t
+frame_refs(dec_t *d, uint32_t src, uint64_t f)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    ref_field(d, src, f, o->fo_back, ".f_back");
+    ref_field(d, src, f, o->fo_trace, ".f_trace");
+    if (o->frame_kind == 1) {
+        uint64_t own = f + (uint64_t)o->fo_frame_data;
+        return rd(d, f + o->fo_frame, &ok) == own && ok ? iframe_refs(d, src, own, "") : 0;
+    }
+    ref_field(d, src, f, o->fr_code, ".f_code");
+    ref_field(d, src, f, o->fo_builtins, ".f_builtins");
+    ref_field(d, src, f, o->fr_globals, ".f_globals");
+    ref_field(d, src, f, o->fr_locals, ".f_locals");
+    uint64_t code = rd(d, f + o->fr_code, &ok);
+    uint64_t locals = f + (uint64_t)o->fr_localsplus;
+    uint64_t vstack = ok ? rd(d, f + o->fo_valuestack, &ok) : 0;
+    int64_t max = var_size(d, f);
+    if (!ok || vstack < locals || max > 65536 || (int64_t)(vstack - locals) / 8 > max) {
+        return 0;
+    }
+    int64_t n = (int64_t)(vstack - locals) / 8;
+    if (o->fo_stackdepth) {
+        int32_t depth = (int32_t)rd_u32(d, f + o->fo_stackdepth, NULL);
+        n += depth > 0 ? depth : 0;
+    } else {
+        uint64_t top = rd(d, f + o->fo_stacktop, NULL);
+        n += top > vstack ? (int64_t)(top - vstack) / 8 : 0;
+    }
+    frame_slot_refs(d, src, code, locals, n < max ? n : max, "");
+    return 0;
+}
+
 /* Decodes one object: its references and its size. */
 static void
 decode(dec_t *d, uint32_t i, int ns_dict)
@@ -919,6 +1095,19 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     }
     case K_BYTES:
         size = (uint64_t)o->by_sval + (uint64_t)var_size(d, a) + 1;
+        break;
+    case K_GEN:
+    case K_CORO:
+    case K_AGEN:
+        /* exactly what gen_traverse visits: a generator's fields are not all set (3.12+
+         * leaves a generator's gi_origin_or_finalizer as the allocator gave it) */
+        size = (o->frame_kind == 1 ? (uint64_t)t.basicsize : size) + gen_refs(d, i, a, t.kind);
+        break;
+    case K_FRAME:
+        /* exactly what frame_traverse visits: the rest of a frame object's fields are
+         * numbers and its block stack, words the allocator's last user left */
+        size = (o->frame_kind == 1 ? (uint64_t)t.basicsize + (uint64_t)o->gc_head_size : size) +
+               frame_refs(d, i, a);
         break;
     case K_FLOAT:
     case K_CODE:
@@ -1147,39 +1336,23 @@ code_name(dec_t *d, uint64_t code, char *buf, size_t cap)
 static void
 frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int many)
 {
-    const lh_pyoffsets_t *o = d->o;
+    static uint64_t names[FRAME_SLOTS_MAX];
     char fname[STR_MAX + 8];
     code_name(d, code, fname, sizeof fname);
-    uint64_t tuples[3];
-    int nt = 0;
-    if (o->frame_kind == 1) {
-        tuples[nt++] = rd(d, code + o->co_localsplusnames, NULL);
-    } else {
-        tuples[nt++] = rd(d, code + o->co_varnames, NULL);
-        tuples[nt++] = rd(d, code + o->co_cellvars, NULL);
-        tuples[nt++] = rd(d, code + o->co_freevars, NULL);
-    }
-    uint64_t slot = 0;
-    for (int t = 0; t < nt; t++) {
-        int64_t n = tuples[t] ? var_size(d, tuples[t]) : 0;
-        if (n > 65536) {
-            return;
+    int64_t n = slot_names(d, code, names, FRAME_SLOTS_MAX);
+    for (int64_t slot = 0; slot < n && slot < FRAME_SLOTS_MAX; slot++) {
+        uint64_t val = rd(d, localsplus + (uint64_t)slot * 8, NULL);
+        char lname[STR_MAX + 8], rname[2 * STR_MAX + 64];
+        if (!val || read_str(d, names[slot], lname, sizeof lname) < 0) {
+            continue;
         }
-        for (int64_t i = 0; i < n; i++, slot++) {
-            uint64_t nm = rd(d, tuples[t] + o->tu_item + (uint64_t)i * 8, NULL);
-            uint64_t val = rd(d, localsplus + slot * 8, NULL);
-            char lname[STR_MAX + 8], rname[2 * STR_MAX + 64];
-            if (!val || read_str(d, nm, lname, sizeof lname) < 0) {
-                continue;
-            }
-            if (many) {
-                snprintf(rname, sizeof rname, "%s() local '%s' [thread %llu]", fname, lname,
-                         (unsigned long long)tid);
-            } else {
-                snprintf(rname, sizeof rname, "%s() local '%s'", fname, lname);
-            }
-            root_add(d, LH_PYROOT_LOCAL, rname, val);
+        if (many) {
+            snprintf(rname, sizeof rname, "%s() local '%s' [thread %llu]", fname, lname,
+                     (unsigned long long)tid);
+        } else {
+            snprintf(rname, sizeof rname, "%s() local '%s'", fname, lname);
         }
+        root_add(d, LH_PYROOT_LOCAL, rname, val);
     }
 }
 
@@ -1540,6 +1713,8 @@ static const struct {
     {K_CELL, "PyCell_Type"},         {K_METHOD, "PyMethod_Type"},  {K_MODULE, "PyModule_Type"},
     {K_STR, "PyUnicode_Type"},       {K_INT, "PyLong_Type"},       {K_BYTES, "PyBytes_Type"},
     {K_FLOAT, "PyFloat_Type"},       {K_CODE, "PyCode_Type"},      {K_WEAKREF, "_PyWeakref_RefType"},
+    {K_GEN, "PyGen_Type"},           {K_CORO, "PyCoro_Type"},      {K_AGEN, "PyAsyncGen_Type"},
+    {K_FRAME, "PyFrame_Type"},
 };
 
 int

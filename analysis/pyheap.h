@@ -9,12 +9,15 @@
  *   - every interpreter, its thread states and their live frames;
  *   - every object on the collector's generation lists (GC-tracked objects) and, through
  *     the references of the types it knows (dict, list, tuple, set, function, cell, bound
- *     method, module, type, instances of user classes: __dict__, managed values, slots),
+ *     method, module, type, instances of user classes: __dict__, managed values, slots,
+ *     the frames of generators, coroutines and frame objects that are not running),
  *     the objects they reach that the collector does not track (str, int, bytes, ...),
  *     and, conservatively, the words of a C module's state and of the C fields of types
  *     it does not know (static or heap: _sre.Pattern, an Exception's args);
  *   - references with their Python meaning as edge labels: "['key']" (dict), "[3]"
- *     (list, tuple), ".name" (attribute, slot, function and type fields), "{}" (set);
+ *     (list, tuple), ".name" (attribute, slot, function and type fields), "{}" (set),
+ *     ".cr_frame.f_locals['buf']" (a suspended coroutine's local; 3.8-3.10: ".cr_frame"
+ *     to its frame object, then ".f_locals['buf']"), ".f_stack[0]" (its value stack);
  *   - roots named as a Python developer names them: module globals ("app._handlers", one
  *     root per global), class attributes ("app.Connection.pool"), frame locals
  *     ("handle() local 'buf'"), sys.modules and the interpreter's dicts, C statics (a word

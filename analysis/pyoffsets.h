@@ -37,6 +37,23 @@ typedef struct lh_pyoffsets {
     int64_t co_name, co_qualname /* 3.11+ */, co_filename, co_firstlineno;
     int64_t co_varnames, co_cellvars, co_freevars, co_nlocals; /* 3.8-3.10 */
     int64_t co_localsplusnames, co_nlocalsplus;                /* 3.11+ */
+    int64_t co_stacksize;
+    /* generators, coroutines, async generators; frame objects */
+    int64_t ge_frame;          /* 3.8-3.10: the PyFrameObject *gi_frame; 3.11+: gi_iframe,
+                                  the frame embedded in the generator */
+    int64_t ge_frame_state, ge_frame_cleared;     /* 3.11+: gi_frame_state, FRAME_CLEARED */
+    int64_t ge_name, ge_qualname, ge_exc_value;
+    int64_t ge_code;                              /* 3.8-3.11 */
+    int64_t ge_exc_type, ge_exc_tb;               /* 3.8-3.10 */
+    int64_t cr_origin, ag_finalizer;  /* a coroutine's origin, an async generator's
+                                         finalizer (3.11+: one word of both) */
+    int64_t fr_stacktop, fr_frame_obj, fr_func;   /* 3.11+ _PyInterpreterFrame */
+    int64_t fo_frame, fo_frame_data;              /* 3.11+ PyFrameObject: f_frame, the
+                                                     frame it owns once off the stack */
+    int64_t fo_back, fo_trace;                    /* PyFrameObject */
+    int64_t fo_builtins, fo_valuestack;           /* 3.8-3.10 PyFrameObject */
+    int64_t fo_stacktop;                          /* 3.8-3.9: NULL while running */
+    int64_t fo_stackdepth;                        /* 3.10 */
     /* types */
     int64_t tp_name, tp_basicsize, tp_itemsize, tp_flags, tp_dictoffset, tp_weaklistoffset,
         tp_dict, tp_mro, tp_bases, tp_base, tp_members;

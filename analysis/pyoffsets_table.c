@@ -54,8 +54,31 @@
     F(co_freevars, 80, 80, 80, 0, 0, 0) \
     F(co_nlocals, 28, 28, 28, 0, 0, 0) \
     F(co_name, 112, 112, 112, 120, 120, 120) \
+    F(co_stacksize, 32, 32, 32, 68, 64, 64) \
     F(co_filename, 104, 104, 104, 112, 112, 112) \
     F(co_firstlineno, 40, 40, 40, 72, 68, 68) \
+    F(ge_name, 48, 48, 40, 32, 24, 24) \
+    F(ge_qualname, 56, 56, 48, 40, 32, 32) \
+    F(ge_exc_value, 72, 72, 64, 48, 40, 40) \
+    F(ge_code, 32, 32, 24, 16, 0, 0) \
+    F(ge_exc_type, 64, 64, 56, 0, 0, 0) \
+    F(ge_exc_tb, 80, 80, 72, 0, 0, 0) \
+    F(cr_origin, 96, 96, 88, 64, 56, 56) \
+    F(ag_finalizer, 96, 96, 88, 64, 56, 56) \
+    F(ge_frame, 16, 16, 16, 80, 72, 72) \
+    F(ge_frame_state, 0, 0, 0, 75, 67, 67) \
+    F(ge_frame_cleared, 0, 0, 0, 4, 4, 4) \
+    F(fr_stacktop, 0, 0, 0, 64, 64, 64) \
+    F(fr_frame_obj, 0, 0, 0, 40, 48, 48) \
+    F(fr_func, 0, 0, 0, 0, 16, 16) \
+    F(fo_back, 24, 24, 24, 16, 16, 16) \
+    F(fo_trace, 80, 80, 72, 32, 32, 32) \
+    F(fo_frame, 0, 0, 0, 24, 24, 24) \
+    F(fo_frame_data, 0, 0, 0, 48, 48, 64) \
+    F(fo_builtins, 40, 40, 40, 0, 0, 0) \
+    F(fo_valuestack, 64, 64, 64, 0, 0, 0) \
+    F(fo_stackdepth, 0, 0, 80, 0, 0, 0) \
+    F(fo_stacktop, 72, 72, 0, 0, 0, 0) \
     F(tp_name, 24, 24, 24, 24, 24, 24) \
     F(tp_basicsize, 32, 32, 32, 32, 32, 32) \
     F(tp_itemsize, 40, 40, 40, 40, 40, 40) \

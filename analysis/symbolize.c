@@ -243,6 +243,44 @@ find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Addr bias, con
     }
 }
 
+/* A source file as the line table names it, pooled; made absolute with the CU's
+ * compilation directory when it is relative and that directory is absolute: a header
+ * found through a relative -I (gcc and clang list "inc" as its directory, clang "." for
+ * the source's own) would otherwise read "inc/x.h", relative to nothing the reader knows.
+ * Valgrind gives the directory too. A relative compilation directory (a build mapped with
+ * -fdebug-prefix-map=DIR=.) leaves the name as it is. */
+static const char *
+pool_file(lh_symbolizer_t *s, Dwarf_Die *cu, const char *file)
+{
+    if (!file) {
+        return NULL;
+    }
+    Dwarf_Attribute attr;
+    const char *dir =
+        file[0] != '/' && cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
+    if (!dir || dir[0] != '/') {
+        return lh_strpool_add(&s->pool, file, strlen(file));
+    }
+    while (file[0] == '.' && file[1] == '/') {
+        file += 2;
+        while (file[0] == '/') {
+            file++;
+        }
+    }
+    size_t dl = strlen(dir), fl = strlen(file);
+    while (dl > 1 && dir[dl - 1] == '/') {
+        dl--;
+    }
+    char buf[4096];
+    if (dl + 1 + fl >= sizeof buf) {
+        return lh_strpool_add(&s->pool, file, fl);
+    }
+    memcpy(buf, dir, dl);
+    buf[dl] = '/';
+    memcpy(buf + dl + 1, file, fl);
+    return lh_strpool_add(&s->pool, buf, dl + 1 + fl);
+}
+
 /* Frames from the DWARF scopes at addr in cudie: inlined calls innermost first, then the
  * function. file/line are the line table's location of addr. */
 static int
@@ -288,7 +326,7 @@ dwarf_frames(lh_symbolizer_t *s, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Addr b
         }
         lh_frame_t f = *proto;
         f.function = die_name(s, die);
-        f.file = file ? lh_strpool_add(&s->pool, file, strlen(file)) : NULL;
+        f.file = pool_file(s, cudie, file);
         f.line = line > 0 ? (uint32_t)line : 0;
         f.inlined = tag == DW_TAG_inlined_subroutine;
         if ((rc = push_frame(fv, &f)) < 0) {
@@ -400,7 +438,7 @@ resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f, f
         return 0;
     }
     f.function = lh_strpool_demangled(&s->pool, elf_symbol(sm, addr));
-    f.file = file ? lh_strpool_add(&s->pool, file, strlen(file)) : NULL;
+    f.file = pool_file(s, cu, file);
     f.line = file && line > 0 ? (uint32_t)line : 0;
     return push_frame(fv, &f);
 }

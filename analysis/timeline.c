@@ -403,12 +403,6 @@ lh_timeline_all_bounds(const lh_timeline_t *tl, size_t *n)
     return tl->all.v;
 }
 
-size_t
-lh_timeline_n_running_snapshots(const lh_timeline_t *tl)
-{
-    return tl->n_running;
-}
-
 const lh_rss_cmp_t *
 lh_timeline_rss(const lh_timeline_t *tl)
 {

@@ -103,8 +103,6 @@ const lh_boundary_t *lh_timeline_bounds(const lh_timeline_t *tl, lh_bound_kind_t
 /* Both kinds in time order (each one's global is its index): lh_bound_find resolves a spec
  * among all of them. */
 const lh_boundary_t *lh_timeline_all_bounds(const lh_timeline_t *tl, size_t *n);
-/* Snapshots taken while the program ran (trigger other than LH_SNAP_EXIT). */
-size_t lh_timeline_n_running_snapshots(const lh_timeline_t *tl);
 const lh_rss_cmp_t *lh_timeline_rss(const lh_timeline_t *tl);
 
 

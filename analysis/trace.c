@@ -68,6 +68,7 @@ typedef struct frame_state {
     int has_sync;
     uint64_t sync_ts;
     uint64_t realloc_dt; /* of the last REALLOC record */
+    uint32_t ev_stack;   /* EVENTS: the current stack id (format.h) */
 } frame_state_t;
 
 /* ---------------------------------------------------------------------------------------
@@ -583,6 +584,66 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
     return lh_dec_ok(pl) ? rc : LH_EFORMAT;
 }
 
+/* One event of an EVENTS record (format.h) into *ev: an ALLOC or a FREE as their own
+ * records would give. Returns 0, or LH_EFORMAT. */
+static int
+events_one(lh_trace_t *t, lh_dec_t *pl, frame_state_t *st, lh_event_t *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->tid = st->h->tid;
+    uint64_t head = lh_dec_varint(pl);
+    st->ts += head >> 2;
+    ev->ts_ns = st->ts;
+    ev->addr = rd_addr(pl, st);
+    switch (head & 3) {
+    case LH_EV_FREE:
+        ev->type = LH_REC_FREE;
+        break;
+    case LH_EV_ALLOC_STACK:
+        ev->size = lh_dec_varint(pl);
+        if (rd_stack_id(pl, &st->ev_stack) < 0) {
+            return LH_EFORMAT;
+        }
+        ev->kind = lh_dec_u8(pl);
+        goto alloc;
+    case LH_EV_ALLOC:
+        ev->size = lh_dec_varint(pl);
+        ev->kind = LH_AK_MALLOC;
+    alloc:
+        ev->type = LH_REC_ALLOC;
+        ev->stack_id = st->ev_stack;
+        ev->sample_rate = t->parts.info.sample_rate_bytes;
+        break;
+    default:
+        return LH_EFORMAT;
+    }
+    return lh_dec_ok(pl) ? 0 : LH_EFORMAT;
+}
+
+/* The events of an EVENTS record into the window, each ordered as its own record would be
+ * (key: its place in the frame). Returns 0 or a negative code. */
+static int
+events_record(lh_trace_t *t, const lh_frame_hdr_t *h, lh_dec_t *pl, frame_state_t *st,
+              uint64_t *key)
+{
+    while (lh_dec_left(pl) > 0) {
+        lh_pending_t *slot = lh_window_room(&t->window, 1);
+        if (!slot) {
+            return LH_ENOMEM;
+        }
+        int rc = events_one(t, pl, st, &slot->ev);
+        if (rc < 0) {
+            return rc;
+        }
+        if (lh_window_commit(&t->window, h->seq, *key * 2) < 0) {
+            return LH_ENOMEM;
+        }
+        ++*key;
+        t->n_decoded++;
+    }
+    return 0;
+}
+
 static int
 decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t len,
                frame_state_t *st, uint64_t frame_off, lh_err_t *err)
@@ -590,16 +651,18 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
     lh_dec_t d, pl;
     uint8_t type = 0;
     uint32_t idx = 0;
+    uint64_t key = 0; /* the place of the next event in the frame, for the window's order */
     int rc;
     lh_dec_init(&d, p, len);
     while ((rc = lh_dec_record(&d, &type, &pl)) > 0) {
-        /* Decoded in place, in the window's next entry (a REALLOC takes two). */
-        lh_pending_t *slot = lh_window_room(&t->window, 2);
-        if (!slot) {
-            return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
+        lh_pending_t *slot = NULL;
+        if (type == LH_REC_EVENTS) {
+            rc = events_record(t, h, &pl, st, &key); /* 0: its events are in the window */
+        } else {
+            /* Decoded in place, in the window's next entry (a REALLOC takes two). */
+            slot = lh_window_room(&t->window, 2);
+            rc = slot ? frame_record(t, type, &pl, st, &slot->ev) : LH_ENOMEM;
         }
-        lh_event_t *ev = &slot->ev;
-        rc = frame_record(t, type, &pl, st, ev);
         if (rc == LH_ENOMEM) {
             return lh_err_set(err, rc, "%s: out of memory", t->parts.path);
         }
@@ -613,12 +676,12 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
         }
         if (rc > 0) {
             /* Two keys per record: a REALLOC is delivered as two halves. */
-            rc = lh_window_commit(&t->window, h->seq, (uint64_t)idx * 2);
+            rc = lh_window_commit(&t->window, h->seq, key * 2);
             if (rc == 0 && slot[0].ev.type == LH_REC_REALLOC) {
                 slot[1].ev = slot[0].ev;
                 slot[1].ev.half = LH_HALF_ALLOC;
                 slot[1].ev.ts_ns += st->realloc_dt;
-                rc = lh_window_commit(&t->window, h->seq, (uint64_t)idx * 2 + 1);
+                rc = lh_window_commit(&t->window, h->seq, key * 2 + 1);
             }
             if (rc < 0) {
                 return lh_err_set(err, LH_ENOMEM, "%s: out of memory", t->parts.path);
@@ -626,6 +689,7 @@ decode_payload(lh_trace_t *t, const lh_frame_hdr_t *h, const uint8_t *p, size_t 
             t->n_decoded++;
         }
         idx++;
+        key++;
         t->parts.stats.n_records++;
     }
     if (rc < 0) {

@@ -14,8 +14,9 @@
 
 #include "cmd.h"
 
-int
-lh_opt_bool_value(const char *s)
+/* "on", "yes", "true", "1" give 1; "off", "no", "false", "0" give 0; else -1. */
+static int
+bool_value(const char *s)
 {
     static const char *const on[] = {"on", "yes", "true", "1"};
     static const char *const off[] = {"off", "no", "false", "0"};
@@ -119,7 +120,7 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
             if (neg && v) {
                 return lh_err_set(err, LH_EINVAL, "%s: %s takes no value", cmd, arg);
             }
-            if (v && (b = lh_opt_bool_value(v)) < 0) {
+            if (v && (b = bool_value(v)) < 0) {
                 return lh_err_set(err, LH_EINVAL, "%s: %s: expected on or off, got '%s'", cmd,
                                   o->name, v);
             }
@@ -127,7 +128,7 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
              * (another option, the trace, a program such as `true`) is not its value. */
             if (!v && !neg && *i + 1 < argc &&
                 (strcmp(argv[*i + 1], "on") == 0 || strcmp(argv[*i + 1], "off") == 0)) {
-                b = lh_opt_bool_value(argv[++*i]);
+                b = bool_value(argv[++*i]);
             }
             *(int *)o->dst = neg ? 0 : b;
             return 1;
@@ -183,8 +184,10 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
     return 0;
 }
 
-int
-lh_args_stdin(lh_trace_args_t *a, lh_err_t *err)
+/* Copies standard input into an anonymous file and names it in a->stdin_path (for a trace
+ * given as `-`). Returns 0 or LH_EIO. Called by lh_args_parse. */
+static int
+args_stdin(lh_trace_args_t *a, lh_err_t *err)
 {
     int fd = memfd_create("leakhound-stdin", 0);
     char buf[1 << 16];
@@ -283,7 +286,7 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
         return lh_err_set(err, LH_EINVAL, "%s: which trace? usage: leakhound %s FILE (- for "
                           "standard input)", cmd, cmd);
     }
-    if (takes_trace && strcmp(a->path, "-") == 0 && (rc = lh_args_stdin(a, err)) < 0) {
+    if (takes_trace && strcmp(a->path, "-") == 0 && (rc = args_stdin(a, err)) < 0) {
         return rc;
     }
     if ((spec->flags & LH_ARGS_OUTPUT) && !a->out) {

@@ -115,11 +115,6 @@ int lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char
  * to parse. */
 int lh_opt_program_start(char **argv, int *i, int *help);
 
-/* "on", "yes", "true", "1" give 1; "off", "no", "false", "0" give 0; else -1. */
-int lh_opt_bool_value(const char *s);
 
-/* Copies standard input into an anonymous file and names it in a->stdin_path (for a trace
- * given as `-`). Returns 0 or LH_EIO. Called by lh_args_parse. */
-int lh_args_stdin(lh_trace_args_t *a, lh_err_t *err);
 
 #endif /* LH_CLI_OPTS_H */

@@ -29,8 +29,8 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 3 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME;
-                            3: INFO_PARENT's fork ts and parent trace */
+#define LH_FORMAT_MINOR 4 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME;
+                            3: INFO_PARENT's fork ts and parent trace; 4: EVENTS */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -139,6 +139,17 @@ enum lh_rec_type {
                                     ts + dt_alloc (after it returned); readers order the
                                     two halves separately. The next record's ts delta is
                                     from ts + dt_alloc. */
+    LH_REC_EVENTS = 0x43,        /* (minor 4) a run of allocations and frees, one after the
+                                    other to the end of the payload, each a varint head =
+                                    ts delta << 2 | LH_EV_* code, then:
+                                    LH_EV_FREE: addr;
+                                    LH_EV_ALLOC: addr, varint size (kind malloc, the stack
+                                    id of the frame's previous LH_EV_ALLOC_STACK, 0 before
+                                    the first);
+                                    LH_EV_ALLOC_STACK: addr, varint size, varint stack_id,
+                                    u8 kind. Same meaning as ALLOC and FREE records; the
+                                    agent writes these instead (no type and length byte
+                                    per event: fewer bytes to compress and to store). */
     LH_REC_MARK = 0x50,          /* ts, string label */
     LH_REC_SNAPSHOT = 0x51,      /* ts, string label, varint trigger (LH_SNAP_*),
                                     [string contents file (a name in the trace's directory;
@@ -157,6 +168,14 @@ enum lh_rec_type {
                                     unwind table, stacks it left to libunwind, and of
                                     the walks compared with libunwind, how many
                                     differed) */
+};
+
+/* The low two bits of an EVENTS record's event head. */
+enum lh_ev_code {
+    LH_EV_FREE = 0,
+    LH_EV_ALLOC = 1,       /* malloc, the frame's current stack id */
+    LH_EV_ALLOC_STACK = 2, /* stack id and kind given; the stack id becomes the current one */
+    /* 3: malformed */
 };
 
 /* Which entry point made an allocation. */
@@ -198,6 +217,10 @@ enum lh_exit_kind {
     LH_EXIT_UNDERSCORE = 1, /* _exit() / _Exit() */
     LH_EXIT_EXEC = 2,   /* execve() replaced the image (followed or not) */
     LH_EXIT_DETACH = 3, /* `leakhound attach` detached: the process runs on */
+    LH_EXIT_SCRIPT = 4, /* a perl or python program's main program ended (the point of its
+                           exit report and snapshot), and the process's own exit was never
+                           seen: a signal killed it during the interpreter's teardown (python
+                           kills itself with SIGINT after an uncaught KeyboardInterrupt) */
 };
 
 enum lh_snap_trigger {

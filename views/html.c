@@ -122,6 +122,8 @@ summary(FILE *out, const lh_html_page_t *p)
     const lh_trace_end_t *e = r->end;
     if (!e->present) {
         card(out, 1, "Exit", "none", "killed or crashed: data up to the last flush");
+    } else if (e->kind == LH_EXIT_SCRIPT) {
+        card(out, 1, "Exit", "killed", "in teardown, after the main program ended");
     } else {
         snprintf(a, sizeof a, "status %" PRIu64, e->status);
         card(out, 0, "Exit", a,

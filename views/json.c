@@ -109,6 +109,8 @@ exit_kind(const lh_trace_end_t *e)
         return "exec";
     case LH_EXIT_DETACH:
         return "detach";
+    case LH_EXIT_SCRIPT:
+        return "killed_in_teardown";
     default:
         return "unknown";
     }
@@ -184,8 +186,10 @@ print_summary(FILE *out, const lh_report_t *rep)
     fputs("}", out);
 }
 
-void
-lh_json_frame(FILE *out, const lh_frame_t *f)
+/* One frame object: {"function", "file", "line", "module", "inlined", "address",
+ * "offset"}; null for no frame (f NULL). */
+static void
+json_frame(FILE *out, const lh_frame_t *f)
 {
     if (!f) {
         fputs("null", out);
@@ -229,11 +233,11 @@ void
 lh_json_site_frames(FILE *out, const lh_site_t *site)
 {
     fputs("\"location\": ", out);
-    lh_json_frame(out, site->location >= 0 ? &site->frames[site->location] : NULL);
+    json_frame(out, site->location >= 0 ? &site->frames[site->location] : NULL);
     fputs(", \"frames\": [", out);
     for (size_t i = 0; i < site->n_frames; i++) {
         fputs(i ? ",\n      " : "\n      ", out);
-        lh_json_frame(out, &site->frames[i]);
+        json_frame(out, &site->frames[i]);
     }
     fputs("]", out);
     size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
@@ -242,7 +246,7 @@ lh_json_site_frames(FILE *out, const lh_site_t *site)
         fprintf(out, ", \"grown_by_sites\": %zu, \"grown_by\": [", site->n_grown_by);
         for (size_t i = 0; i < shown; i++) {
             fputs(i ? ", " : "", out);
-            lh_json_frame(out, &site->grown_by[i]);
+            json_frame(out, &site->grown_by[i]);
         }
         fputs("]", out);
     }

@@ -27,9 +27,6 @@
 /* Writes the report to out, followed by a newline. Returns 0, or LH_EIO. */
 int lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err);
 
-/* One frame object: {"function", "file", "line", "module", "inlined", "address",
- * "offset"}; null for no frame (f NULL). */
-void lh_json_frame(FILE *out, const lh_frame_t *f);
 /* The members `"location": {...}|null, "frames": [...]` of a site object, as the report
  * writes them (no surrounding braces). */
 void lh_json_site_frames(FILE *out, const lh_site_t *site);

@@ -30,8 +30,9 @@ static const char *palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59
                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6",
                                 "#d37295", "#8cd17d"};
 
-const char *
-lh_plot_color(size_t k, size_t n_series)
+/* The colour of series k of the chart (k == n_series: "other"). */
+static const char *
+plot_color(size_t k, size_t n_series)
 {
     return k >= n_series ? "#cfcfcf" : palette[k % 12];
 }
@@ -239,7 +240,7 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         } else {
             snprintf(name, sizeof name, "other sites");
         }
-        layer(out, &g, e, lo, hi, lh_plot_color(k, e->n_series), name);
+        layer(out, &g, e, lo, hi, plot_color(k, e->n_series), name);
         memcpy(lo, hi, e->n * sizeof *lo);
     }
     free(lo);
@@ -311,7 +312,7 @@ lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o, lh
         if (k <= e->n_series) {
             fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" "
                          "fill=\"%s\"/>",
-                    lx, ly - 10, lh_plot_color(k, e->n_series));
+                    lx, ly - 10, plot_color(k, e->n_series));
         } else {
             fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#b91c1c\" "
                          "stroke-width=\"2\"/>",

@@ -25,9 +25,6 @@ typedef struct lh_plot_opts {
 int lh_view_svg_plot(FILE *out, const lh_evolution_t *e, const lh_plot_opts_t *o,
                      lh_err_t *err);
 
-/* The colour of series k of the chart (k == n_series: "other"), shared with the HTML page
- * so that its tables can show the same swatches. */
-const char *lh_plot_color(size_t k, size_t n_series);
 
 /* "function — file.c:42" for a site (file's base name), into buf. */
 const char *lh_plot_site_name(char *buf, size_t len, const lh_site_t *site);

@@ -116,10 +116,49 @@ print_exit(FILE *out, const lh_report_t *rep)
               "still live at the detach)\n",
               out);
         break;
+    case LH_EXIT_SCRIPT:
+        fputs("killed during teardown: the main program ended, then the process was killed "
+              "before its exit (by a signal; python re-raises SIGINT after an uncaught "
+              "KeyboardInterrupt)\n",
+              out);
+        break;
     default:
         fprintf(out, "exit of unknown kind %" PRIu64 " (status %" PRIu64 ")\n", e->kind,
                 e->status);
         break;
+    }
+}
+
+/* "+3.0 MiB", "-512 B", "+0 B" */
+static const char *
+signed_bytes(char *buf, size_t len, uint64_t from, uint64_t to)
+{
+    char h[32];
+    snprintf(buf, len, "%s%s", to >= from ? "+" : "-",
+             lh_text_human_bytes(h, sizeof h, to >= from ? to - from : from - to));
+    return buf;
+}
+
+/* The "RSS: ..." summary line(s): RSS growth against heap growth, first to last sample,
+ * and, when RSS grew by much more, what that means. */
+static void
+text_rss(FILE *out, const lh_rss_cmp_t *c)
+{
+    char a[40], b[40], h1[32], h2[32];
+    fprintf(out, "  RSS:           %s -> %s (%s) while the heap went %s -> %s (%s), first to "
+                 "last of %" PRIu64 " samples\n",
+            lh_text_human_bytes(h1, sizeof h1, c->first_rss),
+            lh_text_human_bytes(h2, sizeof h2, c->last_rss),
+            signed_bytes(a, sizeof a, c->first_rss, c->last_rss),
+            lh_text_human_bytes((char[32]){0}, 32, c->first_heap),
+            lh_text_human_bytes((char[32]){0}, 32, c->last_heap),
+            signed_bytes(b, sizeof b, c->first_heap, c->last_heap), c->n_samples);
+    if (lh_rss_cmp_suspicious(c)) {
+        fprintf(out, "                 RSS grew %s while the heap grew %s: memory outside "
+                     "malloc (mmap, fragmentation, thread stacks)\n",
+                lh_text_human_bytes(h1, sizeof h1, c->last_rss - c->first_rss),
+                lh_text_human_bytes(h2, sizeof h2, c->last_heap > c->first_heap
+                                                       ? c->last_heap - c->first_heap : 0));
     }
 }
 
@@ -212,38 +251,7 @@ print_summary(FILE *out, const lh_report_t *rep)
         fputs("  salvaged:      the trace's damaged tail was skipped\n", out);
     }
     if (rep->rss && rep->rss->n_samples >= 2) {
-        lh_text_rss(out, rep->rss);
-    }
-}
-
-/* "+3.0 MiB", "-512 B", "+0 B" */
-static const char *
-signed_bytes(char *buf, size_t len, uint64_t from, uint64_t to)
-{
-    char h[32];
-    snprintf(buf, len, "%s%s", to >= from ? "+" : "-",
-             lh_text_human_bytes(h, sizeof h, to >= from ? to - from : from - to));
-    return buf;
-}
-
-void
-lh_text_rss(FILE *out, const lh_rss_cmp_t *c)
-{
-    char a[40], b[40], h1[32], h2[32];
-    fprintf(out, "  RSS:           %s -> %s (%s) while the heap went %s -> %s (%s), first to "
-                 "last of %" PRIu64 " samples\n",
-            lh_text_human_bytes(h1, sizeof h1, c->first_rss),
-            lh_text_human_bytes(h2, sizeof h2, c->last_rss),
-            signed_bytes(a, sizeof a, c->first_rss, c->last_rss),
-            lh_text_human_bytes((char[32]){0}, 32, c->first_heap),
-            lh_text_human_bytes((char[32]){0}, 32, c->last_heap),
-            signed_bytes(b, sizeof b, c->first_heap, c->last_heap), c->n_samples);
-    if (lh_rss_cmp_suspicious(c)) {
-        fprintf(out, "                 RSS grew %s while the heap grew %s: memory outside "
-                     "malloc (mmap, fragmentation, thread stacks)\n",
-                lh_text_human_bytes(h1, sizeof h1, c->last_rss - c->first_rss),
-                lh_text_human_bytes(h2, sizeof h2, c->last_heap > c->first_heap
-                                                       ? c->last_heap - c->first_heap : 0));
+        text_rss(out, rep->rss);
     }
 }
 
@@ -260,8 +268,9 @@ lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
     return buf;
 }
 
-void
-lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
+/* One "    at f (file.c:42)" (first) or "    by ..." line. */
+static void
+text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
 {
     char where[4200];
     fputs(first ? "    at " : "    by ", out);
@@ -343,7 +352,7 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
     }
     size_t n = max && max < site->n_frames ? max : site->n_frames;
     for (size_t i = 0; i < n; i++) {
-        lh_text_frame(out, &site->frames[i], i == 0, cwd);
+        text_frame(out, &site->frames[i], i == 0, cwd);
     }
     if (n < site->n_frames) {
         fprintf(out, "    ... %zu more frame%s\n", site->n_frames - n,
@@ -356,7 +365,7 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
         fprintf(out, "    grown by realloc at %zu other site%s:\n", site->n_grown_by,
                 site->n_grown_by == 1 ? "" : "s");
         for (size_t i = 0; i < shown; i++) {
-            lh_text_frame(out, &site->grown_by[i], 0, cwd);
+            text_frame(out, &site->grown_by[i], 0, cwd);
         }
     }
 }

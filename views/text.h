@@ -31,15 +31,10 @@ const char *lh_text_rel_path(const char *path, const char *cwd);
 /* Where frame f is, as the views show it after the function: "file.c:42" (relative to
  * cwd), "in libfoo.so" (the module's base name) or "" (nothing known), in buf. */
 const char *lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len);
-/* One "    at f (file.c:42)" (first) or "    by ..." line. */
-void lh_text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd);
 /* The site's location, "file.c:42" (or the function, module+offset, address), no newline. */
 void lh_text_location(FILE *out, const lh_site_t *site, const char *cwd);
 /* The site's frames, at most max (0: all), or why there are none. */
 void lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd);
-/* The "RSS: ..." summary line(s): RSS growth against heap growth, first to last sample,
- * and, when RSS grew by much more, what that means. */
-void lh_text_rss(FILE *out, const lh_rss_cmp_t *c);
 
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);

@@ -64,8 +64,9 @@ sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len
     return buf;
 }
 
-const char *
-sh_graph_why(const lh_shell_t *sh, char *buf, size_t len)
+/* Why the snapshot has no graph (no_graph_why), with that advice when contents are missing. */
+static const char *
+graph_why(const lh_shell_t *sh, char *buf, size_t len)
 {
     char advice[128];
     if (sh->hg->no_graph_code == LH_GRAPH_NO_CONTENTS) {
@@ -83,9 +84,9 @@ sh_graph_why(const lh_shell_t *sh, char *buf, size_t len)
 int
 sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err)
 {
-    char why[sizeof sh->hg->no_graph_why + 128];
+    char why[sizeof sh->hg->no_graph_why + 192];
     if (!sh->hg->has_graph) {
-        return lh_err_set(err, LH_EINVAL, "%s: %s", cmd, sh_graph_why(sh, why, sizeof why));
+        return lh_err_set(err, LH_EINVAL, "%s: %s", cmd, graph_why(sh, why, sizeof why));
     }
     return 0;
 }
@@ -120,8 +121,9 @@ sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node, ui
     return 0;
 }
 
-const char *
-sh_class(lh_shell_t *sh, uint32_t b)
+/* A block's class name ("?" without a graph). */
+static const char *
+block_class(lh_shell_t *sh, uint32_t b)
 {
     return sh->hg->has_graph ? lh_leak_class_name(sh->hg->g.cls[b]) : "?";
 }
@@ -261,6 +263,21 @@ sh_need_trace(lh_shell_t *sh, lh_err_t *err)
     return lh_gindex_attach(sh->hg, sh->salvage, err);
 }
 
+/* The one-line Valgrind-style LEAK SUMMARY. */
+static void
+leak_summary(lh_shell_t *sh, FILE *out)
+{
+    static const int order[] = {LH_CLASS_DEFINITE, LH_CLASS_INDIRECT, LH_CLASS_POSSIBLE,
+                                LH_CLASS_REACHABLE};
+    static const char *names[] = {"definitely lost", "indirectly lost", "possibly lost",
+                                  "still reachable"};
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, "%s%s: %" PRIu64 " bytes in %" PRIu64 " blocks", i ? "; " : "", names[i],
+                sh->hg->class_bytes[order[i]], sh->hg->class_blocks[order[i]]);
+    }
+    fputc('\n', out);
+}
+
 static int
 cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
@@ -278,14 +295,14 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     fprintf(sh->out, "live: %u blocks, %s (%" PRIu64 " bytes)\n", hg->n_blocks,
             sh_bytes(b1, sizeof b1, hg->live_bytes), hg->live_bytes);
     if (!hg->has_graph) {
-        char why[sizeof hg->no_graph_why + 128];
-        fprintf(sh->out, "graph: none: %s\n", sh_graph_why(sh, why, sizeof why));
+        char why[sizeof hg->no_graph_why + 192];
+        fprintf(sh->out, "graph: none: %s\n", graph_why(sh, why, sizeof why));
         return 0;
     }
     fprintf(sh->out, "graph: %u roots, %" PRIu64 " references (%" PRIu64 " to a block's start, "
             "%" PRIu64 " interior)\n", hg->n_roots, hg->g.n_edges, hg->g.n_strong,
             hg->g.n_interior);
-    sh_leak_summary(sh, sh->out);
+    leak_summary(sh, sh->out);
     /* Valgrind's "of which reachable via heuristic": blocks no start pointer refers to */
     const char *sep = "of which reachable via heuristic: ";
     for (unsigned k = 0; k < 4; k++) {
@@ -315,20 +332,6 @@ sh_note_no_stacks(lh_shell_t *sh)
         fputs("note: no block has an allocation stack (a snapshot taken from outside, "
               "`snapshot -p`): by site or function they make one group\n", sh->out);
     }
-}
-
-void
-sh_leak_summary(lh_shell_t *sh, FILE *out)
-{
-    static const int order[] = {LH_CLASS_DEFINITE, LH_CLASS_INDIRECT, LH_CLASS_POSSIBLE,
-                                LH_CLASS_REACHABLE};
-    static const char *names[] = {"definitely lost", "indirectly lost", "possibly lost",
-                                  "still reachable"};
-    for (int i = 0; i < 4; i++) {
-        fprintf(out, "%s%s: %" PRIu64 " bytes in %" PRIu64 " blocks", i ? "; " : "", names[i],
-                sh->hg->class_bytes[order[i]], sh->hg->class_blocks[order[i]]);
-    }
-    fputc('\n', out);
 }
 
 static int
@@ -457,7 +460,7 @@ cmd_largest(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         fprintf(sh->out, "%4zu  0x%-16" PRIx64 " %10s %10s  %-15s  %-20s %s\n", i + 1, b->addr,
                 sh_bytes(b1, sizeof b1, b->size),
                 sh->hg->has_graph ? sh_bytes(b2, sizeof b2, sh->hg->g.retained[top[i]]) : "?",
-                sh_class(sh, top[i]), lh_heapgraph_type(sh->hg, top[i]),
+                block_class(sh, top[i]), lh_heapgraph_type(sh->hg, top[i]),
                 lh_heapgraph_site_str(sh->hg, b->stack_id, site, sizeof site));
     }
     free(top);
@@ -569,8 +572,8 @@ cmd_show(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
             !bl->type ? "allocating function" : "tag or vtable");
     show_stack(sh, bl->stack_id);
     if (!hg->has_graph) {
-        char why[sizeof hg->no_graph_why + 128];
-        fprintf(sh->out, "  references: unknown: %s\n", sh_graph_why(sh, why, sizeof why));
+        char why[sizeof hg->no_graph_why + 192];
+        fprintf(sh->out, "  references: unknown: %s\n", graph_why(sh, why, sizeof why));
         return 0;
     }
     fprintf(sh->out, "  class: %s\n", lh_leak_class_name(hg->g.cls[b]));
@@ -962,29 +965,6 @@ static const command_t commands[] = {
     {"exit", cmd_quit, NULL, NULL},
 };
 
-/* Prints text from column col (the cursor is there), wrapped at its spaces before column
- * 100, each further line indented to col. */
-static void
-put_wrapped(FILE *out, const char *text, int col)
-{
-    int at = col;
-    while (*text) {
-        int n = (int)strcspn(text, " ");
-        if (at > col && at + 1 + n > 100) {
-            fprintf(out, "\n%*s", col, "");
-            at = col;
-        } else if (at > col) {
-            fputc(' ', out);
-            at++;
-        }
-        fwrite(text, 1, (size_t)n, out);
-        at += n;
-        text += n;
-        text += strspn(text, " ");
-    }
-    fputc('\n', out);
-}
-
 static int
 cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
@@ -996,22 +976,21 @@ cmd_help(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         if (!c || !c->usage) {
             return lh_err_set(err, LH_EINVAL, "help: unknown command '%s'", argv[1]);
         }
-        fprintf(sh->out, "%s\n  ", c->usage);
-        put_wrapped(sh->out, c->help, 2);
+        fprintf(sh->out, "%s\n  %s\n", c->usage, c->help);
         return 0;
     }
     fputs("commands (ADDR: 0x... or @N, the Nth row of the last listing):\n", sh->out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (commands[i].usage) {
-            fprintf(sh->out, "  %-42s ", commands[i].usage);
-            put_wrapped(sh->out, commands[i].help, 45);
+            fprintf(sh->out, "  %-42s %s\n", commands[i].usage, commands[i].help);
         }
     }
     return 0;
 }
 
-int
-lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
+/* Runs one parsed command. Returns 0, or a negative code with the message in err. */
+static int
+shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
 {
     const command_t *c = LH_CLI_FIND(commands, argv[0]);
     if (!c) {
@@ -1053,7 +1032,7 @@ lh_shell_run_line(lh_shell_t *sh, const char *line)
     for (size_t i = 0; i < l.n && !sh->quit; i++) {
         err.msg[0] = '\0';
         fflush(sh->out);
-        if (lh_shell_exec(sh, l.cmds[i].argc, l.cmds[i].argv, &err) < 0) {
+        if (shell_exec(sh, l.cmds[i].argc, l.cmds[i].argv, &err) < 0) {
             fflush(sh->out);
             fprintf(sh->errs, "error: %s\n", err.msg[0] ? err.msg : "failed");
             fflush(sh->errs);

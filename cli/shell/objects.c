@@ -37,17 +37,30 @@ node_size(const lh_objheap_t *oh, uint32_t v);
 /* The path of v from its nearest name or root, in the language's terms:
  *   %MyApp::SESSION_CACHE{"5f3a"} -> HASH -> {rendered} -> SCALAR(PV)
  * Returns 0, -1 when nothing reaches v, LH_ENOMEM. */
+static void render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path,
+                         int n, uint32_t v, char *buf, size_t len);
+
 static int
 render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
 {
-    const lh_objheap_t *oh = sh->oh;
     const lh_objedge_t *path[PATH_MAX_HOPS];
     uint32_t start;
-    char lab[300];
-    int n = lh_objheap_path(oh, v, &start, path, PATH_MAX_HOPS);
+    int n = lh_objheap_path(sh->oh, v, &start, path, PATH_MAX_HOPS);
     if (n < 0) {
         return n == -1 ? -1 : n;
     }
+    render_edges(sh, start, path, n, v, buf, len);
+    return 0;
+}
+
+/* The edges path[0..n) from start (a name, a root or any object) to v, as render_path
+ * writes them. */
+static void
+render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
+             uint32_t v, char *buf, size_t len)
+{
+    const lh_objheap_t *oh = sh->oh;
+    char lab[300];
     size_t k = 0;
     uint32_t nn = oh->n_objs + oh->n_ext;
 #define PUT(...)                                                                             \
@@ -119,7 +132,6 @@ render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
     if (k >= len && len > 4) {
         memcpy(buf + len - 4, "...", 4);
     }
-    return 0;
 }
 
 static const char *
@@ -339,8 +351,8 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
  * ------------------------------------------------------------------------------------- */
 
 /* The node an address names: an object's head, an owned buffer's object, an ext node. */
-int
-sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
+static int
+node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
                 lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
@@ -401,7 +413,7 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
     const lh_objheap_t *oh = sh->oh;
     uint32_t v;
     char buf[4096];
-    if (sh_obj_node_arg(sh, "identify", arg, &v, err) < 0) {
+    if (node_arg(sh, "identify", arg, &v, err) < 0) {
         return LH_EINVAL;
     }
     obj_line(sh, v, sh->out);
@@ -420,6 +432,21 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
         }
         fprintf(sh->out, "  ");
         obj_line(sh, d, sh->out);
+        /* and the cycle itself, the reference a Perl developer has to weaken or break:
+         * through v when v is on it, else through what holds v */
+        const lh_objedge_t *cyc[PATH_MAX_HOPS];
+        uint32_t c = v;
+        int nc = lh_objheap_cycle(oh, v, cyc, PATH_MAX_HOPS);
+        if (nc == -1 && d != v) {
+            nc = lh_objheap_cycle(oh, c = d, cyc, PATH_MAX_HOPS);
+        }
+        if (nc == LH_ENOMEM) {
+            return lh_err_set(err, LH_ENOMEM, "identify: out of memory");
+        }
+        if (nc > 0) {
+            render_edges(sh, c, cyc, nc, c, buf, sizeof buf);
+            fprintf(sh->out, "  the cycle: %s\n", buf);
+        }
         return 0;
     }
     fprintf(sh->out, "  %s\n", buf);
@@ -432,7 +459,7 @@ sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err)
     const lh_objheap_t *oh = sh->oh;
     uint32_t v;
     char lab[300], nm[512];
-    if (sh_obj_node_arg(sh, "show", arg, &v, err) < 0) {
+    if (node_arg(sh, "show", arg, &v, err) < 0) {
         return LH_EINVAL;
     }
     obj_line(sh, v, sh->out);

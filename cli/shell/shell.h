@@ -90,8 +90,6 @@ void lh_shell_fini(lh_shell_t *sh);
 /* Runs the commands of one line. Returns the number of commands that failed. */
 int lh_shell_run_line(lh_shell_t *sh, const char *line);
 
-/* Runs one parsed command. Returns 0, or a negative code with the message in err. */
-int lh_shell_exec(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
 
 /* Command names, for completion: NULL-terminated. */
 extern const char *const lh_shell_command_names[];

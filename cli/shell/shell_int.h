@@ -36,15 +36,12 @@ int sh_row_add(lh_shell_t *sh, uint32_t node);
 /* The option that records contents of MODE ("pointers", "full") the way the trace was
  * recorded ("run with --snapshot-contents MODE"): `snapshot -p` spells it --contents. */
 const char *sh_contents_advice(const lh_shell_t *sh, const char *mode, char *buf, size_t len);
-/* Why the snapshot has no graph (no_graph_why), with that advice when contents are missing. */
-const char *sh_graph_why(const lh_shell_t *sh, char *buf, size_t len);
 /* LH_EINVAL with "cmd: <why the snapshot has no graph>" when it has none. */
 int sh_need_graph(lh_shell_t *sh, const char *cmd, lh_err_t *err);
 /* An ADDR argument to a node (a block containing the address, or the row's node). */
 int sh_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
                 uint64_t *addr, lh_err_t *err);
-/* A block's class name ("?" without a graph), and "48 B type, site" on out. */
-const char *sh_class(lh_shell_t *sh, uint32_t b);
+/* "48 B type, site" of block b on out. */
 void sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out);
 /* One note line on out when no live block has an allocation stack (`snapshot -p`), for
  * the commands that group by site or function. */
@@ -66,8 +63,6 @@ void sh_snapshot_fini(lh_snapshot_t *s);
 /* A graph loaded from an index has no trace: opens it (read, not replayed) for the
  * commands that need data symbols or other snapshots' sites. Returns 0 or LH_E*. */
 int sh_need_trace(lh_shell_t *sh, lh_err_t *err);
-/* The one-line Valgrind-style LEAK SUMMARY. */
-void sh_leak_summary(lh_shell_t *sh, FILE *out);
 
 /* Commands in their own files. */
 int sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err);
@@ -96,8 +91,6 @@ void sh_grouping_fini(sh_grouping_t *gr);
 /* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
  * the block view was not asked for. */
 int sh_obj_mode(const lh_shell_t *sh);
-int sh_obj_node_arg(lh_shell_t *sh, const char *cmd, const char *arg, uint32_t *node,
-                    lh_err_t *err);
 int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);
 int sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err);
 int sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err);

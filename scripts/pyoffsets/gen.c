@@ -138,8 +138,54 @@ main(void)
     OFF(co_nlocals, PyCodeObject, co_nlocals);
 #endif
     OFF(co_name, PyCodeObject, co_name);
+    OFF(co_stacksize, PyCodeObject, co_stacksize);
     OFF(co_filename, PyCodeObject, co_filename);
     OFF(co_firstlineno, PyCodeObject, co_firstlineno);
+
+    /* what keeps a suspended generator's locals: its frame (a frame object before 3.11,
+     * embedded in the generator since), and a frame object's own */
+    OFF(ge_name, PyGenObject, gi_name);
+    OFF(ge_qualname, PyGenObject, gi_qualname);
+    OFF(ge_exc_value, PyGenObject, gi_exc_state.exc_value);
+#if PY_VERSION_HEX < 0x030C0000
+    OFF(ge_code, PyGenObject, gi_code);
+#endif
+#if PY_VERSION_HEX < 0x030B0000
+    OFF(ge_exc_type, PyGenObject, gi_exc_state.exc_type);
+    OFF(ge_exc_tb, PyGenObject, gi_exc_state.exc_traceback);
+    OFF(cr_origin, PyCoroObject, cr_origin);
+    OFF(ag_finalizer, PyAsyncGenObject, ag_finalizer);
+#else
+    OFF(cr_origin, PyCoroObject, cr_origin_or_finalizer);
+    OFF(ag_finalizer, PyAsyncGenObject, ag_origin_or_finalizer);
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+    OFF(ge_frame, PyGenObject, gi_iframe);
+    OFF(ge_frame_state, PyGenObject, gi_frame_state);
+    F(ge_frame_cleared, FRAME_CLEARED);
+    OFF(fr_stacktop, _PyInterpreterFrame, stacktop);
+    OFF(fr_frame_obj, _PyInterpreterFrame, frame_obj);
+#if PY_VERSION_HEX >= 0x030C0000
+    OFF(fr_func, _PyInterpreterFrame, f_funcobj);
+#else
+    OFF(fr_func, _PyInterpreterFrame, f_func);
+#endif
+    OFF(fo_back, PyFrameObject, f_back);
+    OFF(fo_trace, PyFrameObject, f_trace);
+    OFF(fo_frame, PyFrameObject, f_frame);
+    OFF(fo_frame_data, PyFrameObject, _f_frame_data);
+#else
+    OFF(ge_frame, PyGenObject, gi_frame);
+    OFF(fo_back, PyFrameObject, f_back);
+    OFF(fo_trace, PyFrameObject, f_trace);
+    OFF(fo_builtins, PyFrameObject, f_builtins);
+    OFF(fo_valuestack, PyFrameObject, f_valuestack);
+#if PY_VERSION_HEX >= 0x030A0000
+    OFF(fo_stackdepth, PyFrameObject, f_stackdepth);
+#else
+    OFF(fo_stacktop, PyFrameObject, f_stacktop);
+#endif
+#endif
 
     /* types */
     OFF(tp_name, PyTypeObject, tp_name);

@@ -461,8 +461,8 @@ SIMPLE = {
                ["calloc_freed"], (504, 3), {"total_allocations": 53, "total_frees": 50}),
     "memalign": ("memalign", ["memalign.c"],
                  [("posix_memalign", 1, 100, {}), ("aligned_alloc", 1, 256, {}),
-                  ("memalign", 1, 72, {}), ("valloc", 1, 300, {})],
-                 ["posix_memalign_freed"], (728, 4), {"total_allocations": 24}),
+                  ("memalign", 1, 72, {}), ("valloc", 1, 300, {}), ("pvalloc", 1, 8192, {})],
+                 ["posix_memalign_freed"], (8920, 5), {"total_allocations": 25}),
     "cxx_new": ("cxx_new", ["cxx_new.cpp"],
                 [("cxx_new", 2, 80, {"allocations": 2, "cxx": True}),
                  ("cxx_new_array", 1, 100, {"allocations": 1, "cxx": True})],
@@ -859,6 +859,26 @@ def case_depth(ctx):
               ">= 3 frames", [fmt_site(x, 10) for x in s])
 
 
+def case_relinc(ctx):
+    """A leak in an inline function of a header found through a relative -I: the frame's
+    file is the header's absolute path (the relative directory joined to the compilation
+    directory, as Valgrind gives it), not 'relinc/relinc.h', at the line of its malloc."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    lh_run(ctx, [ctx.prog("relinc")], out=trace)
+    rep = load_report(ctx, trace)
+    header = os.path.join(ctx.build, "tests", "e2e", "relinc", "relinc.h")
+    with open(os.path.join(PROG_SRC, "relinc", "relinc.h"), encoding="utf-8") as f:
+        line = [n for n, text in enumerate(f, 1) if "/* the leak */" in text][0]
+    sites = [s for s in rep["sites"] if s["leaked_bytes"] == 321]
+    frames = [f for s in sites for f in s.get("frames") or []
+              if f.get("function") == "relinc_make"]
+    got = [(s["leaked_blocks"], f.get("file"), f.get("line"), f.get("inlined"))
+           for s in sites for f in frames]
+    ctx.check(got == [(1, header, line, True)] and os.path.isfile(header),
+              "the 321-byte leak's relinc_make frame: blocks, file, line, inlined",
+              [(1, header, line, True)], got)
+
+
 def unwind_counts(ctx, trace):
     """(table walks, libunwind fallbacks, checked, differed) from the report's 'unwinding:'
     line, or a Failure."""
@@ -1149,6 +1169,7 @@ def case_badinput(ctx, what):
 # ---------------------------------------------------------------------------------------
 
 SPECIAL = {
+    "relinc": case_relinc,
     "fork": case_fork,
     "fork_default": case_fork_default,
     "fork_inherit": case_fork_inherit,

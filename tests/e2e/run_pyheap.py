@@ -16,6 +16,11 @@ exact figures:
   oldpython  a CPython this leakhound does not know (3.7): one line, the native view
   setenv     os.environ[k] = v (libc's setenv): nothing lost at exit; the agent's own
              PYTHONMALLOC must not root libc's tsearch tree in a block of no trace
+  suspended  what only a frame that is not running holds: locals of 200 suspended
+             coroutines and generators, of the frames 200 kept exceptions' tracebacks
+             hold: +200 of each in `diff`, the paths through .cr_frame.f_locals['record']
+  buffers    bytearrays in a list: each retains its buffer (a native block no field of
+             the decoder names), the list retains them all
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -42,7 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
-CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib"]
+CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
+         "suspended", "buffers"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -198,6 +204,49 @@ def case_classattr(ctx, py, tag):
             "main() local 's' -> .payload -> dict"]
     ctx.check(paths(out) == want, "%s: identify" % tag, want, paths(out))
     check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_suspended(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "suspended", tag)
+    out = one_shell(ctx, trace, "after", ["diff before after"] +
+                    ["identify " + said[k] for k in ("body", "buf", "blob")] +
+                    ["count --by type"])
+    d = parse_diff(out)
+    # (generators: 200 streams and the 200 Wait.__await__ the coroutines are suspended in)
+    for t, n in (("suspended.Payload", 200), ("suspended.Blob", 200), ("coroutine", 200),
+                 ("generator", 400), ("bytearray", 200)):
+        ctx.check(d.get(t, (0,))[0] == n, "%s: diff: +%s" % (tag, t), n, d.get(t))
+    got = paths(out)
+    # 3.8-3.10: a generator refers to its frame object; 3.11+: the frame is in it
+    fr = "%s -> " if minor_of(py) < 11 else "%s"
+    want = ["suspended.pending -> [7] -> " + fr % ".cr_frame" +
+            ".f_locals['record'] -> ['body'] -> suspended.Payload",
+            "suspended.streams -> [3] -> " + fr % ".gi_frame" + ".f_locals['buf'] -> bytearray"]
+    ctx.check(got[:2] == want, "%s: identify a suspended coroutine's and generator's local"
+              % tag, want, got[:2])
+    # (the exception and traceback types are C types: their fields are words by offset)
+    ctx.check(len(got) == 3 and got[2].startswith("suspended.errors -> [5] -> ") and
+              got[2].endswith(" -> .f_locals['blob'] -> suspended.Blob"),
+              "%s: identify a local of a frame a kept traceback holds" % tag,
+              "suspended.errors -> [5] -> ... -> .f_locals['blob'] -> suspended.Blob",
+              got[2:])
+    check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_buffers(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "buffers", tag)
+    out = one_shell(ctx, trace, "after", ["roots 400", "show " + said["buf"]])
+    # 10 bytearrays of 56 bytes, each with its buffer of 100001 to 100010 bytes: 1000615
+    # bytes, and the list (capacity 16: 184 bytes)
+    row = [l.split() for l in out.splitlines() if l.endswith(" buffers.frames (list)")]
+    want = ["977.3", "KiB", "184", "B"]
+    ctx.check(len(row) == 1 and row[0][1:5] == want, "%s: roots: what buffers.frames "
+              "retains, its buffers included" % tag, want, row)
+    first = [l for l in out.splitlines() if l.startswith("bytearray ")][:1]
+    fn = "buffers.main" if minor_of(py) >= 11 else "main"  # (co_qualname: 3.11+)
+    want = ["bytearray %s, 56 B, retained 97.7 KiB, created at %s (buffers.py:11)"
+            % (said["buf"], fn)]
+    ctx.check(first == want, "%s: show frames[3]" % tag, want, first)
 
 
 def case_cycles(ctx, py, tag):

@@ -284,6 +284,56 @@ def case_hidden_thread(ctx):
     valgrind_agrees(ctx, "roots_hidden", {2222: "reachable", 3333: "reachable"})
 
 
+def case_asleep_thread(ctx):
+    """A worker asleep in read(2) whose dead stack (below its stack pointer: the calls it
+    returned from, the allocator's frames) still holds the address of a block it dropped:
+    definitely lost, as Valgrind says, in the snapshot main takes and at exit (the worker's
+    stack is scanned from its stack pointer up, read from /proc while it sleeps); the block
+    a local of its live frame holds is reachable, from the worker's stack."""
+    trace = record(ctx, "roots_asleep")
+    pid = pids(ctx, trace)
+    for snap in ("asleep", "exit"):
+        expect_class(ctx, trace, snap, "asleep_stale_block", "definitely lost")
+        expect_class(ctx, trace, snap, "asleep_live_block", "reachable", "[stack of thread ")
+        out = identify(ctx, trace, snap, "asleep_live_block")
+        ctx.check("[stack of thread %d " % pid not in out, "asleep_live_block in snapshot %s: "
+                  "from the worker's stack, not main's" % snap, "the worker's stack", out[:800])
+    valgrind_agrees(ctx, "roots_asleep", {1111: "definitely lost", 2222: "reachable"})
+
+
+def case_loader_linkmap(ctx):
+    """A plugin dlopen'd after the start, no handle kept: the link_map the loader calloc'd
+    for it (in _dl_new_object) is reachable, in the snapshot and
+    at exit, from the loader's own memory (mapped before malloc existed: the link_maps of
+    the libraries loaded at startup), through the previous link_map's l_next; Valgrind says
+    still reachable too."""
+    trace = record(ctx, "roots_linkmap", [ctx.prog("libe2e_plugin.so")])
+    size = None
+    for snap in ("loaded", "exit"):
+        listing = shell(ctx, trace, "largest 50", snap)
+        found = []
+        for n in re.findall(r"^\s*(\d+)\s+0x", listing, re.M):
+            out = shell(ctx, trace, "largest 50; show @%s" % n, snap)
+            if re.search(r"^\s+by _dl_new_object ", out, re.M) and "at calloc" in out:
+                found.append((n, out))
+        if len(found) != 1:
+            raise Failure("snapshot %s: one block calloc'd by _dl_new_object expected among:"
+                          "\n%s" % (snap, listing))
+        n, out = found[0]
+        m = re.search(r"^block 0x[0-9a-f]+, [^(]*\((\d+) bytes\)", out, re.M)
+        size = int(m.group(1)) if m else None
+        ident = shell(ctx, trace, "largest 50; identify @%s --all" % n, snap)
+        ident = ident.split("\ntotal ", 1)[-1]
+        ctx.check(re.search(r"; reachable(,|$)", ident, re.M) is not None and
+                  re.search(r"\[data of ld-linux[^]]*\][^\n]*\n\S*\s*\+0x18 -> ", ident)
+                  is not None, "the plugin's link_map in snapshot %s: reachable from the "
+                  "loader's memory, through l_next (+0x18)" % snap,
+                  "reachable, a path from [data of ld-linux...] +0x18", ident[-1500:])
+    if size:
+        valgrind_agrees(ctx, "roots_linkmap", {size: "reachable"},
+                        args=[ctx.prog("libe2e_plugin.so")])
+
+
 def tls_trace(ctx):
     return record(ctx, "roots_tls", [ctx.prog("roots_tlsmod.so")])
 
@@ -467,6 +517,8 @@ CASES = {
     "register": case_register,
     "other_thread_register": case_other_thread_register,
     "hidden_thread": case_hidden_thread,
+    "asleep_thread": case_asleep_thread,
+    "loader_linkmap": case_loader_linkmap,
     "tls": case_tls,
     "specific": case_specific,
     "specific2": case_specific2,

@@ -41,6 +41,36 @@ def exit_snapshot_contents(lh, prog, d):
     return fails
 
 
+def ticker_policy(lh, build, d):
+    """No agent thread in a single-threaded sampled program, its own thread serving a
+    signal's snapshot at its next sampled event, and the ticker once it has a thread
+    (agent/ticker.c, progs/sampled_ticker.c)."""
+    prog = os.path.join(build, "tests", "e2e", "progs", "sampled_ticker")
+    trace = os.path.join(d, "ticker.lht")
+    r = subprocess.run([lh, "run", "--sample-rate", "8K", "-o", trace, "--", prog],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return ["run sampled_ticker exited %d: %s" % (r.returncode, r.stderr)]
+    fails = []
+    want = "agent threads: 0 single-threaded, 1 after a thread"
+    got = r.stdout.strip()
+    print("%-60s %s" % (got, "ok" if got == want else "FAIL (want %r)" % want))
+    if got != want:
+        fails.append("agent threads")
+    r = subprocess.run([lh, "shell", trace, "-c", "snapshots"], capture_output=True,
+                       text=True, timeout=120)
+    rows = [l.lstrip("* ").split() for l in r.stdout.splitlines()]
+    rows = [x for x in rows if x and x[0].isdigit()]
+    # The exit snapshot's live blocks are the C library's (stdio, the thread), not counted.
+    got = [(x[1], x[5] if x[1] != "exit" else "-") for x in rows]
+    want = [("signal-1", "9"), ("exit", "-")]
+    print("snapshots (label, live blocks) %-30s %s"
+          % (got, "ok" if got == want else "FAIL (want %s)" % (want,)))
+    if got != want:
+        fails.append("signal snapshot served by the program's thread")
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -96,6 +126,7 @@ def main():
         if smp["total_events"] * 5 > full["total_events"]:
             fails.append("the sampled run recorded too many events")
         fails += exit_snapshot_contents(lh, prog, d)
+        fails += ticker_policy(lh, a.build, d)
     if fails:
         print("FAIL: " + "; ".join(fails))
         return 1

@@ -678,6 +678,40 @@ def case_startup(build, py, work):
 
 
 @with_work
+def case_interrupted(build, py, work):
+    """A program stopped by Ctrl-C (an uncaught KeyboardInterrupt: CPython kills itself
+    with SIGINT after its teardown, never reaching exit()): the report says it was killed
+    in teardown, not "clean exit (status 0)"; sys.exit(3) still says status 3."""
+    import json
+    out = []
+    for argv, code in (([], -2), (["3"], 3)):
+        trace = os.path.join(work, "int%s.lht" % "".join(argv))
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYTHONMALLOC", None)
+        r = lh(build, "run", "-o", trace, "--", py, os.path.join(PROGS, "interrupted.py"),
+               *argv, cwd=work, env=env)
+        text = lh(build, "report", trace, "--top", "0").stdout
+        js = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+        line = [l for l in text.splitlines() if l.startswith("  exit:")]
+        # each session a bytearray and its buffer, and the list's items array
+        n = 100 if argv else 51
+        out.append((r.returncode, line, js["summary"].get("exit_kind"),
+                    expect_live(js, "interrupted.py", "session", 2 * n + 1,
+                                bytes_at_least=1000 * n)[0]))
+    killed = ("  exit:          killed during teardown: the main program ended, then the "
+              "process was killed before its exit (by a signal; python re-raises SIGINT "
+              "after an uncaught KeyboardInterrupt)")
+    return report_checks([
+        (out[0][1] == [killed] and out[0][2] == "killed_in_teardown",
+         "Ctrl-C: %s, %s" % (out[0][1], out[0][2]), "%s, killed_in_teardown" % killed),
+        (out[0][0] == 130, "Ctrl-C: leakhound run exit %d" % out[0][0], "130 (128 + SIGINT)"),
+        (out[1][1] == ["  exit:          clean exit (status 3)"] and out[1][2] == "exit",
+         "sys.exit(3): %s, %s" % (out[1][1], out[1][2]), "clean exit (status 3), exit"),
+        (out[0][3] and out[1][3], "the sessions live at the end: 103 / 201 blocks",
+         "%s" % [o[3] for o in out])])
+
+
+@with_work
 def case_imports_clean(build, py, work):
     """A program that only imports (json, email.utils, http.server) loses nothing. The
     interned strings' table of CPython grows past malloc's mmap threshold, and its chunk is
@@ -700,7 +734,8 @@ def case_imports_clean(build, py, work):
                            "[(0, 0)] * 3")])
 
 
-CASES = {"startup": case_startup, "imports_clean": case_imports_clean, "debug_build": case_debug_build, "stdlib": case_stdlib,
+CASES = {"startup": case_startup, "imports_clean": case_imports_clean,
+         "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,

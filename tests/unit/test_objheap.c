@@ -42,16 +42,16 @@ build(lh_heapgraph_t *hg)
     hg->n_blocks = 2;
     assert_int_equal(lh_objheap_begin(hg, LH_OBJLANG_PERL, &oh, &err), 0);
     /* Added out of address order on purpose: the end sorts them. */
-    int64_t resp = lh_objheap_add(oh, RESP, 56, "HASH", "Resp", 0);
-    int64_t cache = lh_objheap_add(oh, CACHE, 56, "HASH", NULL, 0);
-    int64_t entry = lh_objheap_add(oh, ENTRY, 24, "REF", NULL, 0);
-    int64_t anon = lh_objheap_add(oh, ANON, 56, "HASH", NULL, 0);
-    int64_t page = lh_objheap_add(oh, PAGE, 100, "SCALAR(PV)", NULL, 0);
-    int64_t req = lh_objheap_add(oh, REQ, 56, "HASH", "Req", 0);
-    int64_t req_ref = lh_objheap_add(oh, REQ_REF, 24, "REF", NULL, 0);
-    int64_t resp_ref = lh_objheap_add(oh, RESP_REF, 24, "REF", NULL, 0);
-    int64_t handle = lh_objheap_add(oh, HANDLE, 24, "SCALAR(IV)", NULL, 0);
-    int64_t weak = lh_objheap_add(oh, WEAK, 24, "REF", NULL, 0);
+    int64_t resp = lh_objheap_add(oh, RESP, 56, "HASH", "Resp");
+    int64_t cache = lh_objheap_add(oh, CACHE, 56, "HASH", NULL);
+    int64_t entry = lh_objheap_add(oh, ENTRY, 24, "REF", NULL);
+    int64_t anon = lh_objheap_add(oh, ANON, 56, "HASH", NULL);
+    int64_t page = lh_objheap_add(oh, PAGE, 100, "SCALAR(PV)", NULL);
+    int64_t req = lh_objheap_add(oh, REQ, 56, "HASH", "Req");
+    int64_t req_ref = lh_objheap_add(oh, REQ_REF, 24, "REF", NULL);
+    int64_t resp_ref = lh_objheap_add(oh, RESP_REF, 24, "REF", NULL);
+    int64_t handle = lh_objheap_add(oh, HANDLE, 24, "SCALAR(IV)", NULL);
+    int64_t weak = lh_objheap_add(oh, WEAK, 24, "REF", NULL);
     assert_true(page >= 0 && weak >= 0);
     assert_int_equal(lh_objheap_own(oh, cache, 0x10008), 0); /* inside: the whole block */
     assert_int_equal(lh_objheap_own(oh, -1, 0x30000), 0);    /* no block there: ignored */

@@ -306,6 +306,109 @@ test_realloc_halves(void **state)
     lh_tb_free(tb);
 }
 
+/* EVENTS records (minor 4): allocations and frees without a record each, the stack id
+ * carried from one allocation to the next within a frame (and reset at a frame's start);
+ * the payloads are written out byte by byte here, as docs/FORMAT.md spells them. */
+static void
+test_events_record(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_replay_t *r;
+    lh_err_t err;
+    got_t g;
+    static const uint8_t r1[] = {
+        0x2a, 0x80, 0x28, 0x40, 0x03, 0x01, /* +10 ns, code 2: 0x5000, 64 B, stack 3, calloc */
+        0x15, 0x40, 0xc8, 0x01,             /* +5 ns, code 1: +0x100, 200 B (stack 3, malloc) */
+        0x00, 0x3e,                         /* +0 ns, code 0: free -0x100 (0x5000) */
+    };
+    static const uint8_t r2[] = {0xb1, 0x09, 0x00, 0x10}; /* +300 ns, code 1: 0x5000, 16 B */
+    static const uint8_t r3[] = {0x01, 0x80, 0x38, 0x08}; /* frame start, code 1: 0x7000, 8 B */
+    lh_tb_frame_begin(tb, 7, 1000);
+    lh_tb_raw(tb, LH_REC_EVENTS, r1, sizeof r1);
+    lh_tb_raw(tb, LH_REC_EVENTS, r2, sizeof r2);
+    lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+    lh_tb_frame_begin(tb, 8, 2000);
+    lh_tb_raw(tb, LH_REC_EVENTS, r3, sizeof r3);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 5);
+    assert_int_equal(g.ev[0].type, LH_REC_ALLOC);
+    assert_int_equal(g.ev[0].ts_ns, 1010);
+    assert_int_equal(g.ev[0].addr, 0x5000);
+    assert_int_equal(g.ev[0].size, 64);
+    assert_int_equal(g.ev[0].stack_id, 3);
+    assert_int_equal(g.ev[0].kind, LH_AK_CALLOC);
+    assert_int_equal(g.ev[0].tid, 7);
+    assert_int_equal(g.ev[1].type, LH_REC_ALLOC);
+    assert_int_equal(g.ev[1].ts_ns, 1015);
+    assert_int_equal(g.ev[1].addr, 0x5100);
+    assert_int_equal(g.ev[1].size, 200);
+    assert_int_equal(g.ev[1].stack_id, 3);
+    assert_int_equal(g.ev[1].kind, LH_AK_MALLOC);
+    assert_int_equal(g.ev[2].type, LH_REC_FREE);
+    assert_int_equal(g.ev[2].ts_ns, 1015); /* same time: file order */
+    assert_int_equal(g.ev[2].addr, 0x5000);
+    assert_int_equal(g.ev[3].type, LH_REC_ALLOC);
+    assert_int_equal(g.ev[3].ts_ns, 1315);
+    assert_int_equal(g.ev[3].addr, 0x5000);
+    assert_int_equal(g.ev[3].size, 16);
+    assert_int_equal(g.ev[3].stack_id, 3); /* carried into the frame's next record */
+    assert_int_equal(g.ev[4].ts_ns, 2000);
+    assert_int_equal(g.ev[4].addr, 0x7000);
+    assert_int_equal(g.ev[4].stack_id, 0); /* a new frame starts with none */
+    assert_int_equal(g.ev[4].tid, 8);
+    assert_int_equal(lh_trace_parts(t)->stats.n_events, 5);
+    assert_int_equal(lh_trace_parts(t)->stats.n_records, 3);
+    assert_int_equal(lh_trace_parts(t)->warnings.n, 0);
+
+    assert_int_equal(lh_replay_new(&r, &err), 0);
+    for (int i = 0; i < g.n; i++) {
+        assert_int_equal(lh_replay_event(r, &g.ev[i], &err), 0);
+    }
+    const lh_replay_totals_t *tot = lh_replay_totals(r);
+    assert_int_equal(tot->n_unmatched_frees, 0);
+    assert_int_equal(tot->heap_blocks, 3);
+    assert_int_equal(tot->heap_bytes, 224);
+    lh_replay_free(r);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
+/* An EVENTS record with code 3, or cut inside an event: malformed, like a short ALLOC. */
+static void
+test_events_malformed(void **state)
+{
+    (void)state;
+    static const uint8_t code3[] = {0x01, 0x00, 0x10, 0x0b, 0x00}; /* a malloc, then code 3 */
+    static const uint8_t cut[] = {0x01, 0x00, 0x10, 0x0a, 0x00, 0x10, 0x03}; /* no kind */
+    const struct {
+        const uint8_t *p;
+        size_t n;
+    } bad[] = {{code3, sizeof code3}, {cut, sizeof cut}};
+    for (size_t i = 0; i < 2; i++) {
+        lh_tb_t *tb = lh_tb_new();
+        lh_trace_t *t;
+        lh_err_t err = {{0}};
+        got_t g;
+        lh_tb_frame_begin(tb, 1, 100);
+        lh_tb_alloc(tb, 100, 0x10, 8, 0, 0);
+        lh_tb_raw(tb, LH_REC_EVENTS, bad[i].p, bad[i].n);
+        lh_tb_frame_end(tb, LH_CODEC_ZSTD, 0);
+        lh_tb_write(tb, path, SIZE_MAX);
+        read_all(path, 0, &t, &g, &err);
+        assert_int_equal(g.rc, LH_EFORMAT);
+        assert_non_null(strstr(err.msg, "malformed record 1 (type 0x43)"));
+        assert_int_equal(g.n, 0);
+        lh_trace_close(t);
+        lh_tb_free(tb);
+    }
+}
+
 static void
 test_unknown_records_skipped(void **state)
 {
@@ -698,6 +801,8 @@ main(void)
         cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_equal_times_stable),
         cmocka_unit_test(test_realloc_halves),
+        cmocka_unit_test(test_events_record),
+        cmocka_unit_test(test_events_malformed),
         cmocka_unit_test(test_unknown_records_skipped),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_bad_payload_crc),
