@@ -231,7 +231,15 @@ load(lh_config_t *cfg)
         const char *mp = get("LEAKHOUND_MAIN_PID");
         char num[24];
         num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
-        if (!mp || !*mp) {
+        if (mp && mp[0] == '~' && strlen(mp) >= strlen(num)) {
+            /* `leakhound run` left room for the pid (cli/cmd_run.c): written in place, in
+             * the string the kernel copied to the stack, so the environment array stays
+             * the kernel's. putenv would replace it with an array malloc'd before
+             * recording starts, no block of the trace: a program that stores heap
+             * pointers in environ[] (nginx's setproctitle moves the strings to the heap)
+             * would have them ignored, and the blocks would look lost. */
+            memcpy((char *)(uintptr_t)mp, num, strlen(num) + 1);
+        } else if (!mp || !*mp) {
             /* putenv of our own static string, not setenv: setenv keeps its strings in a
              * tsearch tree rooted in libc, and a root node malloc'd here, before recording
              * starts, is no block of the trace: the nodes the program's own setenv calls

@@ -494,8 +494,12 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
                                              a->follow_exec ? "1" : "0", err)) < 0) {
         return rc;
     }
-    /* The agent of the program names the traced line itself (agent/config.c). */
-    unsetenv("LEAKHOUND_MAIN_PID");
+    /* The agent of the program names the traced line itself (agent/config.c), writing its
+     * pid over this placeholder: no putenv, so the program's environ[] stays the kernel's
+     * (room for any pid: 20 digits). */
+    if ((rc = set_env("LEAKHOUND_MAIN_PID", "~~~~~~~~~~~~~~~~~~~~", err)) < 0) {
+        return rc;
+    }
     if (a->mark_functions[0] &&
         (rc = set_env("LEAKHOUND_MARK_FUNCTION", a->mark_functions, err)) < 0) {
         return rc;

@@ -255,10 +255,15 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
     for (size_t i = 0; i < gr.n; i++) {
         sh_row_add(sh, gr.v[i].example);
         total += gr.v[i].bytes;
+        /* an object with no block of its own has no allocation: a builtin type or
+         * singleton in the interpreter's data, an SV head in an arena (not "no stack",
+         * which says a block's stack was not recorded) */
         fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  %s\n", i + 1, gr.v[i].n,
                 sh_bytes(b1, sizeof b1, gr.v[i].bytes),
-                by_site ? lh_heapgraph_site_str(sh->hg, gr.v[i].stack_id, site, sizeof site)
-                        : gr.v[i].key);
+                !by_site             ? gr.v[i].key
+                : gr.v[i].stack_id ? lh_heapgraph_site_str(sh->hg, gr.v[i].stack_id, site,
+                                                             sizeof site)
+                                     : "(no block of its own: static data, or an arena's)");
     }
     fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs, lang_name(oh),
             sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");

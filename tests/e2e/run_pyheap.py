@@ -169,6 +169,13 @@ def case_closures(ctx, py, tag):
     for t in ("function", "cell"):
         ctx.check(d.get(t, (0,))[0] == 500, "%s: diff before after: +%s" % (tag, t), 500,
                   d.get(t))
+    # objects with no block of their own (static types, None): not "(no stack)"
+    by_site = one_shell(ctx, trace, "after", ["count --by site"])
+    rows = [l.split(None, 4)[4] for l in by_site.splitlines()
+            if re.match(r"^\s*\d+\s+\d+\s", l)]
+    static = "(no block of its own: static data, or an arena's)"
+    ctx.check(static in rows and "(no stack)" not in rows, "%s: count --by site: the group "
+              "of static objects" % tag, static, [r for r in rows if r.startswith("(")])
     fn = "function register.<locals>.on_error (closures.py:10)"
     want = ["closures._error_handlers -> [123] -> %s -> .__closure__ -> [0] -> "
             ".cell_contents -> dict" % fn, "closures._error_handlers -> [123] -> %s" % fn]

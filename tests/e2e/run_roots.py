@@ -215,6 +215,19 @@ def case_register(ctx):
     valgrind_agrees(ctx, "roots_frame", {777: "definitely lost"})
 
 
+def lost_and_worker_held(ctx, prog, label, lost, held):
+    """In prog's snapshot label and at exit: the block of marker lost is definitely lost,
+    the block of marker held reachable from a worker's stack (not main's)."""
+    trace = record(ctx, prog)
+    pid = pids(ctx, trace)
+    for snap in (label, "exit"):
+        expect_class(ctx, trace, snap, lost, "definitely lost")
+        expect_class(ctx, trace, snap, held, "reachable", "[stack of thread ")
+        out = identify(ctx, trace, snap, held)
+        ctx.check("[stack of thread %d " % pid not in out, "%s in snapshot %s: from the "
+                  "worker's stack, not main's" % (held, snap), "the worker's stack", out[:800])
+
+
 def case_other_thread_register(ctx):
     """The documented limit (docs/FORMAT.md, "Roots"): another thread's registers are not
     read. A worker blocked in read(2) holds the only pointer to regs_block in rbx: definitely
@@ -223,14 +236,7 @@ def case_other_thread_register(ctx):
     thread's registers and says still reachable: the difference this case documents."""
     if platform.machine() != "x86_64":
         raise Skip("the register case is written in x86-64 assembly")
-    trace = record(ctx, "roots_regs")
-    pid = pids(ctx, trace)
-    for snap in ("blocked", "exit"):
-        expect_class(ctx, trace, snap, "regs_block", "definitely lost")
-        expect_class(ctx, trace, snap, "regs_stack_block", "reachable", "[stack of thread ")
-        out = identify(ctx, trace, snap, "regs_stack_block")
-        ctx.check("[stack of thread %d " % pid not in out, "regs_stack_block in snapshot %s: "
-                  "from the worker's stack, not main's" % snap, "the worker's stack", out[:800])
+    lost_and_worker_held(ctx, "roots_regs", "blocked", "regs_block", "regs_stack_block")
     # The documented difference: Valgrind keeps the worker's rbx, leakhound does not.
     valgrind_agrees(ctx, "roots_regs", {1234: "reachable", 4321: "reachable"})
 
@@ -290,14 +296,8 @@ def case_asleep_thread(ctx):
     definitely lost, as Valgrind says, in the snapshot main takes and at exit (the worker's
     stack is scanned from its stack pointer up, read from /proc while it sleeps); the block
     a local of its live frame holds is reachable, from the worker's stack."""
-    trace = record(ctx, "roots_asleep")
-    pid = pids(ctx, trace)
-    for snap in ("asleep", "exit"):
-        expect_class(ctx, trace, snap, "asleep_stale_block", "definitely lost")
-        expect_class(ctx, trace, snap, "asleep_live_block", "reachable", "[stack of thread ")
-        out = identify(ctx, trace, snap, "asleep_live_block")
-        ctx.check("[stack of thread %d " % pid not in out, "asleep_live_block in snapshot %s: "
-                  "from the worker's stack, not main's" % snap, "the worker's stack", out[:800])
+    lost_and_worker_held(ctx, "roots_asleep", "asleep", "asleep_stale_block",
+                         "asleep_live_block")
     valgrind_agrees(ctx, "roots_asleep", {1111: "definitely lost", 2222: "reachable"})
 
 
@@ -332,6 +332,16 @@ def case_loader_linkmap(ctx):
     if size:
         valgrind_agrees(ctx, "roots_linkmap", {size: "reachable"},
                         args=[ctx.prog("libe2e_plugin.so")])
+
+
+def case_environ(ctx):
+    """The environment strings moved to one heap block and environ[] pointed at the copies
+    (nginx's setproctitle): the block is reachable at exit, from the environment array the
+    kernel put on the main thread's stack, as Valgrind says (before: the agent's putenv had
+    replaced environ[] with an array no snapshot follows, and the block looked lost)."""
+    trace = record(ctx, "roots_environ")
+    expect_class(ctx, trace, "exit", "environ_copy", "reachable", "[stack of thread ")
+    valgrind_agrees(ctx, "roots_environ", {65536: "reachable"})
 
 
 def tls_trace(ctx):
@@ -519,6 +529,7 @@ CASES = {
     "hidden_thread": case_hidden_thread,
     "asleep_thread": case_asleep_thread,
     "loader_linkmap": case_loader_linkmap,
+    "environ": case_environ,
     "tls": case_tls,
     "specific": case_specific,
     "specific2": case_specific2,

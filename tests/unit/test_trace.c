@@ -69,6 +69,23 @@ read_all(const char *p, int salvage, lh_trace_t **tp, got_t *g, lh_err_t *err)
     }
 }
 
+/* Replays the events read: no free of an unknown block, and the heap left. */
+static void
+check_replay(const got_t *g, uint64_t blocks, uint64_t bytes)
+{
+    lh_replay_t *r;
+    lh_err_t err;
+    assert_int_equal(lh_replay_new(&r, &err), 0);
+    for (int i = 0; i < g->n; i++) {
+        assert_int_equal(lh_replay_event(r, &g->ev[i], &err), 0);
+    }
+    const lh_replay_totals_t *tot = lh_replay_totals(r);
+    assert_int_equal(tot->n_unmatched_frees, 0);
+    assert_int_equal(tot->heap_blocks, blocks);
+    assert_int_equal(tot->heap_bytes, bytes);
+    lh_replay_free(r);
+}
+
 static void
 basic_trace(lh_tb_t *tb, uint8_t codec)
 {
@@ -176,7 +193,6 @@ test_merge_order(void **state)
     (void)state;
     lh_tb_t *tb = lh_tb_new();
     lh_trace_t *t;
-    lh_replay_t *r;
     lh_err_t err;
     got_t g;
     lh_tb_frame_begin(tb, 2, 20); /* thread B */
@@ -209,15 +225,7 @@ test_merge_order(void **state)
     assert_int_equal(lh_trace_parts(t)->stats.n_syncs, 2);
     assert_false(lh_trace_parts(t)->end.present); /* no END record: killed */
 
-    assert_int_equal(lh_replay_new(&r, &err), 0);
-    for (int i = 0; i < g.n; i++) {
-        assert_int_equal(lh_replay_event(r, &g.ev[i], &err), 0);
-    }
-    const lh_replay_totals_t *tot = lh_replay_totals(r);
-    assert_int_equal(tot->n_unmatched_frees, 0);
-    assert_int_equal(tot->heap_blocks, 2);
-    assert_int_equal(tot->heap_bytes, 500);
-    lh_replay_free(r);
+    check_replay(&g, 2, 500);
     lh_trace_close(t);
     lh_tb_free(tb);
 }
@@ -315,7 +323,6 @@ test_events_record(void **state)
     (void)state;
     lh_tb_t *tb = lh_tb_new();
     lh_trace_t *t;
-    lh_replay_t *r;
     lh_err_t err;
     got_t g;
     static const uint8_t r1[] = {
@@ -366,15 +373,7 @@ test_events_record(void **state)
     assert_int_equal(lh_trace_parts(t)->stats.n_records, 3);
     assert_int_equal(lh_trace_parts(t)->warnings.n, 0);
 
-    assert_int_equal(lh_replay_new(&r, &err), 0);
-    for (int i = 0; i < g.n; i++) {
-        assert_int_equal(lh_replay_event(r, &g.ev[i], &err), 0);
-    }
-    const lh_replay_totals_t *tot = lh_replay_totals(r);
-    assert_int_equal(tot->n_unmatched_frees, 0);
-    assert_int_equal(tot->heap_blocks, 3);
-    assert_int_equal(tot->heap_bytes, 224);
-    lh_replay_free(r);
+    check_replay(&g, 3, 224);
     lh_trace_close(t);
     lh_tb_free(tb);
 }
