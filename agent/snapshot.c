@@ -1056,7 +1056,8 @@ child_main(const job_t *job)
     if (delay) {
         /* Tests: a capture this slow leaves a contents file the program's exit did not wait
          * for still without its END when the trace is read (e2e.growth.snap_race). */
-        out_frame(&o); /* what is written so far is on disk */
+        ptrs_close(&o); /* a frame ends between records, as out_room's do */
+        out_frame(&o);  /* what is written so far is on disk */
         struct timespec ts = {delay / 1000, (long)(delay % 1000) * 1000000};
         nanosleep(&ts, NULL);
     }

@@ -311,10 +311,11 @@ lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
  * ------------------------------------------------------------------------------------- */
 
 int
-lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *name, uint64_t epoch,
-                uint64_t *addr)
+lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *const *names,
+                int n_names, uint64_t epoch, uint64_t *addr)
 {
     size_t plen = strlen(module_prefix);
+    int best = -1; /* the first of names met so far; only those before it are looked for */
     for (size_t mi = 0; mi < ds->mods->n; mi++) {
         const lh_module_t *md = &ds->mods->mods[mi];
         if (md->epoch_loaded > epoch || md->epoch_unloaded <= epoch) {
@@ -335,11 +336,20 @@ lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *name, u
             GElf_Sym sym;
             GElf_Addr a;
             const char *s = dwfl_module_getsym_info(m->mod, i, &sym, &a, NULL, NULL, NULL);
-            if (s && sym.st_shndx != SHN_UNDEF && strcmp(s, name) == 0) {
-                *addr = a;
+            if (!s || sym.st_shndx == SHN_UNDEF) {
+                continue;
+            }
+            for (int k = 0; k < (best < 0 ? n_names : best); k++) {
+                if (strcmp(s, names[k]) == 0) {
+                    best = k;
+                    *addr = a;
+                    break;
+                }
+            }
+            if (best == 0) {
                 return 0;
             }
         }
     }
-    return -1;
+    return best;
 }

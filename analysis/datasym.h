@@ -42,10 +42,12 @@ int lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t
 /* The C++ class whose vtable contains value ("Foo" for _ZTV3Foo), or NULL. Cached. */
 const char *lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch);
 
-/* The run-time address of the defined symbol name (.symtab, else .dynsym) in the first
+/* The run-time address of the defined symbol names[k] (.symtab, else .dynsym) in the first
  * module valid at epoch whose file name starts with module_prefix ("" : any module, in
- * table order: the executable first). Returns 0 (*addr set) or -1 when not found. */
-int lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *name, uint64_t epoch,
-                    uint64_t *addr);
+ * table order: the executable first), for the first k of the n_names that any module
+ * defines. One pass over the symbol tables, whatever n_names. Returns that k (*addr set),
+ * or -1 when none is found. */
+int lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *const *names,
+                    int n_names, uint64_t epoch, uint64_t *addr);
 
 #endif /* LH_DATASYM_H */

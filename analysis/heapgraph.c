@@ -432,13 +432,14 @@ data_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg, uint64_t add
  * The graph
  * ------------------------------------------------------------------------------------- */
 
-/* What keep_word needs: the region of the last word that was in one (a heap's pointers
- * point into the heap, mostly one region after another), and the span of every module (a
- * word outside it is in none). The snapshot's regions are sorted and final before its
- * pages are scanned. */
+/* What keep_word needs: the last heap region and the last other region a word was in (a
+ * heap's pointers point into the heap, mostly one region after another, and into a
+ * module's data: an object's type, in Python), and the span of every module (a word
+ * outside it is in none). The snapshot's regions are sorted, do not overlap, and are final
+ * before its pages are scanned. */
 typedef struct keep_ctx {
     const lh_heapgraph_t *hg;
-    const lh_region_t *last;
+    const lh_region_t *last[2]; /* [1]: a heap region, [0]: another */
     uint64_t mod_lo, mod_hi;
 } keep_ctx_t;
 
@@ -449,13 +450,17 @@ keep_word(void *ctx, uint64_t v)
     if (!v) {
         return 0;
     }
-    const lh_region_t *r = k->last;
-    if (!r || v - r->start >= r->len) {
-        r = lh_snapfile_region(&k->hg->sf, v);
+    for (int i = 1; i >= 0; i--) {
+        const lh_region_t *r = k->last[i];
+        if (r && v - r->start < r->len) {
+            return i;
+        }
     }
+    const lh_region_t *r = lh_snapfile_region(&k->hg->sf, v);
     if (r) {
-        k->last = r;
-        return r->kind == LH_REGION_HEAP;
+        int heap = r->kind == LH_REGION_HEAP;
+        k->last[heap] = r;
+        return heap;
     }
     if (v < k->mod_lo || v >= k->mod_hi) {
         return 0;
@@ -468,7 +473,7 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
 {
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
     const lh_modules_t *mods = &lh_trace_parts(hg->trace)->modules;
-    keep_ctx_t kc = {hg, NULL, UINT64_MAX, 0};
+    keep_ctx_t kc = {hg, {NULL, NULL}, UINT64_MAX, 0};
     for (size_t i = 0; i < mods->n; i++) {
         kc.mod_lo = mods->mods[i].lo < kc.mod_lo ? mods->mods[i].lo : kc.mod_lo;
         kc.mod_hi = mods->mods[i].hi > kc.mod_hi ? mods->mods[i].hi : kc.mod_hi;

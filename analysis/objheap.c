@@ -247,10 +247,10 @@ lh_objheap_read(const lh_objheap_t *oh, uint64_t addr, void *dst, size_t len)
 }
 
 int
-lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix, const char *name,
-                  uint64_t *addr)
+lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix,
+                  const char *const *names, int n_names, uint64_t *addr)
 {
-    return lh_datasym_find(oh->hg->ds, module_prefix, name, oh->hg->epoch, addr);
+    return lh_datasym_find(oh->hg->ds, module_prefix, names, n_names, oh->hg->epoch, addr);
 }
 
 /* ---------------------------------------------------------------------------------------

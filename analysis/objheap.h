@@ -263,11 +263,12 @@ int lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **pa
 /* Copies len bytes of the target's memory at addr from the snapshot's pages. Returns 0, or
  * -1 when any byte is not in the snapshot (not captured, not mode full). */
 int lh_objheap_read(const lh_objheap_t *oh, uint64_t addr, void *dst, size_t len);
-/* The run-time address of symbol name (a data or function symbol, .symtab or .dynsym) in
- * the first module whose path's basename starts with module_prefix ("libperl.so", "" for
- * the main program). Returns 0 (*addr set), or -1 when not found. */
-int lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix, const char *name,
-                      uint64_t *addr);
+/* The run-time address of symbol names[k] (a data or function symbol, .symtab or .dynsym)
+ * in the first module whose path's basename starts with module_prefix ("libperl.so", ""
+ * for any), for the first k of the n_names that a module defines (lh_datasym_find: one
+ * pass over the symbol tables). Returns that k (*addr set), or -1 when none is found. */
+int lh_objheap_symbol(const lh_objheap_t *oh, const char *module_prefix,
+                      const char *const *names, int n_names, uint64_t *addr);
 
 /* Adds an object; kind and cls are copied (cls may be NULL). Returns its builder index
  * (>= 0; valid for the calls below, objects are renumbered by address at the end), or

@@ -934,8 +934,10 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
 {
     uint64_t sym, interp = 0;
     lh_heapgraph_t *hg = oh->hg;
-    if (lh_objheap_symbol(oh, "", "PL_curinterp", &sym) < 0) {
-        if (lh_objheap_symbol(oh, "", "perl_construct", &sym) == 0) {
+    static const char *const names[] = {"PL_curinterp", "perl_construct"};
+    int found = lh_objheap_symbol(oh, "", names, 2, &sym);
+    if (found != 0) {
+        if (found == 1) {
             oh->lang = LH_OBJLANG_PERL;
             snprintf(oh->note, sizeof oh->note, "a perl built without multiplicity (no "
                      "PL_curinterp): this leakhound decodes threaded perl %u.%u.%u; native "

@@ -9,18 +9,14 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
 """
 
-import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import run_perl  # noqa: E402  (Ctx, run, lh_json, markers)
-from run_perl import Ctx, Failure, lh_json, run  # noqa: E402
+import run_perl  # noqa: E402  (the runner, markers)
+from run_perl import Failure, Skip, lh_json, run  # noqa: E402
 
 FIELD = os.path.join(HERE, "field")
 
@@ -189,10 +185,6 @@ def case_cycles(ctx):
                   out[out.find("Shop::Node 0x"):][:600])
 
 
-class Skip(Exception):
-    pass
-
-
 def case_dbi(ctx):
     """DBI + DBD::SQLite, a statement handle cached per query text (orders.pl): the report
     keeps SQLite's C frames under the Perl line that prepared, and the shell says what
@@ -243,39 +235,5 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("-v", action="store_true")
-    a = ap.parse_args()
-    if not shutil.which("perl"):
-        print("skipped: no perl")
-        return 77
-    work = tempfile.mkdtemp(prefix="lh_field_")
-    ctx = Ctx(a.build, os.path.abspath(a.lib), work, a.v)
-    try:
-        CASES[a.case](ctx)
-    except Skip as e:
-        print("skipped: %s" % e)
-        shutil.rmtree(work, ignore_errors=True)
-        return 77
-    except Failure as e:
-        ctx.fails.append(str(e))
-    except subprocess.TimeoutExpired as e:
-        ctx.fails.append("timed out: %s" % e)
-    if not a.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    else:
-        print("kept %s" % work)
-    if ctx.fails:
-        print("FAIL perlfield.%s:\n  " % a.case + "\n  ".join(ctx.fails))
-        return 1
-    print("ok perlfield.%s" % a.case)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_perl.main(CASES, "perlfield"))

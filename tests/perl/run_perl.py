@@ -610,21 +610,32 @@ CASES = {
 }
 
 
-def main():
+class Skip(Exception):
+    """A case whose prerequisite is missing (exit 77)."""
+
+
+def main(cases=None, name="perl"):
+    """Runs one case of cases (this file's CASES by default); tests/perl/run_field.py runs
+    its own through here."""
+    cases = cases or CASES
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--case", required=True, choices=sorted(cases))
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     if not shutil.which("perl"):
         print("skipped: no perl")
         return 77
-    work = tempfile.mkdtemp(prefix="lh_perl_")
+    work = tempfile.mkdtemp(prefix="lh_%s_" % name)
     ctx = Ctx(a.build, os.path.abspath(a.lib), work, a.v)
     try:
-        CASES[a.case](ctx)
+        cases[a.case](ctx)
+    except Skip as e:
+        print("skipped: %s" % e)
+        shutil.rmtree(work, ignore_errors=True)
+        return 77
     except Failure as e:
         ctx.fails.append(str(e))
     except subprocess.TimeoutExpired as e:
@@ -634,9 +645,9 @@ def main():
     else:
         print("kept %s" % work)
     if ctx.fails:
-        print("FAIL perl.%s:\n  " % a.case + "\n  ".join(ctx.fails))
+        print("FAIL %s.%s:\n  " % (name, a.case) + "\n  ".join(ctx.fails))
         return 1
-    print("ok perl.%s" % a.case)
+    print("ok %s.%s" % (name, a.case))
     return 0
 
 
