@@ -873,6 +873,31 @@ edge_to(const lh_objheap_t *oh, uint32_t holder, uint32_t v)
     return NULL;
 }
 
+/* The arrays of a breadth-first search over g, one slot a node each: prev[] (the node each
+ * was reached from) and the queue. Returns 0 or LH_ENOMEM (with nothing allocated). */
+static int
+bfs_alloc(const lh_refgraph_t *g, uint32_t **prev, uint32_t **queue)
+{
+    *prev = malloc((size_t)g->n_nodes * sizeof **prev);
+    *queue = malloc((size_t)g->n_nodes * sizeof **queue);
+    if (!*prev || !*queue) {
+        LH_FREE_ALL(*prev, *queue);
+        return LH_ENOMEM;
+    }
+    return 0;
+}
+
+/* A search from v: nothing reached (LH_NODE_NONE) but v, which is queued. Returns the
+ * queue's length. */
+static size_t
+bfs_start(const lh_refgraph_t *g, uint32_t v, uint32_t *prev, uint32_t *queue)
+{
+    memset(prev, 0xff, (size_t)g->n_nodes * sizeof *prev);
+    prev[v] = v;
+    queue[0] = v;
+    return 1;
+}
+
 int
 lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, size_t max)
 {
@@ -881,19 +906,12 @@ lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, 
         return -1;
     }
     /* Forward breadth-first search from v until an edge comes back to it. */
-    uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
-    uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
-    if (!prev || !queue) {
-        LH_FREE_ALL(prev, queue);
+    uint32_t *prev, *queue;
+    if (bfs_alloc(g, &prev, &queue) < 0) {
         return LH_ENOMEM;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        prev[i] = LH_NODE_NONE;
-    }
-    size_t qh = 0, qt = 0;
+    size_t qh = 0, qt = bfs_start(g, v, prev, queue);
     uint32_t last = LH_NODE_NONE; /* the holder whose edge closes the cycle */
-    prev[v] = v;
-    queue[qt++] = v;
     while (qh < qt && last == LH_NODE_NONE) {
         uint32_t u = queue[qh++];
         for (uint64_t j = g->off[u]; j < g->off[u + 1]; j++) {
@@ -944,21 +962,14 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
         return 0;
     }
     /* Backwards breadth-first search to the nearest named object or root. */
-    uint32_t *prev = malloc((size_t)g->n_nodes * sizeof *prev);
-    uint32_t *queue = malloc((size_t)g->n_nodes * sizeof *queue);
-    if (!prev || !queue) {
-        LH_FREE_ALL(prev, queue);
+    uint32_t *prev, *queue;
+    if (bfs_alloc(g, &prev, &queue) < 0) {
         return LH_ENOMEM;
     }
     uint32_t found = LH_NODE_NONE;
     for (int pass = 0; pass < 2 && found == LH_NODE_NONE; pass++) {
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
-            prev[i] = LH_NODE_NONE;
-        }
-        size_t qh = 0, qt = 0;
+        size_t qh = 0, qt = bfs_start(g, v, prev, queue);
         int held_seen = 0;
-        prev[v] = v;
-        queue[qt++] = v;
         while (qh < qt && found == LH_NODE_NONE) {
             uint32_t u = queue[qh++];
             for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {

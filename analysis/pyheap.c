@@ -72,6 +72,16 @@ rd(dec_t *d, uint64_t addr, int *ok)
     return lh_procimage_word(d->pi, addr, ok);
 }
 
+/* The i-th word of an array at base into *v: 1, or 0 where that memory is not in the
+ * snapshot (the end of a walk over the array). */
+static int
+rd_slot(dec_t *d, uint64_t base, uint64_t i, uint64_t *v)
+{
+    int ok;
+    *v = lh_procimage_word(d->pi, base + i * 8, &ok);
+    return ok;
+}
+
 static int64_t
 rd_i64(dec_t *d, uint64_t addr, int *ok)
 {
@@ -598,12 +608,8 @@ items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
     if (n < 0 || n > MAX_ITEMS) {
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
-        int ok;
-        uint64_t v = rd(d, items + (uint64_t)i * 8, &ok);
-        if (!ok) {
-            break;
-        }
+    uint64_t v;
+    for (int64_t i = 0; i < n && rd_slot(d, items, (uint64_t)i, &v); i++) {
         if (v) {
             /* "[i]" without printf: a million list items are common */
             char num[24];
@@ -735,12 +741,9 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
         if (ok && keys && keys_view(d, keys, &v) == 0) {
             uint64_t base = values + (uint64_t)o->dv_values;
             char lab[STR_MAX + 16];
-            for (uint64_t i = 0; i < v.n; i++) {
+            uint64_t val;
+            for (uint64_t i = 0; i < v.n && rd_slot(d, base, i, &val); i++) {
                 uint64_t k = entry_key(d, &v, i);
-                uint64_t val = rd(d, base + i * 8, &ok);
-                if (!ok) {
-                    break;
-                }
                 if (k && val) {
                     char s[STR_MAX + 8];
                     if (read_str(d, k, s, sizeof s) < 0) {
@@ -840,12 +843,8 @@ frame_slot_refs(dec_t *d, uint32_t src, uint64_t code, uint64_t localsplus, int6
     if (named < 0 || n <= 0) {
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
-        int ok;
-        uint64_t v = rd(d, localsplus + (uint64_t)i * 8, &ok);
-        if (!ok) {
-            return;
-        }
+    uint64_t v;
+    for (int64_t i = 0; i < n && rd_slot(d, localsplus, (uint64_t)i, &v); i++) {
         if (!v) {
             continue;
         }
