@@ -90,6 +90,17 @@ same_module(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The second part of frame fr's function key (lh_func_t.key): perl names the top-level
+ * code of every file and eval "(require)" or "(eval)", which are as many functions as
+ * files, not one. */
+static const char *
+key_of(const lh_frame_t *fr)
+{
+    return fr->lang != LH_LANG_NATIVE && fr->file && fr->function && fr->function[0] == '('
+               ? fr->file
+               : fr->module;
+}
+
 static long
 lookup(const lh_funcs_t *f, const char *name, const char *module, size_t *slot)
 {
@@ -99,7 +110,7 @@ lookup(const lh_funcs_t *f, const char *name, const char *module, size_t *slot)
     size_t i = hash_str(name, module) & f->hash_mask;
     while (f->hash[i] != UINT32_MAX) {
         const lh_func_t *x = &f->v[f->hash[i]];
-        if (strcmp(x->name, name) == 0 && same_module(x->module, module)) {
+        if (strcmp(x->name, name) == 0 && same_module(x->key, module)) {
             return f->hash[i];
         }
         i = (i + 1) & f->hash_mask;
@@ -114,7 +125,7 @@ static uint64_t
 func_hash(const void *f, size_t k)
 {
     const lh_func_t *x = &((const lh_funcs_t *)f)->v[k];
-    return hash_str(x->name, x->module);
+    return hash_str(x->name, x->key);
 }
 
 static int
@@ -127,7 +138,7 @@ long
 lh_funcs_find(const lh_funcs_t *f, const lh_frame_t *fr)
 {
     char buf[512];
-    return lookup(f, lh_funcs_frame_name(fr, buf, sizeof buf), fr->module, NULL);
+    return lookup(f, lh_funcs_frame_name(fr, buf, sizeof buf), key_of(fr), NULL);
 }
 
 /* Whether script frame i of site is at the line of the next script frame out (its caller):
@@ -156,7 +167,7 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, int innermost, const char *exe, size
     char buf[512];
     const char *name = lh_funcs_frame_name(fr, buf, sizeof buf);
     size_t slot = 0;
-    long k = lookup(f, name, fr->module, &slot);
+    long k = lookup(f, name, key_of(fr), &slot);
     if (k >= 0) {
         lh_func_t *x = &f->v[k];
         if (fr->file && (!x->file || (x->file_from_callee && !innermost))) {
@@ -171,7 +182,7 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, int innermost, const char *exe, size
         return -1;
     }
     if (grown) {
-        lookup(f, name, fr->module, &slot); /* its free slot moved with the rebuild */
+        lookup(f, name, key_of(fr), &slot); /* its free slot moved with the rebuild */
     }
     if (lh_grow(&f->v, cap_v, f->n, sizeof *f->v, 256) < 0) {
         return -1;
@@ -182,6 +193,7 @@ intern(lh_funcs_t *f, const lh_frame_t *fr, int innermost, const char *exe, size
         return -1;
     }
     x->module = fr->module;
+    x->key = key_of(fr);
     x->file = fr->file;
     x->line = fr->line;
     x->file_from_callee = innermost;

@@ -135,6 +135,16 @@ def case_modules(ctx):
                   "$%s::DATA (required at main.pl:%d) is at its own file" % (m, i + 2),
                   "%s (%s:%d)" % (want[0], os.path.basename(want[1]), want[2]),
                   where(f) if got else "no such site")
+    # report --by function: each file's top-level code is a function of its own (every
+    # file's "(require)" was one row, named after one of the files)
+    fs = lh_json(ctx, ["report", trace, "--by", "function", "--top", "1000000"])["functions"]
+    for m in MODULES:
+        path = os.path.join(lib, m + ".pm")
+        got = [f.get("exclusive", {}).get("leaked", 0) for f in fs
+               if f.get("function") == "(require)" and f.get("file") == path]
+        ctx.check(len(got) == 1 and got[0] >= len(m) * 20000,
+                  "--by function: %s.pm's (require) is its own row with its string" % m,
+                  "one row, >= %d B" % (len(m) * 20000), got)
 
 
 def shell(ctx, trace, cmds):
@@ -247,7 +257,8 @@ def case_callers(ctx):
     its first allocation was recorded at)."""
     trace = lh_field_run(ctx, "callers.pl")
     seen = run_perl.marker_path(os.path.join(FIELD, "lib", "ShopApp.pm"), "seen")
-    fs = lh_json(ctx, ["report", trace, "--by", "function"])["functions"]
+    # every function: each file's top-level code is a row of its own, more than the top 20
+    fs = lh_json(ctx, ["report", trace, "--by", "function", "--top", "1000000"])["functions"]
     got = [(f.get("file"), f.get("exclusive", {}).get("allocations")) for f in fs
            if f.get("function") == "ShopApp::handler"]
     ctx.check(len(got) == 1 and got[0][0] == seen[0], "ShopApp::handler's file",
