@@ -990,8 +990,10 @@ lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t l
                  f->line);
     } else if (f->file) { /* no line: an interpreter phase (scriptstack.h), a Perl main */
         snprintf(buf, len, "%s (%s)", f->function ? f->function : "??", base_name(f->file));
-    } else if (f->function) {
+    } else if (f->function && f->module) {
         snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
+    } else if (f->function) { /* a phase frame with no file (perl's SV arena) */
+        snprintf(buf, len, "%s", f->function);
     } else if (f->module) {
         snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->offset);
     } else {

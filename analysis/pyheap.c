@@ -645,15 +645,67 @@ func_refs(dec_t *d, uint32_t src, uint64_t f)
     ref_field(d, src, f, o->fn_annotations, ".__annotations__");
 }
 
+/* One PyMemberDef of a type's tp_members array (a __slots__ name, a C type's field). */
+typedef struct member {
+    uint64_t name; /* its char * */
+    int type;      /* T_OBJECT, T_INT, ... */
+    int64_t off;   /* its byte offset in an instance */
+} member_t;
+
+#define MEMBERS_MAX 4096 /* members read of one type's array */
+
+/* The k-th member of the tp_members array at m (k < MEMBERS_MAX). Returns 0, or -1 at the
+ * array's end (a NULL name) or when it does not read. */
+static int
+member_read(dec_t *d, uint64_t m, int k, member_t *mb)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    m += (uint64_t)k * (uint64_t)o->md_size;
+    mb->name = rd(d, m + o->md_name, &ok);
+    mb->type = ok ? (int)rd_u32(d, m + o->md_type, &ok) : 0;
+    mb->off = ok ? rd_i64(d, m + o->md_offset, &ok) : 0;
+    return ok && mb->name ? 0 : -1;
+}
+
+/* Whether a member holds an object reference (T_OBJECT, T_OBJECT_EX). */
+static int
+member_is_object(const dec_t *d, const member_t *mb)
+{
+    return mb->type == d->o->md_t_object || mb->type == d->o->md_t_object_ex;
+}
+
+/* The name of the object member at byte offset off of an instance of the type at type
+ * (its tp_members, then its bases'), into buf. Returns 0, or -1 when no member is there. */
+static int
+member_name(dec_t *d, uint64_t type, int64_t off, char *buf, size_t cap)
+{
+    int ok = 1;
+    for (int depth = 0; ok && type && depth < 64; depth++) {
+        uint64_t m = rd(d, type + d->o->tp_members, &ok);
+        member_t mb;
+        for (int k = 0; ok && m && k < MEMBERS_MAX && member_read(d, m, k, &mb) == 0; k++) {
+            if (mb.off == off && member_is_object(d, &mb) &&
+                lh_procimage_cstr(d->pi, mb.name, buf, cap) > 0) {
+                return 0;
+            }
+        }
+        type = ok ? rd(d, type + d->o->tp_base, &ok) : 0;
+    }
+    return -1;
+}
+
 /* Conservative: the words of [base + from, base + bytes) that hold known or valid objects,
- * as edges labelled PREFIX+0xOFF that are never counted as references for the collector's
- * rule: the fields of a type the decoder does not know, a C module's state. A word whose
- * bit is set in skip (one bit per word from base; NULL: none) is not read: a reference
- * already found another way, a weak reference list, a member that is not an object. */
+ * as edges that are never counted as references for the collector's rule: the fields of
+ * a type the decoder does not know, a C module's state. An edge is labelled .name where
+ * the type at type (0: none) has an object member at the word's offset (a C type's
+ * PyMemberDef: a traceback's .tb_frame), else PREFIX+0xOFF. A word whose bit is set in
+ * skip (one bit per word from base; NULL: none) is not read: a reference already found
+ * another way, a weak reference list, a member that is not an object. */
 #define SCAN_MAX 65536
 static void
 scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
-           const uint8_t *skip, const char *prefix)
+           const uint8_t *skip, uint64_t type, const char *prefix)
 {
     static uint8_t buf[SCAN_MAX];
     bytes = bytes > SCAN_MAX ? SCAN_MAX : bytes;
@@ -661,7 +713,7 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
         return;
     }
     uint64_t self = d->ph->objs[src].addr;
-    char lab[48];
+    char lab[STR_MAX + 16];
     for (int64_t off = from; off + 8 <= bytes; off += 8) {
         if (skip && (skip[off >> 6] >> (off >> 3 & 7) & 1)) {
             continue;
@@ -671,7 +723,10 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
         if (v && !(v & 7) && v != self) {
             uint32_t dst = obj_get(d, v);
             if (dst != NONE32) {
-                snprintf(lab, sizeof lab, "%s+0x%llx", prefix, (unsigned long long)off);
+                lab[0] = '.';
+                if (!type || member_name(d, type, off, lab + 1, sizeof lab - 1) < 0) {
+                    snprintf(lab, sizeof lab, "%s+0x%llx", prefix, (unsigned long long)off);
+                }
                 edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
             }
         }
@@ -766,26 +821,21 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
             break;
         }
         uint64_t m = rd(d, b + o->tp_members, &ok);
-        for (int k = 0; ok && m && k < 4096; k++, m += (uint64_t)o->md_size) {
-            uint64_t np = rd(d, m + o->md_name, &ok);
-            int ty = (int)rd_u32(d, m + o->md_type, NULL);
-            int64_t off = rd_i64(d, m + o->md_offset, NULL);
-            if (!ok || !np) {
-                break;
+        member_t mb;
+        for (int k = 0; ok && m && k < MEMBERS_MAX && member_read(d, m, k, &mb) == 0; k++) {
+            if (mb.off > 0 && mb.off < t->basicsize) {
+                skip_word(skip, mb.off);
             }
-            if (off > 0 && off < t->basicsize) {
-                skip_word(skip, off);
-            }
-            if ((ty != o->md_t_object && ty != o->md_t_object_ex) || off <= 0 ||
-                off >= t->basicsize) {
+            if (!member_is_object(d, &mb) || mb.off <= 0 || mb.off >= t->basicsize) {
                 continue;
             }
             char s[STR_MAX + 8], lab[STR_MAX + 16];
-            if (lh_procimage_cstr(d->pi, np, s, sizeof s) <= 0 || strcmp(s, "__weakref__") == 0) {
+            if (lh_procimage_cstr(d->pi, mb.name, s, sizeof s) <= 0 ||
+                strcmp(s, "__weakref__") == 0) {
                 continue;
             }
             snprintf(lab, sizeof lab, ".%s", s);
-            ref_field(d, src, obj, off, lab);
+            ref_field(d, src, obj, mb.off, lab);
         }
         b = rd(d, b + o->tp_base, &ok);
     }
@@ -1048,7 +1098,7 @@ decode(dec_t *d, uint32_t i, int ns_dict)
         uint64_t st = ok && def ? rd(d, a + o->mo_state, &ok) : 0;
         int64_t msz = st ? rd_i64(d, def + o->mdef_size, &ok) : 0;
         if (ok && st && msz > 0 && msz < MAX_ITEMS) {
-            scan_words(d, i, st, 0, msz, NULL, "<state>");
+            scan_words(d, i, st, 0, msz, NULL, 0, "<state>");
             size += (uint64_t)msz;
             d->ph->objs[i].buf[0] = st;
         }
@@ -1130,7 +1180,7 @@ decode(dec_t *d, uint32_t i, int ns_dict)
             size += instance_refs(d, i, a, &t, skip);
         }
         if (scan) {
-            scan_words(d, i, a, 16, t.basicsize, skip, "");
+            scan_words(d, i, a, 16, t.basicsize, skip, t.addr, "");
         }
     }
     d->ph->objs[i].size = size;

@@ -128,14 +128,20 @@ block_class(lh_shell_t *sh, uint32_t b)
     return sh->hg->has_graph ? lh_leak_class_name(sh->hg->g.cls[b]) : "?";
 }
 
-/* "48 B handler_t, handler_new (file.c:20)" */
+/* "48 B handler_t, handler_new (file.c:20)"; a site that reads as the type (an untyped
+ * block of perl's SV arena) once: "4.0 KiB perl SV arena (...)" */
 void
 sh_block_brief(lh_shell_t *sh, uint32_t b, FILE *out)
 {
     char sz[32], site[512];
     const lh_hblock_t *bl = &sh->hg->blocks[b];
-    fprintf(out, "%s %s, %s", sh_bytes(sz, sizeof sz, bl->size), lh_heapgraph_type(sh->hg, b),
-            lh_heapgraph_site_str(sh->hg, bl->stack_id, site, sizeof site));
+    const char *type = lh_heapgraph_type(sh->hg, b);
+    const char *at = lh_heapgraph_site_str(sh->hg, bl->stack_id, site, sizeof site);
+    if (strcmp(type, at) == 0) {
+        fprintf(out, "%s %s", sh_bytes(sz, sizeof sz, bl->size), at);
+    } else {
+        fprintf(out, "%s %s, %s", sh_bytes(sz, sizeof sz, bl->size), type, at);
+    }
 }
 
 static int

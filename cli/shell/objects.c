@@ -212,6 +212,71 @@ cmp_ogroup(const void *a, const void *b)
     return c ? c : sh_cmp_key_stack(x->key, x->stack_id, y->key, y->stack_id);
 }
 
+/* The printed site of a group of objects (count --by site, unreachable). */
+static const char *
+obj_site_str(lh_shell_t *sh, uint32_t stack_id, char *buf, size_t len)
+{
+    return stack_id ? lh_heapgraph_site_str(sh->hg, stack_id, buf, len)
+                    : "(no block of its own: static data, or an arena's)";
+}
+
+/* Makes one group of the groups whose key and printed site are the same: a Perl line
+ * reached through several native paths (hash value, key, arena) is many stack ids with one
+ * label, and one row, as the default report merges them (sitecanon.h). Keeps the first
+ * group's stack id; an unreachable group's example stays a definitely lost object when
+ * one is. Returns 0 or LH_ENOMEM (gr untouched). */
+static int
+merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable)
+{
+    const lh_objheap_t *oh = sh->oh;
+    sh_grouping_t by = {0};
+    size_t n = gr->n, m = 0;
+    char **labels = calloc(n + 1, sizeof *labels);
+    char site[512];
+    int rc = labels ? 0 : LH_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *l = obj_site_str(sh, gr->v[i].stack_id, site, sizeof site);
+        size_t nk = strlen(gr->v[i].key), nl = strlen(l);
+        labels[i] = malloc(nk + nl + 2);
+        if (!labels[i]) {
+            rc = LH_ENOMEM;
+            break;
+        }
+        memcpy(labels[i], gr->v[i].key, nk);
+        labels[i][nk] = '\n';
+        memcpy(labels[i] + nk + 1, l, nl + 1);
+        if (!sh_group_get(&by, labels[i], 0)) {
+            rc = LH_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sh_group_t *b = sh_group_get(&by, labels[i], 0); /* found: added above */
+        if (b->example == LH_NODE_NONE) {
+            b->example = (uint32_t)m;
+            gr->v[m++] = gr->v[i];
+            continue;
+        }
+        sh_group_t *to = &gr->v[b->example], *from = &gr->v[i];
+        to->n += from->n;
+        to->bytes += from->bytes;
+        to->n2 += from->n2;
+        to->bytes2 += from->bytes2;
+        if (unreachable && oh->g.cls[to->example] != LH_CLASS_DEFINITE &&
+            oh->g.cls[from->example] == LH_CLASS_DEFINITE) {
+            to->example = from->example;
+        }
+    }
+    if (rc == 0) {
+        gr->n = m;
+    }
+    for (size_t i = 0; labels && i < n; i++) {
+        free(labels[i]);
+    }
+    free(labels);
+    sh_grouping_fini(&by);
+    return rc;
+}
+
 /* Groups objects (filter: unreachable only) by type, site or both. */
 static int
 group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grouping_t *gr)
@@ -233,6 +298,9 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
                                             oh->g.cls[g->example] != LH_CLASS_DEFINITE)) {
             g->example = v;
         }
+    }
+    if (by_site && merge_same_site(sh, gr, unreachable) < 0) {
+        return LH_ENOMEM;
     }
     lh_qsort(gr->v, gr->n, sizeof *gr->v, cmp_ogroup);
     return 0;
@@ -260,10 +328,8 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
          * which says a block's stack was not recorded) */
         fprintf(sh->out, "%4zu  %10" PRIu64 " %10s  %s\n", i + 1, gr.v[i].n,
                 sh_bytes(b1, sizeof b1, gr.v[i].bytes),
-                !by_site             ? gr.v[i].key
-                : gr.v[i].stack_id ? lh_heapgraph_site_str(sh->hg, gr.v[i].stack_id, site,
-                                                             sizeof site)
-                                     : "(no block of its own: static data, or an arena's)");
+                by_site ? obj_site_str(sh, gr.v[i].stack_id, site, sizeof site)
+                        : gr.v[i].key);
     }
     fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs, lang_name(oh),
             sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");

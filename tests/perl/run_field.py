@@ -169,6 +169,34 @@ def case_cycles(ctx):
                   count.get(cls, (0,))[0])
         ctx.check(lost.get(cls, (0,))[0] == n, "unreachable: every %s" % cls, n,
                   lost.get(cls, (0,))[0])
+        # one row per type and line, not one per native path to it
+        ctx.check(len(lost.get(cls, (0, []))[1]) == 1, "unreachable: %s in one row" % cls,
+                  1, lost.get(cls, (0, []))[1])
+    # count --by site: one row per printed site, its objects summed (Shop::Node's 200
+    # objects at line 23 were two rows, 150 and 50)
+    by_site = shell(ctx, trace, "count --by site")
+    labels = [m.group(2) for m in re.finditer(r"^\s*\d+\s+(\d+)\s+\S+ \S+  (.*)$", by_site, re.M)]
+    dup = sorted({lb for lb in labels if labels.count(lb) > 1})
+    ctx.check(labels and not dup, "count --by site: each site once", "no repeated label", dup)
+    got = [int(m.group(1)) for m in re.finditer(r"^\s*\d+\s+(\d+)\s+\S+ \S+  (.*)$",
+                                                by_site, re.M)
+           if m.group(2).startswith("Shop::Node::new (conn_cycle.pl:")]
+    ctx.check(got and max(got) == 200, "count --by site: the 200 Shop::Node hashes in one row",
+              200, got)
+    # The block view names perl's SV arena once ("perl SV arena (...), perl SV arena
+    # (...) ()" was printed for a block of it)
+    blocks = shell(ctx, trace, "native on; count --by site")
+    arena = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\d+\s+\S+ \S+  (.*)$",
+                                                  blocks, re.M) if m.group(2) == ARENA]
+    ctx.check(bool(arena), "native count --by site: the arena's label is its name", ARENA,
+              blocks[:600])
+    if arena:
+        out = shell(ctx, trace, "native on; count --by site; show @%d" % arena[0])
+        out = out[out.find("\nblock 0x"):]
+        pat = r"-> inside 0x[0-9a-f]+ \(\+0x[0-9a-f]+\): \S+ \S+ %s$" % re.escape(ARENA)
+        ctx.check(re.search(pat, out, re.M) is not None and ARENA + " ()" not in out and
+                  ARENA + ", " not in out, "show: a word into the arena names it once", pat,
+                  out[:1200])
     if "Shop::Conn" in lost:
         out = shell(ctx, trace, "unreachable; identify @%d" % lost["Shop::Conn"][1][0])
         want = ('  the cycle: Shop::Conn -> {"on_close"} -> ARRAY -> [0] -> CODE -> '
