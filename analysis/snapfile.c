@@ -82,6 +82,56 @@ push_word(reader_t *rd, uint64_t addr, uint64_t val)
     return 0;
 }
 
+/* Sorts the n words at *v by address when they arrive as ascending runs (pointer words:
+ * each frame's PTRS, a base's pieces, then the pages' words in page order; header words:
+ * runs of 6 on a Python exit snapshot): a bottom-up merge of the runs, stable (equal
+ * addresses keep their arrival order, as glibc's qsort left them). Each pass merges
+ * neighbouring runs into the other buffer; *cap becomes n. Returns -1 when the second
+ * buffer cannot be had (the caller sorts in place). */
+static int
+merge_words(lh_word_t **v, size_t n, size_t *cap)
+{
+    lh_word_t *src = *v, *dst = malloc(n * sizeof *dst);
+    if (!dst) {
+        return -1;
+    }
+    for (;;) {
+        size_t i = 0, merged = 0;
+        while (i < n) {
+            size_t j = i + 1;
+            while (j < n && src[j - 1].addr <= src[j].addr) {
+                j++;
+            }
+            if (i == 0 && j == n) {
+                break; /* one run: sorted */
+            }
+            size_t k = j < n ? j + 1 : n;
+            while (k < n && src[k - 1].addr <= src[k].addr) {
+                k++;
+            }
+            size_t a = i, b = j, o = i;
+            while (a < j && b < k) {
+                dst[o++] = src[b].addr < src[a].addr ? src[b++] : src[a++];
+            }
+            memcpy(dst + o, src + a, (j - a) * sizeof *dst);
+            o += j - a;
+            memcpy(dst + o, src + b, (k - b) * sizeof *dst);
+            i = k;
+            merged++;
+        }
+        if (!merged) {
+            break;
+        }
+        lh_word_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(dst);
+    *v = src;
+    *cap = n;
+    return 0;
+}
+
 static int
 default_keep(const lh_snapfile_t *sf, uint64_t v)
 {
@@ -642,7 +692,7 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     if ((rc = page_words(&rd)) < 0) {
         goto done;
     }
-    if (!rd.sorted && sf->n_words) {
+    if (!rd.sorted && merge_words(&sf->words, sf->n_words, &rd.cap_words) < 0) {
         LH_SORT(sf->words, sf->n_words, lh_word_t, addr);
     }
     /* One value per address: keep the last. */
@@ -656,7 +706,9 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     }
     sf->n_words = k;
     if (sf->n_hdr) {
-        LH_SORT(sf->hdr, sf->n_hdr, lh_word_t, addr);
+        if (merge_words(&sf->hdr, sf->n_hdr, &rd.cap_hdr) < 0) {
+            LH_SORT(sf->hdr, sf->n_hdr, lh_word_t, addr);
+        }
         k = 0;
         for (size_t i = 0; i < sf->n_hdr; i++) {
             if (!k || sf->hdr[k - 1].addr != sf->hdr[i].addr) {
