@@ -235,16 +235,24 @@ merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable)
     char site[512];
     int rc = labels ? 0 : LH_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
+        /* the printed site names a file by its base name: the whole path keeps two
+         * files of one name (List/Util.pm, Scalar/Util.pm) apart */
         const char *l = obj_site_str(sh, gr->v[i].stack_id, site, sizeof site);
-        size_t nk = strlen(gr->v[i].key), nl = strlen(l);
-        labels[i] = malloc(nk + nl + 2);
+        const lh_site_t *s = gr->v[i].stack_id ? lh_heapgraph_site(sh->hg, gr->v[i].stack_id)
+                                               : NULL;
+        const lh_frame_t *f = s && s->location >= 0 ? &s->frames[s->location] : NULL;
+        const char *path = !f ? "" : f->file ? f->file : f->module ? f->module : "";
+        size_t nk = strlen(gr->v[i].key), nl = strlen(l), np = strlen(path);
+        labels[i] = malloc(nk + nl + np + 3);
         if (!labels[i]) {
             rc = LH_ENOMEM;
             break;
         }
         memcpy(labels[i], gr->v[i].key, nk);
         labels[i][nk] = '\n';
-        memcpy(labels[i] + nk + 1, l, nl + 1);
+        memcpy(labels[i] + nk + 1, l, nl);
+        labels[i][nk + 1 + nl] = '\n';
+        memcpy(labels[i] + nk + nl + 2, path, np + 1);
         if (!sh_group_get(&by, labels[i], 0)) {
             rc = LH_ENOMEM;
         }
