@@ -92,13 +92,14 @@ same_module(const char *a, const char *b)
 
 /* The second part of frame fr's function key (lh_func_t.key): perl names the top-level
  * code of every file and eval "(require)" or "(eval)", which are as many functions as
- * files, not one. */
+ * files, not one; python names a function without its module (`main`, `<module>`,
+ * `<lambda>` of two files are two functions). */
 static const char *
 key_of(const lh_frame_t *fr)
 {
-    return fr->lang != LH_LANG_NATIVE && fr->file && fr->function && fr->function[0] == '('
-               ? fr->file
-               : fr->module;
+    int by_file = fr->lang == LH_LANG_PYTHON ||
+                  (fr->lang != LH_LANG_NATIVE && fr->function && fr->function[0] == '(');
+    return by_file && fr->file ? fr->file : fr->module;
 }
 
 static long

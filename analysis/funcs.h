@@ -58,8 +58,8 @@ double lh_fmetrics_value(const lh_fmetrics_t *f, lh_metric_t m);
 typedef struct lh_func {
     const char *name;    /* owned by the table */
     const char *module;  /* module path (the symbolizer's string), NULL if none */
-    const char *key;     /* with name, its identity: module, or the file of a script's
-                            top-level code ("(require)", "(eval)": one per file) */
+    const char *key;     /* with name, its identity: module, or the file of a python
+                            function or of perl's top-level code ("(require)", "(eval)") */
     const char *file;    /* a source file seen for it, NULL if none */
     uint32_t line;       /* a line in it (of its first frame seen), 0 if none */
     int file_from_callee; /* file, line came from a script frame with no script frame

@@ -712,6 +712,29 @@ def case_interrupted(build, py, work):
 
 
 @with_work
+def case_samename(build, py, work):
+    """Two modules, each with a function build() and its module body: python names a
+    function without its module, so `report --by function` keyed them by name alone and
+    showed one build and one <module> row for both files. Each is its own row, with its
+    own file."""
+    for mod, n in (("alpha", 100), ("bravo", 200)):
+        with open(os.path.join(work, mod + ".py"), "w") as f:
+            f.write("def build(n):\n    return [bytearray(1000) for _ in range(n)]\n\n"
+                    "KEEP = build(%d)\n" % n)
+    with open(os.path.join(work, "main.py"), "w") as f:
+        f.write("import alpha\nimport bravo\n")
+    _, _, fns = traced_cmd(build, work, "same", [py, os.path.join(work, "main.py")])
+    # 3.11+ names a function with its module (alpha.build), not a module body
+    rows = sorted((f["function"].split(".")[-1], os.path.basename(f.get("file") or ""))
+                  for f in fns if f["function"].split(".")[-1] in ("build", "<module>") and
+                  os.path.basename(f.get("file") or "") in ("alpha.py", "bravo.py"))
+    want = [("<module>", "alpha.py"), ("<module>", "bravo.py"), ("build", "alpha.py"),
+            ("build", "bravo.py")]
+    return report_checks([(rows == want, "--by function rows of alpha.py, bravo.py: %s" % rows,
+                           want)])
+
+
+@with_work
 def case_imports_clean(build, py, work):
     """A program that only imports (json, email.utils, http.server) loses nothing. The
     interned strings' table of CPython grows past malloc's mmap threshold, and its chunk is
@@ -734,7 +757,7 @@ def case_imports_clean(build, py, work):
                            "[(0, 0)] * 3")])
 
 
-CASES = {"startup": case_startup, "imports_clean": case_imports_clean,
+CASES = {"startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
          "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
