@@ -472,7 +472,7 @@ SIMPLE = {
                         ["churn_before_exit"], (308, 4), {"total_allocations": 104}),
     "signal_malloc": ("signal_malloc", ["signal_malloc.c"],
                       [("in_handler", 5, 320, {"allocations": 5, "function": "on_usr1"})],
-                      ["handler_churn", "main_churn"], None, {}),
+                      ["handler_churn", "handler_bin", "main_churn"], None, {}),
     "clean": ("clean", ["clean.c"], [], [], (0, 0),
               {"total_allocations": (2006,), "total_frees": (2006,), "total_reallocs": (2,)}),
 }
