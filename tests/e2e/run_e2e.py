@@ -747,6 +747,38 @@ def case_exec_wrapper(ctx):
     expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
 
 
+def case_exec_reexec(ctx):
+    """A server that forks its worker and then re-executes itself as the worker's master
+    (haproxy -W) is no wrapper: by default the run keeps the worker's trace (a fork child
+    of the first image, running the program itself) beside the two images' traces, lists
+    all three, and the worker's trace holds its own leak (3 x 96 B) with the first image's
+    block as inherited, not as the worker's."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("reexec_master")], out=trace, written="trace.lht.1")
+    files = trace_files(ctx.workdir)
+    workers = [f for f in files if f not in ("trace.lht", "trace.lht.1")]
+    if not ctx.check(len(files) == 3 and len(workers) == 1 and
+                     re.match(r"^trace\.lht\.\d{2,}$", workers[0]) is not None,
+                     "trace files: the first image's, the master's and the worker's",
+                     "trace.lht, trace.lht.1, trace.lht.<worker pid>", files):
+        return
+    ctx.check("removed" not in res.stderr, "no trace removed", "no 'removed' line",
+              res.stderr.strip()[-600:])
+    listing = [ln.split() for ln in res.stderr.splitlines() if ln.startswith("leakhound:   ")]
+    ctx.check(sorted(row[3] for row in listing if len(row) == 4) == files,
+              "run lists the three traces", files, res.stderr.strip()[-600:])
+    first = load_report(ctx, trace)
+    expect_site(ctx, first, "reexec_first", 1, 40, allocations=1, label="first image: ")
+    master = load_report(ctx, os.path.join(ctx.workdir, "trace.lht.1"))
+    expect_site(ctx, master, "reexec_master", 2, 48, allocations=2, label="master: ")
+    worker = load_report(ctx, os.path.join(ctx.workdir, workers[0]))
+    expect_site(ctx, worker, "reexec_worker", 3, 288, allocations=3, label="worker: ")
+    expect_no_leak(ctx, worker, "reexec_first", label="worker: ")
+    ctx.check(worker["summary"].get("pid") == int(workers[0].rsplit(".", 1)[1]),
+              "worker trace: summary.pid", workers[0].rsplit(".", 1)[1],
+              worker["summary"].get("pid"))
+
+
 def busy_worker_until(ctx, argv, pidfile, delay, send, what):
     """Starts argv (`leakhound run ... -- busy_worker --pidfile PIDFILE`) in its own
     session, waits for busy_worker's pid file, lets it work `delay` seconds, calls
@@ -1177,6 +1209,7 @@ SPECIAL = {
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
+    "exec_reexec": case_exec_reexec,
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,
