@@ -20,6 +20,7 @@
 #include "check.h"
 #include "cmd.h"
 #include "opts.h"
+#include "preloadable.h"
 
 extern char **environ;
 
@@ -920,9 +921,14 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             }
         }
     } else {
-        fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
-                        "the agent %s working?)\n",
-                trace, agent);
+        char why[PATH_MAX + 256];
+        if (lh_preload_obstacle(a.prog_argv[0], why, sizeof why)) {
+            fprintf(stderr, "leakhound: no trace was written: %s\n", why);
+        } else {
+            fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
+                            "the agent %s working?)\n",
+                    trace, agent);
+        }
         if (rc == 0) {
             rc = 1;
         }

@@ -917,6 +917,45 @@ def case_relinc(ctx):
               [(1, header, line, True)], got)
 
 
+def case_preload_obstacle(ctx):
+    """A program LD_PRELOAD cannot reach: run says why in one line instead of only "no
+    trace was written". A static binary (found on PATH, and behind a script's #! line) and
+    a set-user-ID copy of a dynamic one; a dynamic program is the control."""
+    src = os.path.join(ctx.workdir, "st.c")
+    with open(src, "w") as f:
+        f.write("#include <stdlib.h>\nint main(void){return malloc(10) == NULL;}\n")
+    static = os.path.join(ctx.workdir, "static_prog")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc or subprocess.run([cc, "-static", "-o", static, src],
+                                capture_output=True).returncode != 0:
+        raise Skip("cannot link a static program here (no libc.a)")
+    script = os.path.join(ctx.workdir, "wrapper.sh")
+    with open(script, "w") as f:
+        f.write("#!%s\n" % static)
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "t.lht")
+    env = dict(os.environ, PATH=ctx.workdir + ":" + os.environ.get("PATH", ""))
+    for argv, shown in ((["static_prog"], static), ([script], static)):
+        res = run(ctx, [ctx.lh, "run", "-o", trace, "--"] + argv, env=env)
+        want = "leakhound: no trace was written: %s is statically linked" % shown
+        ctx.check(res.returncode == 1 and want in res.stderr and not os.path.exists(trace),
+                  "run %s: exit 1, says why, no trace" % argv[0], want,
+                  "exit %d: %s" % (res.returncode, res.stderr.strip()[-300:]))
+    if os.geteuid() == 0 and not os.statvfs(ctx.workdir).f_flag & os.ST_NOSUID:
+        suid = os.path.join(ctx.workdir, "suid_true")
+        shutil.copy("/bin/true", suid)
+        os.chown(suid, 65534, 65534)
+        os.chmod(suid, 0o4755)
+        res = run(ctx, [ctx.lh, "run", "-o", trace, "--", suid])
+        want = "%s is set-user-ID: the loader runs it in secure mode" % suid
+        ctx.check(want in res.stderr, "run of a set-user-ID program says why", want,
+                  res.stderr.strip()[-300:])
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--", "/bin/true"])
+    ctx.check(res.returncode == 0 and os.path.exists(trace) and "no trace" not in res.stderr,
+              "control: a dynamic program is traced", "exit 0, trace written",
+              "exit %d: %s" % (res.returncode, res.stderr.strip()[-300:]))
+
+
 def unwind_counts(ctx, trace):
     """(table walks, libunwind fallbacks, checked, differed) from the report's 'unwinding:'
     line, or a Failure."""
@@ -1208,6 +1247,7 @@ def case_badinput(ctx, what):
 
 SPECIAL = {
     "relinc": case_relinc,
+    "preload_obstacle": case_preload_obstacle,
     "fork": case_fork,
     "fork_default": case_fork_default,
     "fork_inherit": case_fork_inherit,
