@@ -752,7 +752,9 @@ def case_exec_reexec(ctx):
     (haproxy -W) is no wrapper: by default the run keeps the worker's trace (a fork child
     of the first image, running the program itself) beside the two images' traces, lists
     all three, and the worker's trace holds its own leak (3 x 96 B) with the first image's
-    block as inherited, not as the worker's."""
+    block as inherited, not as the worker's. The worker's fork time is the fork's: a block
+    the parent freed right after the fork, before the child first ran, is still the
+    worker's to free."""
     trace = os.path.join(ctx.workdir, "trace.lht")
     res = lh_run(ctx, [ctx.prog("reexec_master")], out=trace, written="trace.lht.1")
     files = trace_files(ctx.workdir)
@@ -774,6 +776,10 @@ def case_exec_reexec(ctx):
     worker = load_report(ctx, os.path.join(ctx.workdir, workers[0]))
     expect_site(ctx, worker, "reexec_worker", 3, 288, allocations=3, label="worker: ")
     expect_no_leak(ctx, worker, "reexec_first", label="worker: ")
+    expect_no_leak(ctx, worker, "reexec_shared", label="worker: ")
+    ctx.check(worker["summary"].get("unmatched_frees") == 0, "worker: its free of the block "
+              "the first image freed right after the fork matches the inherited block",
+              "0 unmatched frees", worker["summary"].get("unmatched_frees"))
     ctx.check(worker["summary"].get("pid") == int(workers[0].rsplit(".", 1)[1]),
               "worker trace: summary.pid", workers[0].rsplit(".", 1)[1],
               worker["summary"].get("pid"))
