@@ -20,6 +20,7 @@
 #include "check.h"
 #include "cmd.h"
 #include "opts.h"
+#include "preloadable.h"
 
 extern char **environ;
 
@@ -796,7 +797,10 @@ remove_trace(const char *path)
  * exec, the real program). With prune (the default following of the exec chain only, where
  * every other traced process is a fork child of an image of the chain), traces of the fork
  * children of a wrapper (a shell script's subshells, before it became the real program)
- * are removed: they trace the wrapper, not the program (agent.h image_id). Returns the number of traces listed. */
+ * are removed: they trace the wrapper, not the program (agent.h image_id). A fork child of
+ * an earlier image that runs the program itself is kept: a server that forks its workers
+ * and then re-executes itself as their master (haproxy -W) is no wrapper, and its workers'
+ * traces hold all the requests. Returns the number of traces listed. */
 static int
 index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
 {
@@ -805,6 +809,7 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
     run_trace_t *t = NULL;
     size_t n = 0, cap = 0, removed = 0;
     unsigned long long last_image = 0;
+    char main_prog[sizeof t->prog] = "";
     if (!f) {
         return 0;
     }
@@ -835,6 +840,7 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
         snprintf(t[n].path, sizeof t[n].path, "%s", file);
         if (t[n].pid == (long)pid) {
             last_image = t[n].image;
+            snprintf(main_prog, sizeof main_prog, "%s", t[n].prog);
             snprintf(main, len, "%s", shown_path(file, cwd));
         }
         n++;
@@ -842,7 +848,8 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
     fclose(f);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        if (prune && t[i].pid != (long)pid && t[i].image != last_image) {
+        if (prune && t[i].pid != (long)pid && t[i].image != last_image &&
+            strcmp(t[i].prog, main_prog) != 0) {
             remove_trace(t[i].path);
             removed++;
             t[i].pid = -1;
@@ -947,9 +954,14 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             }
         }
     } else {
-        fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
-                        "the agent %s working?)\n",
-                trace, agent);
+        char why[PATH_MAX + 256];
+        if (lh_preload_obstacle(a.prog_argv[0], why, sizeof why)) {
+            fprintf(stderr, "leakhound: no trace was written: %s\n", why);
+        } else {
+            fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
+                            "the agent %s working?)\n",
+                    trace, agent);
+        }
         if (rc == 0) {
             rc = 1;
         }
