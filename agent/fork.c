@@ -29,9 +29,15 @@
 #include "sys.h"
 #include "ticker.h"
 
+/* The guard is held from prepare to parent or child: the writer lock is this thread's
+ * meanwhile, and a stop signal (stopsig.c) must wait for its release. */
+static __thread int fork_guard __attribute__((tls_model("initial-exec")));
+
 LH_REALIGN static void
 fork_prepare(void)
 {
+    fork_guard = lh_tls.guard;
+    lh_tls.guard = 1;
     if (lh_recording()) {
         pthread_mutex_lock(&lh_g.wlock);
         if (lh_g.fd < 0 && !lh_g.open_failed && lh_events_total() > 0) {
@@ -48,12 +54,19 @@ fork_parent(void)
     if (lh_recording()) {
         pthread_mutex_unlock(&lh_g.wlock);
     }
+    if (fork_guard) {
+        lh_tls.guard = fork_guard;
+    } else {
+        lh_guard_leave();
+    }
 }
 
 LH_REALIGN static void
 fork_child(void)
 {
     lh_sys_reg_release();
+    lh_tls.guard = fork_guard;
+    lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {
