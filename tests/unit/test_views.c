@@ -103,7 +103,7 @@ test_text(void **state)
     assert_non_null(strstr(s, "    by __libc_start_call_main (in libc.so.6)\n"));
     assert_non_null(strstr(s, "#2: 16 B (16 bytes) leaked in 1 block, 1 allocation [site 0]\n"));
     assert_non_null(strstr(s, "[site 3]\n    at emitter_on")); /* the id `log --site` takes */
-    assert_non_null(strstr(s, "(no stack recorded)"));
+    assert_non_null(strstr(s, "(no stack recorded: allocated before leakhound started"));
     free(s);
 
     end.present = 0;
@@ -126,6 +126,55 @@ test_text(void **state)
     free(s);
     end.kind = LH_EXIT_NORMAL;
     end.status = 0;
+}
+
+/* A run of C++ library templates inlined between operator new and the program's line is
+ * one line, its outermost call, and counts as one against the frame limit. */
+static void
+test_text_cxx_fold(void **state)
+{
+    (void)state;
+    lh_frame_t f[6] = {
+        {"operator new(unsigned long)", NULL, 0, "/lib/libstdc++.so.6", 0x7f1000, 0x100, 0, 0, 0},
+        {"std::__new_allocator<Node>::allocate", "/usr/include/c++/12/bits/new_allocator.h", 137,
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+        {"std::__shared_count<Node>", "/usr/include/c++/12/bits/shared_ptr_base.h", 969,
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+        {"std::make_shared<Node>()", "/usr/include/c++/12/bits/shared_ptr.h", 1010, "/app/cyc",
+         0x401010, 0x1010, 1, 0, 0},
+        {"handle(int)", "/app/cyc.cpp", 10, "/app/cyc", 0x401010, 0x1010, 0, 0, 0},
+        {"main", "/app/cyc.cpp", 18, "/app/cyc", 0x401100, 0x1100, 0, 0, 0},
+    };
+    lh_site_t site = {0};
+    site.stack_id = 9;
+    site.has_stack = 1;
+    site.frames = f;
+    site.n_frames = 6;
+    site.location = 4;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    lh_text_stack(out, &site, 3, "/app");
+    fclose(out);
+    assert_string_equal(buf, "    at operator new(unsigned long) (in libstdc++.so.6)\n"
+                             "    by std::make_shared<Node>() (/usr/include/c++/12/bits/"
+                             "shared_ptr.h:1010) [inlined; 2 more inlined frames of the C++ "
+                             "library inside it]\n"
+                             "    by handle(int) (cyc.cpp:10)\n"
+                             "    ... 1 more frame\n");
+    free(buf);
+    /* One library inline alone is printed as it is. */
+    site.frames = f + 3;
+    site.n_frames = 3;
+    buf = NULL;
+    out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    lh_text_stack(out, &site, 0, "/app");
+    fclose(out);
+    assert_non_null(strstr(buf, "    at std::make_shared<Node>() (/usr/include/c++/12/bits/"
+                                "shared_ptr.h:1010) [inlined]\n    by handle(int)"));
+    free(buf);
 }
 
 static void
@@ -226,6 +275,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_cxx_fold),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_human_bytes),
