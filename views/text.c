@@ -20,6 +20,18 @@ lh_text_trigger_name(int t, const char *other)
 }
 
 const char *
+lh_text_signal_name(char *buf, size_t len, uint64_t sig)
+{
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np((int)sig) : NULL;
+    if (abbrev) {
+        snprintf(buf, len, "SIG%s", abbrev);
+    } else {
+        snprintf(buf, len, "signal %" PRIu64, sig);
+    }
+    return buf;
+}
+
+const char *
 lh_text_human_bytes(char *buf, size_t len, uint64_t bytes)
 {
     static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -116,6 +128,12 @@ print_exit(FILE *out, const lh_report_t *rep)
               "still live at the detach)\n",
               out);
         break;
+    case LH_EXIT_SIGNAL: {
+        char name[32];
+        fprintf(out, "terminated by %s (signal %" PRIu64 "; the trace ended as at exit)\n",
+                lh_text_signal_name(name, sizeof name, e->status), e->status);
+        break;
+    }
     case LH_EXIT_SCRIPT:
         fputs("killed during teardown: the main program ended, then the process was killed "
               "before its exit (by a signal; python re-raises SIGINT after an uncaught "

@@ -113,6 +113,19 @@ test_text(void **state)
     assert_non_null(strstr(s, "(/work/app/emitter.c:42)")); /* no cwd: paths as recorded */
     free(s);
     end.present = 1;
+
+    end.kind = LH_EXIT_SIGNAL;
+    end.status = 15;
+    s = render(0, NULL);
+    assert_non_null(strstr(s, "  exit:          terminated by SIGTERM (signal 15; the trace "
+                              "ended as at exit)\n"));
+    free(s);
+    end.status = 99; /* a number the C library does not name */
+    s = render(0, NULL);
+    assert_non_null(strstr(s, "terminated by signal 99 (signal 99;"));
+    free(s);
+    end.kind = LH_EXIT_NORMAL;
+    end.status = 0;
 }
 
 /* A run of C++ library templates inlined between operator new and the program's line is
@@ -203,8 +216,16 @@ test_json(void **state)
     s = render(1, NULL);
     assert_non_null(strstr(s, "\"exit_kind\": \"_exit\""));
     assert_non_null(strstr(s, "\"clean_exit\": false"));
+    assert_null(strstr(s, "exit_signal"));
+    free(s);
+    end.kind = LH_EXIT_SIGNAL;
+    end.status = 2;
+    s = render(1, NULL);
+    assert_non_null(strstr(s, "\"clean_exit\": false, \"exit_kind\": \"signal\", "
+                              "\"exit_signal\": \"SIGINT\", \"exit_status\": 2"));
     free(s);
     end.kind = LH_EXIT_NORMAL;
+    end.status = 0;
 }
 
 static void
