@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
 #include <zstd.h>
@@ -415,6 +416,19 @@ lh_output_close(void)
     lh_g.fd = -1;
     lh_g.open_failed = 1; /* a straggling frame must not start a new file */
     pthread_mutex_unlock(&lh_g.wlock);
+}
+
+int
+lh_output_hold(int ms)
+{
+    for (int i = 0; i < ms * 10; i++) {
+        if (pthread_mutex_trylock(&lh_g.wlock) == 0) {
+            return 0;
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
 }
 
 void
