@@ -29,9 +29,23 @@
 #include "sys.h"
 #include "ticker.h"
 
+/* The guard is held from prepare to parent or child: the writer lock is this thread's
+ * meanwhile, and a stop signal (stopsig.c) must wait for its release. */
+static __thread int fork_guard __attribute__((tls_model("initial-exec")));
+
+/* The time of the fork, read in prepare (the last handler to run before the clone: the
+ * agent's is registered first) and inherited by the child as memory. Not read in the
+ * child's handler: the child may first run milliseconds later, after the parent has freed
+ * blocks the child still holds (haproxy -W frees its pollers and re-executes itself while
+ * its worker waits for a CPU), and a reader would seed the child without them. */
+static uint64_t fork_ts_ns;
+
 LH_REALIGN static void
 fork_prepare(void)
 {
+    fork_guard = lh_tls.guard;
+    lh_tls.guard = 1;
+    fork_ts_ns = lh_sys_now_ns();
     if (lh_recording()) {
         pthread_mutex_lock(&lh_g.wlock);
         if (lh_g.fd < 0 && !lh_g.open_failed && lh_events_total() > 0) {
@@ -48,12 +62,19 @@ fork_parent(void)
     if (lh_recording()) {
         pthread_mutex_unlock(&lh_g.wlock);
     }
+    if (fork_guard) {
+        lh_tls.guard = fork_guard;
+    } else {
+        lh_guard_leave();
+    }
 }
 
 LH_REALIGN static void
 fork_child(void)
 {
     lh_sys_reg_release();
+    lh_tls.guard = fork_guard;
+    lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {
@@ -62,11 +83,11 @@ fork_child(void)
     if (lh_g.fd >= 0) {
         lh_sys_strlcpy(lh_g.seed_path, lh_g.path, sizeof lh_g.seed_path);
         lh_g.seed_pid = lh_g.pid;
-        lh_g.seed_ts_ns = lh_sys_now_ns();
+        lh_g.seed_ts_ns = fork_ts_ns;
     } else if (!lh_g.seed_path[0] || lh_events_total() > 0) {
         lh_g.seed_path[0] = '\0'; /* no trace holds this heap */
         lh_g.seed_pid = 0;
-        lh_g.seed_ts_ns = lh_sys_now_ns();
+        lh_g.seed_ts_ns = fork_ts_ns;
     }
     lh_output_after_fork();
     lh_g.parent_pid = lh_g.pid;

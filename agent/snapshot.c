@@ -1134,12 +1134,18 @@ create_contents(char *path, size_t len)
     return -1;
 }
 
-/* A contents file made while the process could still create one, kept for its next
- * snapshot: a server's worker that drops root (nginx's run as nobody) can no longer create
- * files in the directory its trace was opened in (lh_snapshot_before_setuid). Under
- * take_lock. */
-static int reserved_fd = -1; /* a fork child closes its copy (lh_snapshot_after_fork) */
+/* Contents files made while the process could still create them: a server's worker that
+ * drops root (nginx's run as nobody, memcached -u) can no longer create files in the
+ * directory its trace was opened in (lh_snapshot_before_setuid). Two: the first is its next
+ * snapshot's, whatever the trigger; the second is kept for the exit snapshot only, so that
+ * a snapshot asked for while the server runs (SIGUSR2) does not leave the exit snapshot,
+ * and the report's leak summary, without contents. The numbers in their names are those the
+ * snapshots get when at most one is taken before the exit. Under take_lock; a fork child
+ * closes its copies (lh_snapshot_after_fork). */
+static int reserved_fd = -1;
 static char reserved_path[LH_PATH_MAX];
+static int exit_reserved_fd = -1;
+static char exit_reserved_path[LH_PATH_MAX];
 
 static void contents_name(unsigned number, char *out, size_t len);
 
@@ -1153,12 +1159,32 @@ lh_snapshot_before_setuid(void)
         (void)lh_output_open(); /* the trace too: later it could not be created either */
     }
     pthread_mutex_lock(&take_lock);
-    if (lh_g.fd >= 0 && reserved_fd < 0) {
+    if (lh_g.fd >= 0 && reserved_fd < 0 && exit_reserved_fd < 0) {
         unsigned next = numbered_pid == lh_g.pid ? n_snapshots + 1 : 1;
         contents_name(next, reserved_path, sizeof reserved_path);
         reserved_fd = create_contents(reserved_path, sizeof reserved_path);
+        contents_name(next + 1, exit_reserved_path, sizeof exit_reserved_path);
+        exit_reserved_fd = create_contents(exit_reserved_path, sizeof exit_reserved_path);
     }
     pthread_mutex_unlock(&take_lock);
+}
+
+/* The exit snapshot has its file: a reservation left unused is closed and, where the
+ * process may still do so, removed (one dropped root for good leaves it empty). Under
+ * take_lock. */
+static void
+drop_reservations(void)
+{
+    if (reserved_fd >= 0) {
+        close(reserved_fd);
+        reserved_fd = -1;
+        (void)unlink(reserved_path);
+    }
+    if (exit_reserved_fd >= 0) {
+        close(exit_reserved_fd);
+        exit_reserved_fd = -1;
+        (void)unlink(exit_reserved_path);
+    }
 }
 
 static void
@@ -1325,9 +1351,18 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         job.fd = reserved_fd;
         reserved_fd = -1;
         lh_sys_strlcpy(job.path, reserved_path, sizeof job.path);
+    } else if (trigger == LH_SNAP_EXIT && exit_reserved_fd >= 0) {
+        job.fd = exit_reserved_fd;
+        exit_reserved_fd = -1;
+        lh_sys_strlcpy(job.path, exit_reserved_path, sizeof job.path);
     } else {
         contents_name(job.number, job.path, sizeof job.path);
         job.fd = create_contents(job.path, sizeof job.path);
+    }
+    if (trigger == LH_SNAP_EXIT) {
+        int saved = errno;
+        drop_reservations();
+        errno = saved;
     }
     if (job.fd < 0) {
         /* Say why: a server that dropped privileges (nginx's workers run as nobody) can no
@@ -1452,6 +1487,10 @@ lh_snapshot_after_fork(void)
     if (reserved_fd >= 0) { /* the parent's, named after its trace: it keeps its copy */
         close(reserved_fd);
         reserved_fd = -1;
+    }
+    if (exit_reserved_fd >= 0) {
+        close(exit_reserved_fd);
+        exit_reserved_fd = -1;
     }
     for (int i = 0; i < MAX_CHILDREN; i++) {
         atomic_store(&children[i], 0);

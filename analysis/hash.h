@@ -2,7 +2,8 @@
  *
  * hash.h: the hashes of analysis's in-memory tables (string interning, address lookups):
  * a word-at-a-time hash of bytes, FNV-1a over a string, and a multiplicative mix for integer keys. Not for
- * anything stored: a table rebuilt in another run may hash differently.
+ * anything stored: a table rebuilt in another run may hash differently. lh_fnv1a is the
+ * exception: standard 64-bit FNV-1a, fixed for good (the symbol cache's files use it).
  */
 #ifndef LH_HASH_H
 #define LH_HASH_H
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LH_FNV_OFFSET 1469598103934665603ull
+#define LH_FNV_OFFSET 14695981039346656037ull
 #define LH_FNV_PRIME 1099511628211ull
 
 /* n bytes, eight a step, mixed as in splitmix64's finalizer (keys can be whole stacks of
@@ -35,6 +36,17 @@ lh_hash_bytes(const void *p, size_t n)
     }
     h = (h ^ w) * 0x94d049bb133111ebull;
     return h ^ (h >> 29);
+}
+
+/* 64-bit FNV-1a of n bytes, continuing from h (LH_FNV_OFFSET to start). */
+static inline uint64_t
+lh_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * LH_FNV_PRIME;
+    }
+    return h;
 }
 
 /* FNV-1a of a NUL-terminated string. */

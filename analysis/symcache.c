@@ -5,6 +5,8 @@
  */
 #include "symcache.h"
 
+#include "hash.h"
+
 #include <dlfcn.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -58,17 +60,6 @@ struct lh_symcache {
  * Little-endian fields and the checksum (FNV-1a, 64 bits)
  * ------------------------------------------------------------------------------------- */
 
-static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ b[i]) * 1099511628211ull;
-    }
-    return h;
-}
-
-#define FNV0 14695981039346656037ull
 
 static uint32_t
 get32(const uint8_t *p)
@@ -175,13 +166,13 @@ static uint64_t
 fp_file(uint64_t h, const char *path)
 {
     struct stat st;
-    h = fnv(h, path, strlen(path) + 1);
+    h = lh_fnv1a(h, path, strlen(path) + 1);
     if (stat(path, &st) != 0) {
-        return fnv(h, "-", 1);
+        return lh_fnv1a(h, "-", 1);
     }
     uint64_t v[4] = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
                      (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ino};
-    return fnv(h, v, sizeof v);
+    return lh_fnv1a(h, v, sizeof v);
 }
 
 /* From libstdc++ (C linkage): the demangler, whose library's identity is fingerprinted. */
@@ -196,16 +187,16 @@ fingerprint(const char *path, Dwfl_Module *mod, const uint8_t *id, size_t id_len
 {
     char p[PATH_MAX + 64];
     struct stat st;
-    uint64_t h = FNV0;
+    uint64_t h = LH_FNV_OFFSET;
     uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX;
-    h = fnv(h, &size, sizeof size);
+    h = lh_fnv1a(h, &size, sizeof size);
     h = fp_file(h, "/proc/self/exe");
     Dl_info so;
     if (dladdr((void *)__cxa_demangle, &so) && so.dli_fname) {
         h = fp_file(h, so.dli_fname);
     }
     const char *ver = dwfl_version(NULL);
-    h = fnv(h, ver ? ver : "", ver ? strlen(ver) + 1 : 1);
+    h = lh_fnv1a(h, ver ? ver : "", ver ? strlen(ver) + 1 : 1);
     if (id_len > 1 && id_len <= 64) {
         char idhex[129];
         lh_hex(idhex, sizeof idhex, id, id_len);
@@ -374,7 +365,7 @@ load(lh_symcache_t *c)
                     (uint64_t)n_frames * SC_FRAME + n_strs + 8;
     if (memcmp(b, SC_MAGIC, 8) != 0 || get32(b + 8) != SC_VERSION ||
         get32(b + 12) != c->key_kind || key_len != c->key_len || fp != c->fingerprint ||
-        need != len || get64(b + len - 8) != fnv(FNV0, b, len - 8) ||
+        need != len || get64(b + len - 8) != lh_fnv1a(LH_FNV_OFFSET, b, len - 8) ||
         memcmp(b + SC_HEADER, c->key, key_len) != 0 ||
         lh_grow(&c->bufs, &c->cap_bufs, c->n_bufs, sizeof *c->bufs, 4) < 0) {
         free(buf);
@@ -430,7 +421,7 @@ intern(strtab_t *t, const char *s)
         return SC_NO_STRING;
     }
     size_t len = strlen(s) + 1;
-    uint64_t h = fnv(FNV0, s, len);
+    uint64_t h = lh_fnv1a(LH_FNV_OFFSET, s, len);
     size_t i = (size_t)h & t->mask;
     for (; t->slots[i]; i = (i + 1) & t->mask) {
         if (strcmp(t->data + t->slots[i] - 1, s) == 0) {
@@ -453,7 +444,7 @@ intern(strtab_t *t, const char *s)
         for (size_t k = 0; k <= t->mask; k++) {
             if (t->slots[k]) {
                 const char *o = t->data + t->slots[k] - 1;
-                size_t j = (size_t)fnv(FNV0, o, strlen(o) + 1) & (cap - 1);
+                size_t j = (size_t)lh_fnv1a(LH_FNV_OFFSET, o, strlen(o) + 1) & (cap - 1);
                 while (v[j]) {
                     j = (j + 1) & (cap - 1);
                 }
@@ -525,7 +516,7 @@ encode(lh_symcache_t *c, size_t *len)
         memcpy(p, st.data, st.len);
         p += st.len;
     }
-    put64(p, fnv(FNV0, out, n - 8));
+    put64(p, lh_fnv1a(LH_FNV_OFFSET, out, n - 8));
     *len = n;
 done:
     LH_FREE_ALL(ents, fr, st.data, st.slots);
@@ -597,7 +588,7 @@ lh_symcache_open(const char *path, Dwfl_Module *mod, const char *suffix)
             put64(c->key + plen + 17, (uint64_t)st.st_mtim.tv_nsec);
         }
         snprintf(name, sizeof name, "path-%016llx%s",
-                 c->key ? (unsigned long long)fnv(FNV0, c->key, c->key_len) : 0ull, suffix);
+                 c->key ? (unsigned long long)lh_fnv1a(LH_FNV_OFFSET, c->key, c->key_len) : 0ull, suffix);
     }
     size_t flen = strlen(dir) + 1 + strlen(name) + 1;
     if (!c->key || !(c->file = malloc(flen))) {

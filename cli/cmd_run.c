@@ -20,6 +20,7 @@
 #include "check.h"
 #include "cmd.h"
 #include "opts.h"
+#include "preloadable.h"
 
 extern char **environ;
 
@@ -538,21 +539,54 @@ forward_signal(int sig)
 }
 
 /* The signals spawn_and_wait treats: ignored while the program runs (the terminal sends
- * them to the whole group, so the program has them already), or forwarded to it. */
-static const struct {
+ * them to the whole group, so the program has them already), or forwarded to it. The
+ * snapshot signal is added to the forwarded ones (run_signals). */
+typedef struct {
     int sig, forward;
-} run_sigs[] = {{SIGINT, 0}, {SIGQUIT, 0}, {SIGTERM, 1}, {SIGHUP, 1}};
+} run_sig_t;
+static const run_sig_t run_sigs[] = {{SIGINT, 0}, {SIGQUIT, 0}, {SIGTERM, 1}, {SIGHUP, 1}};
 #define RUN_NSIG (sizeof run_sigs / sizeof *run_sigs)
 
-/* Starts the program with SIGINT and SIGQUIT at their defaults and waits for it, passing on
- * SIGTERM and SIGHUP. Returns its exit status; *pid_out gets its pid (0 if it never
- * started). */
+/* The signal the agent snapshots on: --snapshot-signal, else LEAKHOUND_SNAPSHOT_SIGNAL as
+ * the user exported it, else SIGUSR2; 0 for none (or a value the agent will ignore). */
 static int
-spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
+snapshot_signal(const run_args_t *a)
+{
+    const char *s = a->snap_signal ? a->snap_signal : getenv("LEAKHOUND_SNAPSHOT_SIGNAL");
+    int sig = s ? lh_parse_signal(s) : SIGUSR2;
+    return sig > 0 ? sig : 0;
+}
+
+/* run_sigs, and the snapshot signal forwarded: `kill -USR2` of the pid a user sees (that of
+ * `leakhound run`, `$!` of a script that started it) is meant for the program. Without it
+ * the default action killed us, the program ran on with nobody to wait for it and no
+ * snapshot was taken. Returns how many entries it filled. */
+static size_t
+run_signals(int snap_sig, run_sig_t out[RUN_NSIG + 1])
+{
+    size_t n = 0;
+    int known = 0;
+    for (size_t i = 0; i < RUN_NSIG; i++) {
+        out[n++] = run_sigs[i];
+        known |= run_sigs[i].sig == snap_sig;
+    }
+    if (snap_sig > 0 && !known) {
+        out[n++] = (run_sig_t){snap_sig, 1};
+    }
+    return n;
+}
+
+/* Starts the program with the signals it treats at their defaults and waits for it, passing
+ * on SIGTERM, SIGHUP and the snapshot signal (snap_sig, 0 for none). Returns its exit
+ * status; *pid_out gets its pid (0 if it never started). */
+static int
+spawn_and_wait(char **prog_argv, int snap_sig, pid_t *pid_out, lh_err_t *err)
 {
     posix_spawnattr_t attr;
     sigset_t def, fwd, old_mask;
-    struct sigaction act = {0}, old[RUN_NSIG];
+    run_sig_t sigs[RUN_NSIG + 1];
+    size_t nsig = run_signals(snap_sig, sigs);
+    struct sigaction act = {0}, old[RUN_NSIG + 1];
     pid_t pid = 0;
     int status = 0, rc;
 
@@ -560,11 +594,11 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
     run_child_pid = 0;
     sigemptyset(&def);
     sigemptyset(&fwd);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        if (run_sigs[i].forward) {
-            sigaddset(&fwd, run_sigs[i].sig);
+    for (size_t i = 0; i < nsig; i++) {
+        if (sigs[i].forward) {
+            sigaddset(&fwd, sigs[i].sig);
         }
-        sigaddset(&def, run_sigs[i].sig);
+        sigaddset(&def, sigs[i].sig);
     }
     if ((rc = posix_spawnattr_init(&attr)) != 0) {
         return lh_err_set(err, LH_ENOMEM, "cannot run %s: %s", prog_argv[0], strerror(rc));
@@ -577,10 +611,10 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     /* Ignore before spawning, so an early ^C cannot kill us instead of the program. */
     sigemptyset(&act.sa_mask);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        act.sa_handler = run_sigs[i].forward ? forward_signal : SIG_IGN;
-        act.sa_flags = run_sigs[i].forward ? SA_RESTART : 0;
-        sigaction(run_sigs[i].sig, &act, &old[i]);
+    for (size_t i = 0; i < nsig; i++) {
+        act.sa_handler = sigs[i].forward ? forward_signal : SIG_IGN;
+        act.sa_flags = sigs[i].forward ? SA_RESTART : 0;
+        sigaction(sigs[i].sig, &act, &old[i]);
     }
     rc = posix_spawnp(&pid, prog_argv[0], NULL, &attr, prog_argv, environ);
     posix_spawnattr_destroy(&attr);
@@ -612,8 +646,8 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
 done:
     run_child_pid = 0;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        sigaction(run_sigs[i].sig, &old[i], NULL);
+    for (size_t i = 0; i < nsig; i++) {
+        sigaction(sigs[i].sig, &old[i], NULL);
     }
     return status < 0 ? rc : status;
 }
@@ -763,7 +797,10 @@ remove_trace(const char *path)
  * exec, the real program). With prune (the default following of the exec chain only, where
  * every other traced process is a fork child of an image of the chain), traces of the fork
  * children of a wrapper (a shell script's subshells, before it became the real program)
- * are removed: they trace the wrapper, not the program (agent.h image_id). Returns the number of traces listed. */
+ * are removed: they trace the wrapper, not the program (agent.h image_id). A fork child of
+ * an earlier image that runs the program itself is kept: a server that forks its workers
+ * and then re-executes itself as their master (haproxy -W) is no wrapper, and its workers'
+ * traces hold all the requests. Returns the number of traces listed. */
 static int
 index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
 {
@@ -772,6 +809,7 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
     run_trace_t *t = NULL;
     size_t n = 0, cap = 0, removed = 0;
     unsigned long long last_image = 0;
+    char main_prog[sizeof t->prog] = "";
     if (!f) {
         return 0;
     }
@@ -802,6 +840,7 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
         snprintf(t[n].path, sizeof t[n].path, "%s", file);
         if (t[n].pid == (long)pid) {
             last_image = t[n].image;
+            snprintf(main_prog, sizeof main_prog, "%s", t[n].prog);
             snprintf(main, len, "%s", shown_path(file, cwd));
         }
         n++;
@@ -809,7 +848,8 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
     fclose(f);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        if (prune && t[i].pid != (long)pid && t[i].image != last_image) {
+        if (prune && t[i].pid != (long)pid && t[i].image != last_image &&
+            strcmp(t[i].prog, main_prog) != 0) {
             remove_trace(t[i].path);
             removed++;
             t[i].pid = -1;
@@ -888,7 +928,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     }
     fflush(stdout);
     fflush(stderr);
-    rc = spawn_and_wait(a.prog_argv, &pid, err);
+    rc = spawn_and_wait(a.prog_argv, snapshot_signal(&a), &pid, err);
     trace[0] = '\0';
     if (index[0]) {
         if (rc >= 0 && pid) {
@@ -914,9 +954,14 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             }
         }
     } else {
-        fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
-                        "the agent %s working?)\n",
-                trace, agent);
+        char why[PATH_MAX + 256];
+        if (lh_preload_obstacle(a.prog_argv[0], why, sizeof why)) {
+            fprintf(stderr, "leakhound: no trace was written: %s\n", why);
+        } else {
+            fprintf(stderr, "leakhound: no trace was written to %s (did the program start? is "
+                            "the agent %s working?)\n",
+                    trace, agent);
+        }
         if (rc == 0) {
             rc = 1;
         }

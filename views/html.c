@@ -124,6 +124,11 @@ summary(FILE *out, const lh_html_page_t *p)
         card(out, 1, "Exit", "none", "killed or crashed: data up to the last flush");
     } else if (e->kind == LH_EXIT_SCRIPT) {
         card(out, 1, "Exit", "killed", "in teardown, after the main program ended");
+    } else if (e->kind == LH_EXIT_SIGNAL) {
+        char name[32];
+        snprintf(b, sizeof b, "by %s; the trace ended as at exit",
+                 lh_text_signal_name(name, sizeof name, e->status));
+        card(out, 0, "Exit", "terminated", b);
     } else {
         snprintf(a, sizeof a, "status %" PRIu64, e->status);
         card(out, 0, "Exit", a,

@@ -39,6 +39,10 @@ void lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);
 
+/* A signal's name, "SIGTERM" ("signal 99" for a number the C library does not name), in
+ * buf. Returns buf. */
+const char *lh_text_signal_name(char *buf, size_t len, uint64_t sig);
+
 /* What took snapshot trigger t (LH_SNAP_*): "api", "signal", "period", "growth", "exit";
  * other for a value it does not know. */
 const char *lh_text_trigger_name(int t, const char *other);

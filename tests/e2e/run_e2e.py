@@ -472,7 +472,7 @@ SIMPLE = {
                         ["churn_before_exit"], (308, 4), {"total_allocations": 104}),
     "signal_malloc": ("signal_malloc", ["signal_malloc.c"],
                       [("in_handler", 5, 320, {"allocations": 5, "function": "on_usr1"})],
-                      ["handler_churn", "main_churn"], None, {}),
+                      ["handler_churn", "handler_bin", "main_churn"], None, {}),
     "clean": ("clean", ["clean.c"], [], [], (0, 0),
               {"total_allocations": (2006,), "total_frees": (2006,), "total_reallocs": (2,)}),
 }
@@ -747,6 +747,44 @@ def case_exec_wrapper(ctx):
     expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
 
 
+def case_exec_reexec(ctx):
+    """A server that forks its worker and then re-executes itself as the worker's master
+    (haproxy -W) is no wrapper: by default the run keeps the worker's trace (a fork child
+    of the first image, running the program itself) beside the two images' traces, lists
+    all three, and the worker's trace holds its own leak (3 x 96 B) with the first image's
+    block as inherited, not as the worker's. The worker's fork time is the fork's: a block
+    the parent freed right after the fork, before the child first ran, is still the
+    worker's to free."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [ctx.prog("reexec_master")], out=trace, written="trace.lht.1")
+    files = trace_files(ctx.workdir)
+    workers = [f for f in files if f not in ("trace.lht", "trace.lht.1")]
+    if not ctx.check(len(files) == 3 and len(workers) == 1 and
+                     re.match(r"^trace\.lht\.\d{2,}$", workers[0]) is not None,
+                     "trace files: the first image's, the master's and the worker's",
+                     "trace.lht, trace.lht.1, trace.lht.<worker pid>", files):
+        return
+    ctx.check("removed" not in res.stderr, "no trace removed", "no 'removed' line",
+              res.stderr.strip()[-600:])
+    listing = [ln.split() for ln in res.stderr.splitlines() if ln.startswith("leakhound:   ")]
+    ctx.check(sorted(row[3] for row in listing if len(row) == 4) == files,
+              "run lists the three traces", files, res.stderr.strip()[-600:])
+    first = load_report(ctx, trace)
+    expect_site(ctx, first, "reexec_first", 1, 40, allocations=1, label="first image: ")
+    master = load_report(ctx, os.path.join(ctx.workdir, "trace.lht.1"))
+    expect_site(ctx, master, "reexec_master", 2, 48, allocations=2, label="master: ")
+    worker = load_report(ctx, os.path.join(ctx.workdir, workers[0]))
+    expect_site(ctx, worker, "reexec_worker", 3, 288, allocations=3, label="worker: ")
+    expect_no_leak(ctx, worker, "reexec_first", label="worker: ")
+    expect_no_leak(ctx, worker, "reexec_shared", label="worker: ")
+    ctx.check(worker["summary"].get("unmatched_frees") == 0, "worker: its free of the block "
+              "the first image freed right after the fork matches the inherited block",
+              "0 unmatched frees", worker["summary"].get("unmatched_frees"))
+    ctx.check(worker["summary"].get("pid") == int(workers[0].rsplit(".", 1)[1]),
+              "worker trace: summary.pid", workers[0].rsplit(".", 1)[1],
+              worker["summary"].get("pid"))
+
+
 def busy_worker_until(ctx, argv, pidfile, delay, send, what):
     """Starts argv (`leakhound run ... -- busy_worker --pidfile PIDFILE`) in its own
     session, waits for busy_worker's pid file, lets it work `delay` seconds, calls
@@ -841,6 +879,43 @@ def case_sigterm_run(ctx):
               [fmt_site(s) for s in rep["sites"][:5]])
 
 
+def case_sigusr2_run(ctx):
+    """`kill -USR2` of the pid a user sees (`leakhound run`'s: `$!` of the script that
+    started it) is the snapshot signal meant for the program: it must reach it (run died of
+    the default action: no snapshot, the program left running with nobody to wait for it,
+    the trace never finished), and run waits on, as after a SIGTERM."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    snap = os.path.join(ctx.workdir, "trace.snap1.lhs")
+    argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("busy_worker"), "--pidfile", pidfile]
+
+    def usr2_then_term(p, pid):
+        os.kill(p.pid, signal.SIGUSR2)  # to leakhound run, not to the program
+        deadline = time.monotonic() + 20
+        while not os.path.exists(snap) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ctx.check(p.poll() is None, "leakhound run after a SIGUSR2 to it", "still running",
+                  "exited %s" % p.returncode)
+        time.sleep(0.2)  # the snapshot file is complete once the agent listed it
+        os.kill(p.pid, signal.SIGTERM)
+
+    rc, err, pid = busy_worker_until(ctx, argv, pidfile, 0.3, usr2_then_term,
+                                     "its SIGUSR2 and SIGTERM")
+    try:
+        os.kill(pid, 0)
+        os.kill(pid, signal.SIGKILL)
+        ctx.fails.append("the program after SIGUSR2 and SIGTERM to leakhound run\n"
+                         "    expected: gone\n    got:      still running")
+    except ProcessLookupError:
+        pass
+    ctx.check(rc == 143, "exit status of leakhound run (the program's: SIGTERM)", 143, rc)
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"])
+    labels = re.findall(r"^\*?\s+\d+\s+(\S+)\s+\S+\s+\d", res.stdout, re.M)
+    ctx.check(labels[:1] == ["signal-1"], "the SIGUSR2 sent to run took the program's "
+              "snapshot", "first snapshot 'signal-1'", res.stdout.strip()[-600:] or
+              res.stderr.strip()[-600:])
+
+
 def case_depth(ctx):
     """--depth 2 caps the recorded stacks; the allocating line is still right."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -877,6 +952,45 @@ def case_relinc(ctx):
     ctx.check(got == [(1, header, line, True)] and os.path.isfile(header),
               "the 321-byte leak's relinc_make frame: blocks, file, line, inlined",
               [(1, header, line, True)], got)
+
+
+def case_preload_obstacle(ctx):
+    """A program LD_PRELOAD cannot reach: run says why in one line instead of only "no
+    trace was written". A static binary (found on PATH, and behind a script's #! line) and
+    a set-user-ID copy of a dynamic one; a dynamic program is the control."""
+    src = os.path.join(ctx.workdir, "st.c")
+    with open(src, "w") as f:
+        f.write("#include <stdlib.h>\nint main(void){return malloc(10) == NULL;}\n")
+    static = os.path.join(ctx.workdir, "static_prog")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc or subprocess.run([cc, "-static", "-o", static, src],
+                                capture_output=True).returncode != 0:
+        raise Skip("cannot link a static program here (no libc.a)")
+    script = os.path.join(ctx.workdir, "wrapper.sh")
+    with open(script, "w") as f:
+        f.write("#!%s\n" % static)
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "t.lht")
+    env = dict(os.environ, PATH=ctx.workdir + ":" + os.environ.get("PATH", ""))
+    for argv, shown in ((["static_prog"], static), ([script], static)):
+        res = run(ctx, [ctx.lh, "run", "-o", trace, "--"] + argv, env=env)
+        want = "leakhound: no trace was written: %s is statically linked" % shown
+        ctx.check(res.returncode == 1 and want in res.stderr and not os.path.exists(trace),
+                  "run %s: exit 1, says why, no trace" % argv[0], want,
+                  "exit %d: %s" % (res.returncode, res.stderr.strip()[-300:]))
+    if os.geteuid() == 0 and not os.statvfs(ctx.workdir).f_flag & os.ST_NOSUID:
+        suid = os.path.join(ctx.workdir, "suid_true")
+        shutil.copy("/bin/true", suid)
+        os.chown(suid, 65534, 65534)
+        os.chmod(suid, 0o4755)
+        res = run(ctx, [ctx.lh, "run", "-o", trace, "--", suid])
+        want = "%s is set-user-ID: the loader runs it in secure mode" % suid
+        ctx.check(want in res.stderr, "run of a set-user-ID program says why", want,
+                  res.stderr.strip()[-300:])
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--", "/bin/true"])
+    ctx.check(res.returncode == 0 and os.path.exists(trace) and "no trace" not in res.stderr,
+              "control: a dynamic program is traced", "exit 0, trace written",
+              "exit %d: %s" % (res.returncode, res.stderr.strip()[-300:]))
 
 
 def unwind_counts(ctx, trace):
@@ -1170,6 +1284,7 @@ def case_badinput(ctx, what):
 
 SPECIAL = {
     "relinc": case_relinc,
+    "preload_obstacle": case_preload_obstacle,
     "fork": case_fork,
     "fork_default": case_fork_default,
     "fork_inherit": case_fork_inherit,
@@ -1177,10 +1292,12 @@ SPECIAL = {
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
+    "exec_reexec": case_exec_reexec,
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,
     "sigterm_run": case_sigterm_run,
+    "sigusr2_run": case_sigusr2_run,
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
     "rss_agent": case_rss_agent,

@@ -11,7 +11,8 @@ on a free port in their own process group and killed with it whatever happens), 
 trace it leaves (one per process: nginx's workers are fork children) loads with
 `leakhound report --format json`, and the report's figures agree with each other.
 
-Usage: run_load.py --build DIR --case redis|nginx|python3|perl|sqlite3|cxx [--keep] [-v]
+Usage: run_load.py --build DIR --case redis|nginx|python3|perl|sqlite3|cxx|memcached|haproxy
+                   [--keep] [-v]
 Exit status: 0 pass, 1 fail, 77 the program is not installed (CTest: skipped).
 """
 
@@ -301,8 +302,203 @@ def case_nginx(ctx):
                                stats.get("Failed requests")))
 
 
+# ---------------------------------------------------------------------------------------
+# memcached: 4 worker threads on libevent, started as root with -u nobody
+# ---------------------------------------------------------------------------------------
+
+def memcached_load(port, n):
+    """n sets of values 50-449 bytes long, a get of every third key, a delete of every
+    other one: the answers to a few fixed gets."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    f = s.makefile("rb")
+    try:
+        for i in range(n):
+            v = b"v%d:" % i + b"x" * (50 + i % 400)
+            s.sendall(b"set key%d 0 0 %d\r\n%s\r\n" % (i, len(v), v))
+            if f.readline() != b"STORED\r\n":
+                return None
+        for i in range(0, n, 3):
+            s.sendall(b"get key%d\r\n" % i)
+            while f.readline() != b"END\r\n":
+                pass
+        for i in range(0, n, 2):
+            s.sendall(b"delete key%d\r\n" % i)
+            f.readline()
+        answers = []
+        for key in (b"key1", b"key2", b"key%d" % (n - 1)):
+            s.sendall(b"get " + key + b"\r\n")
+            lines = []
+            while True:
+                ln = f.readline()
+                lines.append(ln[:40])
+                if ln in (b"END\r\n", b""):
+                    break
+            answers.append(b"".join(lines).decode(errors="replace"))
+        return answers
+    finally:
+        s.close()
+
+
+def child_of(pid):
+    """The one child of pid (`leakhound run` runs the program as its child)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = f.read().split()
+        return int(kids[0]) if len(kids) == 1 else None
+    except (OSError, ValueError):
+        return None
+
+
+def case_memcached(ctx):
+    """memcached (4 threads, libevent) started as root with -u nobody: the agent makes the
+    contents files of the snapshot asked for while it runs (SIGUSR2) and of the exit
+    snapshot before the uid change, so both have the heap's pointers and the report its
+    leak summary; the traced server answers as the bare one does."""
+    mc = H.which("memcached")
+    if not mc:
+        print("SKIP load.memcached: memcached not installed")
+        return H.SKIP
+    if os.geteuid() != 0:
+        print("SKIP load.memcached: needs root (-u nobody: the server drops root itself)")
+        return H.SKIP
+    n = 5000
+    got = {}
+    for traced in (False, True):
+        d = ctx.path("traced" if traced else "bare")
+        os.makedirs(d)
+        port = H.free_port()
+        trace = os.path.join(d, "mc.lht")
+        argv = [mc, "-u", "nobody", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "4"]
+        if traced:
+            argv = lh_argv(ctx, trace) + argv
+        err = open(os.path.join(d, "stderr"), "wb")
+        p = H.start(ctx, argv, cwd=d, stderr=err)
+        what = "memcached%s" % (" (traced)" if traced else "")
+        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
+                         "within 30 s", "not listening (exit %s)" % p.poll()):
+            return None
+        server = child_of(p.pid) if traced else p.pid
+        with open("/proc/%d/status" % server) as f:
+            uid = re.search(r"^Uid:\s+\d+\s+(\d+)", f.read(), re.M).group(1)
+        ctx.check(uid == "65534", "%s runs as nobody" % what, "euid 65534", uid)
+        answers = memcached_load(port, n)
+        if traced:
+            os.kill(server, signal.SIGUSR2)
+            time.sleep(0.5)
+        answers2 = memcached_load(port, n // 5)
+        os.kill(server, signal.SIGTERM)
+        rc = H.wait(ctx, p, 60, what + " after SIGTERM")
+        err.close()
+        got[traced] = (rc, answers, answers2)
+    ctx.check(got[True] == got[False] and got[False][0] == 0 and None not in got[False][1:],
+              "exit status and answers of the traced server", got[False], got[True])
+    trace = ctx.path("traced", "mc.lht")
+    with open(ctx.path("traced", "stderr"), errors="replace") as f:
+        stderr = f.read()
+    ctx.check("<lh>" not in stderr, "no agent message on stderr (every snapshot had its file)",
+              "none", stderr[-400:])
+    if not ctx.check(os.path.exists(trace), "trace of memcached", trace, "missing"):
+        return None
+    rep = H.report(ctx, trace)
+    summ = check_trace(ctx, trace, "memcached")
+    if rep is None or summ is None:
+        return None
+    ls = rep.get("leak_summary")
+    ctx.check(ls is not None and ls["still_reachable"]["blocks"] > 0,
+              "report: the leak summary, from the exit snapshot's pointers",
+              "a leak_summary with reachable blocks", ls)
+    res = H.run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"])
+    rows = re.findall(r"^\*?\s+(\d+)\s+(\S+)\s+(\w+)\s.*\s(\w+)$", res.stdout, re.M)
+    ctx.check([(r[1], r[3]) for r in rows] == [("signal-1", "pointers"), ("exit", "pointers")],
+              "snapshots: the signal's and the exit's, both with pointers",
+              "signal-1 pointers, exit pointers", res.stdout)
+    for cmd in (["leaks", trace], ["report", trace, "--growth"],
+                ["shell", trace, "signal-1", "-c", "summary"]):
+        res = H.run(ctx, [ctx.lh] + cmd)
+        ctx.check(res.returncode == 0 and "leakhound: " not in res.stderr,
+                  "`leakhound %s`" % " ".join(cmd[:1] + cmd[2:]), "exit 0, no error",
+                  "exit %s: %s" % (res.returncode, res.stderr[-400:]))
+    ctx.figure("memcached: %d sets under the agent, answers as bare; %s; leak summary %s"
+               % (n + n // 5, summary_line(summ), ls))
+
+
+# ---------------------------------------------------------------------------------------
+# haproxy -W: the first process forks the worker, then re-executes itself as its master
+# ---------------------------------------------------------------------------------------
+
+HAPROXY_CONF = """global
+    maxconn 256
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 10s
+    timeout server 10s
+frontend fe
+    bind 127.0.0.1:{port}
+    http-request return status 200 content-type text/plain string "leakhound load test"
+"""
+
+
+def case_haproxy(ctx):
+    """haproxy in master-worker mode (-W): the worker, forked before the master re-executes
+    itself, keeps its trace (it served every request) and reads its inherited heap from the
+    first image's trace; ab's requests all answered, as bare."""
+    hp, ab = H.which("haproxy"), H.which("ab")
+    if not hp or not ab:
+        print("SKIP load.haproxy: haproxy or ab (apache2-utils) not installed")
+        return H.SKIP
+    requests = 3000
+    got = {}
+    for traced in (False, True):
+        d = ctx.path("traced" if traced else "bare")
+        os.makedirs(d)
+        port = H.free_port()
+        conf = os.path.join(d, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(HAPROXY_CONF.format(port=port))
+        argv = [hp, "-W", "-db", "-f", conf]
+        trace = os.path.join(d, "hp.lht")
+        if traced:
+            argv = lh_argv(ctx, trace) + argv
+        err = open(os.path.join(d, "stderr"), "wb")
+        p = H.start(ctx, argv, cwd=d, stderr=err)
+        what = "haproxy%s" % (" (traced)" if traced else "")
+        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
+                         "within 30 s", "not listening (exit %s)" % p.poll()):
+            return None
+        a = H.run(ctx, [ab, "-q", "-n", str(requests), "-c", "4",
+                        "http://127.0.0.1:%d/" % port], timeout=120, cwd=d)
+        stats = tuple((re.search(r"^%s:\s+(\S+)" % k, a.stdout, re.M) or [None, None])[1]
+                      for k in ("Complete requests", "Failed requests", "Document Length"))
+        master = child_of(p.pid) if traced else p.pid
+        os.kill(master, signal.SIGUSR1)  # soft stop: the worker finishes, the master exits
+        rc = H.wait(ctx, p, 60, what + " after SIGUSR1")
+        err.close()
+        got[traced] = (rc, stats)
+    ctx.check(got[True] == got[False] and got[False][1][:2] == (str(requests), "0"),
+              "exit status and ab's figures of the traced haproxy", got[False], got[True])
+    files = sorted(f for f in os.listdir(ctx.path("traced")) if re.match(r"^hp\.lht(\.\d+)?$", f))
+    workers = [f for f in files if f not in ("hp.lht", "hp.lht.1")]
+    if not ctx.check(files[:2] == ["hp.lht", "hp.lht.1"] and len(workers) == 1,
+                     "traces: the first image's, the master's (after its exec), the worker's",
+                     "hp.lht, hp.lht.1, hp.lht.<worker pid>", files):
+        return None
+    for f in files:
+        # The first image ends in its exec, not an exit.
+        summ = check_trace(ctx, ctx.path("traced", f), f, clean_exit=None if f == "hp.lht"
+                           else True)
+        if summ and f in workers:
+            ctx.check(summ.get("unmatched_frees") == 0 and (summ.get("inherited") or {})
+                      .get("live_blocks", 0) > 0, "%s: the worker's inherited heap, read from "
+                      "the first image's trace" % f, "inherited blocks, 0 unmatched frees",
+                      (summ.get("inherited"), summ.get("unmatched_frees")))
+            ctx.figure("haproxy worker %s: %s" % (f, summary_line(summ)))
+
+
 CASES = {"redis": case_redis, "nginx": case_nginx, "python3": case_python3, "perl": case_perl,
-         "sqlite3": case_sqlite3, "cxx": case_cxx}
+         "sqlite3": case_sqlite3, "cxx": case_cxx, "memcached": case_memcached,
+         "haproxy": case_haproxy}
 
 
 def main():
