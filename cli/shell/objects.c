@@ -22,6 +22,47 @@ lang_name(const lh_objheap_t *oh)
     return oh->lang == LH_OBJLANG_PYTHON ? "python" : "perl";
 }
 
+/* What unreachable objects are. Python's collector frees such cycles at its next run
+ * (the decoder applies the collector's own rule, pyheap.h): garbage, not a leak; unless
+ * the program turned automatic collection off, and then nothing ever frees them. */
+static const char *
+unreachable_what(const lh_objheap_t *oh, int plural)
+{
+    if (oh->lang != LH_OBJLANG_PYTHON) {
+        return plural ? "reference cycles nothing refers to"
+                      : "a reference cycle nothing refers to any more";
+    }
+    switch (oh->collector_off) {
+    case 1:
+        return plural ? "reference cycles the collector never frees: it is disabled "
+                        "(gc.disable()), so they are leaks"
+                      : "a reference cycle the collector never frees: it is disabled "
+                        "(gc.disable()), so it is a leak";
+    case 2:
+        return plural ? "reference cycles the collector never frees: automatic collection "
+                        "is off (gc.set_threshold(0)), so they are leaks"
+                      : "a reference cycle the collector never frees: automatic collection "
+                        "is off (gc.set_threshold(0)), so it is a leak";
+    default:
+        return plural ? "reference cycles the collector has not freed yet: garbage, not leaks"
+                      : "a reference cycle the collector has not freed yet: garbage, not a "
+                        "leak";
+    }
+}
+
+/* With the collector off, the unreachable objects are a leak no root shows: one line
+ * where the heap is summed up (summary, roots). */
+static void
+never_freed_line(const lh_objheap_t *oh, FILE *out)
+{
+    char b1[32];
+    if (oh->collector_off && oh->n_unreachable) {
+        fprintf(out, "unreachable: %" PRIu64 " objects, %s, %s: `unreachable` lists them\n",
+                oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes),
+                unreachable_what(oh, 1));
+    }
+}
+
 int
 sh_obj_mode(const lh_shell_t *sh)
 {
@@ -537,6 +578,7 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
     fprintf(sh->out, "%zu named variables; %u %s objects, %s reachable\n", nc, oh->n_objs,
             lang_name(oh),
             sh_bytes(b1, sizeof b1, oh->g.retained[oh->g.super] - oh->unreachable_bytes));
+    never_freed_line(oh, sh->out);
     free(cand);
     return 0;
 }
@@ -618,9 +660,7 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
     }
     if (rc == -1) {
         fprintf(sh->out, "  unreachable: no root reaches it (%s); the cycle is held by:\n",
-                oh->lang == LH_OBJLANG_PYTHON
-                    ? "a reference cycle the collector has not freed yet: garbage, not a leak"
-                    : "a reference cycle nothing refers to any more");
+                unreachable_what(oh, 0));
         uint32_t d = v;
         while (d < oh->g.n_nodes && oh->g.idom[d] != oh->g.super && oh->g.idom[d] != d) {
             d = oh->g.idom[d];
@@ -700,14 +740,9 @@ sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
         sh_grouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "unreachable: out of memory");
     }
-    /* Python's collector frees such cycles at its next run: garbage, not a leak (the
-     * decoder applies the collector's own rule, pyheap.h). */
     fprintf(sh->out, "unreachable %s objects (%s): %" PRIu64 " objects, %s\n",
-            lang_name(oh),
-            oh->lang == LH_OBJLANG_PYTHON
-                ? "reference cycles the collector has not freed yet: garbage, not leaks"
-                : "reference cycles nothing refers to",
-            oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
+            lang_name(oh), unreachable_what(oh, 1), oh->n_unreachable,
+            sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
     /* A reference never released (a C extension's missing Py_DECREF, ctypes' Py_IncRef)
      * leaves an object no object refers to, which the decoder never reaches: the native
      * graph has it, as a block nothing points to. */
@@ -766,6 +801,7 @@ sh_obj_summary(lh_shell_t *sh, FILE *out)
             sh_bytes(b1, sizeof b1, bytes), oh->n_ext, oh->n_unreachable,
             sh_bytes(b2, sizeof b2, oh->unreachable_bytes),
             sh->native ? " (native view: `native off` for the objects)" : "");
+    never_freed_line(oh, out);
 }
 
 /* ---------------------------------------------------------------------------------------
