@@ -1033,11 +1033,11 @@ lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t l
     } else if (f->file) { /* no line: an interpreter phase (scriptstack.h), a Perl main */
         snprintf(buf, len, "%s (%s)", f->function ? f->function : "??", base_name(f->file));
     } else if (f->function && f->module) {
-        snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
+        snprintf(buf, len, "%s (%s)", f->function, lh_sym_module_label(f->module));
     } else if (f->function) { /* a phase frame with no file (perl's SV arena) */
         snprintf(buf, len, "%s", f->function);
     } else if (f->module) {
-        snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->offset);
+        snprintf(buf, len, "%s+0x%" PRIx64, lh_sym_module_label(f->module), f->offset);
     } else {
         snprintf(buf, len, "0x%" PRIx64, f->ip);
     }
