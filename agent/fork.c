@@ -26,6 +26,7 @@
 #include "script.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "stopsig.h"
 #include "sys.h"
 #include "ticker.h"
 
@@ -75,6 +76,7 @@ fork_child(void)
     lh_sys_reg_release();
     lh_tls.guard = fork_guard;
     lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
+    lh_stopsig_after_fork();
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {

@@ -95,13 +95,6 @@ lh_text_rel_path(const char *path, const char *cwd)
     return path;
 }
 
-static const char *
-base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 static void
 print_exit(FILE *out, const lh_report_t *rep)
 {
@@ -281,13 +274,13 @@ lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
         snprintf(buf, len, "%s:%" PRIu32, file, f->line);
     } else {
         snprintf(buf, len, "%s%s", file || !f->module ? "" : "in ",
-                 file ? file : f->module ? base_name(f->module) : "");
+                 file ? file : f->module ? lh_sym_module_label(f->module) : "");
     }
     return buf;
 }
 
 /* One "    at f (file.c:42)" (first) or "    by ..." line; folded: how many frames of the
- * same inlined run were left out inside it (cxx_lib_run). */
+ * same inlined run were left out inside it (lh_text_cxx_lib_run). */
 static void
 text_frame_folded(FILE *out, const lh_frame_t *f, int first, const char *cwd, size_t folded)
 {
@@ -296,7 +289,7 @@ text_frame_folded(FILE *out, const lh_frame_t *f, int first, const char *cwd, si
     if (f->function) {
         lh_text_clean(out, f->function);
     } else if (!f->file && f->module) {
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, lh_sym_module_label(f->module));
         fprintf(out, "+0x%" PRIx64 "\n", f->offset);
         return;
     } else if (!f->file) {
@@ -310,13 +303,25 @@ text_frame_folded(FILE *out, const lh_frame_t *f, int first, const char *cwd, si
         lh_text_clean(out, where);
         fputc(')', out);
     }
-    if (f->inlined && folded) {
-        fprintf(out, " [inlined; %zu more inlined frame%s of the C++ library inside it]", folded,
-                folded == 1 ? "" : "s");
-    } else if (f->inlined) {
-        fputs(" [inlined]", out);
+    if (f->inlined) {
+        fputc(' ', out);
+        fputs(lh_text_inline_note(where, sizeof where, f, folded), out);
     }
     fputc('\n', out);
+}
+
+const char *
+lh_text_inline_note(char *buf, size_t len, const lh_frame_t *f, size_t folded)
+{
+    if (!f->inlined) {
+        snprintf(buf, len, "%s", "");
+    } else if (folded) {
+        snprintf(buf, len, "[inlined; %zu more inlined frame%s of the C++ library inside it]",
+                 folded, folded == 1 ? "" : "s");
+    } else {
+        snprintf(buf, len, "%s", "[inlined]");
+    }
+    return buf;
 }
 
 static void
@@ -333,11 +338,10 @@ is_cxx_lib_inline(const lh_frame_t *f)
     return f->inlined && f->file && strstr(f->file, "/include/c++/") != NULL;
 }
 
-/* How many frames from i on are C++ library inlines (new_allocator, allocator_traits,
- * shared_ptr_base, ...: seven frames of long template names between operator new and the
- * user's make_shared). */
-static size_t
-cxx_lib_run(const lh_site_t *site, size_t i)
+/* new_allocator, allocator_traits, shared_ptr_base, ...: seven frames of long template
+ * names between operator new and the user's make_shared. */
+size_t
+lh_text_cxx_lib_run(const lh_site_t *site, size_t i)
 {
     size_t j = i;
     while (j < site->n_frames && is_cxx_lib_inline(&site->frames[j])) {
@@ -380,7 +384,7 @@ lh_text_location(FILE *out, const lh_site_t *site, const char *cwd)
     } else if (f->function) {
         lh_text_clean(out, f->function);
     } else if (f->module) {
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, lh_sym_module_label(f->module));
         fprintf(out, "+0x%" PRIx64, f->offset);
     } else {
         fprintf(out, "0x%" PRIx64, f->ip);
@@ -404,7 +408,7 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
      * made: std::make_shared<Session>()), counting as one line against max. */
     size_t next = 0, lines = 0;
     while (next < site->n_frames && (!max || lines < max)) {
-        size_t run = cxx_lib_run(site, next);
+        size_t run = lh_text_cxx_lib_run(site, next);
         size_t last = run >= 2 ? next + run - 1 : next;
         text_frame_folded(out, &site->frames[last], next == 0, cwd, last - next);
         next = last + 1;
