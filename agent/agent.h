@@ -176,9 +176,25 @@ typedef struct lh_tls {
     uint32_t pid_gen; /* fork generation the slot belongs to */
     uint32_t last_stack; /* id of this thread's previous stack: most stacks repeat */
     int exited;          /* the thread is exiting (its slot's key destructor ran) */
+    int stop_sig;        /* a stop signal that arrived inside a hook (stopsig.c) */
 } lh_tls_t;
 
 extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));
+
+/* stopsig.h: a stop signal that arrived while this thread was inside the agent. */
+__attribute__((noreturn)) void lh_stopsig_deferred(void);
+
+/* Leaves the agent's code (the guard set by a hook, the API, an exec): clears the guard,
+ * then carries out a stop signal that arrived inside it, now that no lock of this thread
+ * is held (stopsig.c). One load and a branch never taken in the usual run. */
+static inline void
+lh_guard_leave(void)
+{
+    lh_tls.guard = 0;
+    if (__builtin_expect(lh_tls.stop_sig != 0, 0)) {
+        lh_stopsig_deferred();
+    }
+}
 
 typedef struct lh_agent {
     atomic_int state;

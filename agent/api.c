@@ -24,7 +24,7 @@ label_record(uint8_t type, const char *label, int trigger)
         lh_rec_label(&r, type, label, trigger);
         lh_rec_end(&r);
     }
-    lh_tls.guard = 0;
+    lh_guard_leave();
 }
 
 LH_EXPORT void
@@ -51,7 +51,7 @@ lh_api_snapshot_at(const char *label, uintptr_t sp)
     }
     lh_tls.guard = 1;
     lh_snapshot_take_at(label ? label : "", LH_SNAP_API, 1, sp);
-    lh_tls.guard = 0;
+    lh_guard_leave();
 }
 
 #if defined(__x86_64__)
@@ -101,7 +101,7 @@ lh_tag(void *ptr, const char *type)
         lh_rec_tag(&r, ptr, type);
         lh_rec_end(&r);
     }
-    lh_tls.guard = 0;
+    lh_guard_leave();
 }
 
 LH_EXPORT const char *

@@ -30,6 +30,10 @@
 #include "sys.h"
 #include "ticker.h"
 
+/* The guard is held from prepare to parent or child: the writer lock is this thread's
+ * meanwhile, and a stop signal (stopsig.c) must wait for its release. */
+static __thread int fork_guard __attribute__((tls_model("initial-exec")));
+
 /* The time of the fork, read in prepare (the last handler to run before the clone: the
  * agent's is registered first) and inherited by the child as memory. Not read in the
  * child's handler: the child may first run milliseconds later, after the parent has freed
@@ -41,6 +45,8 @@ static int mmaps_taken; /* the parent's: lh_mmaps_hold's answer */
 LH_REALIGN static void
 fork_prepare(void)
 {
+    fork_guard = lh_tls.guard;
+    lh_tls.guard = 1;
     fork_ts_ns = lh_sys_now_ns();
     if (lh_recording()) {
         pthread_mutex_lock(&lh_g.wlock);
@@ -60,6 +66,11 @@ fork_parent(void)
     if (lh_recording()) {
         pthread_mutex_unlock(&lh_g.wlock);
     }
+    if (fork_guard) {
+        lh_tls.guard = fork_guard;
+    } else {
+        lh_guard_leave();
+    }
 }
 
 LH_REALIGN static void
@@ -67,6 +78,8 @@ fork_child(void)
 {
     lh_sys_reg_release();
     lh_mmaps_after_fork();
+    lh_tls.guard = fork_guard;
+    lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
 #include <zstd.h>
@@ -259,14 +260,15 @@ open_output_locked(void)
  * In that long-match mode, Huffman coding of the literals is then nearly all of zstd's
  * work (2.37 against 0.31 ns per raw byte on churn's frames) for a gain of 1.16x. Every
  * LH_LIT_PROBE_EVERY-th full frame is compressed with literals (the probe); when it shrank
- * by less than 1.25x, the frames until the next probe are compressed without them (matches
- * of 7 bytes are still looked for; a frame that does not shrink is written raw). The probe
- * also decides the mode as before, so a program whose events start repeating gets level 1
+ * by less than 1.25x, the frames until the next probe are compressed without them: the
+ * first of them is searched for matches of 7 bytes, and when it did not shrink (churn's
+ * never do) the others are written raw without calling zstd at all. The probe also decides the mode as before, so a program whose events start repeating gets level 1
  * back within LH_LIT_PROBE_EVERY frames. Churn: zstd's instructions per pair 211 -> about
  * 40 for 5.03 -> 5.73 bytes per event (bench/RESULTS.md). */
 #define LH_LIT_PROBE_EVERY 8
 static int long_matches;
 static int literals_off;
+static int matches_none;
 static unsigned frames_since_probe;
 atomic_int lh_output_compact = 1;
 
@@ -278,6 +280,8 @@ atomic_int lh_output_compact = 1;
  * bytes that never shrink much, and would switch every thread to long matches. */
 #define LH_OUTPUT_FULL_FRAME 16384
 
+/* Returns the compressed length, a zstd error, or 0 when the frame is to be written raw
+ * without trying. */
 static size_t
 compress_frame(void *dst, size_t cap, const void *src, size_t len)
 {
@@ -286,8 +290,12 @@ compress_frame(void *dst, size_t cap, const void *src, size_t len)
     if (full && long_matches && ++frames_since_probe >= LH_LIT_PROBE_EVERY) {
         probe = 1;
         frames_since_probe = 0;
+        matches_none = 0;
     }
     int lit_off = long_matches && literals_off && !probe;
+    if (lit_off && matches_none) {
+        return 0;
+    }
     ZSTD_CCtx_setParameter(lh_g.cctx, ZSTD_c_minMatch, long_matches ? 7 : 0);
     ZSTD_CCtx_setParameter(lh_g.cctx, ZSTD_c_literalCompressionMode,
                            lit_off ? ZSTD_ps_disable : ZSTD_ps_auto);
@@ -297,6 +305,8 @@ compress_frame(void *dst, size_t cap, const void *src, size_t len)
         long_matches = clen * 3 > len * 2;
         literals_off = clen * 5 > len * 4;
         atomic_store_explicit(&lh_output_compact, long_matches, memory_order_relaxed);
+    } else if (full && lit_off) {
+        matches_none = ZSTD_isError(clen) || clen >= len;
     }
     return clen;
 }
@@ -315,7 +325,7 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
     uint8_t codec = LH_CODEC_RAW;
     if (lh_g.cctx && len >= LH_OUTPUT_MIN_COMPRESS) {
         clen = compress_frame(payload, cap, raw, len);
-        if (!ZSTD_isError(clen) && clen < len) {
+        if (clen != 0 && !ZSTD_isError(clen) && clen < len) {
             codec = LH_CODEC_ZSTD;
         }
     }
@@ -406,6 +416,19 @@ lh_output_close(void)
     lh_g.fd = -1;
     lh_g.open_failed = 1; /* a straggling frame must not start a new file */
     pthread_mutex_unlock(&lh_g.wlock);
+}
+
+int
+lh_output_hold(int ms)
+{
+    for (int i = 0; i < ms * 10; i++) {
+        if (pthread_mutex_trylock(&lh_g.wlock) == 0) {
+            return 0;
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
 }
 
 void

@@ -42,6 +42,11 @@ int lh_output_open_locked(void);
 /* Closes the file for good (detach): later frames are dropped, no new file is opened. */
 void lh_output_close(void);
 
+/* Takes the writer lock for good, waiting at most ms (-1 when it could not be had): the
+ * process is about to die of a signal, and no frame may be cut in the middle by it.
+ * AS-safe (a trylock and nanosleep). */
+int lh_output_hold(int ms);
+
 /* Fork child (and a new attach): a fresh writer lock, no file (the child opens its own on first use). */
 void lh_output_after_fork(void);
 

@@ -2,7 +2,7 @@
  *
  * preload.c: the LD_PRELOAD front-end's process life cycle: the constructor that reads the
  * configuration and starts the recorder, the exit handler that ends the trace, the
- * snapshot signal, and which programs the target executes are traced (agent.h
+ * signal handlers (stopsig.h), and which programs the target executes are traced (agent.h
  * lh_follow: by default its own exec chain, so a wrapper is seen through).
  */
 #include <signal.h>
@@ -14,6 +14,7 @@
 #include "format.h"
 #include "recorder.h"
 #include "shims.h"
+#include "stopsig.h"
 #include "ticker.h"
 
 /* Takes this library out of LD_PRELOAD in place (no allocation), so programs the target
@@ -77,32 +78,6 @@ at_exit(int status, void *arg)
     lh_recorder_exit_status(LH_EXIT_NORMAL, status);
 }
 
-LH_REALIGN static void
-on_snapshot_signal(int sig)
-{
-    (void)sig;
-    lh_request_snapshot(); /* AS-safe: the ticker writes the record */
-}
-
-static void
-install_snapshot_signal(void)
-{
-    int sig = lh_g.cfg.snapshot_signal;
-    struct sigaction old;
-    if (!sig || sigaction(sig, NULL, &old) != 0) {
-        return;
-    }
-    /* Only where the program (so far) has no use for the signal. */
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_snapshot_signal;
-        sa.sa_flags = SA_RESTART;
-        sigfillset(&sa.sa_mask);
-        sigaction(sig, &sa, NULL);
-    }
-}
-
 __attribute__((constructor)) LH_REALIGN static void
 lh_ctor(void)
 {
@@ -130,9 +105,11 @@ lh_ctor(void)
     if (lh_g.cfg.follow_exec == LH_FOLLOW_NONE) {
         strip_preload();
     }
-    install_snapshot_signal();
     lh_recorder_begin();
-    lh_tls.guard = 0;
+    /* After the ticker started (it blocks every signal): the stop signals and the snapshot
+     * signal, where the program has no disposition of its own (stopsig.h). */
+    lh_stopsig_install(lh_shims_real_sigaction(), lh_g.cfg.snapshot_signal);
+    lh_guard_leave();
     return;
 off:
     atomic_store(&lh_g.state, LH_ST_STOPPED);

@@ -24,6 +24,7 @@
 #include "script.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "stopsig.h"
 #include "sys.h"
 #include "ticker.h"
 #include "unwind.h"
@@ -89,7 +90,7 @@ lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
     lh_tls.guard = 1;
     lh_rec_alloc_event(p, size, kind, entry_fp);
     poll_ticker();
-    lh_tls.guard = 0;
+    lh_guard_leave();
     if (lh_script_on) {
         lh_script_check_end(); /* perl's global destruction is not the program's */
     }
@@ -118,7 +119,7 @@ lh_recorder_free(void *p)
     lh_tls.guard = 1;
     lh_rec_free_event(p);
     poll_ticker();
-    lh_tls.guard = 0;
+    lh_guard_leave();
     errno = saved;
 }
 
@@ -146,7 +147,7 @@ realloc_sampled(void *(*real_realloc)(void *, size_t), void *p, size_t n, int ki
         }
         lh_rec_end(&r);
     }
-    lh_tls.guard = 0;
+    lh_guard_leave();
     if (q && lh_sample_take(n)) {
         lh_recorder_alloc(q, n, kind);
     }
@@ -185,7 +186,7 @@ lh_recorder_realloc(void *(*real_realloc)(void *, size_t), void *p, size_t n, in
         }
         lh_rec_end(&r);
     }
-    lh_tls.guard = 0;
+    lh_guard_leave();
     errno = saved;
     return q;
 }
@@ -199,7 +200,7 @@ lh_recorder_modules_changed(void)
     int saved = errno;
     lh_tls.guard = 1;
     lh_maps_scan(0);
-    lh_tls.guard = 0;
+    lh_guard_leave();
     errno = saved;
 }
 
@@ -276,7 +277,7 @@ lh_recorder_exec(const char *path)
         lh_sys_log("that program is not traced: leakhound run --follow-exec traces it too", "",
                    "");
     }
-    lh_tls.guard = 0;
+    lh_guard_leave();
     errno = saved;
 }
 
@@ -284,6 +285,12 @@ static int end_kind = -1, end_status; /* of the END written by lh_recorder_finis
 
 void
 lh_recorder_finish(int kind, int status)
+{
+    lh_recorder_finish_at(kind, status, 0);
+}
+
+void
+lh_recorder_finish_at(int kind, int status, uintptr_t program_sp)
 {
     int expect = LH_ST_RECORDING;
     if (lh_tls.guard) {
@@ -311,14 +318,28 @@ lh_recorder_finish(int kind, int status)
             lh_write_rss(1);
         }
         if (lh_g.cfg.snapshot_at_exit) {
-            lh_snapshot_take_at("exit", LH_SNAP_EXIT, 0, lh_boundary_exit_sp());
+            lh_snapshot_take_at("exit", LH_SNAP_EXIT, 0,
+                                program_sp ? program_sp : lh_boundary_exit_sp());
         }
         lh_snapshot_reap(1); /* the contents must be complete when the program is gone */
     }
     write_end(kind, status);
     end_kind = kind;
     end_status = status;
+    if (lh_tls.stop_sig) {
+        lh_stopsig_after_finish(); /* a stop signal arrived meanwhile: it ends the process */
+    }
     /* The guard stays set: what this thread frees from now on is not recorded. */
+}
+
+void
+lh_recorder_killed(int sig)
+{
+    if (end_kind != -1 && end_kind != LH_EXIT_SCRIPT && lh_recorder_own_process()) {
+        end_kind = LH_EXIT_SIGNAL;
+        end_status = sig;
+        write_end(LH_EXIT_SIGNAL, sig); /* readers keep the last END */
+    }
 }
 
 void

@@ -25,6 +25,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "shims.h"
@@ -36,6 +38,7 @@
 #include "sample.h"
 #include "snapshot.h"
 #include "snapwp.h"
+#include "stopsig.h"
 #include "sys.h"
 
 #define LH_EXPORT LH_ENTRY
@@ -66,6 +69,10 @@ static struct {
     int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
     int (*setresuid)(uid_t, uid_t, uid_t);
+    lh_sigaction_fn sigaction;
+    lh_signal_fn signal;
+    lh_signal_fn sysv_signal;
+    lh_signal_fn sigset;
 } real;
 
 /* -------------------------------------------------------------------------------------
@@ -154,6 +161,10 @@ lh_shims_resolve(void)
     RESOLVE(seteuid);
     RESOLVE(setreuid);
     RESOLVE(setresuid);
+    RESOLVE(sigaction);
+    RESOLVE(signal);
+    RESOLVE(sysv_signal);
+    RESOLVE(sigset);
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
@@ -732,4 +743,103 @@ _Exit(int status)
     }
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* -------------------------------------------------------------------------------------
+ * Signal dispositions: the program's view (stopsig.h). The agent's handlers (stop
+ * signals, the snapshot signal) hold only dispositions the program left at SIG_DFL, and it
+ * is SIG_DFL the program is told; what it installs is installed for real. signal, ssignal
+ * and bsd_signal are one function in the C library, sysv_signal and __sysv_signal
+ * another, sigaction and __sigaction a third: each name is its own dynamic symbol.
+ * ----------------------------------------------------------------------------------- */
+lh_sigaction_fn
+lh_shims_real_sigaction(void)
+{
+    return real.sigaction;
+}
+
+/* Before the first allocation resolved the real functions, or while another thread does:
+ * wait for it (dlsym is short), then give up with ENOSYS. */
+static int
+resolved_sig(void *const *fn)
+{
+    for (int i = 0; !*fn && i < 100000; i++) {
+        if (atomic_load(&lh_g.state) == LH_ST_UNINIT) {
+            lh_shims_resolve();
+        } else if (atomic_load(&lh_g.state) == LH_ST_RESOLVING) {
+            sched_yield();
+        } else {
+            break;
+        }
+    }
+    if (!*fn) {
+        errno = ENOSYS;
+        return 0;
+    }
+    return 1;
+}
+#define RESOLVED_SIG(name) resolved_sig((void *const *)&real.name)
+
+/* Not declared by <signal.h>: exported by the C library all the same. */
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h);
+
+LH_EXPORT int
+sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!RESOLVED_SIG(sigaction)) {
+        return -1;
+    }
+    return lh_stopsig_sigaction(real.sigaction, sig, act, old);
+}
+
+LH_EXPORT int
+__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    return sigaction(sig, act, old);
+}
+
+LH_EXPORT lh_sighandler_fn
+signal(int sig, lh_sighandler_fn h)
+{
+    if (!RESOLVED_SIG(signal) || !RESOLVED_SIG(sigaction)) {
+        return SIG_ERR;
+    }
+    return lh_stopsig_signal(real.signal, sig, h, SA_RESTART, 1);
+}
+
+LH_EXPORT lh_sighandler_fn
+bsd_signal(int sig, lh_sighandler_fn h)
+{
+    return signal(sig, h);
+}
+
+LH_EXPORT lh_sighandler_fn
+ssignal(int sig, lh_sighandler_fn h)
+{
+    return signal(sig, h);
+}
+
+LH_EXPORT lh_sighandler_fn
+sysv_signal(int sig, lh_sighandler_fn h)
+{
+    if (!RESOLVED_SIG(sysv_signal) || !RESOLVED_SIG(sigaction)) {
+        return SIG_ERR;
+    }
+    return lh_stopsig_signal(real.sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+LH_EXPORT lh_sighandler_fn
+__sysv_signal(int sig, lh_sighandler_fn h)
+{
+    return sysv_signal(sig, h);
+}
+
+LH_EXPORT lh_sighandler_fn
+sigset(int sig, lh_sighandler_fn h)
+{
+    if (!RESOLVED_SIG(sigset) || !RESOLVED_SIG(sigaction)) {
+        return SIG_ERR;
+    }
+    return lh_stopsig_sigset(real.sigset, sig, h);
 }

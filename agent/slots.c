@@ -392,7 +392,11 @@ thread_exit(void *arg)
         lh_tls.registered = 0;
         lh_tls.slot = NULL;
     }
-    lh_tls.guard = saved;
+    if (saved) {
+        lh_tls.guard = saved;
+    } else {
+        lh_guard_leave();
+    }
 }
 
 /* Moves every thread's pending records to the queue (or writes them), then drains the

@@ -209,7 +209,7 @@ trampoline(void *p)
     if (lh_recording() && !lh_tls.guard) {
         lh_tls.guard = 1; /* pthread_getattr_np allocates: pass it through */
         lh_thread_slot();
-        lh_tls.guard = 0;
+        lh_guard_leave();
     }
     return fn(arg);
 }

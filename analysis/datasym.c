@@ -259,6 +259,57 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     return out->name ? 1 : 0;
 }
 
+/* The first template argument of a class name that starts with prefix (up to the first
+ * comma or '>' outside nested brackets), into buf; NULL when cls is not one. */
+static const char *
+first_targ(const char *cls, const char *prefix, char *buf, size_t len)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(cls, prefix, n) != 0) {
+        return NULL;
+    }
+    int depth = 0;
+    for (const char *p = cls + n; *p; p++) {
+        if (*p == '<' || *p == '(') {
+            depth++;
+        } else if ((*p == '>' || *p == ')') && depth > 0) {
+            depth--;
+        } else if (depth == 0 && (*p == ',' || *p == '>')) {
+            size_t k = (size_t)(p - (cls + n));
+            if (k == 0 || k >= len) {
+                return NULL;
+            }
+            memcpy(buf, cls + n, k);
+            buf[k] = '\0';
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* libstdc++'s shared_ptr control blocks are polymorphic, so a block from std::make_shared
+ * is typed by the control block's vtable: std::_Sp_counted_ptr_inplace<Session,
+ * std::allocator<void>, (__gnu_cxx::_Lock_policy)2>. Named after the object a user made:
+ * "Session (std::make_shared)"; a shared_ptr<T>(new T)'s separate control block is
+ * "shared_ptr control block of T". Other classes: NULL. */
+static const char *
+shared_ptr_class(lh_datasym_t *ds, const char *cls)
+{
+    char t[512], out[600];
+    const char *arg;
+    int n = -1;
+    if ((arg = first_targ(cls, "std::_Sp_counted_ptr_inplace<", t, sizeof t))) {
+        n = snprintf(out, sizeof out, "%s (std::make_shared)", arg);
+    } else if ((arg = first_targ(cls, "std::_Sp_counted_ptr<", t, sizeof t))) {
+        size_t k = strlen(t);
+        while (k && (t[k - 1] == '*' || t[k - 1] == ' ')) {
+            t[--k] = '\0';
+        }
+        n = snprintf(out, sizeof out, "shared_ptr control block of %s", arg);
+    }
+    return n > 0 && (size_t)n < sizeof out ? lh_strpool_add(&ds->pool, out, (size_t)n) : NULL;
+}
+
 /* "vtable for Foo" -> "Foo"; other names: NULL. */
 static const char *
 vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
@@ -279,7 +330,11 @@ vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     const char *r = NULL;
     static const char prefix[] = "vtable for ";
     if (d && status == 0 && strncmp(d, prefix, sizeof prefix - 1) == 0) {
-        r = lh_strpool_add(&ds->pool, d + sizeof prefix - 1, strlen(d) - (sizeof prefix - 1));
+        const char *cls = d + sizeof prefix - 1;
+        r = shared_ptr_class(ds, cls);
+        if (!r) {
+            r = lh_strpool_add(&ds->pool, cls, strlen(cls));
+        }
     } else {
         r = lh_strpool_add(&ds->pool, name + 4, strlen(name + 4)); /* undemanglable: the raw name */
     }

@@ -414,6 +414,7 @@ w_objheap(wr_t *w, const lh_objheap_t *oh)
     w_raw(w, oh->version, sizeof oh->version);
     w_str(w, oh->note);
     w_u64(w, (uint64_t)oh->needs_full);
+    w_u64(w, oh->collector_off);
     w_u64(w, oh->n_objs);
     w_arr(w, oh->objs, oh->n_objs, sizeof *oh->objs);
     w_u64(w, oh->n_ext);
@@ -983,6 +984,7 @@ r_objheap(rd_t *r, lh_objheap_t *oh)
         free(note);
     }
     oh->needs_full = (int)r_count(r, 1);
+    oh->collector_off = (uint8_t)r_count(r, 2);
     oh->n_objs = (uint32_t)r_count(r, LH_REFGRAPH_MAX_NODES);
     oh->objs = r_arr(r, oh->n_objs, sizeof *oh->objs, 1);
     oh->n_ext = (uint32_t)r_count(r, LH_REFGRAPH_MAX_NODES - oh->n_objs);

@@ -168,6 +168,9 @@ typedef struct lh_objheap {
     char note[512];      /* one line for the user when decoding stopped short, else "" */
     int needs_full;      /* the note is that the snapshot lacks full contents (the CLI
                             says which option records them) */
+    uint8_t collector_off; /* python: why the collector never frees the unreachable
+                              cycles, so they are the leak (pyheap.h's lh_pycollector: 1
+                              gc.disable(), 2 gc.set_threshold(0)); 0: it runs, or perl */
 
     lh_obj_t *objs;      /* n_objs, sorted by addr */
     uint32_t n_objs;

@@ -250,6 +250,7 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
         return 1;
     }
     snprintf(oh->version, sizeof oh->version, "%s", ph->version);
+    oh->collector_off = ph->collector;
     if (ph->warning[0]) {
         snprintf(oh->note, sizeof oh->note, "python %s: %s", ph->version, ph->warning);
     }

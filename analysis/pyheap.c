@@ -1831,6 +1831,15 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
         interps[n_interps++] = interp;
         uint64_t gc = o->rt_gc ? rt + (uint64_t)o->rt_gc : interp + (uint64_t)o->is_gc;
         char what[32];
+        if (n_interps == 1) { /* the main interpreter's collector */
+            int ok1 = 0, ok2 = 0;
+            uint32_t on = rd_u32(&d, gc + (uint64_t)o->gc_enabled, &ok1);
+            uint32_t thr = rd_u32(&d, gc + (uint64_t)o->gc_generations +
+                                  (uint64_t)o->gc_gen_threshold, &ok2);
+            ph->collector = ok1 && on == 0    ? LH_PYGC_DISABLED
+                            : ok2 && thr == 0 ? LH_PYGC_THRESHOLD0
+                                              : LH_PYGC_RUNS;
+        }
         for (int g = 0; g < o->gc_n_generations; g++) {
             snprintf(what, sizeof what, "generation %d", g);
             walk_list(&d, gc + (uint64_t)o->gc_generations + (uint64_t)g * (uint64_t)o->gc_gen_size,

@@ -33,7 +33,9 @@
  * references counted from other tracked objects (through the references the decoder knows
  * as the type's tp_traverse visits them) are subtracted from the reference counts; what a
  * remaining count, a named root or an unknown type's fields do not reach is a cycle the
- * collector will free at its next run: garbage, not a leak. Types the decoder does not
+ * collector will free at its next run: garbage, not a leak (unless the collector is off:
+ * gc.disable() or gc.set_threshold(0), then it is never freed; lh_pyheap_t.collector).
+ * Types the decoder does not
  * know (C extension types) keep what they point to alive (their fields are scanned
  * conservatively for known objects; such edges are labelled "+0x18" and never subtracted).
  *
@@ -55,6 +57,15 @@ enum lh_pyobj_flags {
     LH_PYOBJ_CREF = 4,     /* its reference count exceeds the references found to it */
     LH_PYOBJ_FROZEN = 8,   /* on the permanent generation (gc.freeze(); not in
                               gc.get_objects()) */
+};
+
+/* Whether automatic collection runs in the snapshot's (main) interpreter: when it does
+ * not, the unreachable cycles are never freed (unless the program calls gc.collect()):
+ * they are the leak, not garbage on its way out. */
+enum lh_pycollector {
+    LH_PYGC_RUNS = 0,
+    LH_PYGC_DISABLED = 1,  /* gc.disable(): the state's `enabled` is 0 */
+    LH_PYGC_THRESHOLD0 = 2 /* gc.set_threshold(0): generation 0's threshold is 0 */
 };
 
 typedef struct lh_pyobj {
@@ -119,6 +130,7 @@ typedef struct lh_pyheap {
     lh_pyroot_t *roots;
     uint32_t n_roots;
     char warning[256];     /* a partial decode: what was skipped ("" when none) */
+    uint8_t collector;     /* lh_pycollector: whether the collector ever frees garbage */
 } lh_pyheap_t;
 
 /* Decodes the CPython heap in pi. Returns 0 (*out set; release with lh_pyheap_free);

@@ -27,6 +27,9 @@ typedef struct lh_pyoffsets {
     int64_t is_gc;         /* 3.9+: the gc state in the interpreter (else 0) */
     int64_t is_next, is_tstate_head, is_modules, is_sysdict, is_builtins;
     int64_t gc_generations, gc_gen_size, gc_n_generations, gc_permanent;
+    int64_t gc_enabled;       /* the gc state's int `enabled` (gc.disable() clears it) */
+    int64_t gc_gen_threshold; /* a generation's int `threshold` (gc.set_threshold(0):
+                                 generation 0's is 0, no automatic collection) */
     int64_t ts_next, ts_thread_id;
     int64_t ts_frame;      /* 3.8-3.10 PyFrameObject *frame; 3.13 current_frame */
     int64_t ts_cframe, cf_current_frame; /* 3.11-3.12: tstate->cframe->current_frame */

@@ -32,6 +32,8 @@
     F(gc_gen_size, 24, 24, 24, 24, 24, 24) \
     F(gc_n_generations, 3, 3, 3, 3, 3, 3) \
     F(gc_permanent, 104, 104, 104, 104, 104, 104) \
+    F(gc_enabled, 12, 12, 12, 12, 12, 12) \
+    F(gc_gen_threshold, 16, 16, 16, 16, 16, 16) \
     F(ts_next, 8, 8, 8, 8, 8, 8) \
     F(ts_thread_id, 176, 176, 176, 152, 136, 152) \
     F(ts_cframe, 0, 0, 0, 56, 56, 0) \

@@ -539,21 +539,54 @@ forward_signal(int sig)
 }
 
 /* The signals spawn_and_wait treats: ignored while the program runs (the terminal sends
- * them to the whole group, so the program has them already), or forwarded to it. */
-static const struct {
+ * them to the whole group, so the program has them already), or forwarded to it. The
+ * snapshot signal is added to the forwarded ones (run_signals). */
+typedef struct {
     int sig, forward;
-} run_sigs[] = {{SIGINT, 0}, {SIGQUIT, 0}, {SIGTERM, 1}, {SIGHUP, 1}};
+} run_sig_t;
+static const run_sig_t run_sigs[] = {{SIGINT, 0}, {SIGQUIT, 0}, {SIGTERM, 1}, {SIGHUP, 1}};
 #define RUN_NSIG (sizeof run_sigs / sizeof *run_sigs)
 
-/* Starts the program with SIGINT and SIGQUIT at their defaults and waits for it, passing on
- * SIGTERM and SIGHUP. Returns its exit status; *pid_out gets its pid (0 if it never
- * started). */
+/* The signal the agent snapshots on: --snapshot-signal, else LEAKHOUND_SNAPSHOT_SIGNAL as
+ * the user exported it, else SIGUSR2; 0 for none (or a value the agent will ignore). */
 static int
-spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
+snapshot_signal(const run_args_t *a)
+{
+    const char *s = a->snap_signal ? a->snap_signal : getenv("LEAKHOUND_SNAPSHOT_SIGNAL");
+    int sig = s ? lh_parse_signal(s) : SIGUSR2;
+    return sig > 0 ? sig : 0;
+}
+
+/* run_sigs, and the snapshot signal forwarded: `kill -USR2` of the pid a user sees (that of
+ * `leakhound run`, `$!` of a script that started it) is meant for the program. Without it
+ * the default action killed us, the program ran on with nobody to wait for it and no
+ * snapshot was taken. Returns how many entries it filled. */
+static size_t
+run_signals(int snap_sig, run_sig_t out[RUN_NSIG + 1])
+{
+    size_t n = 0;
+    int known = 0;
+    for (size_t i = 0; i < RUN_NSIG; i++) {
+        out[n++] = run_sigs[i];
+        known |= run_sigs[i].sig == snap_sig;
+    }
+    if (snap_sig > 0 && !known) {
+        out[n++] = (run_sig_t){snap_sig, 1};
+    }
+    return n;
+}
+
+/* Starts the program with the signals it treats at their defaults and waits for it, passing
+ * on SIGTERM, SIGHUP and the snapshot signal (snap_sig, 0 for none). Returns its exit
+ * status; *pid_out gets its pid (0 if it never started). */
+static int
+spawn_and_wait(char **prog_argv, int snap_sig, pid_t *pid_out, lh_err_t *err)
 {
     posix_spawnattr_t attr;
     sigset_t def, fwd, old_mask;
-    struct sigaction act = {0}, old[RUN_NSIG];
+    run_sig_t sigs[RUN_NSIG + 1];
+    size_t nsig = run_signals(snap_sig, sigs);
+    struct sigaction act = {0}, old[RUN_NSIG + 1];
     pid_t pid = 0;
     int status = 0, rc;
 
@@ -561,11 +594,11 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
     run_child_pid = 0;
     sigemptyset(&def);
     sigemptyset(&fwd);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        if (run_sigs[i].forward) {
-            sigaddset(&fwd, run_sigs[i].sig);
+    for (size_t i = 0; i < nsig; i++) {
+        if (sigs[i].forward) {
+            sigaddset(&fwd, sigs[i].sig);
         }
-        sigaddset(&def, run_sigs[i].sig);
+        sigaddset(&def, sigs[i].sig);
     }
     if ((rc = posix_spawnattr_init(&attr)) != 0) {
         return lh_err_set(err, LH_ENOMEM, "cannot run %s: %s", prog_argv[0], strerror(rc));
@@ -578,10 +611,10 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     /* Ignore before spawning, so an early ^C cannot kill us instead of the program. */
     sigemptyset(&act.sa_mask);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        act.sa_handler = run_sigs[i].forward ? forward_signal : SIG_IGN;
-        act.sa_flags = run_sigs[i].forward ? SA_RESTART : 0;
-        sigaction(run_sigs[i].sig, &act, &old[i]);
+    for (size_t i = 0; i < nsig; i++) {
+        act.sa_handler = sigs[i].forward ? forward_signal : SIG_IGN;
+        act.sa_flags = sigs[i].forward ? SA_RESTART : 0;
+        sigaction(sigs[i].sig, &act, &old[i]);
     }
     rc = posix_spawnp(&pid, prog_argv[0], NULL, &attr, prog_argv, environ);
     posix_spawnattr_destroy(&attr);
@@ -613,8 +646,8 @@ spawn_and_wait(char **prog_argv, pid_t *pid_out, lh_err_t *err)
 done:
     run_child_pid = 0;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    for (size_t i = 0; i < RUN_NSIG; i++) {
-        sigaction(run_sigs[i].sig, &old[i], NULL);
+    for (size_t i = 0; i < nsig; i++) {
+        sigaction(sigs[i].sig, &old[i], NULL);
     }
     return status < 0 ? rc : status;
 }
@@ -895,7 +928,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     }
     fflush(stdout);
     fflush(stderr);
-    rc = spawn_and_wait(a.prog_argv, &pid, err);
+    rc = spawn_and_wait(a.prog_argv, snapshot_signal(&a), &pid, err);
     trace[0] = '\0';
     if (index[0]) {
         if (rc >= 0 && pid) {

@@ -221,6 +221,10 @@ enum lh_exit_kind {
                            exit report and snapshot), and the process's own exit was never
                            seen: a signal killed it during the interpreter's teardown (python
                            kills itself with SIGINT after an uncaught KeyboardInterrupt) */
+    LH_EXIT_SIGNAL = 5, /* killed by a stop signal (SIGINT, SIGTERM, SIGHUP) at its default
+                           disposition; the status is the signal's number. The trace was
+                           ended as at exit (final flush, exit snapshot), then the process
+                           died of the signal */
 };
 
 enum lh_snap_trigger {

@@ -124,6 +124,11 @@ summary(FILE *out, const lh_html_page_t *p)
         card(out, 1, "Exit", "none", "killed or crashed: data up to the last flush");
     } else if (e->kind == LH_EXIT_SCRIPT) {
         card(out, 1, "Exit", "killed", "in teardown, after the main program ended");
+    } else if (e->kind == LH_EXIT_SIGNAL) {
+        char name[32];
+        snprintf(b, sizeof b, "by %s; the trace ended as at exit",
+                 lh_text_signal_name(name, sizeof name, e->status));
+        card(out, 0, "Exit", "terminated", b);
     } else {
         snprintf(a, sizeof a, "status %" PRIu64, e->status);
         card(out, 0, "Exit", a,
@@ -144,8 +149,9 @@ muted(FILE *out, const char *s)
     fputs("</span>", out);
 }
 
+/* One frame; folded: the C++ library inlines left out inside it (text.h). */
 static void
-frame_li(FILE *out, const lh_frame_t *f, int is_loc, const char *cwd)
+frame_li(FILE *out, const lh_frame_t *f, int is_loc, const char *cwd, size_t folded)
 {
     char name[512], where[4200];
     fprintf(out, "<li%s>", is_loc ? " class=\"loc\"" : "");
@@ -154,7 +160,7 @@ frame_li(FILE *out, const lh_frame_t *f, int is_loc, const char *cwd)
         muted(out, where);
     }
     if (f->inlined) {
-        muted(out, "[inlined]");
+        muted(out, lh_text_inline_note(where, sizeof where, f, folded));
     }
     fputs("</li>", out);
 }
@@ -168,7 +174,10 @@ site_cell(FILE *out, const lh_site_t *s, const char *cwd)
     fprintf(out, " <span class=\"muted\">(site %" PRIu32 ")</span></summary><ol class=\"stack\">",
             s->stack_id);
     for (size_t i = 0; i < s->n_frames; i++) {
-        frame_li(out, &s->frames[i], (long)i == s->location, cwd);
+        size_t run = lh_text_cxx_lib_run(s, i), last = run >= 2 ? i + run - 1 : i;
+        int loc = s->location >= (long)i && s->location <= (long)last;
+        frame_li(out, &s->frames[last], loc, cwd, last - i);
+        i = last;
     }
     if (!s->n_frames) {
         fputs("<li class=\"muted\">no stack recorded</li>", out);

@@ -111,6 +111,8 @@ exit_kind(const lh_trace_end_t *e)
         return "detach";
     case LH_EXIT_SCRIPT:
         return "killed_in_teardown";
+    case LH_EXIT_SIGNAL:
+        return "signal";
     default:
         return "unknown";
     }
@@ -168,6 +170,11 @@ print_summary(FILE *out, const lh_report_t *rep)
     fprintf(out, ", \"clean_exit\": %s",
             e->present && e->kind == LH_EXIT_NORMAL ? "true" : "false");
     fprintf(out, ", \"exit_kind\": \"%s\"", exit_kind(e));
+    if (e->present && e->kind == LH_EXIT_SIGNAL) {
+        char name[32];
+        fprintf(out, ", \"exit_signal\": \"%s\"",
+                lh_text_signal_name(name, sizeof name, e->status));
+    }
     if (e->present) {
         fprintf(out, ", \"exit_status\": %" PRIu64 ", \"dropped_events\": %" PRIu64, e->status,
                 e->dropped);

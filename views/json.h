@@ -5,7 +5,9 @@
  *   {"summary": {"program", "argv", "pid", "duration_s", "total_events",
  *                "total_allocations", "total_frees", "total_reallocs", "peak_bytes",
  *                "peak_time_s", "leaked_bytes", "leaked_blocks", "clean_exit",
- *                "exit_kind": "exit"|"_exit"|"exec"|"none", ...,
+ *                "exit_kind": "exit"|"_exit"|"exec"|"detach"|"killed_in_teardown"|"signal"|
+ *                "none", "exit_status" (the signal's number for "signal"), "exit_signal"
+ *                ("SIGTERM": only for "signal"), ...,
  *                "rss": {"samples", "first_bytes", "last_bytes", "heap_first_bytes",
  *                        "heap_last_bytes", "outside_heap"} (only with 2+ RSS samples)},
  *    "sites": [{"leaked_bytes", "leaked_blocks", "allocations", "allocated_bytes",

@@ -20,6 +20,18 @@ lh_text_trigger_name(int t, const char *other)
 }
 
 const char *
+lh_text_signal_name(char *buf, size_t len, uint64_t sig)
+{
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np((int)sig) : NULL;
+    if (abbrev) {
+        snprintf(buf, len, "SIG%s", abbrev);
+    } else {
+        snprintf(buf, len, "signal %" PRIu64, sig);
+    }
+    return buf;
+}
+
+const char *
 lh_text_human_bytes(char *buf, size_t len, uint64_t bytes)
 {
     static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -116,6 +128,12 @@ print_exit(FILE *out, const lh_report_t *rep)
               "still live at the detach)\n",
               out);
         break;
+    case LH_EXIT_SIGNAL: {
+        char name[32];
+        fprintf(out, "terminated by %s (signal %" PRIu64 "; the trace ended as at exit)\n",
+                lh_text_signal_name(name, sizeof name, e->status), e->status);
+        break;
+    }
     case LH_EXIT_SCRIPT:
         fputs("killed during teardown: the main program ended, then the process was killed "
               "before its exit (by a signal; python re-raises SIGINT after an uncaught "
@@ -268,9 +286,10 @@ lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
     return buf;
 }
 
-/* One "    at f (file.c:42)" (first) or "    by ..." line. */
+/* One "    at f (file.c:42)" (first) or "    by ..." line; folded: how many frames of the
+ * same inlined run were left out inside it (lh_text_cxx_lib_run). */
 static void
-text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
+text_frame_folded(FILE *out, const lh_frame_t *f, int first, const char *cwd, size_t folded)
 {
     char where[4200];
     fputs(first ? "    at " : "    by ", out);
@@ -292,9 +311,50 @@ text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
         fputc(')', out);
     }
     if (f->inlined) {
-        fputs(" [inlined]", out);
+        fputc(' ', out);
+        fputs(lh_text_inline_note(where, sizeof where, f, folded), out);
     }
     fputc('\n', out);
+}
+
+const char *
+lh_text_inline_note(char *buf, size_t len, const lh_frame_t *f, size_t folded)
+{
+    if (!f->inlined) {
+        snprintf(buf, len, "%s", "");
+    } else if (folded) {
+        snprintf(buf, len, "[inlined; %zu more inlined frame%s of the C++ library inside it]",
+                 folded, folded == 1 ? "" : "s");
+    } else {
+        snprintf(buf, len, "%s", "[inlined]");
+    }
+    return buf;
+}
+
+static void
+text_frame(FILE *out, const lh_frame_t *f, int first, const char *cwd)
+{
+    text_frame_folded(out, f, first, cwd, 0);
+}
+
+/* Whether f is a template of the C++ standard library inlined into its caller: its file is
+ * under an include/c++/ directory (libstdc++'s and libc++'s headers). */
+static int
+is_cxx_lib_inline(const lh_frame_t *f)
+{
+    return f->inlined && f->file && strstr(f->file, "/include/c++/") != NULL;
+}
+
+/* new_allocator, allocator_traits, shared_ptr_base, ...: seven frames of long template
+ * names between operator new and the user's make_shared. */
+size_t
+lh_text_cxx_lib_run(const lh_site_t *site, size_t i)
+{
+    size_t j = i;
+    while (j < site->n_frames && is_cxx_lib_inline(&site->frames[j])) {
+        j++;
+    }
+    return j - i;
 }
 
 static void
@@ -343,20 +403,27 @@ lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd)
 {
     if (!site->has_stack) {
         fputs(site->stack_id ? "    (stack not found in the trace)\n"
-                             : "    (no stack recorded)\n",
+                             : "    (no stack recorded: allocated before leakhound started, by a "
+                               "library's constructor or the loader)\n",
               out);
         return;
     }
     if (site->n_frames == 0) {
         fputs("    (empty stack)\n", out);
     }
-    size_t n = max && max < site->n_frames ? max : site->n_frames;
-    for (size_t i = 0; i < n; i++) {
-        text_frame(out, &site->frames[i], i == 0, cwd);
+    /* A run of C++ library inlines prints as its outermost frame (the call the program
+     * made: std::make_shared<Session>()), counting as one line against max. */
+    size_t next = 0, lines = 0;
+    while (next < site->n_frames && (!max || lines < max)) {
+        size_t run = lh_text_cxx_lib_run(site, next);
+        size_t last = run >= 2 ? next + run - 1 : next;
+        text_frame_folded(out, &site->frames[last], next == 0, cwd, last - next);
+        next = last + 1;
+        lines++;
     }
-    if (n < site->n_frames) {
-        fprintf(out, "    ... %zu more frame%s\n", site->n_frames - n,
-                site->n_frames - n == 1 ? "" : "s");
+    if (next < site->n_frames) {
+        fprintf(out, "    ... %zu more frame%s\n", site->n_frames - next,
+                site->n_frames - next == 1 ? "" : "s");
     }
     size_t shown = site->n_grown_by < LH_SITE_MAX_GROWERS ? site->n_grown_by
                                                            : LH_SITE_MAX_GROWERS;

@@ -35,9 +35,19 @@ const char *lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf,
 void lh_text_location(FILE *out, const lh_site_t *site, const char *cwd);
 /* The site's frames, at most max (0: all), or why there are none. */
 void lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd);
+/* How many frames from i on are C++ standard library templates inlined into their caller
+ * (files under include/c++/): a run of two or more prints as its outermost frame. */
+size_t lh_text_cxx_lib_run(const lh_site_t *site, size_t i);
+/* "[inlined]", or with folded > 0 "[inlined; N more inlined frames of the C++ library
+ * inside it]", or "" for a frame that is not inlined; in buf. */
+const char *lh_text_inline_note(char *buf, size_t len, const lh_frame_t *f, size_t folded);
 
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);
+
+/* A signal's name, "SIGTERM" ("signal 99" for a number the C library does not name), in
+ * buf. Returns buf. */
+const char *lh_text_signal_name(char *buf, size_t len, uint64_t sig);
 
 /* What took snapshot trigger t (LH_SNAP_*): "api", "signal", "period", "growth", "exit";
  * other for a value it does not know. */

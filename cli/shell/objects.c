@@ -22,6 +22,47 @@ lang_name(const lh_objheap_t *oh)
     return oh->lang == LH_OBJLANG_PYTHON ? "python" : "perl";
 }
 
+/* What unreachable objects are. Python's collector frees such cycles at its next run
+ * (the decoder applies the collector's own rule, pyheap.h): garbage, not a leak; unless
+ * the program turned automatic collection off, and then nothing ever frees them. */
+static const char *
+unreachable_what(const lh_objheap_t *oh, int plural)
+{
+    if (oh->lang != LH_OBJLANG_PYTHON) {
+        return plural ? "reference cycles nothing refers to"
+                      : "a reference cycle nothing refers to any more";
+    }
+    switch (oh->collector_off) {
+    case 1:
+        return plural ? "reference cycles the collector never frees: it is disabled "
+                        "(gc.disable()), so they are leaks"
+                      : "a reference cycle the collector never frees: it is disabled "
+                        "(gc.disable()), so it is a leak";
+    case 2:
+        return plural ? "reference cycles the collector never frees: automatic collection "
+                        "is off (gc.set_threshold(0)), so they are leaks"
+                      : "a reference cycle the collector never frees: automatic collection "
+                        "is off (gc.set_threshold(0)), so it is a leak";
+    default:
+        return plural ? "reference cycles the collector has not freed yet: garbage, not leaks"
+                      : "a reference cycle the collector has not freed yet: garbage, not a "
+                        "leak";
+    }
+}
+
+/* With the collector off, the unreachable objects are a leak no root shows: one line
+ * where the heap is summed up (summary, roots). */
+static void
+never_freed_line(const lh_objheap_t *oh, FILE *out)
+{
+    char b1[32];
+    if (oh->collector_off && oh->n_unreachable) {
+        fprintf(out, "unreachable: %" PRIu64 " objects, %s, %s: `unreachable` lists them\n",
+                oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes),
+                unreachable_what(oh, 1));
+    }
+}
+
 int
 sh_obj_mode(const lh_shell_t *sh)
 {
@@ -224,9 +265,9 @@ obj_site_str(lh_shell_t *sh, uint32_t stack_id, char *buf, size_t len)
  * reached through several native paths (hash value, key, arena) is many stack ids with one
  * label, and one row, as the default report merges them (sitecanon.h). Keeps the first
  * group's stack id; an unreachable group's example stays a definitely lost object when
- * one is. Returns 0 or LH_ENOMEM (gr untouched). */
+ * one is. remap[i] gets the index group i ended in. Returns 0 or LH_ENOMEM (gr untouched). */
 static int
-merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable)
+merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable, uint32_t *remap)
 {
     const lh_objheap_t *oh = sh->oh;
     sh_grouping_t by = {0};
@@ -259,6 +300,7 @@ merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable)
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         sh_group_t *b = sh_group_get(&by, labels[i], 0); /* found: added above */
+        remap[i] = b->example == LH_NODE_NONE ? (uint32_t)m : b->example;
         if (b->example == LH_NODE_NONE) {
             b->example = (uint32_t)m;
             gr->v[m++] = gr->v[i];
@@ -285,11 +327,111 @@ merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable)
     return rc;
 }
 
+/* The deepest node of the dominator tree that dominates more than half of the members
+ * (mem[0..n)), or LH_NODE_NONE: the objects' common keeper, the variable or container that
+ * holds most of them. cnt: zeroes (n_nodes), zeroes again on return. Nodes that dominate
+ * more than half of the members share one, so they form a chain: the deepest has the
+ * smallest count. A chain is followed SH_KEEPER_DEPTH hops at most (a long linked list). */
+#define SH_KEEPER_DEPTH 256
+static uint32_t
+majority_keeper(const lh_refgraph_t *g, const uint32_t *mem, size_t n, uint32_t *cnt)
+{
+    uint32_t best = LH_NODE_NONE;
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = g->idom[mem[i]];
+            for (int d = 0; d < SH_KEEPER_DEPTH && u < g->n_nodes && u != g->super;
+                 d++, u = g->idom[u]) {
+                if (pass == 0) {
+                    cnt[u]++;
+                } else if (pass == 1) {
+                    if ((uint64_t)cnt[u] * 2 > n) {
+                        if (best == LH_NODE_NONE || cnt[u] < cnt[best]) {
+                            best = u;
+                        }
+                        break; /* the rest of this chain is above it */
+                    }
+                } else {
+                    cnt[u] = 0;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+/* Whether keeper k is on mem's dominator chain (within SH_KEEPER_DEPTH hops). */
+static int
+kept_by(const lh_refgraph_t *g, uint32_t v, uint32_t k)
+{
+    uint32_t u = g->idom[v];
+    for (int d = 0; d < SH_KEEPER_DEPTH && u < g->n_nodes && u != g->super; d++, u = g->idom[u]) {
+        if (u == k) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The object @N of a count row names: one held where most of the group is. The first one
+ * by address was the example, and `identify` on it answered for the odd one out (a route
+ * handler's `my $body`, the last of 1003 strings, while 1001 hung under the package cache
+ * that leaked them). gi[v]: the group of object v (UINT32_MAX: none). Keeps the examples
+ * when memory runs short (they are still members). */
+static void
+pick_examples(const lh_objheap_t *oh, sh_grouping_t *gr, const uint32_t *gi)
+{
+    const lh_refgraph_t *g = &oh->g;
+    if (!g->idom) {
+        return;
+    }
+    size_t *start = calloc(gr->n + 1, sizeof *start);
+    uint32_t *mem = malloc(((size_t)oh->n_objs + 1) * sizeof *mem);
+    uint32_t *cnt = calloc((size_t)g->n_nodes + 1, sizeof *cnt);
+    if (!start || !mem || !cnt) {
+        goto out;
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        if (gi[v] != UINT32_MAX) {
+            start[gi[v] + 1]++;
+        }
+    }
+    for (size_t i = 0; i < gr->n; i++) {
+        start[i + 1] += start[i];
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) { /* start[i]: filled to, while filling */
+        if (gi[v] != UINT32_MAX) {
+            mem[start[gi[v]]++] = v;
+        }
+    }
+    for (size_t i = gr->n; i > 0; i--) { /* back to where each group begins */
+        start[i] = start[i - 1];
+    }
+    start[0] = 0;
+    for (size_t i = 0; i < gr->n; i++) {
+        const uint32_t *m = mem + start[i];
+        size_t n = start[i + 1] - start[i];
+        uint32_t k = n > 2 ? majority_keeper(g, m, n, cnt) : LH_NODE_NONE;
+        for (size_t j = 0; k != LH_NODE_NONE && j < n; j++) {
+            if (kept_by(g, m[j], k)) {
+                gr->v[i].example = m[j];
+                break;
+            }
+        }
+    }
+out:
+    free(start);
+    free(mem);
+    free(cnt);
+}
+
 /* Groups objects (filter: unreachable only) by type, site or both. */
 static int
 group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grouping_t *gr)
 {
     const lh_objheap_t *oh = sh->oh;
+    /* count: each object's group, for pick_examples (without it: the first ones) */
+    uint32_t *gi = unreachable ? NULL : malloc(((size_t)oh->n_objs + 1) * sizeof *gi);
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         if (unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) {
             continue;
@@ -298,7 +440,11 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
         uint32_t sid = by_site ? oh->objs[v].stack_id : 0;
         sh_group_t *g = sh_group_get(gr, key, sid);
         if (!g) {
+            free(gi);
             return LH_ENOMEM;
+        }
+        if (gi) {
+            gi[v] = (uint32_t)(g - gr->v);
         }
         g->n++;
         g->bytes += oh->objs[v].size_bytes;
@@ -307,9 +453,20 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
             g->example = v;
         }
     }
-    if (by_site && merge_same_site(sh, gr, unreachable) < 0) {
+    uint32_t *remap = by_site ? malloc((gr->n + 1) * sizeof *remap) : NULL;
+    if (by_site && (!remap || merge_same_site(sh, gr, unreachable, remap) < 0)) {
+        free(remap);
+        free(gi);
         return LH_ENOMEM;
     }
+    if (gi) {
+        for (uint32_t v = 0; remap && v < oh->n_objs; v++) {
+            gi[v] = remap[gi[v]];
+        }
+        pick_examples(oh, gr, gi);
+    }
+    free(remap);
+    free(gi);
     lh_qsort(gr->v, gr->n, sizeof *gr->v, cmp_ogroup);
     return 0;
 }
@@ -421,6 +578,7 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
     fprintf(sh->out, "%zu named variables; %u %s objects, %s reachable\n", nc, oh->n_objs,
             lang_name(oh),
             sh_bytes(b1, sizeof b1, oh->g.retained[oh->g.super] - oh->unreachable_bytes));
+    never_freed_line(oh, sh->out);
     free(cand);
     return 0;
 }
@@ -502,9 +660,7 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
     }
     if (rc == -1) {
         fprintf(sh->out, "  unreachable: no root reaches it (%s); the cycle is held by:\n",
-                oh->lang == LH_OBJLANG_PYTHON
-                    ? "a reference cycle the collector has not freed yet: garbage, not a leak"
-                    : "a reference cycle nothing refers to any more");
+                unreachable_what(oh, 0));
         uint32_t d = v;
         while (d < oh->g.n_nodes && oh->g.idom[d] != oh->g.super && oh->g.idom[d] != d) {
             d = oh->g.idom[d];
@@ -584,14 +740,9 @@ sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err)
         sh_grouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "unreachable: out of memory");
     }
-    /* Python's collector frees such cycles at its next run: garbage, not a leak (the
-     * decoder applies the collector's own rule, pyheap.h). */
     fprintf(sh->out, "unreachable %s objects (%s): %" PRIu64 " objects, %s\n",
-            lang_name(oh),
-            oh->lang == LH_OBJLANG_PYTHON
-                ? "reference cycles the collector has not freed yet: garbage, not leaks"
-                : "reference cycles nothing refers to",
-            oh->n_unreachable, sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
+            lang_name(oh), unreachable_what(oh, 1), oh->n_unreachable,
+            sh_bytes(b1, sizeof b1, oh->unreachable_bytes));
     /* A reference never released (a C extension's missing Py_DECREF, ctypes' Py_IncRef)
      * leaves an object no object refers to, which the decoder never reaches: the native
      * graph has it, as a block nothing points to. */
@@ -650,6 +801,7 @@ sh_obj_summary(lh_shell_t *sh, FILE *out)
             sh_bytes(b1, sizeof b1, bytes), oh->n_ext, oh->n_unreachable,
             sh_bytes(b2, sizeof b2, oh->unreachable_bytes),
             sh->native ? " (native view: `native off` for the objects)" : "");
+    never_freed_line(oh, out);
 }
 
 /* ---------------------------------------------------------------------------------------

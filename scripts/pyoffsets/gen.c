@@ -88,6 +88,8 @@ main(void)
     F(gc_gen_size, sizeof(struct gc_generation));
     F(gc_n_generations, NUM_GENERATIONS);
     OFF(gc_permanent, struct _gc_runtime_state, permanent_generation);
+    OFF(gc_enabled, struct _gc_runtime_state, enabled);
+    OFF(gc_gen_threshold, struct gc_generation, threshold);
     OFF(ts_next, PyThreadState, next);
     OFF(ts_thread_id, PyThreadState, thread_id);
 #if PY_VERSION_HEX >= 0x030D0000

@@ -879,6 +879,43 @@ def case_sigterm_run(ctx):
               [fmt_site(s) for s in rep["sites"][:5]])
 
 
+def case_sigusr2_run(ctx):
+    """`kill -USR2` of the pid a user sees (`leakhound run`'s: `$!` of the script that
+    started it) is the snapshot signal meant for the program: it must reach it (run died of
+    the default action: no snapshot, the program left running with nobody to wait for it,
+    the trace never finished), and run waits on, as after a SIGTERM."""
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    pidfile = os.path.join(ctx.workdir, "pid")
+    snap = os.path.join(ctx.workdir, "trace.snap1.lhs")
+    argv = [ctx.lh, "run", "-o", trace, "--", ctx.prog("busy_worker"), "--pidfile", pidfile]
+
+    def usr2_then_term(p, pid):
+        os.kill(p.pid, signal.SIGUSR2)  # to leakhound run, not to the program
+        deadline = time.monotonic() + 20
+        while not os.path.exists(snap) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ctx.check(p.poll() is None, "leakhound run after a SIGUSR2 to it", "still running",
+                  "exited %s" % p.returncode)
+        time.sleep(0.2)  # the snapshot file is complete once the agent listed it
+        os.kill(p.pid, signal.SIGTERM)
+
+    rc, err, pid = busy_worker_until(ctx, argv, pidfile, 0.3, usr2_then_term,
+                                     "its SIGUSR2 and SIGTERM")
+    try:
+        os.kill(pid, 0)
+        os.kill(pid, signal.SIGKILL)
+        ctx.fails.append("the program after SIGUSR2 and SIGTERM to leakhound run\n"
+                         "    expected: gone\n    got:      still running")
+    except ProcessLookupError:
+        pass
+    ctx.check(rc == 143, "exit status of leakhound run (the program's: SIGTERM)", 143, rc)
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"])
+    labels = re.findall(r"^\*?\s+\d+\s+(\S+)\s+\S+\s+\d", res.stdout, re.M)
+    ctx.check(labels[:1] == ["signal-1"], "the SIGUSR2 sent to run took the program's "
+              "snapshot", "first snapshot 'signal-1'", res.stdout.strip()[-600:] or
+              res.stderr.strip()[-600:])
+
+
 def case_depth(ctx):
     """--depth 2 caps the recorded stacks; the allocating line is still right."""
     trace = os.path.join(ctx.workdir, "trace.lht")
@@ -1260,6 +1297,7 @@ SPECIAL = {
     "depth": case_depth,
     "mode0600": case_mode0600,
     "sigterm_run": case_sigterm_run,
+    "sigusr2_run": case_sigusr2_run,
     "symlink": case_symlink,
     "unwind_verify": case_unwind_verify,
     "rss_agent": case_rss_agent,

@@ -34,24 +34,9 @@ CASES = (
 )
 
 
-def records_in_frames(path):
-    """Records counted by the frame headers (uncompressed, format.h) of thread frames."""
-    with open(path, "rb") as f:
-        d = f.read()
-    off = 16 + struct.unpack_from("<I", d, 12)[0]
-    n = 0
-    while off + 48 <= len(d):
-        magic, hlen, _codec, _flags, tid, _raw, comp = struct.unpack_from("<IHBBIII", d, off)
-        if magic != 0x3146484C:
-            break
-        if tid:
-            n += struct.unpack_from("<I", d, off + 40)[0]
-        off += hlen + comp
-    return n
-
-
-def full_frames(path):
-    """(codec, raw length, compressed length) of the thread frames of 16 KiB or more."""
+def thread_frames(path):
+    """(codec, raw length, compressed length, records) of each thread frame, from the frame
+    headers (format.h)."""
     with open(path, "rb") as f:
         d = f.read()
     off = 16 + struct.unpack_from("<I", d, 12)[0]
@@ -60,10 +45,20 @@ def full_frames(path):
         magic, hlen, codec, _flags, tid, raw, comp = struct.unpack_from("<IHBBIII", d, off)
         if magic != 0x3146484C:
             break
-        if tid and raw >= 16384:
-            out.append((codec, raw, comp))
+        if tid:
+            out.append((codec, raw, comp, struct.unpack_from("<I", d, off + 40)[0]))
         off += hlen + comp
     return out
+
+
+def records_in_frames(path):
+    """Records counted by the frame headers (uncompressed) of thread frames."""
+    return sum(f[3] for f in thread_frames(path))
+
+
+def full_frames(path):
+    """(codec, raw length, compressed length) of the thread frames of 16 KiB or more."""
+    return [f[:3] for f in thread_frames(path) if f[1] >= 16384]
 
 
 def probe_pattern(path):

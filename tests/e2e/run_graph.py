@@ -192,11 +192,15 @@ def case_tag(ctx):
 
 
 def case_registry(ctx):
-    """C++ objects typed by their vtables."""
+    """C++ objects typed by their vtables; shared_ptr blocks by the object they hold."""
     trace = record(ctx, "graph_registry")
     out, _ = shell(ctx, trace, "count --by type")
     expect_line(ctx, "Circle", r"^\s+\d+\s+3\s+48 B\s+Circle$", out)
-    expect_line(ctx, "Square", r"^\s+\d+\s+2\s+48 B\s+Square$", out)
+    expect_line(ctx, "Square", r"^\s+\d+\s+3\s+72 B\s+Square$", out)
+    expect_line(ctx, "make_shared<Circle>'s block (control block and Circle: 16 + 16 B)",
+                r"^\s+\d+\s+1\s+32 B\s+Circle \(std::make_shared\)$", out)
+    expect_line(ctx, "shared_ptr<Square>(new Square)'s control block",
+                r"^\s+\d+\s+1\s+24 B\s+shared_ptr control block of Square$", out)
     expect_line(ctx, "Triangle", r"^\s+\d+\s+1\s+32 B\s+Triangle$", out)
     n = row_of(ctx, out, "Triangle")
     out, _ = shell(ctx, trace, "count --by type; identify @%d" % n)

@@ -22,6 +22,10 @@ exact figures:
              and a traceback's .tb_frame (a C type's member, by its PyMemberDef name)
   buffers    bytearrays in a list: each retains its buffer (a native block no field of
              the decoder names), the list retains them all
+  gcoff      cycles with __del__ made while the collector is off (gc.disable(), then
+             gc.set_threshold(0)): `summary`, `roots`' last line, `unreachable` and
+             `identify` say the collector never frees them, so they are the leak (with the
+             collector on, `cycles` checks they are called garbage)
   refleak    30 objects whose reference is never released (ctypes' Py_IncRef): the
              python view's `unreachable` says the native graph has blocks nothing points to
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
@@ -51,7 +55,7 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak"]
+         "suspended", "buffers", "refleak", "gcoff"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -285,6 +289,10 @@ def case_cycles(ctx, py, tag):
     ctx.check("cycles.Node" not in parse_counts(out), "%s: no Node left" % tag, "none",
               parse_counts(out).get("cycles.Node"))
     out = one_shell(ctx, trace, "pending", ["unreachable"])
+    line = ("unreachable python objects (reference cycles the collector has not freed yet: "
+            "garbage, not leaks): ")
+    ctx.check(out.startswith(line), "%s: pending cycles, the collector on: garbage" % tag,
+              line, out.splitlines()[:1])
     rows = parse_counts(out)
     ctx.check(rows.get("cycles.Node") == 50, "%s: pending cycles: Node objects unreachable"
               % tag, 50, rows.get("cycles.Node"))
@@ -295,6 +303,41 @@ def case_cycles(ctx, py, tag):
               rows.get("dict"))
     out = one_shell(ctx, trace, "pending", ["count --by type"])
     check_oracle(ctx, out, prefix, "pending", tag)
+
+
+def case_gcoff(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "gcoff", tag)
+    why = {"disabled": "it is disabled (gc.disable())",
+           "threshold0": "automatic collection is off (gc.set_threshold(0))"}
+    for label, n in (("disabled", 301), ("threshold0", 200)):
+        ident = ["identify " + said["session"]] if label == "disabled" else []
+        out = one_shell(ctx, trace, label, ["summary", "unreachable"] + ident +
+                        ["count --by type"])
+        rows = parse_counts(out.split("unreachable python objects", 1)[-1]
+                            .split("   @       count      bytes  type\n", 1)[0])
+        # (3.8-3.10: each Session's __dict__ too; the bytearrays hang off the cycles)
+        ctx.check(rows.get("gcoff.Session") == n and rows.get("bytearray") == n,
+                  "%s: %s: the Sessions and their bytearrays unreachable" % (tag, label),
+                  (n, n), (rows.get("gcoff.Session"), rows.get("bytearray")))
+        plural = ("reference cycles the collector never frees: %s, so they are leaks"
+                  % why[label])
+        lines = [l for l in out.splitlines() if plural in l]
+        ctx.check(len(lines) == 2 and lines[0].startswith("unreachable: ") and
+                  lines[0].endswith(": `unreachable` lists them") and
+                  lines[1].startswith("unreachable python objects (%s): " % plural),
+                  "%s: %s: summary and unreachable say the cycles are the leak"
+                  % (tag, label), plural, lines)
+        if label == "disabled":
+            one = ("  unreachable: no root reaches it (a reference cycle the collector never "
+                   "frees: %s, so it is a leak); the cycle is held by:" % why[label])
+            ctx.check(one in out.splitlines(), "%s: identify a Session" % tag, one,
+                      [l for l in out.splitlines() if "no root reaches" in l])
+            check_oracle(ctx, out.split("   @       count      bytes  type\n")[-1], prefix,
+                         label, tag)
+    out = one_shell(ctx, trace, "after", ["summary", "unreachable"])
+    ctx.check("never frees" not in out and "gcoff.Session" not in parse_counts(out),
+              "%s: the collector back on: nothing left, nothing said" % tag,
+              "no Session, no line", out[-500:])
 
 
 def read_counts(path):

@@ -521,7 +521,7 @@ def case_heuristics_report(ctx):
     # Besides the program's five blocks (449 bytes), libstdc++'s emergency exception pool,
     # allocated by its constructor before the agent's: recorded with no stack, reachable.
     pool = re.search(r"\((\d+) bytes\) leaked in 1 block, 1 allocation \[site 0\]\n"
-                     r"\s+\(no stack recorded\)", res.stdout)
+                     r"\s+\(no stack recorded:", res.stdout)
     ctx.check(pool is not None, "report: libstdc++'s pool, from before the agent started",
               "one block with no stack", res.stdout[-2000:])
     if pool:

@@ -268,12 +268,42 @@ def case_callers(ctx):
               seen[0], got)
 
 
+def case_routecache(ctx):
+    """`count --by site; identify @N`: the object a row names is one held where most of the
+    row is (route_cache.pl: 400 pages in %Shop::Cache::RENDERED, 3 rendered ahead by the
+    same line into %Shop::Pages::WARM; identify answered %Shop::Pages::WARM{"1"}, the first
+    by address, as Mojolicious's route handler's pad was for a Mojolicious::Lite app)."""
+    prog = "route_cache.pl"
+    trace = lh_field_run(ctx, prog)
+    body = marker(prog, "body")
+    label = "Shop::Pages::render (%s:%d)" % (os.path.basename(body[0]), body[1])
+    out = shell(ctx, trace, "count --by site")
+    rows = [(int(m.group(1)), int(m.group(2))) for m in
+            re.finditer(r"^\s*(\d+)\s+(\d+)\s+\S+ \S+  (.*)$", out, re.M)
+            if m.group(3) == label]
+    ctx.check(len(rows) == 1 and rows[0][1] >= 403, "count --by site: the pages in one row",
+              "%s: 403 strings or more" % label, rows)
+    if len(rows) != 1:
+        return
+    out = shell(ctx, trace, "count --by site; identify @%d" % rows[0][0])
+    out = out[out.find("\nSCALAR(PV) 0x") + 1:]
+    head = r"^SCALAR\(PV\) 0x[0-9a-f]+, \d+ B, retained \d+ B, created at %s$" % re.escape(label)
+    path = r'^  %Shop::Cache::RENDERED\{"/item-\d+"\} -> HASH -> \{"body"\} -> SCALAR\(PV\)$'
+    ctx.check(re.search(head, out, re.M) is not None and re.search(path, out, re.M) is not None,
+              "identify @N: a page held by the cache, as 400 of them are", path, out[:600])
+    out = shell(ctx, trace, "roots 1")
+    ctx.check(re.search(r"^\s+1\s+\S+ \S+\s+\S+ \S+  %Shop::Cache::RENDERED \(HASH\)$", out,
+                        re.M) is not None, "roots: the cache first",
+              "%Shop::Cache::RENDERED (HASH)", out)
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
     "cycles": case_cycles,
     "dbi": case_dbi,
     "callers": case_callers,
+    "routecache": case_routecache,
 }
 
 

@@ -103,7 +103,7 @@ test_text(void **state)
     assert_non_null(strstr(s, "    by __libc_start_call_main (in libc.so.6)\n"));
     assert_non_null(strstr(s, "#2: 16 B (16 bytes) leaked in 1 block, 1 allocation [site 0]\n"));
     assert_non_null(strstr(s, "[site 3]\n    at emitter_on")); /* the id `log --site` takes */
-    assert_non_null(strstr(s, "(no stack recorded)"));
+    assert_non_null(strstr(s, "(no stack recorded: allocated before leakhound started"));
     free(s);
 
     end.present = 0;
@@ -113,6 +113,68 @@ test_text(void **state)
     assert_non_null(strstr(s, "(/work/app/emitter.c:42)")); /* no cwd: paths as recorded */
     free(s);
     end.present = 1;
+
+    end.kind = LH_EXIT_SIGNAL;
+    end.status = 15;
+    s = render(0, NULL);
+    assert_non_null(strstr(s, "  exit:          terminated by SIGTERM (signal 15; the trace "
+                              "ended as at exit)\n"));
+    free(s);
+    end.status = 99; /* a number the C library does not name */
+    s = render(0, NULL);
+    assert_non_null(strstr(s, "terminated by signal 99 (signal 99;"));
+    free(s);
+    end.kind = LH_EXIT_NORMAL;
+    end.status = 0;
+}
+
+/* A run of C++ library templates inlined between operator new and the program's line is
+ * one line, its outermost call, and counts as one against the frame limit. */
+static void
+test_text_cxx_fold(void **state)
+{
+    (void)state;
+    lh_frame_t f[6] = {
+        {"operator new(unsigned long)", NULL, 0, "/lib/libstdc++.so.6", 0x7f1000, 0x100, 0, 0, 0},
+        {"std::__new_allocator<Node>::allocate", "/usr/include/c++/12/bits/new_allocator.h", 137,
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+        {"std::__shared_count<Node>", "/usr/include/c++/12/bits/shared_ptr_base.h", 969,
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+        {"std::make_shared<Node>()", "/usr/include/c++/12/bits/shared_ptr.h", 1010, "/app/cyc",
+         0x401010, 0x1010, 1, 0, 0},
+        {"handle(int)", "/app/cyc.cpp", 10, "/app/cyc", 0x401010, 0x1010, 0, 0, 0},
+        {"main", "/app/cyc.cpp", 18, "/app/cyc", 0x401100, 0x1100, 0, 0, 0},
+    };
+    lh_site_t site = {0};
+    site.stack_id = 9;
+    site.has_stack = 1;
+    site.frames = f;
+    site.n_frames = 6;
+    site.location = 4;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    lh_text_stack(out, &site, 3, "/app");
+    fclose(out);
+    assert_string_equal(buf, "    at operator new(unsigned long) (in libstdc++.so.6)\n"
+                             "    by std::make_shared<Node>() (/usr/include/c++/12/bits/"
+                             "shared_ptr.h:1010) [inlined; 2 more inlined frames of the C++ "
+                             "library inside it]\n"
+                             "    by handle(int) (cyc.cpp:10)\n"
+                             "    ... 1 more frame\n");
+    free(buf);
+    /* One library inline alone is printed as it is. */
+    site.frames = f + 3;
+    site.n_frames = 3;
+    buf = NULL;
+    out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    lh_text_stack(out, &site, 0, "/app");
+    fclose(out);
+    assert_non_null(strstr(buf, "    at std::make_shared<Node>() (/usr/include/c++/12/bits/"
+                                "shared_ptr.h:1010) [inlined]\n    by handle(int)"));
+    free(buf);
 }
 
 static void
@@ -154,8 +216,16 @@ test_json(void **state)
     s = render(1, NULL);
     assert_non_null(strstr(s, "\"exit_kind\": \"_exit\""));
     assert_non_null(strstr(s, "\"clean_exit\": false"));
+    assert_null(strstr(s, "exit_signal"));
+    free(s);
+    end.kind = LH_EXIT_SIGNAL;
+    end.status = 2;
+    s = render(1, NULL);
+    assert_non_null(strstr(s, "\"clean_exit\": false, \"exit_kind\": \"signal\", "
+                              "\"exit_signal\": \"SIGINT\", \"exit_status\": 2"));
     free(s);
     end.kind = LH_EXIT_NORMAL;
+    end.status = 0;
 }
 
 static void
@@ -205,6 +275,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_cxx_fold),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_human_bytes),

@@ -2,8 +2,12 @@
 //
 // graph_registry.cpp (e2e, `leakhound shell`): a registry of polymorphic objects held by a
 // global: 3 Circle, 2 Square and 1 Triangle, typed by their vtables in `count --by type`.
+// Two shared_ptrs held by globals type by the object they hold: a std::make_shared<Circle>
+// block (libstdc++'s control block with the Circle inside) and, for shared_ptr<Square>(new
+// Square), a third Square plus its separate control block.
 #include <cstddef>
 #include <cstring>
+#include <memory>
 
 struct Shape {
     virtual ~Shape() {}
@@ -27,6 +31,8 @@ struct Triangle : Shape {
 
 static Shape **g_registry;
 static size_t g_count;
+static std::shared_ptr<Circle> *g_made;
+static std::shared_ptr<Square> *g_held;
 
 __attribute__((noinline)) static void
 registry_add(Shape *s)
@@ -47,6 +53,8 @@ build()
         registry_add(new Square);
     }
     registry_add(new Triangle);
+    g_made = new std::shared_ptr<Circle>(std::make_shared<Circle>()); // SITE: made_circle
+    g_held = new std::shared_ptr<Square>(new Square);                 // SITE: held_square
 }
 
 __attribute__((noinline)) static void

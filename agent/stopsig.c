@@ -1,0 +1,354 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * stopsig.c: a program stopped with Ctrl-C, `kill` or a closed terminal gives the answers
+ * of one that exited (stopsig.h), and the program sees its own signal dispositions only.
+ *
+ * The stop signals are SIGINT, SIGTERM and SIGHUP: the ones that end a program on purpose
+ * (a terminal's Ctrl-C, a service manager's stop, a closed session), with no core dump.
+ * Not SIGQUIT, SIGXCPU and the other core-dumping signals: a core is for looking at the
+ * program as the signal found it, and the final flush and exit snapshot would run first
+ * (and put the agent's frames on top of the dumped stack; at SIGXCPU the process is over
+ * its CPU limit, and the kernel's SIGKILL at the hard limit may cut the work short
+ * anyway). Not SIGPIPE, SIGALRM, SIGUSR1 or the real-time signals either: their default
+ * action kills too, but as an accident of a program that did not expect them, not as a
+ * way to stop it; their deaths stay as before (a trace without END).
+ *
+ * The handler of a stop signal, on the thread the kernel chose:
+ * - outside the agent's code (lh_tls.guard clear): no agent lock is held by this thread,
+ *   so it ends the trace as exit does (lh_recorder_finish: flush every thread's buffer,
+ *   exit snapshot scanned from the interrupted context up, END) while the other threads
+ *   run on, as they do at exit;
+ * - inside the agent's code (a hook: its slot, the writer lock, a table may be held right
+ *   here): notes the signal and returns; the hook finishes (microseconds: no program code
+ *   runs in between) and lh_guard_leave, with every lock released, does the same;
+ * then it holds the writer lock for good (no thread starts a frame it could not finish),
+ * puts SIG_DFL back, sends the signal to its own thread and unblocks it: the process dies
+ * of it, as it would have without the agent. A second stop signal on another thread
+ * meanwhile waits for the first to end the process. Every wait is bounded (sweeps in
+ * lh_flush_all, the capture's lock, the writer lock here): what cannot be had in time is
+ * given up, and the process still dies of its signal.
+ *
+ * What the program sees. A disposition the agent holds (one of its handlers installed for
+ * real) is reported as the program's own last SIG_DFL (or the one found at start). SIG_DFL
+ * asked for a handled signal installs the agent's handler again (python asks for it before
+ * killing itself with SIGINT after an uncaught KeyboardInterrupt). Anything else (a
+ * handler, SIG_IGN) is installed for real, so the program's choice is what happens; the
+ * kernel, not a table, says which is in force: SA_RESETHAND's return to SIG_DFL, and the
+ * reset of handlers at exec, are seen as they are.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stopsig.h"
+
+#include "agent.h"
+#include "format.h"
+#include "output.h"
+#include "recorder.h"
+#include "sys.h"
+#include "ticker.h"
+
+#define MAX_SIG 65 /* signals 1..64 */
+
+enum { KIND_NONE = 0, KIND_STOP = 1, KIND_SNAPSHOT = 2 };
+
+static lh_sigaction_fn real_sigaction;
+static unsigned char kind[MAX_SIG];    /* what the agent does with each signal */
+static struct sigaction view[MAX_SIG]; /* the program's disposition while the agent's holds */
+static atomic_int stopping;            /* the stop signal being carried out, 0 = none */
+
+int
+lh_stopsig_is_stop(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+}
+
+/* -------------------------------------------------------------------------------------
+ * The handlers
+ * ----------------------------------------------------------------------------------- */
+/* Puts SIG_DFL back and dies of sig on this thread (the handler runs with every signal
+ * blocked: sent to the thread, it stays pending until unblocked). */
+__attribute__((noreturn)) static void
+die(int sig)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (real_sigaction) {
+        real_sigaction(sig, &dfl, NULL);
+    }
+    syscall(SYS_tgkill, getpid(), lh_sys_gettid(), sig);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    /* Not reached: the default action of a stop signal ends the process. */
+    syscall(SYS_exit_group, 128 + sig);
+    __builtin_unreachable();
+}
+
+static void
+sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Ends the trace as exit does, on a thread that holds no agent lock, then the process. */
+__attribute__((noreturn)) static void
+stop_now(int sig, uintptr_t program_sp)
+{
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&stopping, &expect, sig)) {
+        /* Another thread is ending the trace (a second signal): it ends the process. */
+        for (int i = 0; i < 120000; i++) {
+            sleep_ms(1);
+        }
+        die(sig);
+    }
+    lh_recorder_finish_at(LH_EXIT_SIGNAL, sig, program_sp);
+    lh_output_hold(1000);
+    die(sig);
+}
+
+LH_REALIGN static void
+on_stop(int sig, siginfo_t *info, void *ucv)
+{
+    (void)info;
+    if (!lh_recording() || !lh_recorder_own_process()) {
+        /* Nothing to end (recording stopped, or a vfork child sharing our memory). */
+        die(sig);
+    }
+    if (lh_tls.guard) {
+        /* Inside the agent: its locks may be held by this very thread. Done when the hook
+         * leaves (lh_guard_leave). The first signal wins; the kernel merges repeats. */
+        if (!lh_tls.stop_sig) {
+            lh_tls.stop_sig = sig;
+        }
+        return;
+    }
+    /* The saved registers and everything above them: the program's state at the signal. */
+    stop_now(sig, (uintptr_t)ucv);
+}
+
+void
+lh_stopsig_deferred(void)
+{
+    int sig = lh_tls.stop_sig;
+    lh_tls.stop_sig = 0;
+    if (!lh_recording()) {
+        lh_output_hold(1000); /* the trace ended meanwhile (exit on another thread) */
+        die(sig);
+    }
+    stop_now(sig, 0);
+}
+
+void
+lh_stopsig_after_finish(void)
+{
+    int sig = lh_tls.stop_sig;
+    lh_tls.stop_sig = 0;
+    atomic_store(&stopping, sig);
+    lh_recorder_killed(sig);
+    lh_output_hold(1000);
+    die(sig);
+}
+
+LH_REALIGN static void
+on_snapshot(int sig)
+{
+    (void)sig;
+    lh_request_snapshot(); /* AS-safe: the ticker writes the record */
+}
+
+/* -------------------------------------------------------------------------------------
+ * The program's view
+ * ----------------------------------------------------------------------------------- */
+static int
+handled(int sig)
+{
+    return sig > 0 && sig < MAX_SIG && kind[sig] != KIND_NONE && real_sigaction;
+}
+
+static int
+is_agent_handler(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction == on_stop
+                                       : sa->sa_handler == on_snapshot;
+}
+
+/* What signal, bsd_signal, sysv_signal and sigset return: the handler in force before. */
+static int
+is_agent_fn(lh_sighandler_fn f)
+{
+    return (uintptr_t)f == (uintptr_t)on_snapshot || (uintptr_t)f == (uintptr_t)on_stop;
+}
+
+static void
+agent_action(int sig, struct sigaction *sa)
+{
+    memset(sa, 0, sizeof *sa);
+    if (kind[sig] == KIND_STOP) {
+        sa->sa_sigaction = on_stop;
+        sa->sa_flags = SA_SIGINFO | SA_RESTART;
+    } else {
+        sa->sa_handler = on_snapshot;
+        sa->sa_flags = SA_RESTART;
+    }
+    sigfillset(&sa->sa_mask);
+}
+
+/* The disposition in force, as the program is to see it. */
+static void
+program_view(int sig, const struct sigaction *k, struct sigaction *out)
+{
+    *out = is_agent_handler(k) ? view[sig] : *k;
+}
+
+/* The agent's handler for sig, and act (SIG_DFL) as the program's view of it. as_set: act
+ * is what the program asked for, kept as the kernel would report it back (the C library's
+ * restorer added, SIGKILL and SIGSTOP never masked); else it is what the kernel reported. */
+static int
+hold_default(int sig, const struct sigaction *act, int as_set)
+{
+    struct sigaction mine, now;
+    agent_action(sig, &mine);
+    struct sigaction want = *act; /* act may be the caller's old as well */
+    if (real_sigaction(sig, &mine, NULL) != 0) {
+        return -1;
+    }
+    if (as_set && real_sigaction(sig, NULL, &now) == 0) {
+        want.sa_restorer = now.sa_restorer;
+        want.sa_flags |= now.sa_flags & ~(mine.sa_flags);
+    }
+    sigdelset(&want.sa_mask, SIGKILL);
+    sigdelset(&want.sa_mask, SIGSTOP);
+    view[sig] = want;
+    return 0;
+}
+
+int
+lh_stopsig_sigaction(lh_sigaction_fn real, int sig, const struct sigaction *act,
+                     struct sigaction *old)
+{
+    if (!handled(sig)) {
+        return real(sig, act, old);
+    }
+    struct sigaction k;
+    if (!act || act->sa_handler != SIG_DFL) {
+        /* A query, or the program's own handler or SIG_IGN: in force for real. */
+        if (real(sig, act, &k) != 0) {
+            return -1;
+        }
+        if (old) {
+            program_view(sig, &k, old);
+        }
+        return 0;
+    }
+    int saved = errno;
+    if (real(sig, NULL, &k) != 0) {
+        return -1;
+    }
+    struct sigaction prev;
+    program_view(sig, &k, &prev);
+    if (hold_default(sig, act, 1) != 0) {
+        return -1;
+    }
+    if (old) {
+        *old = prev;
+    }
+    errno = saved;
+    return 0;
+}
+
+lh_sighandler_fn
+lh_stopsig_signal(lh_signal_fn real, int sig, lh_sighandler_fn h,
+                  int flags, int self_mask)
+{
+    if (!handled(sig) || h != SIG_DFL) {
+        lh_sighandler_fn prev = real(sig, h);
+        return is_agent_fn(prev) ? view[sig].sa_handler : prev;
+    }
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = SIG_DFL;
+    sigemptyset(&act.sa_mask);
+    if (self_mask) {
+        sigaddset(&act.sa_mask, sig);
+    }
+    act.sa_flags = flags;
+    if (lh_stopsig_sigaction(real_sigaction, sig, &act, &old) != 0) {
+        return SIG_ERR;
+    }
+    return old.sa_handler;
+}
+
+lh_sighandler_fn
+lh_stopsig_sigset(lh_signal_fn real, int sig, lh_sighandler_fn h)
+{
+    if (!handled(sig) || h != SIG_DFL) {
+        /* SIG_HOLD (which only blocks), SIG_IGN or a handler: the C library's own. */
+        lh_sighandler_fn prev = real(sig, h);
+        return is_agent_fn(prev) ? view[sig].sa_handler : prev;
+    }
+    /* As the C library's: SIG_DFL with no flags and an empty mask, the signal unblocked,
+     * and SIG_HOLD returned when it was blocked. */
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = SIG_DFL;
+    sigemptyset(&act.sa_mask);
+    if (lh_stopsig_sigaction(real_sigaction, sig, &act, &old) != 0) {
+        return SIG_ERR;
+    }
+    sigset_t one, was;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    if (sigprocmask(SIG_UNBLOCK, &one, &was) != 0) {
+        return SIG_ERR;
+    }
+    return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* -------------------------------------------------------------------------------------
+ * Start
+ * ----------------------------------------------------------------------------------- */
+static void
+install_one(int sig, int what)
+{
+    struct sigaction k;
+    if (sig <= 0 || sig >= MAX_SIG || real_sigaction(sig, NULL, &k) != 0) {
+        return;
+    }
+    /* Only where the program (so far) has no use for the signal. */
+    if (!(k.sa_flags & SA_SIGINFO) && k.sa_handler == SIG_DFL) {
+        kind[sig] = (unsigned char)what;
+        if (hold_default(sig, &k, 0) != 0) {
+            kind[sig] = KIND_NONE;
+        }
+    }
+}
+
+void
+lh_stopsig_install(lh_sigaction_fn real, int snapshot_sig)
+{
+    if (!real) {
+        return;
+    }
+    real_sigaction = real;
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) {
+        if (stops[i] != snapshot_sig) {
+            install_one(stops[i], KIND_STOP);
+        }
+    }
+    if (snapshot_sig) {
+        install_one(snapshot_sig, KIND_SNAPSHOT);
+    }
+}

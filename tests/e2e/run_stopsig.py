@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests of the stop signals (agent/stopsig.c): a program stopped with SIGTERM,
+Ctrl-C (SIGINT to its process group) or SIGHUP at their default disposition gives the
+answers of one that exited (final flush, exit snapshot, leak classes; Valgrind as the
+oracle where installed) and still dies of the signal; a program with its own handler, or
+SIG_IGN, gets what it chose, and never sees the agent's handlers (python's
+KeyboardInterrupt, perl's %SIG). progs/stop_wait.c; exact classes and bytes.
+
+Usage:
+  run_stopsig.py --build DIR --case NAME [--keep] [-v]
+  run_stopsig.py --build DIR --all
+  run_stopsig.py --list
+"""
+
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, load_report)
+
+Failure = E.Failure
+
+# stop_wait's blocks: 3 of 1111 bytes lost, 4 of 2222 held by a global, and stdout's
+# 4096-byte buffer (glibc keeps it: reachable).
+CLASSES = {"definitely_lost": (3333, 3), "indirectly_lost": (0, 0), "possibly_lost": (0, 0),
+           "still_reachable": (8888 + 4096, 5)}
+PYTHON = "/usr/bin/python3"
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------
+
+def start(ctx, argv, env=None):
+    """argv in its own session (its own process group, as a terminal's job), stdout piped;
+    returns the Popen once the program printed its "ready" line."""
+    ctx.log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=ctx.workdir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, env=env)
+    buf = b""
+    deadline = time.monotonic() + 30
+    while b"ready" not in buf:
+        left = deadline - time.monotonic()
+        r, _, _ = select.select([p.stdout], [], [], max(left, 0))
+        chunk = os.read(p.stdout.fileno(), 4096) if r else b""
+        if not chunk:
+            os.killpg(p.pid, signal.SIGKILL)
+            _, err = p.communicate()
+            raise Failure("%s did not get ready\n    expected: a 'ready' line\n    got:      "
+                          "%r, stderr: %s" % (argv[-1], buf, err.decode(errors="replace")[-800:]))
+        buf += chunk
+    p.ready_out = buf
+    return p
+
+
+def finish(ctx, p, what):
+    """Waits (60 s at most) for p: (returncode, stdout, stderr)."""
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Failure("the program did not end within 60 s of " + what)
+    out = (p.ready_out + out).decode(errors="replace")
+    err = err.decode(errors="replace")
+    ctx.log("exit %s; stdout: %s; stderr: %s" % (p.returncode, out, err))
+    return p.returncode, out, err
+
+
+def lh_run_argv(ctx, trace, prog_argv):
+    return [ctx.lh, "run", "-o", trace, "--"] + list(prog_argv)
+
+
+def report_text(ctx, trace):
+    res = E.run(ctx, [ctx.lh, "report", trace, "--top", "0"])
+    ctx.check(res.returncode == 0, "report %s" % trace, "exit 0",
+              "exit %d: %s" % (res.returncode, res.stderr[-500:]))
+    return res.stdout
+
+
+def exit_line(text):
+    return [ln.strip() for ln in text.splitlines() if ln.startswith("  exit:")]
+
+
+def classes(rep):
+    ls = rep.get("leak_summary") or {}
+    return dict((k, (v["bytes"], v["blocks"])) for k, v in ls.items())
+
+
+def expect_killed(ctx, trace, signame, signum):
+    """The trace loads without --salvage, says the program was terminated by the signal,
+    and its leak classes are stop_wait's."""
+    rep = E.load_report(ctx, trace)
+    summ = rep["summary"]
+    got = (summ.get("exit_kind"), summ.get("exit_signal"), summ.get("exit_status"),
+           summ.get("clean_exit"))
+    ctx.check(got == ("signal", signame, signum, False), "exit kind, signal, status, clean",
+              ("signal", signame, signum, False), got)
+    want = "exit:          terminated by %s (signal %d; the trace ended as at exit)" % (
+        signame, signum)
+    lines = exit_line(report_text(ctx, trace))
+    ctx.check(lines == [want], "the report's exit line", want, lines)
+    return rep
+
+
+def valgrind_classes(ctx, sig):
+    """stop_wait under valgrind --leak-check=full, sent sig: its LEAK SUMMARY
+    ({class: (bytes, blocks)}) and exit status; None when valgrind is not installed."""
+    if not shutil.which("valgrind"):
+        ctx.log("valgrind is not installed: its answer is not compared")
+        return None
+    p = start(ctx, ["valgrind", "--leak-check=full", "--show-leak-kinds=all",
+                    ctx.prog("stop_wait"), "wait"])
+    os.killpg(p.pid, sig)
+    rc, _, err = finish(ctx, p, "valgrind's signal")
+    text = err.split("LEAK SUMMARY:")[-1]
+    got = {}
+    for k, b, n in re.findall(r"(definitely lost|indirectly lost|possibly lost|still reachable)"
+                              r": ([\d,]+) bytes in ([\d,]+) blocks", text):
+        got[k.replace(" ", "_")] = (int(b.replace(",", "")), int(n.replace(",", "")))
+    return got, rc
+
+
+# ---------------------------------------------------------------------------------------
+# Native programs
+# ---------------------------------------------------------------------------------------
+
+def stopped_by(ctx, sig, signame, to_group):
+    """stop_wait under `leakhound run`, stopped by sig (to run itself, which passes SIGTERM
+    on, or to the whole process group, as a terminal's Ctrl-C), against its normal exit
+    and against valgrind."""
+    trace = os.path.join(ctx.workdir, "killed.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), "wait"]))
+    time.sleep(0.2)
+    if to_group:
+        os.killpg(p.pid, sig)
+    else:
+        os.kill(p.pid, sig)
+    rc, _, err = finish(ctx, p, signame)
+    ctx.check(rc == 128 + sig, "exit status of leakhound run (the program's)", 128 + sig, rc)
+    ctx.check("killed by signal %d" % sig in err, "run says how the program ended",
+              "'killed by signal %d'" % sig, err[-400:])
+    rep = expect_killed(ctx, trace, signame, sig)
+    killed = classes(rep)
+    ctx.check(killed == CLASSES, "leak classes after %s" % signame, CLASSES, killed)
+
+    normal = os.path.join(ctx.workdir, "exit.lht")
+    E.lh_run(ctx, [ctx.prog("stop_wait"), "exit"], out=normal)
+    nrep = E.load_report(ctx, normal)
+    ctx.check(classes(nrep) == killed, "leak classes: killed as exited", classes(nrep), killed)
+    ctx.check(nrep["summary"]["leaked_bytes"] == rep["summary"]["leaked_bytes"],
+              "live bytes at the end: killed as exited", nrep["summary"]["leaked_bytes"],
+              rep["summary"]["leaked_bytes"])
+
+    vg = valgrind_classes(ctx, sig)
+    if vg is not None:
+        got, vrc = vg
+        ctx.check(got == killed, "valgrind's leak summary after %s" % signame, killed, got)
+        ctx.check(vrc == -sig, "valgrind's exit (killed by the signal)", -sig, vrc)
+
+
+def case_term(ctx):
+    """SIGTERM (to leakhound run, which passes it on): status 143, the trace ends as at
+    exit, the same leak classes as a normal exit and as Valgrind's."""
+    stopped_by(ctx, signal.SIGTERM, "SIGTERM", False)
+
+
+def case_int(ctx):
+    """Ctrl-C (SIGINT to the process group): status 130, the same answers."""
+    stopped_by(ctx, signal.SIGINT, "SIGINT", True)
+
+
+def case_preload(ctx):
+    """LD_PRELOAD by hand, SIGHUP to the program itself: it dies of SIGHUP (the parent's
+    wait status says so), the trace ends as at exit."""
+    trace = os.path.join(ctx.workdir, "hup.lht")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(ctx.build, "lib", "libleakhound.so"),
+               LEAKHOUND_OUTPUT=trace)
+    p = start(ctx, [ctx.prog("stop_wait"), "wait"], env=env)
+    os.kill(p.pid, signal.SIGHUP)
+    rc, _, _ = finish(ctx, p, "SIGHUP")
+    ctx.check(rc == -signal.SIGHUP, "wait status of the program", -signal.SIGHUP, rc)
+    rep = expect_killed(ctx, trace, "SIGHUP", signal.SIGHUP)
+    ctx.check(classes(rep) == CLASSES, "leak classes after SIGHUP", CLASSES, classes(rep))
+
+
+def case_handler(ctx):
+    """A program with its own SIGTERM handler: the handler runs (prints, exits 3), and the
+    trace says so: a clean exit with status 3."""
+    trace = os.path.join(ctx.workdir, "handler.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), "handler"]))
+    time.sleep(0.2)  # out of its fflush: exit() in a handler would flush "ready" again
+    os.kill(p.pid, signal.SIGTERM)
+    rc, out, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 3, "exit status (the handler's exit(3))", 3, rc)
+    ctx.check(out.splitlines()[-1:] == ["handler"], "the handler printed", "handler", out)
+    lines = exit_line(report_text(ctx, trace))
+    ctx.check(lines == ["exit:          clean exit (status 3)"], "the report's exit line",
+              "clean exit (status 3)", lines)
+
+
+def case_ignored(ctx):
+    """SIGHUP ignored by the program (signal(SIGHUP, SIG_IGN)): still ignored, it runs on;
+    SIGTERM then stops it as usual."""
+    trace = os.path.join(ctx.workdir, "ign.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), "ignhup"]))
+    pid = int(re.search(rb"ready (\d+)", p.ready_out).group(1))
+    os.kill(pid, signal.SIGHUP)
+    time.sleep(0.5)
+    ctx.check(p.poll() is None, "the program after an ignored SIGHUP", "running",
+              "ended with %s" % p.returncode)
+    os.kill(p.pid, signal.SIGTERM)
+    rc, _, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "exit status after SIGTERM", 143, rc)
+    expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+
+
+def case_view(ctx):
+    """What sigaction, signal and sigset report for the agent's signals (INT, TERM, HUP,
+    and USR2, the snapshot signal) is what they report without the agent: SIG_DFL, never
+    the agent's handler; a handler the program installs is returned as installed."""
+    bare = E.run(ctx, [ctx.prog("stop_wait"), "view"])
+    traced = E.run(ctx, lh_run_argv(ctx, os.path.join(ctx.workdir, "v.lht"),
+                                    [ctx.prog("stop_wait"), "view"]))
+    want = ["view %s dfl dfl dfl handler dfl" % s for s in ("INT", "TERM", "HUP", "USR2")]
+    ctx.check(bare.stdout.splitlines() == want, "without the agent", want, bare.stdout)
+    ctx.check(traced.stdout.splitlines() == want, "under the agent", want, traced.stdout)
+
+
+def churned(ctx, mode):
+    trace = os.path.join(ctx.workdir, mode + ".lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), mode]))
+    time.sleep(0.5)
+    os.kill(p.pid, signal.SIGTERM)
+    rc, _, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "exit status after SIGTERM", 143, rc)
+    rep = expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    summ = rep["summary"]
+    ctx.check(summ["total_allocations"] > 1000, "allocations recorded while churning",
+              "> 1000", summ["total_allocations"])
+    # The threads' rings are not compared: they churn on while the trace ends (as they
+    # would through an exit()), so the blocks they hold at the snapshot are not all in it.
+    E.expect_site(ctx, rep, "stop_lost", 3, 3333, allocations=3)
+    E.expect_site(ctx, rep, "stop_held", 4, 8888, allocations=4)
+
+
+def case_threads(ctx):
+    """4 threads allocating and freeing without pause, main waiting: SIGTERM mid-churn
+    leaves a trace that loads without --salvage, with consistent totals."""
+    churned(ctx, "threads")
+
+
+def case_threads_hook(ctx):
+    """The same with SIGTERM blocked in main: it lands on a churning thread, nearly always
+    inside malloc or free (the agent's hook, its locks held): finished when the hook
+    leaves."""
+    churned(ctx, "threads_hook")
+
+
+# ---------------------------------------------------------------------------------------
+# Interpreters: their handlers are theirs
+# ---------------------------------------------------------------------------------------
+
+PY_CATCH = """
+import time
+keep = [bytearray(1000) for _ in range(50)]
+try:
+    print("ready", flush=True)
+    while True:
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    print("caught", flush=True)
+"""
+
+PERL_CATCH = r"""
+$| = 1;
+my @keep = map { "x" x 1000 } 1 .. 50;
+$SIG{INT} = sub { print "caught\n"; exit 4 };
+print "ready\n";
+sleep 1 while 1;
+"""
+
+
+def script(ctx, name, text):
+    path = os.path.join(ctx.workdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def case_python(ctx):
+    """python3 with try/except KeyboardInterrupt, Ctrl-C: python installed its SIGINT
+    handler (it does only where it finds SIG_DFL), so KeyboardInterrupt is raised and
+    caught, and the program exits 0: a clean exit. SIGTERM (no handler in python) ends it
+    as a stop signal."""
+    if not os.access(PYTHON, os.X_OK):
+        raise E.Skip("no " + PYTHON)
+    prog = script(ctx, "catch.py", PY_CATCH)
+    trace = os.path.join(ctx.workdir, "py.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [PYTHON, prog]))
+    time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)
+    rc, out, _ = finish(ctx, p, "Ctrl-C")
+    ctx.check(rc == 0 and out.splitlines()[-1:] == ["caught"], "KeyboardInterrupt caught",
+              "exit 0 after 'caught'", "exit %s, stdout %r" % (rc, out))
+    lines = exit_line(report_text(ctx, trace))
+    ctx.check(lines == ["exit:          clean exit (status 0)"], "the report's exit line",
+              "clean exit (status 0)", lines)
+
+    trace = os.path.join(ctx.workdir, "pyterm.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [PYTHON, prog]))
+    time.sleep(0.2)
+    os.kill(p.pid, signal.SIGTERM)
+    rc, out, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "python's exit status after SIGTERM", 143, rc)
+    expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+
+
+def case_perl(ctx):
+    """perl with $SIG{INT} = sub {...}: Ctrl-C runs it (prints, exits 4): a clean exit with
+    status 4. SIGTERM (no handler) ends it as a stop signal."""
+    if not shutil.which("perl"):
+        raise E.Skip("no perl")
+    prog = script(ctx, "catch.pl", PERL_CATCH)
+    trace = os.path.join(ctx.workdir, "pl.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, ["perl", prog]))
+    time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)
+    rc, out, _ = finish(ctx, p, "Ctrl-C")
+    ctx.check(rc == 4 and out.splitlines()[-1:] == ["caught"], "perl's handler ran",
+              "exit 4 after 'caught'", "exit %s, stdout %r" % (rc, out))
+    lines = exit_line(report_text(ctx, trace))
+    ctx.check(lines == ["exit:          clean exit (status 4)"], "the report's exit line",
+              "clean exit (status 4)", lines)
+
+    trace = os.path.join(ctx.workdir, "plterm.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, ["perl", prog]))
+    time.sleep(0.2)
+    os.kill(p.pid, signal.SIGTERM)
+    rc, out, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "perl's exit status after SIGTERM", 143, rc)
+    expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+
+
+CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+
+
+if __name__ == "__main__":
+    sys.exit(E.cases_main("stopsig", CASES, __doc__))
