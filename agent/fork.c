@@ -27,6 +27,7 @@
 #include "script.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "stopsig.h"
 #include "sys.h"
 #include "ticker.h"
 
@@ -80,6 +81,7 @@ fork_child(void)
     lh_mmaps_after_fork();
     lh_tls.guard = fork_guard;
     lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
+    lh_stopsig_after_fork();
     lh_sample_after_fork();
     lh_snapshot_after_fork();
     if (!lh_recording()) {

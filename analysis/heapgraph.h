@@ -137,7 +137,7 @@ typedef struct lh_heapgraph {
     uint32_t *root_words;  /* indices into sf.words */
     lh_refgraph_t g;
     uint64_t class_blocks[LH_CLASS_COUNT], class_bytes[LH_CLASS_COUNT];
-    uint64_t n_words_ignored; /* words in heap memory outside live blocks, or elsewhere */
+    uint64_t n_words_ignored; /* words looked at and dropped: outside the live blocks and roots */
     unsigned heuristics;   /* LH_HEUR_* bits in use */
     uint8_t *via_heur;     /* per block: heuristics that accepted a pointer into it */
     uint8_t *start_ref;    /* per block: 1 when a start pointer refers to it */

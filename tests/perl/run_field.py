@@ -297,6 +297,33 @@ def case_routecache(ctx):
               "%Shop::Cache::RENDERED (HASH)", out)
 
 
+def case_xscopies(ctx):
+    """A stripped XS module's frames under the Perl line that called it (xs_copies.pl:
+    Storable's dclone kept in @KEEP): shown by the module's path under auto/
+    (Storable/Storable.so+0x...), as JSON::XS's are JSON/XS/XS.so (were "XS.so+0x420e":
+    which of the XS.so?), with no perl internals."""
+    prog = "xs_copies.pl"
+    trace = lh_field_run(ctx, prog)
+    at = marker(prog, "dclone")
+    res = run(ctx, [ctx.lh, "report", trace, "--top", "1"])
+    first = re.search(r"^#1: .* at (?:\S*/)?%s:%d \[site \d+\]\n((?:    .*\n)+)" %
+                      (re.escape(os.path.basename(at[0])), at[1]), res.stdout, re.M)
+    frames = first.group(1).splitlines() if first else []
+    ctx.check(bool(frames) and re.match(r"^    at Storable/Storable\.so\+0x[0-9a-f]+$",
+                                        frames[0]) is not None,
+              "the top site: Storable's frame named by its module", "at Storable/Storable.so+0x...",
+              frames[:3] or res.stdout[:800])
+    ctx.check(("    by main (%s:%d)" % (at[0], at[1])) in frames,
+              "under the Perl line that called it", "by main (xs_copies.pl:%d)" % at[1],
+              frames[-3:])
+    ctx.check(not any(re.match(r"^    (at|by) (Perl_|pp_|S_)", f) for f in frames),
+              "no perl internals on the stack", "no Perl_*, pp_*, S_*", frames)
+    res = run(ctx, [ctx.lh, "tree", trace, "--min-percent", "20"])
+    ctx.check(re.search(r"Storable/Storable\.so\+0x[0-9a-f]+  \(in Storable/Storable\.so\)$",
+                        res.stdout, re.M) is not None, "tree: the module's name",
+              "Storable/Storable.so+0x... (in Storable/Storable.so)", res.stdout[:1200])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -304,6 +331,7 @@ CASES = {
     "dbi": case_dbi,
     "callers": case_callers,
     "routecache": case_routecache,
+    "xscopies": case_xscopies,
 }
 
 
