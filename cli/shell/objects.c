@@ -432,6 +432,11 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
     const lh_objheap_t *oh = sh->oh;
     /* count: each object's group, for pick_examples (without it: the first ones) */
     uint32_t *gi = unreachable ? NULL : malloc(((size_t)oh->n_objs + 1) * sizeof *gi);
+    uint64_t *under; /* bytes: the objects' own and the native memory only they hold */
+    if (lh_objheap_native_under(oh, &under, NULL) < 0) {
+        free(gi);
+        return LH_ENOMEM;
+    }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         if (unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) {
             continue;
@@ -441,18 +446,20 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
         sh_group_t *g = sh_group_get(gr, key, sid);
         if (!g) {
             free(gi);
+            free(under);
             return LH_ENOMEM;
         }
         if (gi) {
             gi[v] = (uint32_t)(g - gr->v);
         }
         g->n++;
-        g->bytes += oh->objs[v].size_bytes;
+        g->bytes += oh->objs[v].size_bytes + under[v];
         if (g->example == LH_NODE_NONE || (unreachable && oh->g.cls[v] == LH_CLASS_DEFINITE &&
                                             oh->g.cls[g->example] != LH_CLASS_DEFINITE)) {
             g->example = v;
         }
     }
+    free(under);
     uint32_t *remap = by_site ? malloc((gr->n + 1) * sizeof *remap) : NULL;
     if (by_site && (!remap || merge_same_site(sh, gr, unreachable, remap) < 0)) {
         free(remap);
@@ -778,7 +785,7 @@ void
 sh_obj_summary(lh_shell_t *sh, FILE *out)
 {
     const lh_objheap_t *oh = sh->oh;
-    char b1[32], b2[32];
+    char b1[32], b2[32], b3[32];
     if (!oh || oh->lang == LH_OBJLANG_NONE) {
         return;
     }
@@ -792,13 +799,17 @@ sh_obj_summary(lh_shell_t *sh, FILE *out)
         fputc('\n', out);
         return;
     }
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, ext_bytes = 0, *under = NULL;
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         bytes += oh->objs[v].size_bytes;
     }
-    fprintf(out, "%s %s heap: %u objects, %s; %u native blocks hang under them; "
+    if (lh_objheap_native_under(oh, &under, &ext_bytes) == 0) {
+        free(under);
+    }
+    fprintf(out, "%s %s heap: %u objects, %s; %u native blocks (%s) hang under them; "
             "unreachable: %" PRIu64 " objects, %s%s\n", lang_name(oh), oh->version, oh->n_objs,
-            sh_bytes(b1, sizeof b1, bytes), oh->n_ext, oh->n_unreachable,
+            sh_bytes(b1, sizeof b1, bytes), oh->n_ext, sh_bytes(b3, sizeof b3, ext_bytes),
+            oh->n_unreachable,
             sh_bytes(b2, sizeof b2, oh->unreachable_bytes),
             sh->native ? " (native view: `native off` for the objects)" : "");
     never_freed_line(oh, out);
@@ -828,6 +839,7 @@ type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, uint64_t **
     lh_snapshot_t other = {0};
     const lh_objheap_t *oh = sh->oh;
     sh_grouping_t gr = {0};
+    uint64_t *under = NULL;
     int rc;
     *out = NULL;
     *n_out = 0;
@@ -850,13 +862,16 @@ type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, uint64_t **
                         lang_name(sh->oh), oh->note[0] ? ": " : "", oh->note);
         goto done;
     }
+    if (lh_objheap_native_under(oh, &under, NULL) < 0) {
+        goto done;
+    }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         sh_group_t *g = sh_group_get(&gr, lh_objheap_type(oh, v), 0);
         if (!g) {
             goto done;
         }
         g->n++;
-        g->bytes += oh->objs[v].size_bytes;
+        g->bytes += oh->objs[v].size_bytes + under[v];
     }
     if (addrs) {
         if (!(*addrs = malloc((size_t)oh->n_objs * sizeof **addrs))) {
@@ -885,6 +900,7 @@ done:
     if (rc == LH_ENOMEM) {
         lh_err_set(err, LH_ENOMEM, "diff: out of memory");
     }
+    free(under);
     sh_grouping_fini(&gr);
     sh_snapshot_fini(&other);
     return rc;
