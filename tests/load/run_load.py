@@ -340,6 +340,18 @@ def memcached_load(port, n):
         s.close()
 
 
+def start_listening(ctx, argv, d, port, what):
+    """Starts a server in directory d, its stderr in d/stderr: (Popen, stderr file) once it
+    listens on 127.0.0.1:port (within 30 s), else (None, None) and a failure."""
+    err = open(os.path.join(d, "stderr"), "wb")
+    p = H.start(ctx, argv, cwd=d, stderr=err)
+    if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
+                     "within 30 s", "not listening (exit %s)" % p.poll()):
+        err.close()
+        return None, None
+    return p, err
+
+
 def child_of(pid):
     """The one child of pid (`leakhound run` runs the program as its child)."""
     try:
@@ -372,11 +384,9 @@ def case_memcached(ctx):
         argv = [mc, "-u", "nobody", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "4"]
         if traced:
             argv = lh_argv(ctx, trace) + argv
-        err = open(os.path.join(d, "stderr"), "wb")
-        p = H.start(ctx, argv, cwd=d, stderr=err)
         what = "memcached%s" % (" (traced)" if traced else "")
-        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
-                         "within 30 s", "not listening (exit %s)" % p.poll()):
+        p, err = start_listening(ctx, argv, d, port, what)
+        if p is None:
             return None
         server = child_of(p.pid) if traced else p.pid
         with open("/proc/%d/status" % server) as f:
@@ -461,11 +471,9 @@ def case_haproxy(ctx):
         trace = os.path.join(d, "hp.lht")
         if traced:
             argv = lh_argv(ctx, trace) + argv
-        err = open(os.path.join(d, "stderr"), "wb")
-        p = H.start(ctx, argv, cwd=d, stderr=err)
         what = "haproxy%s" % (" (traced)" if traced else "")
-        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
-                         "within 30 s", "not listening (exit %s)" % p.poll()):
+        p, err = start_listening(ctx, argv, d, port, what)
+        if p is None:
             return None
         a = H.run(ctx, [ab, "-q", "-n", str(requests), "-c", "4",
                         "http://127.0.0.1:%d/" % port], timeout=120, cwd=d)
