@@ -767,6 +767,32 @@ def case_exec_wrapper(ctx):
     expect_snapshot_graph(ctx, trace, C_LOST, "total 3 blocks, 144 B in 1 group")
 
 
+def case_exec_wrapper_fork(ctx):
+    """A wrapper script exec'ing a pre-fork server (fork_inherit): the program's trace is
+    moved from trace.lht.1 to trace.lht, and its worker's trace, which names its parent as
+    trace.lht.1, still reads the inherited heap from it (the ".1" the agent added dropped,
+    the same exe required): 0 unmatched frees, 100 blocks inherited from trace.lht."""
+    script = os.path.join(ctx.workdir, "wrapper.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\nexec "$@"\n')
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [script, ctx.prog("fork_inherit")], out=trace)
+    _, cpid = parse_fork_stdout(ctx, res.stdout)
+    child = "%s.%d" % (trace, cpid)
+    got = trace_files(ctx.workdir)
+    want = sorted(["trace.lht", os.path.basename(child)])
+    ctx.check(got == want, "trace files: the program's, as asked, and its worker's", want, got)
+    res = run(ctx, [ctx.lh, "report", child, "--format", "json"])
+    summ = json.loads(res.stdout)["summary"] if res.returncode == 0 else {}
+    inh = summ.get("inherited") or {}
+    got = (summ.get("unmatched_frees"), inh.get("from"), inh.get("blocks"), inh.get("bytes"))
+    want = (0, trace, 100, 6400)
+    ctx.check(got == want and "inherited heap not read" not in res.stderr,
+              "worker: (unmatched frees, inherited from, blocks, bytes)", want,
+              "%s %s" % (got, res.stderr.strip()[-400:]))
+
+
 def case_exec_env_perl(ctx):
     """A `#!/usr/bin/env perl` script run with -o FILE: env's trace is removed and the
     Perl program's is FILE (not FILE.1), its exit snapshot (mode full) loading through the
@@ -1360,6 +1386,7 @@ SPECIAL = {
     "exec_wrapper": case_exec_wrapper,
     "exec_reexec": case_exec_reexec,
     "exec_env_perl": case_exec_env_perl,
+    "exec_wrapper_fork": case_exec_wrapper_fork,
     "renamed_trace": case_renamed_trace,
     "sigkill": case_sigkill,
     "depth": case_depth,
