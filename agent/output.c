@@ -421,8 +421,14 @@ lh_output_close(void)
 int
 lh_output_hold(int ms)
 {
+    static atomic_int holder; /* the thread that holds it for good */
+    int me = (int)lh_sys_gettid();
+    if (atomic_load(&holder) == me) {
+        return 0;
+    }
     for (int i = 0; i < ms * 10; i++) {
         if (pthread_mutex_trylock(&lh_g.wlock) == 0) {
+            atomic_store(&holder, me);
             return 0;
         }
         struct timespec ts = {0, 100000};

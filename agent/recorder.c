@@ -214,9 +214,9 @@ lh_recorder_own_process(void)
     return getpid() == lh_g.pid;
 }
 
-/* The trailer: END with the counters. */
+/* The trailer: END with the counters (locked: the writer lock is held by the caller). */
 static void
-write_end(int exit_kind, int status)
+write_end_as(int exit_kind, int status, int locked)
 {
     /* A fork child that recorded nothing leaves no file at all. */
     if (lh_g.fd < 0 && lh_g.parent_pid && lh_events_total() == 0) {
@@ -241,7 +241,17 @@ write_end(int exit_kind, int status)
     lh_enc_varint(&e, us.n_checked);
     lh_enc_varint(&e, us.n_mismatches);
     lh_enc_rec_end(&e, r);
-    lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
+    if (locked) {
+        lh_write_agent_frame_locked(buf, (size_t)(e.p - buf), 1, now);
+    } else {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, now, 0);
+    }
+}
+
+static void
+write_end(int exit_kind, int status)
+{
+    write_end_as(exit_kind, status, 0);
 }
 
 void
@@ -253,6 +263,7 @@ lh_recorder_exec(const char *path)
     int saved = errno;
     lh_tls.guard = 1;
     lh_serve_snapshot_requests(); /* a snapshot signal just before the exec: not lost */
+    lh_snapshot_before_exec();
     lh_flush_all(1);
     if (lh_g.fd >= 0 || lh_events_total() > 0) {
         uint8_t buf[LH_PATH_MAX + 32];
@@ -282,6 +293,23 @@ lh_recorder_exec(const char *path)
 }
 
 static int end_kind = -1, end_status; /* of the END written by lh_recorder_finish */
+static atomic_int finish_tid;         /* the thread ending the trace, once past its start */
+static atomic_int ended;              /* lh_recorder_finish wrote its END */
+
+int
+lh_recorder_end_state(void)
+{
+    if (atomic_load(&ended)) {
+        return 2;
+    }
+    return atomic_load(&finish_tid) ? 1 : 0;
+}
+
+int
+lh_recorder_finishing_here(void)
+{
+    return atomic_load(&finish_tid) == (int)lh_sys_gettid();
+}
 
 void
 lh_recorder_finish(int kind, int status)
@@ -304,13 +332,14 @@ lh_recorder_finish_at(int kind, int status, uintptr_t program_sp)
          * exited at once) is taken now, while recording, before the exit snapshot. */
         lh_tls.guard = 1;
         lh_settle_snapshot_requests();
-        lh_tls.guard = 0;
+        lh_guard_leave(); /* a stop signal meanwhile: the trace ends as killed by it */
     }
     if (!lh_recorder_own_process() ||
         !atomic_compare_exchange_strong(&lh_g.state, &expect, LH_ST_STOPPED)) {
         return;
     }
     lh_tls.guard = 1;
+    atomic_store(&finish_tid, (int)lh_sys_gettid());
     atomic_store(&lh_g.ticker_stop, 1);
     lh_flush_all(1);
     if (lh_g.fd >= 0 || lh_events_total() > 0) {
@@ -326,6 +355,7 @@ lh_recorder_finish_at(int kind, int status, uintptr_t program_sp)
     write_end(kind, status);
     end_kind = kind;
     end_status = status;
+    atomic_store(&ended, 1);
     if (lh_tls.stop_sig) {
         lh_stopsig_after_finish(); /* a stop signal arrived meanwhile: it ends the process */
     }
@@ -335,10 +365,13 @@ lh_recorder_finish_at(int kind, int status, uintptr_t program_sp)
 void
 lh_recorder_killed(int sig)
 {
-    if (end_kind != -1 && end_kind != LH_EXIT_SCRIPT && lh_recorder_own_process()) {
+    if (lh_output_hold(1000) != 0) {
+        return; /* this thread holds it (inside the agent), or another will not let go */
+    }
+    if (atomic_load(&ended) && end_kind != LH_EXIT_SCRIPT && lh_recorder_own_process()) {
         end_kind = LH_EXIT_SIGNAL;
         end_status = sig;
-        write_end(LH_EXIT_SIGNAL, sig); /* readers keep the last END */
+        write_end_as(LH_EXIT_SIGNAL, sig, 1); /* readers keep the last END */
     }
 }
 

@@ -36,9 +36,15 @@ void lh_recorder_finish(int exit_kind, int status);
 /* The same with the exit snapshot's capturing thread scanned from program_sp up (0: where
  * the program called exit, or the agent's own frame): a stop signal's interrupted context. */
 void lh_recorder_finish_at(int exit_kind, int status, uintptr_t program_sp);
-/* The process dies of signal sig after its trace ended (exit, _exit): END again, as killed
- * by it (unless the END is a script's: killed in its interpreter's teardown). AS-safe. */
+/* The process dies of signal sig after its trace ended (exit, _exit): takes the writer
+ * lock for good (lh_output_hold) and writes END again, as killed by it (unless the END is
+ * a script's: killed in its interpreter's teardown). AS-safe. */
 void lh_recorder_killed(int sig);
+/* Where the end of the trace is: 0 not begun (recording, or stopped by a failure), 1 a
+ * thread is in lh_recorder_finish past its start, 2 its END is written. AS-safe. */
+int lh_recorder_end_state(void);
+/* Nonzero on the thread that is ending the trace (state 1 or 2). AS-safe. */
+int lh_recorder_finishing_here(void);
 /* At the process's exit (exit_kind LH_EXIT_NORMAL, or _exit), after lh_recorder_finish:
  * when the trace already ended at a script's end (LH_EXIT_SCRIPT: before its interpreter's
  * teardown), or with this kind and another status, writes END again with this kind and

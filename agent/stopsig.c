@@ -101,6 +101,34 @@ sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* Recording stopped before the signal: the trace is ending, or ended (an exit on this
+ * thread or another, a script's end), or recording failed. The process dies of sig once
+ * the END is written, which then says so (lh_recorder_killed). Returns only when this
+ * thread is the one ending the trace, inside it: its tail carries the signal out
+ * (lh_stopsig_after_finish). */
+static void
+after_stop(int sig)
+{
+    if (lh_recorder_end_state() == 1) {
+        if (lh_recorder_finishing_here()) {
+            if (!lh_tls.stop_sig) {
+                lh_tls.stop_sig = sig;
+            }
+            return;
+        }
+        /* Another thread writes the final flush and the exit snapshot (the snapshot
+         * child's end is waited for there, up to a minute): not cut short. */
+        for (int i = 0; i < 70000 && lh_recorder_end_state() == 1; i++) {
+            sleep_ms(1);
+        }
+    }
+    if (lh_recorder_end_state() == 2) {
+        lh_recorder_killed(sig);
+    }
+    lh_output_hold(100);
+    die(sig);
+}
+
 /* Ends the trace as exit does, on a thread that holds no agent lock, then the process. */
 __attribute__((noreturn)) static void
 stop_now(int sig, uintptr_t program_sp)
@@ -122,9 +150,12 @@ LH_REALIGN static void
 on_stop(int sig, siginfo_t *info, void *ucv)
 {
     (void)info;
-    if (!lh_recording() || !lh_recorder_own_process()) {
-        /* Nothing to end (recording stopped, or a vfork child sharing our memory). */
-        die(sig);
+    if (!lh_recorder_own_process()) {
+        die(sig); /* a vfork child sharing our memory, or a snapshot's contents child */
+    }
+    if (!lh_recording()) {
+        after_stop(sig);
+        return;
     }
     if (lh_tls.guard) {
         /* Inside the agent: its locks may be held by this very thread. Done when the hook
@@ -144,7 +175,8 @@ lh_stopsig_deferred(void)
     int sig = lh_tls.stop_sig;
     lh_tls.stop_sig = 0;
     if (!lh_recording()) {
-        lh_output_hold(1000); /* the trace ended meanwhile (exit on another thread) */
+        after_stop(sig); /* returns only inside lh_recorder_finish, which never leaves the
+                            guard past its start: not reached */
         die(sig);
     }
     stop_now(sig, 0);
@@ -157,8 +189,13 @@ lh_stopsig_after_finish(void)
     lh_tls.stop_sig = 0;
     atomic_store(&stopping, sig);
     lh_recorder_killed(sig);
-    lh_output_hold(1000);
     die(sig);
+}
+
+void
+lh_stopsig_after_fork(void)
+{
+    atomic_store(&stopping, 0); /* the parent's stop, if any, is not this process's */
 }
 
 LH_REALIGN static void

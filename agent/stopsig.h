@@ -48,6 +48,8 @@ void lh_stopsig_deferred(void);
 /* The end of lh_recorder_finish on a thread whose stop signal arrived during it: END
  * again, as killed by that signal, then the death. Does not return. */
 void lh_stopsig_after_finish(void);
+/* Fork child: a stop the parent was carrying out is not its own. */
+void lh_stopsig_after_fork(void);
 /* Nonzero for the signals whose default action is carried out by the agent's handler. */
 int lh_stopsig_is_stop(int sig);
 

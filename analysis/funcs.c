@@ -51,8 +51,7 @@ lh_funcs_frame_name(const lh_frame_t *fr, char *buf, size_t len)
     if (fr->function) {
         snprintf(buf, len, "%s", fr->function);
     } else if (fr->module && fr->module[0]) {
-        const char *b = strrchr(fr->module, '/');
-        snprintf(buf, len, "%s+0x%" PRIx64, b ? b + 1 : fr->module, fr->offset);
+        snprintf(buf, len, "%s+0x%" PRIx64, lh_sym_module_label(fr->module), fr->offset);
     } else {
         snprintf(buf, len, "0x%" PRIx64, fr->ip);
     }

@@ -382,6 +382,19 @@ thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
     return id;
 }
 
+/* A mapping the program made itself (mmap): one root per mapping, "[mmap 0xSTART]". */
+static uint32_t
+mapped_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
+{
+    uint32_t id = map_get(m, rg->start);
+    if (id == LH_NODE_NONE) {
+        char name[40];
+        snprintf(name, sizeof name, "[mmap 0x%" PRIx64 "]", rg->start);
+        id = new_root(hg, m, rg->start, LH_ROOT_MAPPED, name, NULL, NULL);
+    }
+    return id;
+}
+
 /* glibc's malloc state: its "top" pointer points into the last block carved from the top
  * chunk (its header overlaps the block's last word), which would make that block look
  * referenced. Allocator metadata, never a program's reference: not a root. */
@@ -458,7 +471,9 @@ keep_word(void *ctx, uint64_t v)
     }
     const lh_region_t *r = lh_snapfile_region(&k->hg->sf, v);
     if (r) {
-        int heap = r->kind == LH_REGION_HEAP;
+        /* blocks may lie in the program's own mappings too (an allocator that maps its
+         * arenas through the PLT, such as jemalloc) */
+        int heap = r->kind == LH_REGION_HEAP || r->kind == LH_REGION_MAPPED;
         k->last[heap] = r;
         return heap;
     }
@@ -466,6 +481,42 @@ keep_word(void *ctx, uint64_t v)
         return 0;
     }
     return lh_modules_find(&lh_trace_parts(k->hg->trace)->modules, v, k->hg->epoch) >= 0;
+}
+
+/* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
+ * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
+ * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks) and
+ * do not overlap (read_contents checks). */
+static uint64_t
+word_span(void *ctx, uint64_t a, uint64_t *end)
+{
+    const keep_ctx_t *k = ctx;
+    const lh_heapgraph_t *hg = k->hg;
+    const lh_snapfile_t *sf = &hg->sf;
+    for (;;) {
+        size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, a);
+        const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
+        uint64_t next_r = i < sf->n_regions ? sf->regions[i].start : UINT64_MAX;
+        if (r && a - r->start < r->len) {
+            next_r = r->start + r->len;
+            if (r->kind == LH_REGION_DATA || r->kind == LH_REGION_STACK ||
+                r->kind == LH_REGION_TLS) {
+                *end = next_r;
+                return a;
+            }
+        }
+        size_t j = LH_UPPER(hg->blocks, hg->n_blocks, lh_hblock_t, addr, a);
+        if (j && a - hg->blocks[j - 1].addr < hg->blocks[j - 1].size) {
+            *end = hg->blocks[j - 1].addr + hg->blocks[j - 1].size;
+            return a;
+        }
+        uint64_t next_b = j < hg->n_blocks ? hg->blocks[j].addr : UINT64_MAX;
+        a = next_b < next_r ? next_b : next_r;
+        if (a == UINT64_MAX) {
+            *end = UINT64_MAX;
+            return a;
+        }
+    }
 }
 
 static int
@@ -479,7 +530,13 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
         kc.mod_hi = mods->mods[i].hi > kc.mod_hi ? mods->mods[i].hi : kc.mod_hi;
     }
     /* The pages of mode full stay: the language heap decoders read them (objheap.h). */
-    lh_snapfile_opts_t so = {keep_word, &kc, 1};
+    lh_snapfile_opts_t so = {keep_word, &kc, 1, word_span};
+    for (size_t b = 1; b < hg->n_blocks; b++) {
+        if (hg->blocks[b].addr - hg->blocks[b - 1].addr < hg->blocks[b - 1].size) {
+            so.next_span = NULL; /* overlapping blocks: every word, as map_words walks them */
+            break;
+        }
+    }
     if (s->mode == LH_CONTENTS_NONE || !s->file) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
                  "snapshot %zu '%s' has no contents", hg->cur + 1, s->label);
@@ -538,6 +595,8 @@ map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
                 root = data_root(hg, &rm, rg, w.addr);
             } else if (rg && (rg->kind == LH_REGION_STACK || rg->kind == LH_REGION_TLS)) {
                 root = thread_root(hg, &rm, rg);
+            } else if (rg && rg->kind == LH_REGION_MAPPED) {
+                root = mapped_root(hg, &rm, rg);
             }
             if (root == LH_NODE_NONE || root == ROOT_IGNORED) {
                 hg->n_words_ignored++; /* freed heap memory, allocator metadata, ... */
@@ -987,11 +1046,11 @@ lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t l
     } else if (f->file) { /* no line: an interpreter phase (scriptstack.h), a Perl main */
         snprintf(buf, len, "%s (%s)", f->function ? f->function : "??", base_name(f->file));
     } else if (f->function && f->module) {
-        snprintf(buf, len, "%s (%s)", f->function, base_name(f->module));
+        snprintf(buf, len, "%s (%s)", f->function, lh_sym_module_label(f->module));
     } else if (f->function) { /* a phase frame with no file (perl's SV arena) */
         snprintf(buf, len, "%s", f->function);
     } else if (f->module) {
-        snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->offset);
+        snprintf(buf, len, "%s+0x%" PRIx64, lh_sym_module_label(f->module), f->offset);
     } else {
         snprintf(buf, len, "0x%" PRIx64, f->ip);
     }

@@ -77,12 +77,14 @@ enum lh_root_kind {
     LH_ROOT_DATA = 1,      /* a global or static variable (or unnamed module data) */
     LH_ROOT_STACK = 2,     /* a thread's stack */
     LH_ROOT_TLS = 3,       /* a thread's TLS, descriptor, DTV or specific data */
+    LH_ROOT_MAPPED = 4,    /* memory the program mapped itself (mmap), where no block lies */
 };
 
 typedef struct lh_hroot {
     uint8_t kind;          /* lh_root_kind */
     char *name;            /* "g_emitter", "[stack of thread 1234 'worker']",
-                              "[tls of thread 1234]", "[specific data of thread 1234]" */
+                              "[tls of thread 1234]", "[specific data of thread 1234]",
+                              "[mmap 0x7f0c2a400000]" */
     char *file;            /* declaration file of a variable, or NULL */
     char *module;          /* the module's path (data roots), or NULL */
     uint64_t start;        /* symbol or region start */
@@ -135,7 +137,7 @@ typedef struct lh_heapgraph {
     uint32_t *root_words;  /* indices into sf.words */
     lh_refgraph_t g;
     uint64_t class_blocks[LH_CLASS_COUNT], class_bytes[LH_CLASS_COUNT];
-    uint64_t n_words_ignored; /* words in heap memory outside live blocks, or elsewhere */
+    uint64_t n_words_ignored; /* words looked at and dropped: outside the live blocks and roots */
     unsigned heuristics;   /* LH_HEUR_* bits in use */
     uint8_t *via_heur;     /* per block: heuristics that accepted a pointer into it */
     uint8_t *start_ref;    /* per block: 1 when a start pointer refers to it */

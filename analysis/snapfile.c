@@ -137,7 +137,7 @@ static int
 default_keep(const lh_snapfile_t *sf, uint64_t v)
 {
     const lh_region_t *r = v ? lh_snapfile_region(sf, v) : NULL;
-    return r && r->kind == LH_REGION_HEAP;
+    return r && (r->kind == LH_REGION_HEAP || r->kind == LH_REGION_MAPPED);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -513,10 +513,22 @@ static int
 page_words(reader_t *rd)
 {
     lh_snapfile_t *sf = rd->sf;
+    uint64_t (*next_span)(void *, uint64_t, uint64_t *) = rd->opts ? rd->opts->next_span : NULL;
     for (size_t i = 0; i < sf->n_pages; i++) {
         const lh_page_t *pg = &sf->pages[i];
-        uint64_t first = (pg->addr + 7) & ~(uint64_t)7;
-        for (uint64_t a = first; a + 8 <= pg->addr + pg->len; a += 8) {
+        uint64_t first = (pg->addr + 7) & ~(uint64_t)7, lim = pg->addr + pg->len;
+        uint64_t lo = 0, hi = next_span ? 0 : UINT64_MAX; /* the stretch [lo, hi) */
+        for (uint64_t a = first; a + 8 <= lim; a += 8) {
+            if (a >= hi) {
+                lo = next_span(rd->opts->keep_ctx, a, &hi);
+            }
+            if (a < lo) {
+                if (lo >= lim) {
+                    break;
+                }
+                a = ((lo + 7) & ~(uint64_t)7) - 8; /* the step lands on the stretch's first word */
+                continue;
+            }
             uint64_t v;
             memcpy(&v, pg->bytes + (a - pg->addr), 8);
             int keep = rd->opts && rd->opts->keep ? rd->opts->keep(rd->opts->keep_ctx, v)
@@ -588,7 +600,7 @@ static int
 resolve_refs(reader_t *rd)
 {
     lh_snapfile_t *sf = rd->sf;
-    lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL};
+    lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
     ref_t *refs = rd->refs;
     if (rd->n_refs) {
         LH_SORT(refs, rd->n_refs, ref_t, addr);

@@ -74,6 +74,11 @@ typedef struct lh_snapfile_opts {
     int (*keep)(void *ctx, uint64_t value);
     void *keep_ctx;
     int keep_pages; /* also keep the raw pages in sf->pages (mode full) */
+    /* Mode full, optional: where in the pages a word may be kept. next_span(keep_ctx, a,
+     * &end) answers the first address at or after a of a stretch whose words are looked
+     * at (UINT64_MAX: none), and sets end past that stretch; the words outside every
+     * stretch are not (NULL: every word is). */
+    uint64_t (*next_span)(void *ctx, uint64_t addr, uint64_t *end);
 } lh_snapfile_opts_t;
 
 /* Reads the whole file into *sf (zeroed first; release with lh_snapfile_fini, also after

@@ -88,6 +88,18 @@ base_name(const char *path)
     return b ? b + 1 : path;
 }
 
+const char *
+lh_sym_module_label(const char *module)
+{
+    const char *b = base_name(module), *label = b;
+    for (const char *p = strstr(module, "/auto/"); p; p = strstr(p + 1, "/auto/")) {
+        if (p + 6 < b) { /* a directory under auto/: the package's (the last auto/) */
+            label = p + 6;
+        }
+    }
+    return label;
+}
+
 int
 lh_sym_module_is_agent(const char *base)
 {

@@ -61,6 +61,13 @@ int lh_sym_get_native(void);
  * its frames are the hooks', never shown (report.h, lh_frame_is_agent). */
 int lh_sym_module_is_agent(const char *base);
 
+/* The name a frame of module path `module` is shown by when it has no function: its file
+ * name, except a Perl XS module's, which is its path under the last auto/ ("JSON/XS/XS.so" for
+ * .../auto/JSON/XS/XS.so): they are all named XS.so or after their last name part, and
+ * "XS.so+0x420e" did not say whether JSON::XS, Cpanel::JSON::XS or another made it. A
+ * pointer into module. */
+const char *lh_sym_module_label(const char *module);
+
 /* The file of module m: its path, or exe_path for the main program (recorded without
  * one); NULL when it has none (the vdso, "[...]" mappings). */
 const char *lh_sym_module_file(const lh_module_t *m, const char *exe_path);

@@ -31,13 +31,6 @@ pct(double v, double total)
     return total > 0 ? 100.0 * v / total : 0.0;
 }
 
-static const char *
-base_name(const char *p)
-{
-    const char *b = strrchr(p, '/');
-    return b ? b + 1 : p;
-}
-
 int
 lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_err_t *err)
 {
@@ -87,7 +80,7 @@ lh_view_funcs_text(FILE *out, const lh_funcs_t *f, const lh_funcs_view_t *v, lh_
             fputc(')', out);
         } else if (x->module) {
             fputs(" (in ", out);
-            lh_text_clean(out, base_name(x->module));
+            lh_text_clean(out, lh_sym_module_label(x->module));
             fputc(')', out);
         }
         fputc('\n', out);

@@ -95,13 +95,6 @@ lh_text_rel_path(const char *path, const char *cwd)
     return path;
 }
 
-static const char *
-base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 static void
 print_exit(FILE *out, const lh_report_t *rep)
 {
@@ -281,7 +274,7 @@ lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len)
         snprintf(buf, len, "%s:%" PRIu32, file, f->line);
     } else {
         snprintf(buf, len, "%s%s", file || !f->module ? "" : "in ",
-                 file ? file : f->module ? base_name(f->module) : "");
+                 file ? file : f->module ? lh_sym_module_label(f->module) : "");
     }
     return buf;
 }
@@ -296,7 +289,7 @@ text_frame_folded(FILE *out, const lh_frame_t *f, int first, const char *cwd, si
     if (f->function) {
         lh_text_clean(out, f->function);
     } else if (!f->file && f->module) {
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, lh_sym_module_label(f->module));
         fprintf(out, "+0x%" PRIx64 "\n", f->offset);
         return;
     } else if (!f->file) {
@@ -391,7 +384,7 @@ lh_text_location(FILE *out, const lh_site_t *site, const char *cwd)
     } else if (f->function) {
         lh_text_clean(out, f->function);
     } else if (f->module) {
-        lh_text_clean(out, base_name(f->module));
+        lh_text_clean(out, lh_sym_module_label(f->module));
         fprintf(out, "+0x%" PRIx64, f->offset);
     } else {
         fprintf(out, "0x%" PRIx64, f->ip);

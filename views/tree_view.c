@@ -49,9 +49,8 @@ text_node(FILE *out, const lh_tree_t *t, const lh_funcs_t *f, const lh_tree_view
                 fprintf(out, ":%" PRIu32, x->line);
             }
         } else if (fn->module) {
-            const char *b = strrchr(fn->module, '/');
             fputs("  (in ", out);
-            lh_text_clean(out, b ? b + 1 : fn->module);
+            lh_text_clean(out, lh_sym_module_label(fn->module));
             fputc(')', out);
         }
     }

@@ -222,6 +222,24 @@ def case_ignored(ctx):
     expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
 
 
+def case_during_exit(ctx):
+    """SIGTERM while the program's exit is writing its exit snapshot (its contents child
+    made to take 1.5 s): the exit's snapshot is completed, END says the program was
+    terminated by SIGTERM (as it was: it dies of it), the classes are the exit's."""
+    trace = os.path.join(ctx.workdir, "during.lht")
+    env = dict(os.environ, LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS="1500")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), "exit"]), env=env)
+    time.sleep(0.6)
+    os.kill(p.pid, signal.SIGTERM)
+    rc, _, err = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "exit status (killed while exiting)", 143, rc)
+    rep = expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    ctx.check(classes(rep) == CLASSES, "leak classes of the exit snapshot", CLASSES,
+              classes(rep))
+    ctx.check("not completed" not in err, "the exit snapshot's contents completed",
+              "no 'not completed' on stderr", err[-400:])
+
+
 def case_view(ctx):
     """What sigaction, signal and sigset report for the agent's signals (INT, TERM, HUP,
     and USR2, the snapshot signal) is what they report without the agent: SIG_DFL, never

@@ -263,6 +263,23 @@ test_stack_and_site(void **state)
     lh_sym_free(s);
 }
 
+/* A frame without a function is shown by its module's name: a Perl XS module by its path
+ * under auto/ (they are all XS.so), anything else by its file name. */
+static void
+test_module_label(void **state)
+{
+    (void)state;
+    assert_string_equal(lh_sym_module_label("/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/JSON/XS/"
+                                            "XS.so"), "JSON/XS/XS.so");
+    assert_string_equal(lh_sym_module_label("/usr/lib/x86_64-linux-gnu/perl/5.36.0/auto/Storable/"
+                                            "Storable.so"), "Storable/Storable.so");
+    assert_string_equal(lh_sym_module_label("/usr/lib/x86_64-linux-gnu/libc.so.6"), "libc.so.6");
+    assert_string_equal(lh_sym_module_label("/opt/auto/libfoo.so"), "libfoo.so"); /* no package */
+    assert_string_equal(lh_sym_module_label("/srv/auto/app/auto/List/Util/Util.so"),
+                        "List/Util/Util.so"); /* the last auto/: perl's */
+    assert_string_equal(lh_sym_module_label("XS.so"), "XS.so");
+}
+
 static void
 test_site_rules(void **state)
 {
@@ -299,6 +316,7 @@ main(void)
         cmocka_unit_test(test_unknown_addresses),
         cmocka_unit_test(test_stack_and_site),
         cmocka_unit_test(test_site_rules),
+        cmocka_unit_test(test_module_label),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
