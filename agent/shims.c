@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 
 #include "agent.h"
 #include "format.h"
+#include "mmaps.h"
 #include "recorder.h"
 #include "sample.h"
 #include "snapshot.h"
@@ -609,6 +611,74 @@ execle(const char *path, const char *arg, ...)
 }
 
 /* -------------------------------------------------------------------------------------
+ * The program's own mappings (mmaps.h): anonymous writable memory it maps is a snapshot
+ * root where no block lies. The system calls are made here directly (glibc's wrappers add
+ * nothing to them); the agent's own calls (lh_tls.guard: libunwind's caches) are not
+ * listed, nor are glibc's, which never pass through the PLT.
+ * ----------------------------------------------------------------------------------- */
+static void
+note_mapped(void *p, size_t len, int prot, int flags)
+{
+    if (p == MAP_FAILED) {
+        return;
+    }
+    if ((flags & MAP_ANONYMOUS) && (prot & PROT_READ) && (prot & PROT_WRITE) &&
+        !lh_tls.guard) {
+        lh_mmaps_add((uintptr_t)p, len);
+    } else {
+        lh_mmaps_remove((uintptr_t)p, len); /* MAP_FIXED over a listed mapping */
+    }
+}
+
+LH_EXPORT void *
+mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    note_mapped(p, len, prot, flags);
+    return p;
+}
+
+LH_EXPORT void *
+mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+LH_EXPORT int
+munmap(void *addr, size_t len)
+{
+    int rc = (int)syscall(SYS_munmap, addr, len);
+    if (rc == 0) {
+        lh_mmaps_remove((uintptr_t)addr, len);
+    }
+    return rc;
+}
+
+LH_EXPORT void *
+mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    void *p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
+    if (p != MAP_FAILED) {
+        /* The moved or resized range keeps the old one's standing. */
+        int listed = lh_mmaps_listed((uintptr_t)old);
+        lh_mmaps_remove((uintptr_t)old, old_len);
+        if (listed) {
+            lh_mmaps_add((uintptr_t)p, new_len);
+        } else {
+            lh_mmaps_remove((uintptr_t)p, new_len);
+        }
+    }
+    return p;
+}
+
+/* -------------------------------------------------------------------------------------
  * Dropping root: a server's worker (nginx's, a prefork Perl server's) that becomes nobody
  * can no longer create its trace or snapshot files in root's directory; they are made
  * just before (snapshot.h). The uid calls themselves are passed through unchanged.
@@ -710,10 +780,6 @@ resolved_sig(void *const *fn)
 }
 #define RESOLVED_SIG(name) resolved_sig((void *const *)&real.name)
 
-/* Not declared by <signal.h>: exported by the C library all the same. */
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h);
-
 LH_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -722,12 +788,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     }
     return lh_stopsig_sigaction(real.sigaction, sig, act, old);
 }
-
-LH_EXPORT int
-__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    return sigaction(sig, act, old);
-}
+LH_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+    __attribute__((alias("sigaction"), copy(sigaction)));
 
 LH_EXPORT lh_sighandler_fn
 signal(int sig, lh_sighandler_fn h)
@@ -737,18 +799,10 @@ signal(int sig, lh_sighandler_fn h)
     }
     return lh_stopsig_signal(real.signal, sig, h, SA_RESTART, 1);
 }
-
-LH_EXPORT lh_sighandler_fn
-bsd_signal(int sig, lh_sighandler_fn h)
-{
-    return signal(sig, h);
-}
-
-LH_EXPORT lh_sighandler_fn
-ssignal(int sig, lh_sighandler_fn h)
-{
-    return signal(sig, h);
-}
+LH_EXPORT lh_sighandler_fn ssignal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("signal"), copy(signal)));
+LH_EXPORT lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("signal"), copy(signal)));
 
 LH_EXPORT lh_sighandler_fn
 sysv_signal(int sig, lh_sighandler_fn h)
@@ -758,12 +812,8 @@ sysv_signal(int sig, lh_sighandler_fn h)
     }
     return lh_stopsig_signal(real.sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
 }
-
-LH_EXPORT lh_sighandler_fn
-__sysv_signal(int sig, lh_sighandler_fn h)
-{
-    return sysv_signal(sig, h);
-}
+LH_EXPORT lh_sighandler_fn __sysv_signal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("sysv_signal"), copy(sysv_signal)));
 
 LH_EXPORT lh_sighandler_fn
 sigset(int sig, lh_sighandler_fn h)

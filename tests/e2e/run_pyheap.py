@@ -123,7 +123,7 @@ def parse_diff(text):
     """Rows of `diff A B`: {type: (+count, before, after)}."""
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"^\s*(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
+        m = re.match(r"^\s*(?:\d+\s+)?(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
         if m:
             rows[m.group(5)] = (int(m.group(1)), int(m.group(3)), int(m.group(4)))
     return rows
