@@ -21,6 +21,7 @@
 
 #include "agent.h"
 #include "maps.h"
+#include "mmaps.h"
 #include "output.h"
 #include "sample.h"
 #include "script.h"
@@ -40,6 +41,7 @@ static __thread int fork_guard __attribute__((tls_model("initial-exec")));
  * blocks the child still holds (haproxy -W frees its pollers and re-executes itself while
  * its worker waits for a CPU), and a reader would seed the child without them. */
 static uint64_t fork_ts_ns;
+static int mmaps_taken; /* the parent's: lh_mmaps_hold's answer */
 
 LH_REALIGN static void
 fork_prepare(void)
@@ -53,6 +55,7 @@ fork_prepare(void)
             (void)lh_output_open_locked();
         }
     }
+    mmaps_taken = lh_mmaps_hold();
     lh_sys_reg_hold(); /* last: a leaf lock */
 }
 
@@ -60,6 +63,7 @@ LH_REALIGN static void
 fork_parent(void)
 {
     lh_sys_reg_release();
+    lh_mmaps_release(mmaps_taken);
     if (lh_recording()) {
         pthread_mutex_unlock(&lh_g.wlock);
     }
@@ -74,6 +78,7 @@ LH_REALIGN static void
 fork_child(void)
 {
     lh_sys_reg_release();
+    lh_mmaps_after_fork();
     lh_tls.guard = fork_guard;
     lh_tls.stop_sig = 0; /* a stop signal of the parent's, not this process's */
     lh_stopsig_after_fork();

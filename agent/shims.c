@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 
 #include "agent.h"
 #include "format.h"
+#include "mmaps.h"
 #include "recorder.h"
 #include "sample.h"
 #include "snapshot.h"
@@ -606,6 +608,74 @@ execle(const char *path, const char *arg, ...)
     char *const *envp;
     COLLECT_ARGS(arg, envp = va_arg(ap, char *const *));
     return execve(path, argv, envp);
+}
+
+/* -------------------------------------------------------------------------------------
+ * The program's own mappings (mmaps.h): anonymous writable memory it maps is a snapshot
+ * root where no block lies. The system calls are made here directly (glibc's wrappers add
+ * nothing to them); the agent's own calls (lh_tls.guard: libunwind's caches) are not
+ * listed, nor are glibc's, which never pass through the PLT.
+ * ----------------------------------------------------------------------------------- */
+static void
+note_mapped(void *p, size_t len, int prot, int flags)
+{
+    if (p == MAP_FAILED) {
+        return;
+    }
+    if ((flags & MAP_ANONYMOUS) && (prot & PROT_READ) && (prot & PROT_WRITE) &&
+        !lh_tls.guard) {
+        lh_mmaps_add((uintptr_t)p, len);
+    } else {
+        lh_mmaps_remove((uintptr_t)p, len); /* MAP_FIXED over a listed mapping */
+    }
+}
+
+LH_EXPORT void *
+mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    note_mapped(p, len, prot, flags);
+    return p;
+}
+
+LH_EXPORT void *
+mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+LH_EXPORT int
+munmap(void *addr, size_t len)
+{
+    int rc = (int)syscall(SYS_munmap, addr, len);
+    if (rc == 0) {
+        lh_mmaps_remove((uintptr_t)addr, len);
+    }
+    return rc;
+}
+
+LH_EXPORT void *
+mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    void *p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
+    if (p != MAP_FAILED) {
+        /* The moved or resized range keeps the old one's standing. */
+        int listed = lh_mmaps_listed((uintptr_t)old);
+        lh_mmaps_remove((uintptr_t)old, old_len);
+        if (listed) {
+            lh_mmaps_add((uintptr_t)p, new_len);
+        } else {
+            lh_mmaps_remove((uintptr_t)p, new_len);
+        }
+    }
+    return p;
 }
 
 /* -------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@
 #include "snapwp.h"
 #include "sys.h"
 #include "loadermem.h"
+#include "mmaps.h"
 #include "threads.h"
 #include "threadsp.h"
 
@@ -290,7 +291,10 @@ read_maps(void)
         /* The agent's shared table (snapdelta.c) is listed as "/dev/zero (deleted)": not a
          * module (the anonymous memory after it is no module's bss), never scanned. */
         int agent_shared = perm[3] == 's' && lh_sys_is_agent_memory(r->lo, r->hi);
-        r->file = name[0] == '/' && !agent_shared;
+        /* A shared anonymous mapping (MAP_SHARED | MAP_ANONYMOUS) is listed the same way:
+         * anonymous memory, no module (mmaps.h decides whether it is the program's). */
+        int shared_anon = strcmp(name, "/dev/zero (deleted)") == 0;
+        r->file = name[0] == '/' && !agent_shared && !shared_anon;
         int split = 0;
         if (r->file && offset == 0 && readable) {
             base = r->lo;
@@ -784,6 +788,9 @@ collect_troots(const job_t *job, uintptr_t *cap_lo, uintptr_t *cap_hi)
         troots[n_troots++] = (lh_troot_t){alo & ~(uintptr_t)4095, (ahi + 4095) & ~(uintptr_t)4095,
                                           LH_TROOT_AGENT, 0, 0};
     }
+    for (int i = 0; lh_mmaps_range(i, &alo, &ahi) && n_troots < MAX_TROOTS; i++) {
+        troots[n_troots++] = (lh_troot_t){alo, ahi, LH_TROOT_MAPPED, 0, 0};
+    }
     const region_t *r = region_of(job->sp);
     if (!have_capture && r && r->kind && !lh_sys_is_agent_memory(job->sp, job->sp + 1) &&
         n_troots + 2 <= MAX_TROOTS) {
@@ -832,6 +839,13 @@ emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_
         t = NULL;
     } else if (t && t->kind == LH_TROOT_LOADER) {
         t = NULL; /* a module's bss already */
+    } else if (t && t->kind == LH_TROOT_MAPPED) {
+        if (base->kind == LH_REGION_HEAP) {
+            /* the program's own mapping: a root where no block lies, still a target */
+            rr.kind = LH_REGION_MAPPED;
+            name = "[mmap]";
+        }
+        t = NULL;
     }
     if (t && t->kind == LH_TROOT_STACK) {
         rr.kind = LH_REGION_STACK;
@@ -857,6 +871,12 @@ emit_piece(out_t *o, const region_t *base, uintptr_t lo, uintptr_t hi, const lh_
     c->nreg++;
 }
 
+static int
+troot_rank(const lh_troot_t *t)
+{
+    return t->kind == LH_TROOT_MAPPED ? 0 : t->kind;
+}
+
 /* The root range that owns [a, b): the highest kind among those covering it. */
 static const lh_troot_t *
 owner(uintptr_t a, uintptr_t b)
@@ -864,7 +884,7 @@ owner(uintptr_t a, uintptr_t b)
     const lh_troot_t *best = NULL;
     for (int i = 0; i < n_troots; i++) {
         const lh_troot_t *t = &troots[i];
-        if (t->lo <= a && t->hi >= b && (!best || t->kind > best->kind)) {
+        if (t->lo <= a && t->hi >= b && (!best || troot_rank(t) > troot_rank(best))) {
             best = t;
         }
     }
@@ -1102,9 +1122,13 @@ clone_child(job_t *job)
     }
     /* Raw clone: a copy-on-write child without atfork handlers and without SIGCHLD, so the
      * program's wait() never sees it. */
+    int mmaps_taken = lh_mmaps_hold(); /* the table whole in the child (mmaps.h) */
     lh_sys_reg_hold(); /* inherited whole and unlocked (sys.h) */
     long pid = syscall(SYS_clone, 0, 0, 0, 0, 0);
     lh_sys_reg_release();
+    if (pid != 0) {
+        lh_mmaps_release(mmaps_taken); /* the child never takes it: it reads */
+    }
     if (pid == 0) {
         child_main(job);
     }

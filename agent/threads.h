@@ -33,11 +33,14 @@ enum lh_troot_kind {
     LH_TROOT_TLS = 4,      /* static TLS block, descriptor, DTV: "[tls:TID]" */
     LH_TROOT_SPECIFIC = 5, /* pthread_setspecific slots: "[specific:TID]" */
     LH_TROOT_AGENT = 6,    /* the agent's own memory (snapshot.c): never scanned */
+    LH_TROOT_MAPPED = 7,   /* memory the program mapped itself (mmaps.h): "[mmap]"; the
+                              lowest rank, whatever its number: any other range wins */
 };
 
 typedef struct lh_troot {
     uintptr_t lo, hi;
-    uint8_t kind;       /* lh_troot_kind; a higher kind wins where ranges overlap */
+    uint8_t kind;       /* lh_troot_kind; a higher kind wins where ranges overlap
+                           (LH_TROOT_MAPPED the lowest) */
     uint8_t is_capture; /* the thread taking the snapshot */
     uint32_t tid;
 } lh_troot_t;

@@ -901,7 +901,7 @@ r_heapgraph(rd_t *r, lh_heapgraph_t *hg, lh_gindex_info_t *info)
     for (uint64_t i = 0; i < nr && !r->bad; i++) {
         lh_hroot_t *rt = &hg->roots[i];
         hg->n_roots = (uint32_t)i + 1;
-        rt->kind = (uint8_t)r_count(r, LH_ROOT_TLS);
+        rt->kind = (uint8_t)r_count(r, LH_ROOT_MAPPED);
         rt->start = r_u64(r);
         rt->name = r_str(r, 0);
         rt->file = r_str(r, 1);

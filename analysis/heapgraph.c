@@ -382,6 +382,19 @@ thread_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
     return id;
 }
 
+/* A mapping the program made itself (mmap): one root per mapping, "[mmap 0xSTART]". */
+static uint32_t
+mapped_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg)
+{
+    uint32_t id = map_get(m, rg->start);
+    if (id == LH_NODE_NONE) {
+        char name[40];
+        snprintf(name, sizeof name, "[mmap 0x%" PRIx64 "]", rg->start);
+        id = new_root(hg, m, rg->start, LH_ROOT_MAPPED, name, NULL, NULL);
+    }
+    return id;
+}
+
 /* glibc's malloc state: its "top" pointer points into the last block carved from the top
  * chunk (its header overlaps the block's last word), which would make that block look
  * referenced. Allocator metadata, never a program's reference: not a root. */
@@ -459,7 +472,9 @@ keep_word(void *ctx, uint64_t v)
     }
     const lh_region_t *r = lh_snapfile_region(&k->hg->sf, v);
     if (r) {
-        int heap = r->kind == LH_REGION_HEAP;
+        /* blocks may lie in the program's own mappings too (an allocator that maps its
+         * arenas through the PLT, such as jemalloc) */
+        int heap = r->kind == LH_REGION_HEAP || r->kind == LH_REGION_MAPPED;
         k->last[heap] = r;
         return heap;
     }
@@ -599,6 +614,8 @@ map_words(lh_heapgraph_t *hg, uint32_t **whold_out, uint32_t **wtgt_out)
                 root = data_root(hg, &rm, rg, w.addr);
             } else if (rg && (rg->kind == LH_REGION_STACK || rg->kind == LH_REGION_TLS)) {
                 root = thread_root(hg, &rm, rg);
+            } else if (rg && rg->kind == LH_REGION_MAPPED) {
+                root = mapped_root(hg, &rm, rg);
             }
             if (root == LH_NODE_NONE || root == ROOT_IGNORED) {
                 hg->n_words_ignored++; /* freed heap memory, allocator metadata, ... */

@@ -77,12 +77,14 @@ enum lh_root_kind {
     LH_ROOT_DATA = 1,      /* a global or static variable (or unnamed module data) */
     LH_ROOT_STACK = 2,     /* a thread's stack */
     LH_ROOT_TLS = 3,       /* a thread's TLS, descriptor, DTV or specific data */
+    LH_ROOT_MAPPED = 4,    /* memory the program mapped itself (mmap), where no block lies */
 };
 
 typedef struct lh_hroot {
     uint8_t kind;          /* lh_root_kind */
     char *name;            /* "g_emitter", "[stack of thread 1234 'worker']",
-                              "[tls of thread 1234]", "[specific data of thread 1234]" */
+                              "[tls of thread 1234]", "[specific data of thread 1234]",
+                              "[mmap 0x7f0c2a400000]" */
     char *file;            /* declaration file of a variable, or NULL */
     char *module;          /* the module's path (data roots), or NULL */
     uint64_t start;        /* symbol or region start */

@@ -1018,3 +1018,54 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
     LH_FREE_ALL(prev, queue);
     return n;
 }
+
+int
+lh_objheap_native_under(const lh_objheap_t *oh, uint64_t **out, uint64_t *total)
+{
+    uint32_t nobj = oh->n_objs, next = oh->n_ext;
+    uint64_t *under = calloc(nobj ? nobj : 1, sizeof *under);
+    /* owner[x]: the object ext node nobj + x hangs under; NONE: none; UNSET: not found yet */
+    const uint32_t none = UINT32_MAX, unset = UINT32_MAX - 1;
+    uint32_t *owner = malloc((next ? next : 1) * sizeof *owner);
+    uint32_t *chain = malloc((next ? next : 1) * sizeof *chain);
+    if (!under || !owner || !chain) {
+        LH_FREE_ALL(under, owner, chain);
+        return LH_ENOMEM;
+    }
+    for (uint32_t x = 0; x < next; x++) {
+        owner[x] = unset;
+    }
+    uint64_t sum = 0;
+    for (uint32_t x = 0; x < next; x++) {
+        /* up the dominator tree through ext nodes, then set the whole chain at once */
+        size_t n = 0;
+        uint32_t d = nobj + x, found = none;
+        while (d >= nobj && d - nobj < next && owner[d - nobj] == unset) {
+            chain[n++] = d - nobj;
+            uint32_t up = oh->g.idom ? oh->g.idom[d] : d;
+            if (up == d || n > next) {
+                d = none;
+                break;
+            }
+            d = up;
+        }
+        if (d < nobj) {
+            found = d;
+        } else if (d != none && d - nobj < next) {
+            found = owner[d - nobj];
+        }
+        for (size_t i = 0; i < n; i++) {
+            owner[chain[i]] = found;
+        }
+        sum += oh->node_size[nobj + x];
+        if (owner[x] != none) {
+            under[owner[x]] += oh->node_size[nobj + x];
+        }
+    }
+    LH_FREE_ALL(owner, chain);
+    *out = under;
+    if (total) {
+        *total = sum;
+    }
+    return 0;
+}

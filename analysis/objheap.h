@@ -259,6 +259,15 @@ int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
 int lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path,
                      size_t max);
 
+/* The native bytes that hang under each object: ext nodes (native blocks no object owns:
+ * a numpy array's data, an lxml document's libxml2 tree, an XS module's struct) whose
+ * nearest dominator that is not an ext node is that object, so that freeing the object is
+ * what frees them. out[v] for v < n_objs (calloc'd; the caller frees it); *total (may be
+ * NULL): all ext bytes, those under no object (held from a root or by several objects'
+ * common holder that is a root) included. Needs oh->g's dominators. Returns 0 or
+ * LH_ENOMEM. */
+int lh_objheap_native_under(const lh_objheap_t *oh, uint64_t **out, uint64_t *total);
+
 /* ---------------------------------------------------------------------------------------
  * Decoders (objheap_perl.c, objheap_python.c): reading the snapshot, filling the graph
  * ------------------------------------------------------------------------------------- */

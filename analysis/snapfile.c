@@ -136,7 +136,7 @@ static int
 default_keep(const lh_snapfile_t *sf, uint64_t v)
 {
     const lh_region_t *r = v ? lh_snapfile_region(sf, v) : NULL;
-    return r && r->kind == LH_REGION_HEAP;
+    return r && (r->kind == LH_REGION_HEAP || r->kind == LH_REGION_MAPPED);
 }
 
 /* ---------------------------------------------------------------------------------------

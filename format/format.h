@@ -287,6 +287,8 @@ enum lh_region_kind {
     LH_REGION_TLS = 5,   /* a live thread's TLS: its static TLS block, descriptor and DTV
                             ("[tls:TID]") or its pthread_setspecific slots ("[specific:TID]"):
                             a root (older readers ignore the kind) */
+    LH_REGION_MAPPED = 6, /* anonymous memory the program mapped itself (mmap): a root,
+                             where no block lies, "[mmap]" */
 };
 
 #endif /* LH_FORMAT_H */

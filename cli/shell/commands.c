@@ -781,7 +781,11 @@ static int
 cmp_root(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = SH_DESC(root_sort_hg->g.retained[x], root_sort_hg->g.retained[y]);
+    const lh_refgraph_t *g = &root_sort_hg->g;
+    int c = SH_DESC(g->retained[x], g->retained[y]);
+    /* then by the pointers a root holds: roots found in address order (a stack, a
+     * program's mapping) do not come in the same order from one run to the next */
+    c = c ? c : SH_DESC(g->off[x + 1] - g->off[x], g->off[y + 1] - g->off[y]);
     return c ? c : (x < y ? -1 : x > y);
 }
 

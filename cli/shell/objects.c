@@ -432,6 +432,11 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
     const lh_objheap_t *oh = sh->oh;
     /* count: each object's group, for pick_examples (without it: the first ones) */
     uint32_t *gi = unreachable ? NULL : malloc(((size_t)oh->n_objs + 1) * sizeof *gi);
+    uint64_t *under; /* bytes: the objects' own and the native memory only they hold */
+    if (lh_objheap_native_under(oh, &under, NULL) < 0) {
+        free(gi);
+        return LH_ENOMEM;
+    }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         if (unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) {
             continue;
@@ -441,18 +446,20 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
         sh_group_t *g = sh_group_get(gr, key, sid);
         if (!g) {
             free(gi);
+            free(under);
             return LH_ENOMEM;
         }
         if (gi) {
             gi[v] = (uint32_t)(g - gr->v);
         }
         g->n++;
-        g->bytes += oh->objs[v].size_bytes;
+        g->bytes += oh->objs[v].size_bytes + under[v];
         if (g->example == LH_NODE_NONE || (unreachable && oh->g.cls[v] == LH_CLASS_DEFINITE &&
                                             oh->g.cls[g->example] != LH_CLASS_DEFINITE)) {
             g->example = v;
         }
     }
+    free(under);
     uint32_t *remap = by_site ? malloc((gr->n + 1) * sizeof *remap) : NULL;
     if (by_site && (!remap || merge_same_site(sh, gr, unreachable, remap) < 0)) {
         free(remap);
@@ -778,7 +785,7 @@ void
 sh_obj_summary(lh_shell_t *sh, FILE *out)
 {
     const lh_objheap_t *oh = sh->oh;
-    char b1[32], b2[32];
+    char b1[32], b2[32], b3[32];
     if (!oh || oh->lang == LH_OBJLANG_NONE) {
         return;
     }
@@ -792,13 +799,17 @@ sh_obj_summary(lh_shell_t *sh, FILE *out)
         fputc('\n', out);
         return;
     }
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, ext_bytes = 0, *under = NULL;
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         bytes += oh->objs[v].size_bytes;
     }
-    fprintf(out, "%s %s heap: %u objects, %s; %u native blocks hang under them; "
+    if (lh_objheap_native_under(oh, &under, &ext_bytes) == 0) {
+        free(under);
+    }
+    fprintf(out, "%s %s heap: %u objects, %s; %u native blocks (%s) hang under them; "
             "unreachable: %" PRIu64 " objects, %s%s\n", lang_name(oh), oh->version, oh->n_objs,
-            sh_bytes(b1, sizeof b1, bytes), oh->n_ext, oh->n_unreachable,
+            sh_bytes(b1, sizeof b1, bytes), oh->n_ext, sh_bytes(b3, sizeof b3, ext_bytes),
+            oh->n_unreachable,
             sh_bytes(b2, sizeof b2, oh->unreachable_bytes),
             sh->native ? " (native view: `native off` for the objects)" : "");
     never_freed_line(oh, out);
@@ -819,13 +830,16 @@ cmp_tcount(const void *a, const void *b)
     return strcmp(((const tcount_t *)a)->key, ((const tcount_t *)b)->key);
 }
 
-/* Object counts by type of snapshot index idx: sorted by key. */
+/* Object counts by type of snapshot index idx: sorted by key. addrs (may be NULL): gets
+ * the snapshot's object addresses, ascending (n_out's count of them in *n_addrs). */
 static int
-type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *err)
+type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, uint64_t **addrs,
+            size_t *n_addrs, lh_err_t *err)
 {
     lh_snapshot_t other = {0};
     const lh_objheap_t *oh = sh->oh;
     sh_grouping_t gr = {0};
+    uint64_t *under = NULL;
     int rc;
     *out = NULL;
     *n_out = 0;
@@ -848,13 +862,25 @@ type_counts(lh_shell_t *sh, long idx, tcount_t **out, size_t *n_out, lh_err_t *e
                         lang_name(sh->oh), oh->note[0] ? ": " : "", oh->note);
         goto done;
     }
+    if (lh_objheap_native_under(oh, &under, NULL) < 0) {
+        goto done;
+    }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
         sh_group_t *g = sh_group_get(&gr, lh_objheap_type(oh, v), 0);
         if (!g) {
             goto done;
         }
         g->n++;
-        g->bytes += oh->objs[v].size_bytes;
+        g->bytes += oh->objs[v].size_bytes + under[v];
+    }
+    if (addrs) {
+        if (!(*addrs = malloc((size_t)oh->n_objs * sizeof **addrs))) {
+            goto done;
+        }
+        for (uint32_t v = 0; v < oh->n_objs; v++) { /* objs are sorted by address */
+            (*addrs)[v] = oh->objs[v].addr;
+        }
+        *n_addrs = oh->n_objs;
     }
     if (!(*out = calloc(gr.n ? gr.n : 1, sizeof **out))) {
         goto done;
@@ -874,9 +900,56 @@ done:
     if (rc == LH_ENOMEM) {
         lh_err_set(err, LH_ENOMEM, "diff: out of memory");
     }
+    free(under);
     sh_grouping_fini(&gr);
     sh_snapshot_fini(&other);
     return rc;
+}
+
+static int
+in_sorted(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < n && v[lo] == x;
+}
+
+/* The objects of the shell's snapshot at no address of an object in the earlier one
+ * (old: its addresses, ascending), grouped by type; each group's example one held where
+ * most of them are (pick_examples). An address freed and reused in between counts as old:
+ * the example is always a new object. Returns 0 or LH_ENOMEM. */
+static int
+new_by_type(const lh_objheap_t *oh, const uint64_t *old, size_t n_old, sh_grouping_t *gr)
+{
+    uint32_t *gi = malloc(((size_t)oh->n_objs + 1) * sizeof *gi);
+    if (!gi) {
+        return LH_ENOMEM;
+    }
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        gi[v] = UINT32_MAX;
+        if (in_sorted(old, n_old, oh->objs[v].addr)) {
+            continue;
+        }
+        sh_group_t *g = sh_group_get(gr, lh_objheap_type(oh, v), 0);
+        if (!g) {
+            free(gi);
+            return LH_ENOMEM;
+        }
+        gi[v] = (uint32_t)(g - gr->v);
+        if (g->example == LH_NODE_NONE) {
+            g->example = v;
+        }
+    }
+    pick_examples(oh, gr, gi);
+    free(gi);
+    return 0;
 }
 
 static int
@@ -892,11 +965,20 @@ int
 sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
 {
     tcount_t *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0, ng = 0;
+    size_t na = 0, nb = 0, ng = 0, n_old = 0;
     sh_growth_t *g = NULL;
+    uint64_t *old = NULL;
+    sh_grouping_t fresh = {0};
+    /* rows name objects of the shell's snapshot: when it is the later one, a new object
+     * of each type that grew (`identify @N`: what holds the growth) */
+    int rows = ib == (long)sh->hg->cur && ia != ib;
     int rc;
-    if ((rc = type_counts(sh, ia, &a, &na, err)) < 0 ||
-        (rc = type_counts(sh, ib, &b, &nb, err)) < 0) {
+    if ((rc = type_counts(sh, ia, &a, &na, rows ? &old : NULL, &n_old, err)) < 0 ||
+        (rc = type_counts(sh, ib, &b, &nb, NULL, NULL, err)) < 0) {
+        goto done;
+    }
+    if (rows && new_by_type(sh->oh, old, n_old, &fresh) < 0) {
+        rc = lh_err_set(err, LH_ENOMEM, "diff: out of memory");
         goto done;
     }
     if (!(g = calloc(na + nb + 1, sizeof *g))) {
@@ -915,22 +997,36 @@ sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err)
     lh_qsort(g, ng, sizeof *g, cmp_tgrowth);
     fprintf(sh->out, "from snapshot %ld '%s' to %ld '%s', %s objects by type:\n", ia + 1,
             sh->hg->snaps[ia].label, ib + 1, sh->hg->snaps[ib].label, lang_name(sh->oh));
-    fprintf(sh->out, "   %10s %10s  %17s  %s\n", "+count", "+bytes", "count", "type");
+    fprintf(sh->out, "%s %10s %10s  %17s  %s\n", rows ? "   @" : "   ", "+count", "+bytes",
+            "count", "type");
     size_t shown = 0;
     sh_rows_reset(sh);
+    sh->rows_obj = 1;
     for (size_t i = 0; i < ng; i++) {
         if (g[i].dcount <= 0 && g[i].dbytes <= 0) {
             continue;
         }
-        fprintf(sh->out, "   %10" PRId64 " %10" PRId64 "  %7" PRIu64 " -> %-7" PRIu64 "  %s\n",
+        if (rows) {
+            const sh_group_t *f = fresh.n ? sh_group_get(&fresh, g[i].key, 0) : NULL;
+            sh_row_add(sh, f ? f->example : LH_NODE_NONE); /* NONE: no new one of it */
+            fprintf(sh->out, "%4zu", shown + 1);
+        } else {
+            fputs("   ", sh->out);
+        }
+        fprintf(sh->out, " %10" PRId64 " %10" PRId64 "  %7" PRIu64 " -> %-7" PRIu64 "  %s\n",
                 g[i].dcount, g[i].dbytes, g[i].count_a, g[i].count_b, g[i].key);
         shown++;
     }
     if (!shown) {
         fputs("   nothing grew\n", sh->out);
+    } else if (!rows && ib != ia) {
+        fprintf(sh->out, "(`use %ld`, then diff again, to identify @N a new object of a row)\n",
+                ib + 1);
     }
     rc = 0;
 done:
+    free(old);
+    sh_grouping_fini(&fresh);
     for (size_t i = 0; i < na; i++) {
         free(a[i].key);
     }

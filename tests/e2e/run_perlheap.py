@@ -238,8 +238,9 @@ def case_diff(ctx):
     expect_line(ctx, "diff: the header", r"^from snapshot 1 'signal-1' to 3 'signal-3', "
                 r"perl objects by type:$", out)
     expect_line(ctx, "diff: 150 more sessions",
-                r"^\s+150\s+\d+\s+100 -> 250\s+Grow::Session$", out)
-    expect_line(ctx, "diff: 150 more users", r"^\s+150\s+\d+\s+100 -> 250\s+Grow::User$",
+                r"^\s+(?:\d+\s+)?150\s+\d+\s+100 -> 250\s+Grow::Session$", out)
+    expect_line(ctx, "diff: 150 more users",
+                r"^\s+(?:\d+\s+)?150\s+\d+\s+100 -> 250\s+Grow::User$",
                 out)
     out = shell(ctx, t, "unreachable")
     expect_line(ctx, "unreachable at signal-1: the first 100 requests' sessions",

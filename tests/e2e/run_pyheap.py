@@ -26,6 +26,9 @@ exact figures:
              gc.set_threshold(0)): `summary`, `roots`' last line, `unreachable` and
              `identify` say the collector never frees them, so they are the leak (with the
              collector on, `cycles` checks they are called garbage)
+  native     ctypes string buffers and numpy arrays (Debian's python3-numpy, where
+             installed) held in a dict: `diff` counts the native buffers no decoder field
+             names (they hang under their object) in the objects' +bytes
   refleak    30 objects whose reference is never released (ctypes' Py_IncRef): the
              python view's `unreachable` says the native graph has blocks nothing points to
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
@@ -55,7 +58,7 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak", "gcoff"]
+         "suspended", "buffers", "refleak", "gcoff", "native"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -117,7 +120,7 @@ def parse_diff(text):
     """Rows of `diff A B`: {type: (+count, before, after)}."""
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"^\s*(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
+        m = re.match(r"^\s*(?:\d+\s+)?(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
         if m:
             rows[m.group(5)] = (int(m.group(1)), int(m.group(3)), int(m.group(4)))
     return rows
@@ -303,6 +306,38 @@ def case_cycles(ctx, py, tag):
               rows.get("dict"))
     out = one_shell(ctx, trace, "pending", ["count --by type"])
     check_oracle(ctx, out, prefix, "pending", tag)
+
+
+def case_native(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "native", tag)
+    out = one_shell(ctx, trace, "after", ["diff before after", "show " + said["cbuf"]])
+    d = parse_diff(out)
+    # the ctypes buffer object's own size (its struct and GC header), then its buffer
+    m = re.search(r"^\S+ 0x[0-9a-f]+, (\d+) B, retained ", out, re.M)
+    arr = "ctypes.c_char_Array_100000"
+    want = (100, 100 * (int(m.group(1)) + 100000)) if m else "show's size"
+    got = (d.get(arr, (0,))[0], parse_diff_bytes(out).get(arr))
+    ctx.check(m and got == want, "%s: diff: +count and +bytes of the ctypes buffers, their "
+              "100000-byte buffers included" % tag, want, got)
+    if said.get("numpy_sizeof", "absent") == "absent":
+        print("%s: no numpy for this python: the numpy arrays are not checked" % tag)
+        return
+    # (200 arrays of 40000 and 16384 bytes of data: within 1% of what their __sizeof__
+    # says; another array of the interpreter's may change by a few bytes meanwhile)
+    w, g = int(said["numpy_sizeof"]), parse_diff_bytes(out).get("numpy.ndarray", 0)
+    ctx.check(d.get("numpy.ndarray", (0,))[0] == 200 and abs(g - w) <= w // 100,
+              "%s: diff: +200 numpy arrays, +bytes within 1%% of sys.getsizeof()" % tag,
+              (200, w), (d.get("numpy.ndarray", (0,))[0], g))
+
+
+def parse_diff_bytes(text):
+    """The +bytes column of `diff A B`: {type: +bytes}."""
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
+        if m:
+            rows[m.group(5)] = int(m.group(2))
+    return rows
 
 
 def case_gcoff(ctx, py, tag):

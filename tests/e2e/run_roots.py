@@ -432,6 +432,30 @@ def case_exit_call(ctx):
     valgrind_agrees(ctx, "roots_exit", {888: "definitely lost", 999: "reachable"}, ["exit"])
 
 
+def case_mmap(ctx):
+    """Memory the program mapped itself (mmap, a shared mapping, one mremap moved) is a root
+    where no block lies, as Valgrind has it: the blocks only those mappings point to are
+    reachable, from "[mmap 0x...]", in the snapshot and at exit; a pointer in a mapping
+    made PROT_NONE or unmapped since keeps nothing (definitely lost), and a thread running
+    on a stack the program mapped keeps its local's block from its stack. Valgrind agrees on
+    every block, at its leak check where the snapshot is taken and at exit."""
+    trace = record(ctx, "roots_mmap")
+    for snap in ("mapped", "exit"):
+        for size in (601, 602, 603):
+            expect_class(ctx, trace, snap, size, "reachable", "[mmap 0x")
+        for size in (604, 605):
+            expect_class(ctx, trace, snap, size, "definitely lost")
+    expect_class(ctx, trace, "mapped", 606, "reachable", "[stack of thread ")
+    out = shell(ctx, trace, "summary", "exit")
+    expect_in(ctx, "exit: leak summary", "definitely lost: 1209 bytes in 2 blocks; indirectly "
+              "lost: 0 bytes in 0 blocks; possibly lost: 0 bytes in 0 blocks; still reachable: "
+              "1806 bytes in 3 blocks", out)
+    want = {601: "reachable", 602: "reachable", 603: "reachable", 604: "definitely lost",
+            605: "definitely lost"}
+    valgrind_agrees(ctx, "roots_mmap", want)
+    valgrind_agrees(ctx, "roots_mmap", dict(list(want.items()) + [(606, "reachable")]), check=0)
+
+
 # Blocks found by size: libstdc++'s operator new has no frame pointer, so the fp unwinder
 # does not see make_string's frame.
 HEUR = [("heur_stdstring", "stdstring", 125), ("heur_length64", "length64", 208),
@@ -542,6 +566,7 @@ CASES = {
     "heuristics_list": case_heuristics_list,
     "heuristics_report": case_heuristics_report,
     "heuristics_badarg": case_heuristics_badarg,
+    "mmap": case_mmap,
 }
 
 

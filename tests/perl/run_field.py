@@ -324,6 +324,33 @@ def case_xscopies(ctx):
               "Storable/Storable.so+0x... (in Storable/Storable.so)", res.stdout[:1200])
 
 
+def case_diffrows(ctx):
+    """`diff A B` then `identify @N`: what holds the objects that grew (audit_hook.pl: a
+    before-hook keeping a record per request in @Shop::Web::AUDIT, one SIGUSR2 after 100
+    requests, 250 at the end; identify said "@2: no listing yet" after a diff). The row's
+    object is one made after A: an AUDIT record of request 101 or later."""
+    prog = "audit_hook.pl"
+    snap = os.path.join(ctx.workdir, "trace.snap1.lhs")
+    trace = lh_field_run(ctx, prog, env={"LH_WAIT_FOR": snap})
+    hook = marker(prog, "hook")
+    out = shell(ctx, trace, "diff signal-1 exit")
+    row = re.search(r"^\s*(\d+)\s+150\s+\d+\s+\d+ -> \d+\s+HASH$", out, re.M)
+    ctx.check(row is not None, "diff: 150 more HASHes, a numbered row", "@N 150 ... HASH", out)
+    if not row:
+        return
+    out = shell(ctx, trace, "diff signal-1 exit; identify @%s" % row.group(1))
+    head = r"^HASH 0x[0-9a-f]+, \d+ B, retained \d+ B, created at Shop::Web::__ANON__ \(%s:%d\)$" % (
+        re.escape(os.path.basename(hook[0])), hook[1])
+    path = re.search(r"^  @Shop::Web::AUDIT\[(\d+)\] -> HASH$", out, re.M)
+    ctx.check(re.search(head, out, re.M) is not None and path is not None and
+              int(path.group(1)) >= 100, "identify @N: a record kept since signal-1",
+              "@Shop::Web::AUDIT[>= 100] -> HASH, created at the hook's line",
+              out[out.find("\nHASH 0x") + 1:][:600])
+    out = shell(ctx, trace, "use signal-1; diff signal-1 exit")
+    ctx.check("(`use 2`, then diff again, to identify @N a new object of a row)" in out,
+              "diff from the earlier snapshot: how to get numbered rows", "use 2", out[-400:])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -332,6 +359,7 @@ CASES = {
     "callers": case_callers,
     "routecache": case_routecache,
     "xscopies": case_xscopies,
+    "diffrows": case_diffrows,
 }
 
 
