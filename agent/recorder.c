@@ -263,6 +263,7 @@ lh_recorder_exec(const char *path)
     int saved = errno;
     lh_tls.guard = 1;
     lh_serve_snapshot_requests(); /* a snapshot signal just before the exec: not lost */
+    lh_snapshot_before_exec();
     lh_flush_all(1);
     if (lh_g.fd >= 0 || lh_events_total() > 0) {
         uint8_t buf[LH_PATH_MAX + 32];

@@ -780,10 +780,6 @@ resolved_sig(void *const *fn)
 }
 #define RESOLVED_SIG(name) resolved_sig((void *const *)&real.name)
 
-/* Not declared by <signal.h>: exported by the C library all the same. */
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h);
-
 LH_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -792,12 +788,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     }
     return lh_stopsig_sigaction(real.sigaction, sig, act, old);
 }
-
-LH_EXPORT int
-__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    return sigaction(sig, act, old);
-}
+LH_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+    __attribute__((alias("sigaction"), copy(sigaction)));
 
 LH_EXPORT lh_sighandler_fn
 signal(int sig, lh_sighandler_fn h)
@@ -807,18 +799,10 @@ signal(int sig, lh_sighandler_fn h)
     }
     return lh_stopsig_signal(real.signal, sig, h, SA_RESTART, 1);
 }
-
-LH_EXPORT lh_sighandler_fn
-bsd_signal(int sig, lh_sighandler_fn h)
-{
-    return signal(sig, h);
-}
-
-LH_EXPORT lh_sighandler_fn
-ssignal(int sig, lh_sighandler_fn h)
-{
-    return signal(sig, h);
-}
+LH_EXPORT lh_sighandler_fn ssignal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("signal"), copy(signal)));
+LH_EXPORT lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("signal"), copy(signal)));
 
 LH_EXPORT lh_sighandler_fn
 sysv_signal(int sig, lh_sighandler_fn h)
@@ -828,12 +812,8 @@ sysv_signal(int sig, lh_sighandler_fn h)
     }
     return lh_stopsig_signal(real.sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
 }
-
-LH_EXPORT lh_sighandler_fn
-__sysv_signal(int sig, lh_sighandler_fn h)
-{
-    return sysv_signal(sig, h);
-}
+LH_EXPORT lh_sighandler_fn __sysv_signal(int sig, lh_sighandler_fn h)
+    __attribute__((alias("sysv_signal"), copy(sysv_signal)));
 
 LH_EXPORT lh_sighandler_fn
 sigset(int sig, lh_sighandler_fn h)

@@ -1211,6 +1211,17 @@ drop_reservations(void)
     }
 }
 
+void
+lh_snapshot_before_exec(void)
+{
+    if (reserved_fd < 0 && exit_reserved_fd < 0) {
+        return;
+    }
+    pthread_mutex_lock(&take_lock);
+    drop_reservations();
+    pthread_mutex_unlock(&take_lock);
+}
+
 static void
 contents_name(unsigned number, char *out, size_t len)
 {

@@ -35,6 +35,10 @@ void lh_snapshot_reap(int wait);
  * snapshot would use it (contents none, no exit snapshot). Program threads only; never in
  * a malloc hook (it locks and opens files). */
 void lh_snapshot_before_setuid(void);
+/* Just before an exec: contents files reserved by lh_snapshot_before_setuid and not used
+ * are closed and, where the process may, removed (setpriv drops root, then execs the
+ * program: the new image reserves its own). */
+void lh_snapshot_before_exec(void);
 /* In a fork child (atfork): the lock of captures is free again (a thread that held it in
  * the parent does not exist here) and the parent's children are not this process's. */
 void lh_snapshot_after_fork(void);

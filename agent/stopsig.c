@@ -305,14 +305,12 @@ lh_stopsig_sigaction(lh_sigaction_fn real, int sig, const struct sigaction *act,
     return 0;
 }
 
-lh_sighandler_fn
-lh_stopsig_signal(lh_signal_fn real, int sig, lh_sighandler_fn h,
-                  int flags, int self_mask)
+/* SIG_DFL set for sig as the C library's one-argument functions set it (flags, and the
+ * signal itself in the mask when self_mask): the handler in force before, as the program
+ * sees it, or SIG_ERR. */
+static lh_sighandler_fn
+set_default(int sig, int flags, int self_mask)
 {
-    if (!handled(sig) || h != SIG_DFL) {
-        lh_sighandler_fn prev = real(sig, h);
-        return is_agent_fn(prev) ? view[sig].sa_handler : prev;
-    }
     struct sigaction act, old;
     memset(&act, 0, sizeof act);
     act.sa_handler = SIG_DFL;
@@ -327,30 +325,40 @@ lh_stopsig_signal(lh_signal_fn real, int sig, lh_sighandler_fn h,
     return old.sa_handler;
 }
 
+/* A disposition other than SIG_DFL (or for a signal the agent does not handle), through
+ * the C library's own function: the handler it returns, as the program sees it. */
+static lh_sighandler_fn
+set_other(lh_signal_fn real, int sig, lh_sighandler_fn h)
+{
+    lh_sighandler_fn prev = real(sig, h);
+    return is_agent_fn(prev) ? view[sig].sa_handler : prev;
+}
+
+lh_sighandler_fn
+lh_stopsig_signal(lh_signal_fn real, int sig, lh_sighandler_fn h, int flags, int self_mask)
+{
+    if (!handled(sig) || h != SIG_DFL) {
+        return set_other(real, sig, h);
+    }
+    return set_default(sig, flags, self_mask);
+}
+
 lh_sighandler_fn
 lh_stopsig_sigset(lh_signal_fn real, int sig, lh_sighandler_fn h)
 {
     if (!handled(sig) || h != SIG_DFL) {
-        /* SIG_HOLD (which only blocks), SIG_IGN or a handler: the C library's own. */
-        lh_sighandler_fn prev = real(sig, h);
-        return is_agent_fn(prev) ? view[sig].sa_handler : prev;
+        return set_other(real, sig, h); /* SIG_HOLD (which only blocks) included */
     }
     /* As the C library's: SIG_DFL with no flags and an empty mask, the signal unblocked,
      * and SIG_HOLD returned when it was blocked. */
-    struct sigaction act, old;
-    memset(&act, 0, sizeof act);
-    act.sa_handler = SIG_DFL;
-    sigemptyset(&act.sa_mask);
-    if (lh_stopsig_sigaction(real_sigaction, sig, &act, &old) != 0) {
-        return SIG_ERR;
-    }
+    lh_sighandler_fn prev = set_default(sig, 0, 0);
     sigset_t one, was;
     sigemptyset(&one);
     sigaddset(&one, sig);
-    if (sigprocmask(SIG_UNBLOCK, &one, &was) != 0) {
+    if (prev == SIG_ERR || sigprocmask(SIG_UNBLOCK, &one, &was) != 0) {
         return SIG_ERR;
     }
-    return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+    return sigismember(&was, sig) ? SIG_HOLD : prev;
 }
 
 /* -------------------------------------------------------------------------------------

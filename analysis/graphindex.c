@@ -172,20 +172,6 @@ index_path(const char *trace_path, long idx)
     return p;
 }
 
-/* The contents file of snapshot s, in the trace's directory (heapgraph.c's rule). */
-static char *
-contents_path(const char *trace_path, const lh_snapinfo_t *s)
-{
-    const char *slash = strrchr(trace_path, '/');
-    size_t dl = slash ? (size_t)(slash - trace_path) + 1 : 0;
-    char *path = malloc(dl + strlen(s->file) + 1);
-    if (path) {
-        memcpy(path, trace_path, dl);
-        strcpy(path + dl, s->file);
-    }
-    return path;
-}
-
 /* The header an index for these inputs must carry (payload fields zero). */
 static int
 expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind,
@@ -207,7 +193,7 @@ expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind
     if (kind == KIND_SNAPSHOT) {
         h->snapshot = (uint64_t)idx + 1;
         if (s->mode != LH_CONTENTS_NONE && s->file) {
-            char *cp = contents_path(trace_path, s);
+            char *cp = lh_snapfile_contents_path(trace_path, s->file);
             if (!cp) {
                 return -1;
             }
@@ -218,7 +204,7 @@ expected_header(const char *trace_path, const lh_gindex_opts_t *o, unsigned kind
         for (long i = 0; i < idx; i++) {
             fkey_t k = {0};
             if (snaps[i].mode != LH_CONTENTS_NONE && snaps[i].file) {
-                char *cp = contents_path(trace_path, &snaps[i]);
+                char *cp = lh_snapfile_contents_path(trace_path, snaps[i].file);
                 if (!cp) {
                     return -1;
                 }

@@ -558,14 +558,10 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
         hg->no_graph_code = LH_GRAPH_NO_CONTENTS;
         return 1;
     }
-    const char *slash = strrchr(hg->trace_path, '/');
-    size_t dl = slash ? (size_t)(slash - hg->trace_path) + 1 : 0;
-    char *path = malloc(dl + strlen(s->file) + 1);
+    char *path = lh_snapfile_contents_path(hg->trace_path, s->file);
     if (!path) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    memcpy(path, hg->trace_path, dl);
-    strcpy(path + dl, s->file);
     int rc = lh_snapfile_read(path, &so, &hg->sf, err);
     free(path);
     if (rc < 0) {

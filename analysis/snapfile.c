@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
 #include <zstd.h>
 
 #include "bound.h"
@@ -599,8 +600,6 @@ static int
 resolve_refs(reader_t *rd)
 {
     lh_snapfile_t *sf = rd->sf;
-    const char *slash = strrchr(sf->path, '/');
-    int dir_len = slash ? (int)(slash - sf->path) + 1 : 0;
     lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
     ref_t *refs = rd->refs;
     if (rd->n_refs) {
@@ -608,14 +607,12 @@ resolve_refs(reader_t *rd)
     }
     for (size_t i = 0; i < rd->n_bases; i++) {
         const base_t *b = &rd->bases[i];
-        size_t plen = (size_t)dir_len + strlen(b->name) + 1;
-        char *path = malloc(plen);
+        char *path = lh_snapfile_contents_path(sf->path, b->name);
         lh_snapfile_t bf;
         lh_err_t berr;
         if (!path) {
             return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", sf->path);
         }
-        snprintf(path, plen, "%.*s%s", dir_len, sf->path, b->name);
         int rc = read_file(path, &bo, &bf, &berr, 1);
         free(path);
         if (rc < 0) {
@@ -765,4 +762,65 @@ lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr)
     size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, addr);
     const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
     return r && addr - r->start < r->len ? r : NULL;
+}
+
+int
+lh_snapfile_is_suffix(const char *p)
+{
+    if (strncmp(p, ".snap", 5) != 0) {
+        return 0;
+    }
+    const char *q = p + 5;
+    while (*q >= '0' && *q <= '9') {
+        q++;
+    }
+    return q > p + 5 && strncmp(q, ".lhs", 4) == 0 && (q[4] == '\0' || q[4] == '.');
+}
+
+/* The last contents-file suffix in NAME, or NULL. */
+static const char *
+last_suffix(const char *name)
+{
+    const char *found = NULL;
+    for (const char *p = name; (p = strstr(p, ".snap")) != NULL; p++) {
+        if (lh_snapfile_is_suffix(p)) {
+            found = p;
+        }
+    }
+    return found;
+}
+
+size_t
+lh_snapfile_stem_len(const char *name)
+{
+    const char *suf = last_suffix(name);
+    size_t n = strlen(name);
+    if (suf) {
+        return (size_t)(suf - name);
+    }
+    return n > 4 && strcmp(name + n - 4, ".lht") == 0 ? n - 4 : n;
+}
+
+char *
+lh_snapfile_contents_path(const char *owner, const char *file)
+{
+    const char *slash = strrchr(owner, '/');
+    const char *base = slash ? slash + 1 : owner;
+    size_t dl = (size_t)(base - owner);
+    size_t stem = lh_snapfile_stem_len(base);
+    const char *suf = last_suffix(file);
+    size_t cap = dl + strlen(file) + stem + (suf ? strlen(suf) : 0) + 1;
+    char *path = malloc(cap);
+    if (!path) {
+        return NULL;
+    }
+    snprintf(path, cap, "%.*s%s", (int)dl, owner, file);
+    if (suf && access(path, F_OK) != 0 && errno == ENOENT) {
+        /* Renamed with its trace: the same suffix after the owner's current stem. */
+        snprintf(path, cap, "%.*s%s", (int)(dl + stem), owner, suf);
+        if (access(path, F_OK) != 0) {
+            snprintf(path, cap, "%.*s%s", (int)dl, owner, file); /* errors name the stored */
+        }
+    }
+    return path;
 }

@@ -88,6 +88,21 @@ int lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfi
                      lh_err_t *err);
 void lh_snapfile_fini(lh_snapfile_t *sf);
 
+/* Whether P starts a contents file's suffix: ".snap<N>.lhs", alone or followed by '.' and
+ * anything (the agent's ".K" when the name was taken; agent/snapshot.c contents_name). */
+int lh_snapfile_is_suffix(const char *p);
+
+/* Length of the stem of file name NAME: the part before its last contents-file suffix
+ * (an .lhs file), else NAME without ".lht" (a trace), else all of NAME. */
+size_t lh_snapfile_stem_len(const char *name);
+
+/* The path of contents file FILE, as a SNAPSHOT record (or a delta file's BASE record)
+ * names it, for the file at OWNER that names it (a trace or a contents file): FILE in
+ * OWNER's directory; when that does not exist and FILE ends in a contents-file suffix,
+ * OWNER's stem with that suffix (the trace and its files were renamed together, by
+ * `leakhound run` or by hand). Malloc'd; NULL when memory is short. */
+char *lh_snapfile_contents_path(const char *owner, const char *file);
+
 /* The region containing addr, or NULL. */
 const lh_region_t *lh_snapfile_region(const lh_snapfile_t *sf, uint64_t addr);
 

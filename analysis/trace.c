@@ -1034,25 +1034,51 @@ open_regular(const char *path, const lh_trace_opts_t *o, lh_trace_t **p, lh_err_
 }
 
 /* Opens the trace named by a fork child's INFO_PARENT: first beside the child (the two
- * files moved together), then as the agent named it. */
+ * files moved together), then as the agent named it; when neither exists and the name
+ * ends in the agent's ".K" (the name asked for was taken: a wrapper's trace), both again
+ * without it (`leakhound run` moves the program's trace to the name asked for). */
 static int
 open_parent(const lh_trace_t *t, lh_trace_t **p, char *why, size_t why_len)
 {
     const char *name = t->parts.info.parent_trace;
     const char *base = strrchr(name, '/');
     const char *slash = strrchr(t->parts.path, '/');
+    const char *dot = strrchr(name, '.');
     base = base ? base + 1 : name;
-    lh_trace_opts_t o = {.salvage = 1, .depth = t->opts.depth + 1};
-    lh_err_t e;
-    char beside[4096];
-    int rc = LH_ENOENT;
-    int n = snprintf(beside, sizeof beside, "%.*s%s", slash ? (int)(slash - t->parts.path + 1) : 0,
-                     t->parts.path, base);
-    if (n > 0 && (size_t)n < sizeof beside && strcmp(beside, name) != 0) {
-        rc = open_regular(beside, &o, p, &e);
+    size_t nl = strlen(name), bl = strlen(base), cut = 0;
+    if (dot && dot > base && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1)) {
+        cut = strlen(dot);
     }
-    if (rc == LH_ENOENT) {
+    int dl = slash ? (int)(slash - t->parts.path + 1) : 0;
+    lh_trace_opts_t o = {.salvage = 1, .depth = t->opts.depth + 1};
+    lh_err_t e, named = {0};
+    char path[4096], tried[4096] = "";
+    int rc = LH_ENOENT, k;
+    for (k = 0; k < 4 && rc == LH_ENOENT; k++) {
+        size_t strip = k < 2 ? 0 : cut; /* k even: beside the child; odd: as named */
+        if (k >= 2 && !cut) {
+            break;
+        }
+        int n = k % 2 ? snprintf(path, sizeof path, "%.*s", (int)(nl - strip), name)
+                      : snprintf(path, sizeof path, "%.*s%.*s", dl, t->parts.path,
+                                 (int)(bl - strip), base);
+        if (n > 0 && (size_t)n < sizeof path && strcmp(path, tried) != 0) {
+            rc = open_regular(path, &o, p, &e);
+            memcpy(tried, path, (size_t)n + 1);
+            named = k < 2 ? e : named;
+        }
+    }
+    if (rc == LH_ENOENT && !tried[0]) {
         rc = open_regular(name, &o, p, &e);
+    } else if (rc == LH_ENOENT) {
+        e = named; /* the error names the file as the agent named it */
+    } else if (rc == 0 && k > 2 && strcmp((*p)->parts.info.exe, t->parts.info.exe) != 0) {
+        /* Without ".K": the trace that took the name first, a wrapper's when not moved. */
+        snprintf(why, why_len, "%s is the trace of %s, not of %s", (*p)->parts.path,
+                 (*p)->parts.info.exe, t->parts.info.exe);
+        lh_trace_close(*p);
+        *p = NULL;
+        return LH_EFORMAT;
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s", e.msg);

@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "preloadable.h"
+#include "snapfile.h"
 
 extern char **environ;
 
@@ -47,7 +48,9 @@ const char lh_cmd_run_usage[] =
     "                     PROG is followed through its own execs, so a wrapper (a shell\n"
     "                     script, env, a pyenv shim, a virtualenv launcher) is seen through\n"
     "                     to the real program; what PROG starts as children is not traced.\n"
-    "                     Every trace the run wrote is listed at the end.\n"
+    "                     The wrappers' traces (and their children's) are removed and the\n"
+    "                     program's is left at FILE (or the default name). Every trace\n"
+    "                     the run kept is listed at the end.\n"
     "  --mark-function NAME  Python: each call of function NAME (module and qualified name:\n"
     "                     app.handle, app.Handler.handle) is a mark; may be repeated\n"
     "\n"
@@ -685,8 +688,7 @@ belongs_to_trace(const char *name, const char *base, size_t stem)
             return 1;
         }
     }
-    return strncmp(name, base, stem) == 0 && strncmp(name + stem, ".snap", 5) == 0 &&
-           is_ext(past_digits(name + stem + 5), ".lhs");
+    return strncmp(name, base, stem) == 0 && lh_snapfile_is_suffix(name + stem);
 }
 
 /* -o replaces a trace: the files that belong to the replaced one (belongs_to_trace) go
@@ -710,10 +712,7 @@ remove_old_snapshots(const char *trace)
         memcpy(dir, trace, n);
         dir[n] = '\0';
     }
-    size_t stem = strlen(base);
-    if (stem > 4 && strcmp(base + stem - 4, ".lht") == 0) {
-        stem -= 4;
-    }
+    size_t stem = lh_snapfile_stem_len(base);
     DIR *d = opendir(dir);
     if (d == NULL) {
         return;
@@ -792,6 +791,72 @@ remove_trace(const char *path)
     unlink(path);
 }
 
+/* Moves trace FROM and its snapshot contents files (FROM's stem + ".snap<N>.lhs...") to
+ * TO, the files to TO's stem with the same suffix, where the reader looks for them
+ * (lh_snapfile_contents_path). Never replaces a file: each is linked to its new name first;
+ * on any failure the links made are removed and everything stays where it was. Returns 0
+ * when moved. */
+static int
+move_trace(const char *from, const char *to)
+{
+    const char *fslash = strrchr(from, '/'), *tslash = strrchr(to, '/');
+    const char *fbase = fslash ? fslash + 1 : from, *tbase = tslash ? tslash + 1 : to;
+    size_t fstem = lh_snapfile_stem_len(fbase), tstem = lh_snapfile_stem_len(tbase);
+    size_t fdl = (size_t)(fbase - from), tdl = (size_t)(tbase - to);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", fdl ? (int)fdl : 1, fdl ? from : ".");
+    char (*names)[2][PATH_MAX] = NULL; /* old and new name of each contents file */
+    size_t n = 0, cap = 0, linked = 0;
+    int rc = -1;
+    DIR *d = opendir(dir);
+    if (!d || link(from, to) != 0) {
+        if (d) {
+            closedir(d);
+        }
+        return -1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, fbase, fstem) != 0 || !lh_snapfile_is_suffix(e->d_name + fstem)) {
+            continue;
+        }
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 8;
+            char(*nn)[2][PATH_MAX] = realloc(names, c * sizeof *names);
+            if (!nn) {
+                goto out;
+            }
+            names = nn;
+            cap = c;
+        }
+        int a = snprintf(names[n][0], PATH_MAX, "%.*s%s", (int)fdl, from, e->d_name);
+        int b = snprintf(names[n][1], PATH_MAX, "%.*s%s", (int)(tdl + tstem), to,
+                         e->d_name + fstem);
+        if (a < 0 || a >= PATH_MAX || b < 0 || b >= PATH_MAX) {
+            goto out;
+        }
+        n++;
+    }
+    for (linked = 0; linked < n; linked++) {
+        if (link(names[linked][0], names[linked][1]) != 0) {
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    closedir(d);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            unlink(names[i][0]);
+        } else if (i < linked) {
+            unlink(names[i][1]);
+        }
+    }
+    unlink(rc == 0 ? from : to);
+    free(names);
+    return rc;
+}
+
 /* Reads the run's index: lists every trace when there is more than one, and puts into
  * main the trace of the program itself (the last one its pid opened: after a wrapper's
  * exec, the real program). With prune (the default following of the exec chain only, where
@@ -800,9 +865,15 @@ remove_trace(const char *path)
  * are removed: they trace the wrapper, not the program (agent.h image_id). A fork child of
  * an earlier image that runs the program itself is kept: a server that forks its workers
  * and then re-executes itself as their master (haproxy -W) is no wrapper, and its workers'
- * traces hold all the requests. Returns the number of traces listed. */
+ * traces hold all the requests. With prune, the traces of the main pid's earlier images
+ * that ran another program than the last (the wrappers themselves: env, sh, a shim) go
+ * too; those of the same program (haproxy -W's first image) stay. Then, when the name
+ * the user asked for (WANTED: -o, or the default pattern for the pid) has become free, the
+ * program's trace is moved there with its snapshot files (move_trace). Returns the number
+ * of traces listed. */
 static int
-index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
+index_report(const char *index, pid_t pid, int prune, const char *wanted, char *main,
+             size_t len)
 {
     FILE *f = fopen(index, "r");
     char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
@@ -846,20 +917,33 @@ index_report(const char *index, pid_t pid, int prune, char *main, size_t len)
         n++;
     }
     fclose(f);
-    size_t kept = 0;
+    size_t kept = 0, last = n;
+    char wrappers[200] = "";
     for (size_t i = 0; i < n; i++) {
-        if (prune && t[i].pid != (long)pid && t[i].image != last_image &&
-            strcmp(t[i].prog, main_prog) != 0) {
+        if (prune && t[i].image != last_image && strcmp(t[i].prog, main_prog) != 0) {
+            size_t w = strlen(wrappers);
+            if (t[i].pid == (long)pid && w + strlen(t[i].prog) + 3 < sizeof wrappers) {
+                snprintf(wrappers + w, sizeof wrappers - w, "%s%s", w ? ", " : "", t[i].prog);
+            }
             remove_trace(t[i].path);
             removed++;
             t[i].pid = -1;
         } else {
             kept++;
+            last = t[i].pid == (long)pid ? i : last;
         }
     }
     if (removed) {
-        fprintf(stderr, "leakhound: removed %zu trace%s of the wrappers' own child processes "
-                        "(before the program was exec'd)\n", removed, removed > 1 ? "s" : "");
+        fprintf(stderr, "leakhound: removed %zu trace%s of the wrappers%s%s%s and their own child "
+                        "processes (before the program was exec'd)\n", removed,
+                removed > 1 ? "s" : "", wrappers[0] ? " (" : "", wrappers,
+                wrappers[0] ? ")" : "");
+    }
+    size_t wl = strlen(wanted);
+    if (last < n && wl < sizeof t->path && strcmp(t[last].path, wanted) != 0 &&
+        access(wanted, F_OK) != 0 && errno == ENOENT && move_trace(t[last].path, wanted) == 0) {
+        memcpy(t[last].path, wanted, wl + 1);
+        snprintf(main, len, "%s", shown_path(wanted, cwd));
     }
     if (kept > 1) {
         fprintf(stderr, "leakhound: %zu traces written (program, pid, file):\n", kept);
@@ -932,7 +1016,9 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     trace[0] = '\0';
     if (index[0]) {
         if (rc >= 0 && pid) {
-            index_report(index, pid, a.follow_exec < 0, trace, sizeof trace);
+            char wanted[sizeof trace];
+            expand_pattern(wanted, sizeof wanted, pattern, pid);
+            index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace);
         }
         unlink(index);
     }

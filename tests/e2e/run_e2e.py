@@ -714,37 +714,134 @@ def case_exec_follow(ctx):
         check_mode(ctx, os.path.join(ctx.workdir, f))
 
 
+def expect_snapshot_graph(ctx, trace, lost_line, count_total):
+    """`leakhound shell TRACE` loads the exit snapshot's contents (the graph line is not
+    "none"), says lost_line (exactly) and `count` ends with count_total (a string, or a
+    compiled pattern the line must match whole)."""
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "summary"])
+    lines = res.stdout.splitlines()
+    graph = [ln for ln in lines if ln.startswith("graph: ")]
+    ctx.check(res.returncode == 0 and len(graph) == 1 and not graph[0].startswith("graph: none"),
+              "shell %s summary: the exit snapshot's contents load" % os.path.basename(trace),
+              "graph: N roots, ...", graph or res.stderr.strip()[-400:])
+    if lost_line is not None:
+        ctx.check(lost_line in lines, "shell summary: what the snapshot lost", lost_line, lines)
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "count"])
+    last = res.stdout.strip().splitlines()[-1:] or [""]
+    ok = last[0] == count_total if isinstance(count_total, str) else \
+        count_total.fullmatch(last[0]) is not None
+    ctx.check(ok, "shell count: its total line", getattr(count_total, "pattern", count_total),
+              last[0])
+    return lines
+
+
+C_LOST = ("definitely lost: 144 bytes in 3 blocks; indirectly lost: 0 bytes in 0 blocks; "
+          "possibly lost: 0 bytes in 0 blocks; still reachable: 0 bytes in 0 blocks")
+
+
 def case_exec_wrapper(ctx):
     """By default a wrapper is seen through (issue 13): a shell script that runs a command
-    of its own ($(...): a child, not traced) and then execs the program. The run writes
-    two traces, the script's and the program's, lists both (program, pid, file) and names
-    the program's; the program's trace holds its leak and not the script's."""
+    of its own ($(...): a child) and then execs the program. The script's trace and its
+    child's are removed (run says so in one line), and the program's trace is moved to the
+    name asked for (-o) with its exit snapshot's contents file, which still loads: the
+    trace holds the program's leak and not the script's."""
     script = os.path.join(ctx.workdir, "wrapper.sh")
     with open(script, "w") as f:
         f.write('#!/bin/sh\nword=$(/bin/echo child)\nexec "$@"\n')
     os.chmod(script, 0o755)
     trace = os.path.join(ctx.workdir, "trace.lht")
-    res = lh_run(ctx, [script, ctx.prog("exec_child")], out=trace, expect_status=3,
-                 written="trace.lht.1")
+    res = lh_run(ctx, [script, ctx.prog("exec_child")], out=trace, expect_status=3)
     ctx.check("exec_child: preload=yes" in res.stdout, "the program behind the wrapper is "
               "traced", "exec_child: preload=yes", res.stdout.strip())
-    got = trace_files(ctx.workdir)
-    if not ctx.check(got == ["trace.lht", "trace.lht.1"], "trace files: the script's and the "
-                     "program's, none for the script's child", ["trace.lht", "trace.lht.1"],
-                     got):
-        return
-    listing = [ln.split() for ln in res.stderr.splitlines()
-               if ln.startswith("leakhound:   ")]
-    progs = [(row[1], row[3]) for row in listing if len(row) == 4]
-    ctx.check(progs == [("sh", "trace.lht"), ("exec_child", "trace.lht.1")] or
-              progs == [("dash", "trace.lht"), ("exec_child", "trace.lht.1")],
-              "run lists both traces (program, pid, file)",
-              "sh trace.lht, exec_child trace.lht.1", res.stderr.strip()[-600:])
-    pids = set(row[2] for row in listing if len(row) == 4)
-    ctx.check(len(pids) == 1, "one pid: the exec keeps it", "1 pid", pids)
-    rep = load_report(ctx, os.path.join(ctx.workdir, "trace.lht.1"))
+    got = sorted(os.listdir(ctx.workdir))
+    want = ["trace.lht", "trace.snap1.lhs", "wrapper.sh"]
+    ctx.check(got == want, "files: the program's trace and its snapshot, under the name "
+              "asked for; no wrapper's trace", want, got)
+    removed = [ln for ln in res.stderr.splitlines() if "removed" in ln]
+    ctx.check(len(removed) == 1 and re.match(
+        r"^leakhound: removed 2 traces of the wrappers \((sh|dash)\) and their own child "
+        r"processes \(before the program was exec'd\)$", removed[0]) is not None,
+        "run's line about the wrappers' traces", "removed 2 traces of the wrappers (sh) ...",
+        removed or res.stderr.strip()[-600:])
+    ctx.check(not any(ln.startswith("leakhound:   ") for ln in res.stderr.splitlines()),
+              "no list of traces: one is left", "no list", res.stderr.strip()[-600:])
+    rep = load_report(ctx, trace)
     expect_program(ctx, rep, "exec_child")
     expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
+    expect_snapshot_graph(ctx, trace, C_LOST, "total 3 blocks, 144 B in 1 group")
+
+
+def case_exec_wrapper_fork(ctx):
+    """A wrapper script exec'ing a pre-fork server (fork_inherit): the program's trace is
+    moved from trace.lht.1 to trace.lht, and its worker's trace, which names its parent as
+    trace.lht.1, still reads the inherited heap from it (the ".1" the agent added dropped,
+    the same exe required): 0 unmatched frees, 100 blocks inherited from trace.lht."""
+    script = os.path.join(ctx.workdir, "wrapper.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\nexec "$@"\n')
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [script, ctx.prog("fork_inherit")], out=trace)
+    _, cpid = parse_fork_stdout(ctx, res.stdout)
+    child = "%s.%d" % (trace, cpid)
+    got = trace_files(ctx.workdir)
+    want = sorted(["trace.lht", os.path.basename(child)])
+    ctx.check(got == want, "trace files: the program's, as asked, and its worker's", want, got)
+    res = run(ctx, [ctx.lh, "report", child, "--format", "json"])
+    summ = json.loads(res.stdout)["summary"] if res.returncode == 0 else {}
+    inh = summ.get("inherited") or {}
+    got = (summ.get("unmatched_frees"), inh.get("from"), inh.get("blocks"), inh.get("bytes"))
+    want = (0, trace, 100, 6400)
+    ctx.check(got == want and "inherited heap not read" not in res.stderr,
+              "worker: (unmatched frees, inherited from, blocks, bytes)", want,
+              "%s %s" % (got, res.stderr.strip()[-400:]))
+
+
+def case_exec_env_perl(ctx):
+    """A `#!/usr/bin/env perl` script run with -o FILE: env's trace is removed and the
+    Perl program's is FILE (not FILE.1), its exit snapshot (mode full) loading through the
+    shell: `count` totals the perl objects the summary counts."""
+    script = os.path.join(ctx.workdir, "p.pl")
+    with open(script, "w") as f:
+        f.write('#!/usr/bin/env perl\nmy @keep = map { "x" x 100 } 1 .. 50;\nprint "ok\\n";\n')
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "app.lht")
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--", "./p.pl"])
+    ctx.check(res.returncode == 0 and res.stdout == "ok\n", "run ./p.pl", "exit 0, ok",
+              "exit %d, %r: %s" % (res.returncode, res.stdout, res.stderr[-600:]))
+    lines = res.stderr.splitlines()
+    want = ["leakhound: removed 1 trace of the wrappers (env) and their own child processes "
+            "(before the program was exec'd)", "leakhound: trace written to app.lht"]
+    ctx.check(lines[-2:] == want, "run's last lines", want, lines)
+    got = sorted(os.listdir(ctx.workdir))
+    want = ["app.lht", "app.snap1.lhs", "p.pl"]
+    ctx.check(got == want, "files: the Perl program's trace and snapshot, as asked", want, got)
+    rep = load_report(ctx, trace)
+    expect_program(ctx, rep, "perl")
+    ctx.check(rep["summary"].get("argv") == ["perl", "./p.pl"], "summary.argv",
+              ["perl", "./p.pl"], rep["summary"].get("argv"))
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "summary"])
+    m = re.search(r"^perl [0-9.]+ heap: (\d+) objects, [0-9.]+ [KM]?i?B;", res.stdout, re.M)
+    if not ctx.check(m is not None, "shell summary: the perl heap read from the contents",
+                     "perl V heap: N objects, ...", res.stdout.strip()[-600:]):
+        return
+    groups = len(re.findall(r"^\s+\d+\s+\d+\s", run(ctx, [ctx.lh, "shell", trace, "-c",
+                                                             "count"]).stdout, re.M))
+    # The count's bytes are its groups' sum, rounded apart from the summary's: the objects.
+    expect_snapshot_graph(ctx, trace, None, re.compile(r"total %s perl objects, [0-9.]+ KiB "
+                                                       r"in %d groups" % (m.group(1), groups)))
+
+
+def case_renamed_trace(ctx):
+    """A trace renamed by hand with its snapshot file (X.lht -> Y.lht, X.snap1.lhs ->
+    Y.snap1.lhs) still loads that snapshot: the name stored in the trace is gone, the
+    reader takes the same suffix after the trace's current stem."""
+    old = os.path.join(ctx.workdir, "x.lht")
+    lh_run(ctx, [ctx.prog("exec_child")], out=old, expect_status=3)
+    new = os.path.join(ctx.workdir, "y.lht")
+    os.rename(old, new)
+    os.rename(os.path.join(ctx.workdir, "x.snap1.lhs"), os.path.join(ctx.workdir, "y.snap1.lhs"))
+    expect_snapshot_graph(ctx, new, C_LOST, "total 3 blocks, 144 B in 1 group")
 
 
 def case_exec_reexec(ctx):
@@ -766,6 +863,12 @@ def case_exec_reexec(ctx):
         return
     ctx.check("removed" not in res.stderr, "no trace removed", "no 'removed' line",
               res.stderr.strip()[-600:])
+    if os.geteuid() == 0:
+        # seteuid(nobody) and back made the first image reserve two contents files; its
+        # exec removed them, unused
+        left = sorted(f for f in os.listdir(ctx.workdir) if f.startswith("trace.snap"))
+        ctx.check(left == [], "the first image's unused snapshot files removed at its exec",
+                  [], left)
     listing = [ln.split() for ln in res.stderr.splitlines() if ln.startswith("leakhound:   ")]
     ctx.check(sorted(row[3] for row in listing if len(row) == 4) == files,
               "run lists the three traces", files, res.stderr.strip()[-600:])
@@ -1293,6 +1396,9 @@ SPECIAL = {
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
     "exec_reexec": case_exec_reexec,
+    "exec_env_perl": case_exec_env_perl,
+    "exec_wrapper_fork": case_exec_wrapper_fork,
+    "renamed_trace": case_renamed_trace,
     "sigkill": case_sigkill,
     "depth": case_depth,
     "mode0600": case_mode0600,

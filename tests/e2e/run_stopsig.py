@@ -247,7 +247,7 @@ def case_view(ctx):
     bare = E.run(ctx, [ctx.prog("stop_wait"), "view"])
     traced = E.run(ctx, lh_run_argv(ctx, os.path.join(ctx.workdir, "v.lht"),
                                     [ctx.prog("stop_wait"), "view"]))
-    want = ["view %s dfl dfl dfl handler dfl" % s for s in ("INT", "TERM", "HUP", "USR2")]
+    want = ["view %s dfl dfl dfl handler dfl dfl" % s for s in ("INT", "TERM", "HUP", "USR2")]
     ctx.check(bare.stdout.splitlines() == want, "without the agent", want, bare.stdout)
     ctx.check(traced.stdout.splitlines() == want, "under the agent", want, traced.stdout)
 
@@ -313,58 +313,46 @@ def script(ctx, name, text):
     return path
 
 
-def case_python(ctx):
-    """python3 with try/except KeyboardInterrupt, Ctrl-C: python installed its SIGINT
-    handler (it does only where it finds SIG_DFL), so KeyboardInterrupt is raised and
-    caught, and the program exits 0: a clean exit. SIGTERM (no handler in python) ends it
-    as a stop signal."""
-    if not os.access(PYTHON, os.X_OK):
-        raise E.Skip("no " + PYTHON)
-    prog = script(ctx, "catch.py", PY_CATCH)
-    trace = os.path.join(ctx.workdir, "py.lht")
-    p = start(ctx, lh_run_argv(ctx, trace, [PYTHON, prog]))
+def caught_then_killed(ctx, argv, code):
+    """argv (an interpreter and its script) under `leakhound run`: Ctrl-C reaches the
+    script's own SIGINT handling, which prints "caught" and exits with code: a clean exit
+    with that status. Run again, SIGTERM (no handler in the script) ends it as a stop
+    signal."""
+    trace = os.path.join(ctx.workdir, "caught.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, argv))
     time.sleep(0.2)
     os.killpg(p.pid, signal.SIGINT)
     rc, out, _ = finish(ctx, p, "Ctrl-C")
-    ctx.check(rc == 0 and out.splitlines()[-1:] == ["caught"], "KeyboardInterrupt caught",
-              "exit 0 after 'caught'", "exit %s, stdout %r" % (rc, out))
+    ctx.check(rc == code and out.splitlines()[-1:] == ["caught"], "its SIGINT handling ran",
+              "exit %d after 'caught'" % code, "exit %s, stdout %r" % (rc, out))
+    want = "exit:          clean exit (status %d)" % code
     lines = exit_line(report_text(ctx, trace))
-    ctx.check(lines == ["exit:          clean exit (status 0)"], "the report's exit line",
-              "clean exit (status 0)", lines)
+    ctx.check(lines == [want], "the report's exit line", want, lines)
 
-    trace = os.path.join(ctx.workdir, "pyterm.lht")
-    p = start(ctx, lh_run_argv(ctx, trace, [PYTHON, prog]))
+    trace = os.path.join(ctx.workdir, "term.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, argv))
     time.sleep(0.2)
     os.kill(p.pid, signal.SIGTERM)
-    rc, out, _ = finish(ctx, p, "SIGTERM")
-    ctx.check(rc == 143, "python's exit status after SIGTERM", 143, rc)
+    rc, _, _ = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "exit status after SIGTERM", 143, rc)
     expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+
+
+def case_python(ctx):
+    """python3 with try/except KeyboardInterrupt: python installed its SIGINT handler (it
+    does only where it finds SIG_DFL), so Ctrl-C raises KeyboardInterrupt, caught: exit 0.
+    SIGTERM ends it as a stop signal."""
+    if not os.access(PYTHON, os.X_OK):
+        raise E.Skip("no " + PYTHON)
+    caught_then_killed(ctx, [PYTHON, script(ctx, "catch.py", PY_CATCH)], 0)
 
 
 def case_perl(ctx):
-    """perl with $SIG{INT} = sub {...}: Ctrl-C runs it (prints, exits 4): a clean exit with
-    status 4. SIGTERM (no handler) ends it as a stop signal."""
+    """perl with $SIG{INT} = sub {...}: Ctrl-C runs it (prints, exits 4). SIGTERM ends it
+    as a stop signal."""
     if not shutil.which("perl"):
         raise E.Skip("no perl")
-    prog = script(ctx, "catch.pl", PERL_CATCH)
-    trace = os.path.join(ctx.workdir, "pl.lht")
-    p = start(ctx, lh_run_argv(ctx, trace, ["perl", prog]))
-    time.sleep(0.2)
-    os.killpg(p.pid, signal.SIGINT)
-    rc, out, _ = finish(ctx, p, "Ctrl-C")
-    ctx.check(rc == 4 and out.splitlines()[-1:] == ["caught"], "perl's handler ran",
-              "exit 4 after 'caught'", "exit %s, stdout %r" % (rc, out))
-    lines = exit_line(report_text(ctx, trace))
-    ctx.check(lines == ["exit:          clean exit (status 4)"], "the report's exit line",
-              "clean exit (status 4)", lines)
-
-    trace = os.path.join(ctx.workdir, "plterm.lht")
-    p = start(ctx, lh_run_argv(ctx, trace, ["perl", prog]))
-    time.sleep(0.2)
-    os.kill(p.pid, signal.SIGTERM)
-    rc, out, _ = finish(ctx, p, "SIGTERM")
-    ctx.check(rc == 143, "perl's exit status after SIGTERM", 143, rc)
-    expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    caught_then_killed(ctx, ["perl", script(ctx, "catch.pl", PERL_CATCH)], 4)
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}

@@ -11,8 +11,8 @@ on a free port in their own process group and killed with it whatever happens), 
 trace it leaves (one per process: nginx's workers are fork children) loads with
 `leakhound report --format json`, and the report's figures agree with each other.
 
-Usage: run_load.py --build DIR --case redis|nginx|python3|perl|sqlite3|cxx|memcached|haproxy
-                   [--keep] [-v]
+Usage: run_load.py --build DIR --case redis|nginx|python3|perl|sqlite3|cxx|memcached|haproxy|
+                   postgres [--keep] [-v]
 Exit status: 0 pass, 1 fail, 77 the program is not installed (CTest: skipped).
 """
 
@@ -340,6 +340,18 @@ def memcached_load(port, n):
         s.close()
 
 
+def start_listening(ctx, argv, d, port, what):
+    """Starts a server in directory d, its stderr in d/stderr: (Popen, stderr file) once it
+    listens on 127.0.0.1:port (within 30 s), else (None, None) and a failure."""
+    err = open(os.path.join(d, "stderr"), "wb")
+    p = H.start(ctx, argv, cwd=d, stderr=err)
+    if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
+                     "within 30 s", "not listening (exit %s)" % p.poll()):
+        err.close()
+        return None, None
+    return p, err
+
+
 def child_of(pid):
     """The one child of pid (`leakhound run` runs the program as its child)."""
     try:
@@ -372,11 +384,9 @@ def case_memcached(ctx):
         argv = [mc, "-u", "nobody", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "4"]
         if traced:
             argv = lh_argv(ctx, trace) + argv
-        err = open(os.path.join(d, "stderr"), "wb")
-        p = H.start(ctx, argv, cwd=d, stderr=err)
         what = "memcached%s" % (" (traced)" if traced else "")
-        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
-                         "within 30 s", "not listening (exit %s)" % p.poll()):
+        p, err = start_listening(ctx, argv, d, port, what)
+        if p is None:
             return None
         server = child_of(p.pid) if traced else p.pid
         with open("/proc/%d/status" % server) as f:
@@ -461,11 +471,9 @@ def case_haproxy(ctx):
         trace = os.path.join(d, "hp.lht")
         if traced:
             argv = lh_argv(ctx, trace) + argv
-        err = open(os.path.join(d, "stderr"), "wb")
-        p = H.start(ctx, argv, cwd=d, stderr=err)
         what = "haproxy%s" % (" (traced)" if traced else "")
-        if not ctx.check(H.wait_port(port, 30, p), "%s listening on 127.0.0.1:%d" % (what, port),
-                         "within 30 s", "not listening (exit %s)" % p.poll()):
+        p, err = start_listening(ctx, argv, d, port, what)
+        if p is None:
             return None
         a = H.run(ctx, [ab, "-q", "-n", str(requests), "-c", "4",
                         "http://127.0.0.1:%d/" % port], timeout=120, cwd=d)
@@ -496,9 +504,117 @@ def case_haproxy(ctx):
             ctx.figure("haproxy worker %s: %s" % (f, summary_line(summ)))
 
 
+# ---------------------------------------------------------------------------------------
+# postgres: a postmaster and its forked children (checkpointer, walwriter, autovacuum,
+# one backend per connection), run as the user postgres, driven by pgbench
+# ---------------------------------------------------------------------------------------
+
+def pg_bin():
+    import glob as g
+    found = sorted(g.glob("/usr/lib/postgresql/*/bin/postgres"))
+    return os.path.dirname(found[-1]) if found else None
+
+
+def case_postgres(ctx):
+    """postgres (as the user postgres) under pgbench: every process's trace (the postmaster
+    and each forked child) loads, its figures agree (a child's inherited heap read from the
+    postmaster's trace at the fork's time: no unmatched free), the answers are the bare
+    server's. leakhound itself runs as postgres (setpriv would abort under the agent's
+    thread: glibc's setxid fails on a thread capset did not raise)."""
+    bindir, setpriv = pg_bin(), H.which("setpriv")
+    if not bindir or not setpriv or not H.which("pgbench") or not H.which("psql"):
+        print("SKIP load.postgres: postgresql, pgbench, psql or setpriv not installed")
+        return H.SKIP
+    if os.geteuid() != 0:
+        print("SKIP load.postgres: needs root (to run the server as postgres)")
+        return H.SKIP
+    import pwd
+    import shutil
+    try:
+        pg = pwd.getpwnam("postgres")
+    except KeyError:
+        print("SKIP load.postgres: no user postgres")
+        return H.SKIP
+    # The checkout may be in a directory only root can enter: the user postgres runs copies.
+    for sub in ("bin", "lib", "out", "sock"):
+        os.makedirs(ctx.path(sub))
+    shutil.copy2(ctx.lh, ctx.path("bin", "leakhound"))
+    shutil.copy2(ctx.agent, ctx.path("lib", "libleakhound.so"))
+    for root, dirs, files in os.walk(ctx.workdir):
+        for n in dirs + files:
+            os.chown(os.path.join(root, n), pg.pw_uid, pg.pw_gid)
+    os.chown(ctx.workdir, pg.pw_uid, pg.pw_gid)
+    os.chmod(ctx.workdir, 0o755)
+    as_pg = [setpriv, "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+    env = H.clean_env({"LEAKHOUND_AGENT": ctx.path("lib", "libleakhound.so")})
+    data, sock = ctx.path("data"), ctx.path("sock")
+    r = H.run(ctx, as_pg + [os.path.join(bindir, "initdb"), "-D", data, "-A", "trust"],
+              timeout=120, env=env)
+    if not ctx.check(r.returncode == 0, "initdb", "exit 0", r.stderr[-400:]):
+        return None
+    got = {}
+    for traced in (False, True):
+        port = H.free_port()
+        argv = [os.path.join(bindir, "postgres"), "-D", data, "-p", str(port), "-k", sock,
+                "-c", "listen_addresses="]
+        trace = ctx.path("out", "pg.lht")
+        if traced:
+            argv = [ctx.path("bin", "leakhound"), "run", "-o", trace, "--"] + argv
+        err = open(ctx.path("stderr.%d" % traced), "wb")
+        p = H.start(ctx, as_pg + argv, env=env, stderr=err)
+        sockfile = os.path.join(sock, ".s.PGSQL.%d" % port)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(sockfile) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        what = "postgres%s" % (" (traced)" if traced else "")
+        if not ctx.check(os.path.exists(sockfile), "%s accepting connections" % what,
+                         "within 60 s", "not (exit %s)" % p.poll()):
+            return None
+        cli = ["-h", sock, "-p", str(port)]
+        if not traced:
+            H.run(ctx, as_pg + ["pgbench", "-i", "-s", "1", "-q"] + cli + ["postgres"],
+                  timeout=120, env=env)
+        b = H.run(ctx, as_pg + ["pgbench", "-c", "4", "-t", "200"] + cli + ["postgres"],
+                  timeout=300, env=env)
+        failed = re.search(r"number of failed transactions: (\d+)", b.stdout)
+        q = H.run(ctx, as_pg + ["psql", "-Atc", "select count(*), sum(abalance) = sum(bbalance)"
+                                " from pgbench_accounts, (select sum(bbalance) bbalance from "
+                                "pgbench_branches) b"] + cli + ["postgres"], env=env)
+        s = H.run(ctx, as_pg + [os.path.join(bindir, "pg_ctl"), "-D", data, "stop", "-m", "fast",
+                                "-t", "120"], timeout=180, env=env)
+        rc = H.wait(ctx, p, 60, what + " after pg_ctl stop")
+        err.close()
+        got[traced] = (b.returncode, failed.group(1) if failed else None, q.stdout.strip(),
+                       s.returncode, rc)
+    ctx.check(got[True][0] == got[False][0] == 0 and got[True][1] == got[False][1] == "0" and
+              got[True][3:] == got[False][3:] == (0, 0),
+              "pgbench, pg_ctl stop and the server's exit under the agent",
+              got[False], got[True])
+    ctx.check(got[True][2].split("|")[0] == got[False][2].split("|")[0] == "100000",
+              "rows of pgbench_accounts (bare, traced)", "100000", (got[False][2], got[True][2]))
+    traces = sorted(f for f in os.listdir(ctx.path("out")) if re.match(r"^pg\.lht(\.\d+)?$", f))
+    # the postmaster, its 5 background processes, a backend per pgbench client and psql
+    ctx.check(len(traces) >= 10, "one trace per postgres process", ">= 10", traces)
+    children = 0
+    for f in traces:
+        summ = check_trace(ctx, ctx.path("out", f), f)
+        if summ and f != "pg.lht":
+            children += 1
+            ctx.check(summ.get("unmatched_frees") == 0 and
+                      (summ.get("inherited") or {}).get("from", "").endswith("pg.lht"),
+                      "%s: its inherited heap read from the postmaster's trace" % f,
+                      "0 unmatched frees", (summ.get("unmatched_frees"), summ.get("inherited")))
+    rep = H.report(ctx, ctx.path("out", "pg.lht"))
+    ctx.check(rep is not None and rep.get("leak_summary") is not None,
+              "the postmaster's leak summary (exit snapshot with contents)", "present",
+              rep and rep.get("leak_summary"))
+    ctx.figure("postgres: pgbench -c 4 -t 200 under the agent, %d children traced; "
+               "postmaster leak summary %s" % (children, rep and rep.get("leak_summary")))
+
+
 CASES = {"redis": case_redis, "nginx": case_nginx, "python3": case_python3, "perl": case_perl,
          "sqlite3": case_sqlite3, "cxx": case_cxx, "memcached": case_memcached,
-         "haproxy": case_haproxy}
+         "haproxy": case_haproxy, "postgres": case_postgres}
 
 
 def main():
@@ -508,7 +624,9 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
-    ctx = H.Ctx(args.build, "load." + args.case, args.verbose)
+    # postgres runs as the user postgres: its files in the system's temporary directory
+    ctx = H.Ctx(args.build, "load." + args.case, args.verbose,
+                other_user=args.case == "postgres")
     rc = None
     if H.need(ctx, ctx.lh, ctx.agent):
         try:

@@ -7,8 +7,8 @@
  *   exit      exits 0 at once (the answers to compare with)
  *   handler   its own SIGTERM handler prints "handler" and exits 3
  *   ignhup    SIGHUP ignored with signal(SIG_IGN), then waits
- *   view      prints what sigaction, signal and sigset report for SIGINT, SIGTERM, SIGHUP
- *             and SIGUSR2 ("view INT dfl ..."), then exits 0
+ *   view      prints what sigaction, signal, sigset and sysv_signal report for SIGINT,
+ *             SIGTERM, SIGHUP and SIGUSR2 ("view INT dfl ..."), then exits 0
  *   threads   4 threads allocate and free without pause; main waits (pause)
  *   threads_hook  the same, with SIGTERM blocked in main: it lands on a thread that is
  *             nearly always inside malloc or free
@@ -97,7 +97,8 @@ view(void)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
         const char *e = name_of(sigset(sigs[i].sig, SIG_DFL)); /* System V's */
 #pragma GCC diagnostic pop
-        printf("view %s %s %s %s %s %s\n", sigs[i].name, a, b, c, d, e);
+        const char *f = name_of(sysv_signal(sigs[i].sig, SIG_DFL));
+        printf("view %s %s %s %s %s %s %s\n", sigs[i].name, a, b, c, d, e, f);
     }
 }
 

@@ -22,15 +22,11 @@ sub dispatch {
 
 package main;
 
-# One snapshot, as `kill -USR2 PID` from a shell: LH_WAIT_FOR names the contents file the
-# agent writes when it takes it (polling, no timing).
-sub one_snapshot {
-    my $f = $ENV{LH_WAIT_FOR} or return;
-    kill 'USR2', $$;
-    for (1 .. 2400) { last if -e $f; select(undef, undef, undef, 0.05) }
-}
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use FieldSnap;    # one_snapshot: as `kill -USR2 PID` from a shell
 
 for my $n (1 .. 250) {
     Shop::Web::dispatch({ path => "/item/$n", agent => "ab/2.3" });
-    one_snapshot() if $n == 100;
+    FieldSnap::one_snapshot() if $n == 100;
 }
