@@ -29,6 +29,7 @@ enum kind {
     K_OTHER = 0, K_TYPE, K_DICT, K_LIST, K_TUPLE, K_SET, K_FUNCTION, K_CELL, K_METHOD,
     K_MODULE, K_STR, K_INT, K_BYTES, K_FLOAT, K_CODE, K_WEAKREF, K_GEN, K_CORO, K_AGEN,
     K_FRAME, K_NONE_LIKE,
+    K_DEQUE, /* collections.deque: known by name, no exported symbol (deque_refs) */
 };
 
 typedef struct tinfo {
@@ -261,6 +262,20 @@ static_kind(dec_t *d, uint64_t t)
 
 static long get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val);
 
+/* collections.deque's type: a static type of the _collections module until 3.12, a heap
+ * type of its module state in 3.13, exported by no symbol in either; its tp_name is
+ * "collections.deque" in every version (a class written in Python has no dot in it). */
+static int
+is_deque_type(dec_t *d, uint64_t t)
+{
+    static const char want[] = "collections.deque";
+    char name[sizeof want + 1];
+    int ok;
+    uint64_t np = rd(d, t + d->o->tp_name, &ok);
+    return ok && lh_procimage_cstr(d->pi, np, name, sizeof name) == (long)sizeof want - 1 &&
+           strcmp(name, want) == 0;
+}
+
 /* The tinfo of a type object at t, validating it: its own type must be a type (a
  * metatype's flags carry TYPE_SUBCLASS) and its name must read. Returns NONE32 when t is
  * not a type. */
@@ -316,6 +331,9 @@ type_info(dec_t *d, uint64_t t)
     uint64_t b = t;
     for (int depth = 0; b && depth < 64 && kind == K_OTHER; depth++) {
         kind = static_kind(d, b);
+        if (kind == K_OTHER && is_deque_type(d, b)) {
+            kind = K_DEQUE;
+        }
         b = rd(d, b + o->tp_base, &ok);
         if (!ok) {
             break;
@@ -601,6 +619,24 @@ var_size(dec_t *d, uint64_t obj)
     return n < 0 ? -n : n;
 }
 
+/* "[i]" in lab (at least 32 bytes), without printf: a million list items are common. */
+static const char *
+index_label(char *lab, int64_t i)
+{
+    char num[24];
+    size_t k = sizeof num;
+    uint64_t x = (uint64_t)i;
+    do {
+        num[--k] = (char)('0' + x % 10);
+        x /= 10;
+    } while (x);
+    lab[0] = '[';
+    memcpy(lab + 1, num + k, sizeof num - k);
+    lab[1 + sizeof num - k] = ']';
+    lab[2 + sizeof num - k] = '\0';
+    return lab;
+}
+
 static void
 items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
 {
@@ -611,21 +647,60 @@ items_refs(dec_t *d, uint32_t src, uint64_t items, int64_t n)
     uint64_t v;
     for (int64_t i = 0; i < n && rd_slot(d, items, (uint64_t)i, &v); i++) {
         if (v) {
-            /* "[i]" without printf: a million list items are common */
-            char num[24];
-            size_t k = sizeof num;
-            uint64_t x = (uint64_t)i;
-            do {
-                num[--k] = (char)('0' + x % 10);
-                x /= 10;
-            } while (x);
-            lab[0] = '[';
-            memcpy(lab + 1, num + k, sizeof num - k);
-            lab[1 + sizeof num - k] = ']';
-            lab[2 + sizeof num - k] = '\0';
-            ref(d, src, v, lab, 1);
+            ref(d, src, v, index_label(lab, i), 1);
         }
     }
+}
+
+/* collections.deque (Modules/_collectionsmodule.c, the same from 3.5 to 3.13): after the
+ * var head (ob_size: the length), block *leftblock, *rightblock, Py_ssize_t leftindex,
+ * rightindex; a block is {leftlink, PyObject *data[64], rightlink}, malloc'd apart from
+ * the deque. The items live in that chain, not in the deque's struct: without this, what
+ * only a deque held (queue.Queue's backlog, an event system's listeners) was "referenced
+ * from C". The chain is checked first: exactly ob_size items from leftblock[leftindex]
+ * to rightblock[rightindex], through at most ob_size / 64 + 2 blocks. Returns 0 when the
+ * items were decoded, -1 when the deque does not read as one (then its struct is scanned
+ * as an unknown type's). */
+#define DQ_BLOCKLEN 64
+static int
+deque_refs(dec_t *d, uint32_t src, uint64_t a)
+{
+    const uint64_t head = (uint64_t)d->o->ob_size + 8; /* leftblock */
+    const uint64_t rlink = 8 + DQ_BLOCKLEN * 8;         /* a block's rightlink */
+    int ok;
+    int64_t n = var_size(d, a);
+    uint64_t lb = rd(d, a + head, &ok);
+    uint64_t rb = ok ? rd(d, a + head + 8, &ok) : 0;
+    int64_t li = ok ? rd_i64(d, a + head + 16, &ok) : -1;
+    int64_t ri = ok ? rd_i64(d, a + head + 24, &ok) : -1;
+    if (!ok || n < 0 || n > MAX_ITEMS || li < 0 || li >= DQ_BLOCKLEN || ri < -1 ||
+        ri >= DQ_BLOCKLEN || !lb || !rb) {
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t b = lb;
+        int64_t i = li, blocks = 1;
+        for (int64_t k = 0; k < n; k++, i++) {
+            if (i == DQ_BLOCKLEN) {
+                b = rd(d, b + rlink, &ok);
+                i = 0;
+                if (!ok || !b || ++blocks > n / DQ_BLOCKLEN + 2) {
+                    return -1;
+                }
+            }
+            if (pass == 1) {
+                char lab[32];
+                uint64_t v = rd(d, b + 8 + (uint64_t)i * 8, &ok);
+                if (ok && v) {
+                    ref(d, src, v, index_label(lab, k), LH_PYEDGE_COUNTED);
+                }
+            }
+        }
+        if (n > 0 && (b != rb || i - 1 != ri)) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void
@@ -1157,6 +1232,9 @@ decode(dec_t *d, uint32_t i, int ns_dict)
          * numbers and its block stack, words the allocator's last user left */
         size = (o->frame_kind == 1 ? (uint64_t)t.basicsize + (uint64_t)o->gc_head_size : size) +
                frame_refs(d, i, a);
+        break;
+    case K_DEQUE:
+        known = deque_refs(d, i, a) == 0;
         break;
     case K_FLOAT:
     case K_CODE:

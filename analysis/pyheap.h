@@ -9,7 +9,8 @@
  *   - every interpreter, its thread states and their live frames;
  *   - every object on the collector's generation lists (GC-tracked objects) and, through
  *     the references of the types it knows (dict, list, tuple, set, function, cell, bound
- *     method, module, type, instances of user classes: __dict__, managed values, slots,
+ *     method, module, type, collections.deque (its chain of blocks; known by its name),
+ *     instances of user classes: __dict__, managed values, slots,
  *     the frames of generators, coroutines and frame objects that are not running),
  *     the objects they reach that the collector does not track (str, int, bytes, ...),
  *     and, conservatively, the words of a C module's state and of the C fields of types

@@ -26,6 +26,9 @@ exact figures:
              gc.set_threshold(0)): `summary`, `roots`' last line, `unreachable` and
              `identify` say the collector never frees them, so they are the leak (with the
              collector on, `cycles` checks they are called garbage)
+  deques     what only a collections.deque holds (its items are in blocks apart from
+             it): a queue.Queue's backlog, a bounded deque, listeners added at the left:
+             `identify` names the path through the deque's index
   native     ctypes string buffers and numpy arrays (Debian's python3-numpy, where
              installed) held in a dict: `diff` counts the native buffers no decoder field
              names (they hang under their object) in the objects' +bytes
@@ -58,7 +61,7 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak", "gcoff", "native"]
+         "suspended", "buffers", "refleak", "gcoff", "native", "deques"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -338,6 +341,27 @@ def parse_diff_bytes(text):
         if m:
             rows[m.group(5)] = int(m.group(2))
     return rows
+
+
+def case_deques(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "deques", tag)
+    out = one_shell(ctx, trace, "after", ["diff before after"] +
+                    ["identify " + said[k] for k in ("queued", "recent", "listener")] +
+                    ["count --by type"])
+    d = parse_diff(out)
+    ctx.check(d.get("deques.Job", (0,))[0] == 500, "%s: diff: +Job (300 queued, the 50 "
+              "the bounded deque kept, 150 listeners')" % tag, 500, d.get("deques.Job"))
+    # 3.11+ keep instance attributes without a dict object; before, through __dict__
+    attr = ".queue" if minor_of(py) >= 11 else ".__dict__ -> ['queue']"
+    lis = ".listeners" if minor_of(py) >= 11 else ".__dict__ -> ['listeners']"
+    fn = "function subscribe.<locals>.on_event (deques.py:27)"
+    want = ["deques.JOBS -> %s -> [200] -> deques.Job" % attr,
+            "deques.RECENT -> [10] -> deques.Job",
+            "deques.BUS -> %s -> [99] -> %s -> .__closure__ -> [0] -> .cell_contents -> "
+            "deques.Job" % (lis, fn)]
+    ctx.check(paths(out) == want, "%s: identify what a deque holds (a queue.Queue's 201st "
+              "job, a bounded deque's, a listener added at the left)" % tag, want, paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
 
 
 def case_gcoff(ctx, py, tag):
