@@ -454,6 +454,7 @@ typedef struct keep_ctx {
     const lh_heapgraph_t *hg;
     const lh_region_t *last[2]; /* [1]: a heap region, [0]: another */
     uint64_t mod_lo, mod_hi;
+    int overlap; /* word_span: 0 not checked yet, 1 the blocks overlap, -1 they do not */
 } keep_ctx_t;
 
 static int
@@ -485,14 +486,27 @@ keep_word(void *ctx, uint64_t v)
 
 /* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
  * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
- * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks) and
- * do not overlap (read_contents checks). */
+ * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks);
+ * where two overlap, every word is (checked at the first call: a snapshot without pages
+ * makes none). */
+#define SPAN_GAP 64 /* bytes between two live blocks looked at rather than skipped */
+
 static uint64_t
 word_span(void *ctx, uint64_t a, uint64_t *end)
 {
-    const keep_ctx_t *k = ctx;
+    keep_ctx_t *k = ctx;
     const lh_heapgraph_t *hg = k->hg;
     const lh_snapfile_t *sf = &hg->sf;
+    for (size_t b = 1; !k->overlap && b < hg->n_blocks; b++) {
+        if (hg->blocks[b].addr - hg->blocks[b - 1].addr < hg->blocks[b - 1].size) {
+            k->overlap = 1;
+        }
+    }
+    if (k->overlap > 0) {
+        *end = UINT64_MAX; /* overlapping blocks: every word, as map_words walks them */
+        return a;
+    }
+    k->overlap = -1;
     for (;;) {
         size_t i = LH_UPPER(sf->regions, sf->n_regions, lh_region_t, start, a);
         const lh_region_t *r = i ? &sf->regions[i - 1] : NULL;
@@ -507,7 +521,14 @@ word_span(void *ctx, uint64_t a, uint64_t *end)
         }
         size_t j = LH_UPPER(hg->blocks, hg->n_blocks, lh_hblock_t, addr, a);
         if (j && a - hg->blocks[j - 1].addr < hg->blocks[j - 1].size) {
-            *end = hg->blocks[j - 1].addr + hg->blocks[j - 1].size;
+            /* The blocks that follow within a few words (an allocator's chunk header
+             * apart) join the stretch: a search per block cost more than the words. */
+            uint64_t e = hg->blocks[j - 1].addr + hg->blocks[j - 1].size;
+            while (j < hg->n_blocks && hg->blocks[j].addr - e < SPAN_GAP) {
+                e = hg->blocks[j].addr + hg->blocks[j].size;
+                j++;
+            }
+            *end = e;
             return a;
         }
         uint64_t next_b = j < hg->n_blocks ? hg->blocks[j].addr : UINT64_MAX;
@@ -524,19 +545,13 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
 {
     const lh_snapinfo_t *s = &hg->snaps[hg->cur];
     const lh_modules_t *mods = &lh_trace_parts(hg->trace)->modules;
-    keep_ctx_t kc = {hg, {NULL, NULL}, UINT64_MAX, 0};
+    keep_ctx_t kc = {hg, {NULL, NULL}, UINT64_MAX, 0, 0};
     for (size_t i = 0; i < mods->n; i++) {
         kc.mod_lo = mods->mods[i].lo < kc.mod_lo ? mods->mods[i].lo : kc.mod_lo;
         kc.mod_hi = mods->mods[i].hi > kc.mod_hi ? mods->mods[i].hi : kc.mod_hi;
     }
     /* The pages of mode full stay: the language heap decoders read them (objheap.h). */
     lh_snapfile_opts_t so = {keep_word, &kc, 1, word_span};
-    for (size_t b = 1; b < hg->n_blocks; b++) {
-        if (hg->blocks[b].addr - hg->blocks[b - 1].addr < hg->blocks[b - 1].size) {
-            so.next_span = NULL; /* overlapping blocks: every word, as map_words walks them */
-            break;
-        }
-    }
     if (s->mode == LH_CONTENTS_NONE || !s->file) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why,
                  "snapshot %zu '%s' has no contents", hg->cur + 1, s->label);
