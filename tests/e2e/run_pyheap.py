@@ -120,13 +120,22 @@ def parse_counts(text):
 
 
 def parse_diff(text):
-    """Rows of `diff A B`: {type: (+count, before, after)}."""
+    """Rows of `diff A B`: {type: (+count, before, after, +bytes)}."""
     rows = {}
     for line in text.splitlines():
         m = re.match(r"^\s*(?:\d+\s+)?(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
         if m:
-            rows[m.group(5)] = (int(m.group(1)), int(m.group(3)), int(m.group(4)))
+            rows[m.group(5)] = (int(m.group(1)), int(m.group(3)), int(m.group(4)),
+                                int(m.group(2)))
     return rows
+
+
+def after_shell(ctx, trace, said, keys):
+    """`diff before after`, `identify` of each object said[k], `count --by type` on the
+    snapshot 'after', in one shell: (its output, the diff's rows)."""
+    out = one_shell(ctx, trace, "after", ["diff before after"] +
+                    ["identify " + said[k] for k in keys] + ["count --by type"])
+    return out, parse_diff(out)
 
 
 def short(name):
@@ -199,10 +208,7 @@ def case_closures(ctx, py, tag):
 
 def case_cache(ctx, py, tag):
     trace, prefix, said = record(ctx, py, "cache", tag)
-    out = one_shell(ctx, trace, "after", ["diff before after"] +
-                    ["identify " + said[k] for k in ("entry", "peer", "other")] +
-                    ["count --by type"])
-    d = parse_diff(out)
+    out, d = after_shell(ctx, trace, said, ("entry", "peer", "other"))
     # (not str: the interpreter's own strings come and go between the snapshots)
     ctx.check(d.get("list", (0,))[0] == 300, "%s: +list" % tag, 300, d.get("list"))
     # (a key of str, int and tuples of them written as Python does; None is not: <tuple>)
@@ -215,10 +221,7 @@ def case_cache(ctx, py, tag):
 
 def case_classattr(ctx, py, tag):
     trace, prefix, said = record(ctx, py, "classattr", tag)
-    out = one_shell(ctx, trace, "after", ["diff before after"] +
-                    ["identify " + said[k] for k in ("conn", "peer", "payload")] +
-                    ["count --by type"])
-    d = parse_diff(out)
+    out, d = after_shell(ctx, trace, said, ("conn", "peer", "payload"))
     for t, n in (("classattr.Connection", 40), ("bytearray", 40), ("classattr.Slotted", 1)):
         ctx.check(d.get(t, (0,))[0] == n, "%s: diff: +%s" % (tag, t), n, d.get(t))
     # 3.11+ keep instance attributes without a dict object; before, through __dict__
@@ -232,10 +235,7 @@ def case_classattr(ctx, py, tag):
 
 def case_suspended(ctx, py, tag):
     trace, prefix, said = record(ctx, py, "suspended", tag)
-    out = one_shell(ctx, trace, "after", ["diff before after"] +
-                    ["identify " + said[k] for k in ("body", "buf", "blob")] +
-                    ["count --by type"])
-    d = parse_diff(out)
+    out, d = after_shell(ctx, trace, said, ("body", "buf", "blob"))
     # (generators: 200 streams and the 200 Wait.__await__ the coroutines are suspended in)
     for t, n in (("suspended.Payload", 200), ("suspended.Blob", 200), ("coroutine", 200),
                  ("generator", 400), ("bytearray", 200)):
@@ -323,7 +323,7 @@ def case_native(ctx, py, tag):
     m = re.search(r"^\S+ 0x[0-9a-f]+, (\d+) B, retained ", out, re.M)
     arr = "ctypes.c_char_Array_100000"
     want = (100, 100 * (int(m.group(1)) + 100000)) if m else "show's size"
-    got = (d.get(arr, (0,))[0], parse_diff_bytes(out).get(arr))
+    got = d.get(arr, (0, 0, 0, None))[::3]
     ctx.check(m and got == want, "%s: diff: +count and +bytes of the ctypes buffers, their "
               "100000-byte buffers included" % tag, want, got)
     if said.get("numpy_sizeof", "absent") == "absent":
@@ -331,28 +331,15 @@ def case_native(ctx, py, tag):
         return
     # (200 arrays of 40000 and 16384 bytes of data: within 1% of what their __sizeof__
     # says; another array of the interpreter's may change by a few bytes meanwhile)
-    w, g = int(said["numpy_sizeof"]), parse_diff_bytes(out).get("numpy.ndarray", 0)
+    w, g = int(said["numpy_sizeof"]), d.get("numpy.ndarray", (0, 0, 0, 0))[3]
     ctx.check(d.get("numpy.ndarray", (0,))[0] == 200 and abs(g - w) <= w // 100,
               "%s: diff: +200 numpy arrays, +bytes within 1%% of sys.getsizeof()" % tag,
               (200, w), (d.get("numpy.ndarray", (0,))[0], g))
 
 
-def parse_diff_bytes(text):
-    """The +bytes column of `diff A B`: {type: +bytes}."""
-    rows = {}
-    for line in text.splitlines():
-        m = re.match(r"^\s*(-?\d+)\s+(-?\d+)\s+(\d+) -> (\d+)\s+(\S+)\s*$", line)
-        if m:
-            rows[m.group(5)] = int(m.group(2))
-    return rows
-
-
 def case_deques(ctx, py, tag):
     trace, prefix, said = record(ctx, py, "deques", tag)
-    out = one_shell(ctx, trace, "after", ["diff before after"] +
-                    ["identify " + said[k] for k in ("queued", "recent", "listener")] +
-                    ["count --by type"])
-    d = parse_diff(out)
+    out, d = after_shell(ctx, trace, said, ("queued", "recent", "listener"))
     ctx.check(d.get("deques.Job", (0,))[0] == 500, "%s: diff: +Job (300 queued, the 50 "
               "the bounded deque kept, 150 listeners')" % tag, 500, d.get("deques.Job"))
     # 3.11+ keep instance attributes without a dict object; before, through __dict__
