@@ -540,20 +540,23 @@ get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val)
     return -1;
 }
 
-/* The label of a dict entry whose key is at k: "['name']", "[3]", "[<tuple>]". */
-static void
-key_label(dec_t *d, uint64_t k, char *buf, size_t cap, const char *pre, const char *post)
+static int64_t var_size(dec_t *d, uint64_t obj);
+
+/* A dict key as Python writes it, in buf: 'name', 3, -1, a tuple of those ("('10.0.0.7',
+ * 443)", two levels at most, four items each: a per-request key). Returns 0, or -1 when
+ * the key is none of these (or does not fit). */
+static int
+key_repr(dec_t *d, uint64_t k, char *buf, size_t cap, int depth)
 {
     char s[STR_MAX + 8];
     int ok;
     uint64_t t = rd(d, k + d->o->ob_type, &ok);
     uint32_t ti = ok ? type_info(d, t) : NONE32;
     uint8_t kind = ti != NONE32 ? d->tinfo[ti].kind : K_OTHER;
+    int n = -1;
     if (kind == K_STR && read_str(d, k, s, sizeof s) >= 0) {
-        snprintf(buf, cap, "%s'%s'%s", pre, s, post);
-        return;
-    }
-    if (kind == K_INT) {
+        n = snprintf(buf, cap, "'%s'", s);
+    } else if (kind == K_INT) {
         int64_t nd = rd_i64(d, k + d->o->l_tag, &ok);
         int neg = 0;
         if (d->o->l_tag_shift) {
@@ -565,10 +568,45 @@ key_label(dec_t *d, uint64_t k, char *buf, size_t cap, const char *pre, const ch
         }
         uint32_t dig = rd_u32(d, k + d->o->l_digit, NULL);
         if (ok && nd <= 1) {
-            snprintf(buf, cap, "%s%s%u%s", pre, neg ? "-" : "", nd ? dig : 0, post);
-            return;
+            n = snprintf(buf, cap, "%s%u", neg ? "-" : "", nd ? dig : 0);
         }
+    } else if (kind == K_TUPLE && depth < 2) {
+        int64_t items = var_size(d, k);
+        size_t at = 0;
+        if (items < 0 || items > 4 || cap < 4) {
+            return -1;
+        }
+        buf[at++] = '(';
+        for (int64_t i = 0; i < items; i++) {
+            uint64_t v = rd(d, k + (uint64_t)d->o->tu_item + (uint64_t)i * 8, &ok);
+            if (i && at + 2 < cap) {
+                buf[at++] = ',';
+                buf[at++] = ' ';
+            }
+            if (!ok || !v || at + 2 >= cap || key_repr(d, v, buf + at, cap - at, depth + 1) < 0) {
+                return -1;
+            }
+            at += strlen(buf + at);
+        }
+        n = snprintf(buf + at, cap - at, "%s)", items == 1 ? "," : "");
+        n = n < 0 ? n : (int)at + n;
     }
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* The label of a dict entry whose key is at k: "['name']", "[3]", "[('a', 1)]",
+ * "[<frozenset>]". */
+static void
+key_label(dec_t *d, uint64_t k, char *buf, size_t cap, const char *pre, const char *post)
+{
+    char r[STR_MAX + 8];
+    if (key_repr(d, k, r, sizeof r, 0) == 0) {
+        snprintf(buf, cap, "%s%s%s", pre, r, post);
+        return;
+    }
+    int ok;
+    uint64_t t = rd(d, k + d->o->ob_type, &ok);
+    uint32_t ti = ok ? type_info(d, t) : NONE32;
     snprintf(buf, cap, "%s<%s>%s", pre, ti != NONE32 ? d->ph->types[d->tinfo[ti].name].name : "?",
              post);
 }

@@ -15,7 +15,8 @@
  *     the objects they reach that the collector does not track (str, int, bytes, ...),
  *     and, conservatively, the words of a C module's state and of the C fields of types
  *     it does not know (static or heap: _sre.Pattern, an Exception's args);
- *   - references with their Python meaning as edge labels: "['key']" (dict), "[3]"
+ *   - references with their Python meaning as edge labels: "['key']", "[('10.0.0.7', 443)]"
+ *     (dict: a key of str, int or a small tuple of them as Python writes it), "[3]"
  *     (list, tuple), ".name" (attribute, slot, function and type fields), "{}" (set),
  *     ".cr_frame.f_locals['buf']" (a suspended coroutine's local; 3.8-3.10: ".cr_frame"
  *     to its frame object, then ".f_locals['buf']"), ".f_stack[0]" (its value stack);

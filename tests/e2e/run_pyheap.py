@@ -199,12 +199,16 @@ def case_closures(ctx, py, tag):
 
 def case_cache(ctx, py, tag):
     trace, prefix, said = record(ctx, py, "cache", tag)
-    out = one_shell(ctx, trace, "after", ["diff before after", "identify " + said["entry"],
-                                          "count --by type"])
+    out = one_shell(ctx, trace, "after", ["diff before after"] +
+                    ["identify " + said[k] for k in ("entry", "peer", "other")] +
+                    ["count --by type"])
     d = parse_diff(out)
     # (not str: the interpreter's own strings come and go between the snapshots)
     ctx.check(d.get("list", (0,))[0] == 300, "%s: +list" % tag, 300, d.get("list"))
-    want = ["cache.cache -> ['user42'] -> list"]
+    # (a key of str, int and tuples of them written as Python does; None is not: <tuple>)
+    want = ["cache.cache -> ['user42'] -> list",
+            "cache.by_peer -> [('10.0.0.7', 443)] -> bytearray",
+            "cache.by_peer -> [<tuple>] -> bytearray"]
     ctx.check(paths(out) == want, "%s: identify a cache entry" % tag, want, paths(out))
     check_oracle(ctx, out, prefix, "after", tag)
 
