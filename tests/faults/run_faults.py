@@ -632,14 +632,16 @@ def case_contents(ctx, args):
 def case_dropuid(ctx, args):
     """A server's worker that becomes nobody (nginx as root): the agent creates the trace
     and the next snapshot's contents file just before the uid changes, since it could not
-    after, in root's directory. The target is unaffected. Run 1: the exit snapshot uses
-    that file (its contents are read: the 100-byte block). Run 2: a SIGUSR2 snapshot after
-    the drop uses it, and the exit snapshot, which can no longer create one, says why in
-    one line (errno, euid) and is listed without contents."""
+    after, in root's directory, plus a second one kept for the exit snapshot alone. The
+    target is unaffected. Run 0: the exit snapshot has contents (the 100-byte block is read
+    from them). Run 1: a SIGUSR2 snapshot after the drop takes the first file and the exit
+    snapshot still has its own (memcached -u nobody: its leak summary). Run 2: the second
+    SIGUSR2 snapshot can create no file: it says why in one line (errno, euid) and is listed
+    without contents; the exit snapshot still has them."""
     if os.geteuid() != 0:
         print("  (dropuid: skipped, needs root)")
         return H.SKIP
-    for n_signals in (0, 1):
+    for n_signals in (0, 1, 2):
         d = ctx.path("out%d" % n_signals)
         os.mkdir(d, 0o755)
         trace = os.path.join(d, "trace.lht")
@@ -663,14 +665,20 @@ def case_dropuid(ctx, args):
                       any(f[2:4] == ["100", "B"] and "reachable" in f for f in rows),
                       tag + "the exit snapshot's graph: the 100-byte block, reachable",
                       "a row of 100 B, reachable", res.stdout + res.stderr)
+        elif n_signals == 1:
+            ctx.check(lines == [], tag + "nothing to say", [], lines)
+            ctx.check(got == [("signal-1", "pointers"), ("exit", "pointers")],
+                      tag + "the signal snapshot and the exit one, both with contents",
+                      [("signal-1", "pointers"), ("exit", "pointers")], res.stdout + res.stderr)
         else:
             want = "(errno 13, euid 65534); snapshot without contents"
             ctx.check(len(lines) == 1 and "cannot create snapshot file " in lines[0] and
                       lines[0].endswith(want), tag + "one line saying why",
                       "cannot create snapshot file ... " + want, lines)
-            ctx.check(got == [("signal-1", "pointers"), ("exit", "none")],
-                      tag + "the signal snapshot with contents, the exit one without",
-                      [("signal-1", "pointers"), ("exit", "none")], res.stdout + res.stderr)
+            want_rows = [("signal-1", "pointers"), ("signal-2", "none"), ("exit", "pointers")]
+            ctx.check(got == want_rows,
+                      tag + "the first signal snapshot and the exit one with contents, the "
+                      "second signal snapshot without", want_rows, res.stdout + res.stderr)
         ctx.figure(tag + "agent said %r; snapshots %r" % (lines, got))
 
 
