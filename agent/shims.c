@@ -17,6 +17,7 @@
  * never seen reused before it was freed (see record.c for realloc's two time stamps).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -133,6 +134,38 @@ boot_size(const void *p)
 
 #define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 
+/* The executable segment that holds the real malloc. jemalloc, tcmalloc, mimalloc linked
+ * as the program's allocator map their heap through the PLT, and those mappings are heap
+ * (freed slots hold stale pointers), not a root of the program's (note_mapped). With
+ * glibc's malloc this is libc's text, whose own mappings never come through here. */
+static uintptr_t alloc_text_lo, alloc_text_len;
+
+static int
+allocator_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t a = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a - lo < ph->p_memsz) {
+            alloc_text_lo = lo;
+            alloc_text_len = ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* No allocation: dl_iterate_phdr walks the loader's list under its own lock. */
+static void
+find_allocator_text(void)
+{
+    if (real.malloc) {
+        dl_iterate_phdr(allocator_segment, (void *)(uintptr_t)real.malloc);
+    }
+}
+
 void
 lh_shims_resolve(void)
 {
@@ -165,6 +198,7 @@ lh_shims_resolve(void)
     RESOLVE(signal);
     RESOLVE(sysv_signal);
     RESOLVE(sigset);
+    find_allocator_text();
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {
@@ -617,13 +651,13 @@ execle(const char *path, const char *arg, ...)
  * listed, nor are glibc's, which never pass through the PLT.
  * ----------------------------------------------------------------------------------- */
 static void
-note_mapped(void *p, size_t len, int prot, int flags)
+note_mapped(void *p, size_t len, int prot, int flags, uintptr_t caller)
 {
     if (p == MAP_FAILED) {
         return;
     }
     if ((flags & MAP_ANONYMOUS) && (prot & PROT_READ) && (prot & PROT_WRITE) &&
-        !lh_tls.guard) {
+        !lh_tls.guard && caller - alloc_text_lo >= alloc_text_len) {
         lh_mmaps_add((uintptr_t)p, len);
     } else {
         lh_mmaps_remove((uintptr_t)p, len); /* MAP_FIXED over a listed mapping */
@@ -634,14 +668,16 @@ LH_EXPORT void *
 mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-    note_mapped(p, len, prot, flags);
+    note_mapped(p, len, prot, flags, (uintptr_t)__builtin_return_address(0));
     return p;
 }
 
 LH_EXPORT void *
 mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return mmap(addr, len, prot, flags, fd, off);
+    void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    note_mapped(p, len, prot, flags, (uintptr_t)__builtin_return_address(0));
+    return p;
 }
 
 LH_EXPORT int
