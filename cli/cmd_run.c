@@ -771,23 +771,13 @@ typedef struct run_trace {
     char path[PATH_MAX];
 } run_trace_t;
 
-/* Removes a trace and the snapshot contents files beside it (agent/snapshot.c names them
- * <trace without .lht>.snap<N>.lhs). */
+/* Removes a trace and every file that belongs to it (belongs_to_trace: its snapshot
+ * contents files, also those the agent gave a ".K" when the name was taken, and the
+ * shell's index). */
 static void
 remove_trace(const char *path)
 {
-    char base[PATH_MAX], name[PATH_MAX + 40];
-    snprintf(base, sizeof base, "%s", path);
-    size_t n = strlen(base);
-    if (n > 4 && strcmp(base + n - 4, ".lht") == 0) {
-        base[n - 4] = '\0';
-    }
-    for (unsigned k = 1; k < 100000; k++) {
-        snprintf(name, sizeof name, "%s.snap%u.lhs", base, k);
-        if (unlink(name) != 0 && errno == ENOENT) {
-            break;
-        }
-    }
+    remove_old_snapshots(path);
     unlink(path);
 }
 

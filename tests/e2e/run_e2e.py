@@ -801,6 +801,8 @@ def case_exec_env_perl(ctx):
     """A `#!/usr/bin/env perl` script run with -o FILE: env's trace is removed and the
     Perl program's is FILE (not FILE.1), its exit snapshot (mode full) loading through the
     shell: `count` totals the perl objects the summary counts."""
+    if not shutil.which("perl"):
+        raise Skip("no perl on PATH")
     script = os.path.join(ctx.workdir, "p.pl")
     with open(script, "w") as f:
         f.write('#!/usr/bin/env perl\nmy @keep = map { "x" x 100 } 1 .. 50;\nprint "ok\\n";\n')
