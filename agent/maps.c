@@ -314,3 +314,41 @@ lh_maps_after_fork(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     scan_lock = fresh;
 }
+
+typedef struct text_query {
+    uintptr_t addr, lo, hi;
+    char *path;
+    size_t len;
+} text_query_t;
+
+static int
+text_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    text_query_t *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && q->addr - lo < ph->p_memsz) {
+            q->lo = lo;
+            q->hi = lo + ph->p_memsz;
+            if (q->path) {
+                lh_sys_strlcpy(q->path, info->dlpi_name, q->len);
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int
+lh_maps_text_segment(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, char *path, size_t len)
+{
+    text_query_t q = {addr, 0, 0, path, len};
+    if (!dl_iterate_phdr(text_segment_cb, &q)) {
+        return 0;
+    }
+    *lo = q.lo;
+    *hi = q.hi;
+    return 1;
+}

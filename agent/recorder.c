@@ -5,7 +5,6 @@
  * (exec, exit). Front-ends (shims.c for LD_PRELOAD) call only recorder.h.
  */
 #include <errno.h>
-#include <link.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -392,25 +391,6 @@ lh_recorder_exit_status(int kind, int status)
 /* -------------------------------------------------------------------------------------
  * Start-up
  * ----------------------------------------------------------------------------------- */
-static int
-self_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    uintptr_t here = (uintptr_t)arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && here >= lo &&
-            here < lo + ph->p_memsz) {
-            lh_g.self_lo = lo;
-            lh_g.self_hi = lo + ph->p_memsz;
-            lh_sys_strlcpy(lh_g.self_path, info->dlpi_name, sizeof lh_g.self_path);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void
 read_identity(void)
 {
@@ -452,7 +432,8 @@ lh_recorder_init(void)
 {
     lh_sys_clock_init(lh_g.cfg.clock);
     read_identity();
-    dl_iterate_phdr(self_cb, (void *)(uintptr_t)&lh_recorder_init);
+    lh_maps_text_segment((uintptr_t)&lh_recorder_init, &lh_g.self_lo, &lh_g.self_hi,
+                         lh_g.self_path, sizeof lh_g.self_path);
     if (lh_stacktab_init(&lh_g.stacks, 1u << 20, 32u << 20) != 0 || lh_maps_init() != 0) {
         lh_sys_log("cannot reserve memory for the agent; not tracing", "", "");
         goto off;

@@ -17,7 +17,6 @@
  * never seen reused before it was freed (see record.c for realloc's two time stamps).
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -34,6 +33,7 @@
 
 #include "agent.h"
 #include "format.h"
+#include "maps.h"
 #include "mmaps.h"
 #include "recorder.h"
 #include "sample.h"
@@ -140,29 +140,13 @@ boot_size(const void *p)
  * glibc's malloc this is libc's text, whose own mappings never come through here. */
 static uintptr_t alloc_text_lo, alloc_text_len;
 
-static int
-allocator_segment(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    uintptr_t a = (uintptr_t)arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a - lo < ph->p_memsz) {
-            alloc_text_lo = lo;
-            alloc_text_len = ph->p_memsz;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* No allocation: dl_iterate_phdr walks the loader's list under its own lock. */
 static void
 find_allocator_text(void)
 {
-    if (real.malloc) {
-        dl_iterate_phdr(allocator_segment, (void *)(uintptr_t)real.malloc);
+    uintptr_t lo, hi;
+    if (real.malloc && lh_maps_text_segment((uintptr_t)real.malloc, &lo, &hi, NULL, 0)) {
+        alloc_text_lo = lo;
+        alloc_text_len = hi - lo;
     }
 }
 
