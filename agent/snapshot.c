@@ -1366,10 +1366,21 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         }
     }
     int free_slot = -1;
-    for (int i = 0; i < MAX_CHILDREN; i++) {
-        if (!atomic_load(&children[i])) {
-            free_slot = i;
-            break;
+    for (int pass = 0; pass < 2 && free_slot < 0; pass++) {
+        if (pass == 1) {
+            if (trigger != LH_SNAP_EXIT) {
+                break;
+            }
+            /* Every slot busy at exit (periodic captures still writing): the exit path
+             * waits for them right after this snapshot anyway, so wait now, and the exit
+             * snapshot, the one the leak summary reads, keeps its contents. */
+            reap_children(1);
+        }
+        for (int i = 0; i < MAX_CHILDREN; i++) {
+            if (!atomic_load(&children[i])) {
+                free_slot = i;
+                break;
+            }
         }
     }
     if (free_slot < 0) {
