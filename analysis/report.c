@@ -76,6 +76,47 @@ lh_site_location(const lh_frame_t *frames, size_t n)
     return n ? 0 : -1;
 }
 
+/* Whether file is under a directory named pythonX.Y (X.Y digits) that sits in a lib or
+ * lib64 directory: the stdlib of whatever prefix the interpreter has. */
+static int
+in_python_lib(const char *file)
+{
+    static const char *const dirs[] = {"/lib/python", "/lib64/python", NULL};
+    for (int k = 0; dirs[k]; k++) {
+        for (const char *p = strstr(file, dirs[k]); p; p = strstr(p + 1, dirs[k])) {
+            const char *q = p + strlen(dirs[k]);
+            if (q[0] >= '0' && q[0] <= '9') {
+                while ((*q >= '0' && *q <= '9') || *q == '.') {
+                    q++;
+                }
+                if (*q == '/') {
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int
+lh_frame_is_user_code(const lh_frame_t *f)
+{
+    return f->lang == LH_LANG_PYTHON && !f->phase && f->file && f->file[0] != '<' &&
+           !strstr(f->file, "/site-packages/") && !strstr(f->file, "/dist-packages/") &&
+           !in_python_lib(f->file);
+}
+
+long
+lh_site_user_frame(const lh_frame_t *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (lh_frame_is_user_code(&frames[i])) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
 static int
 site_frames(lh_site_t *site, const lh_stack_t *st, lh_symbolizer_t *sym, lh_err_t *err)
 {
@@ -104,6 +145,7 @@ site_frames(lh_site_t *site, const lh_stack_t *st, lh_symbolizer_t *sym, lh_err_
     site->frames = v;
     site->n_frames = k;
     site->location = lh_site_location(v, k);
+    site->user_frame = lh_site_user_frame(v, k);
     return 0;
 }
 
@@ -114,6 +156,7 @@ lh_site_symbolize(lh_site_t *site, const lh_trace_t *t, lh_symbolizer_t *sym, lh
     site->frames = NULL;
     site->n_frames = 0;
     site->location = -1;
+    site->user_frame = -1;
     site->has_stack = st != NULL;
     return st ? site_frames(site, st, sym, err) : 0;
 }
@@ -247,6 +290,7 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         site->stats.live_blocks = ranks[i].key2;
         site->stats.live_bytes = ranks[i].key1;
         site->location = -1;
+        site->user_frame = -1;
         if (st) {
             site->has_stack = 1;
             if ((rc = site_frames(site, st, sym, err)) < 0) {
