@@ -13,7 +13,10 @@
  * every C++ program) hides the leaks. Without the exit snapshot's split nothing is known
  * to be reachable, and only site 0 moves last: blocks allocated before the agent started
  * (a library's constructor, the loader), one-time and not the program's by construction.
- * They all stay in the totals and the LEAK SUMMARY.
+ * They all stay in the totals and the LEAK SUMMARY. A trace with Python frames ranks by
+ * bytes alone (site 0 last): a Python program's leaks are still reachable (the collector
+ * frees cycles), and a few "possibly lost" words at its start-up must not rank above them;
+ * each site's "rank" still says its group.
  *
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
