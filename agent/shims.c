@@ -215,7 +215,7 @@ lh_shims_resolve(void)
 /* The slow parts of malloc and free live in their own functions, so that the common path
  * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
  * frame to set up. */
-__attribute__((noinline)) static void *
+static inline __attribute__((always_inline)) void *
 malloc_record(void *p, size_t n, uintptr_t entry_fp)
 {
     if (p && lh_recorder_wants_alloc(n)) {
