@@ -789,6 +789,7 @@ r_site(rd_t *r)
     s->stack_id = (uint32_t)sid;
     s->has_stack = has != 0;
     s->location = (long)loc;
+    s->user_frame = -1;
     if (s->location < -1 || (s->location >= 0 && (uint64_t)s->location >= nf)) {
         r->bad = 1;
     }
@@ -828,6 +829,7 @@ r_site(rd_t *r)
         memcpy(blob, fr, (size_t)nf * sizeof *fr);
         s->frames = (lh_frame_t *)(void *)blob;
         s->n_frames = (size_t)nf;
+        s->user_frame = lh_site_user_frame(s->frames, s->n_frames); /* derived: not stored */
     } else {
         r->bad = 1;
     }
@@ -852,6 +854,7 @@ r_heapgraph(rd_t *r, lh_heapgraph_t *hg, lh_gindex_info_t *info)
     hg->cur = (size_t)r_count(r, hg->n_snaps ? hg->n_snaps - 1 : 0);
     hg->epoch = r_u64(r);
     info->attach_how = r_u64(r);
+    hg->attach_how = info->attach_how;
     info->has_clock = (int)r_count(r, 1);
     info->mono_start_ns = r_u64(r);
     hg->n_blocks = (uint32_t)r_count(r, LH_REFGRAPH_MAX_NODES);

@@ -82,4 +82,30 @@ lh_push_zeroed(void *pv, size_t *cap, size_t n, size_t elem, size_t first)
     return memset((char *)*(void **)pv + n * elem, 0, elem);
 }
 
+/* Leaves out of the array rows (*n elements of elem bytes), the others keeping their order,
+ * each element for which drop(ctx, element, err) says 1, having released what it owns and
+ * taken its part out of any totals; 0 keeps it. A negative answer stops the walk: the
+ * elements not looked at yet are kept, and it is returned. Returns 0, or drop's error. */
+static inline int
+lh_drop_rows(void *rows, size_t *n, size_t elem, int (*drop)(void *ctx, void *row, lh_err_t *err),
+             void *ctx, lh_err_t *err)
+{
+    size_t k = 0, i = 0;
+    int rc = 0;
+    for (; i < *n; i++) {
+        char *row = (char *)rows + i * elem;
+        if ((rc = drop(ctx, row, err)) < 0) {
+            break;
+        }
+        if (!rc && k++ != i) {
+            memmove((char *)rows + (k - 1) * elem, row, elem);
+        }
+    }
+    if (i < *n && k != i) {
+        memmove((char *)rows + k * elem, (char *)rows + i * elem, (*n - i) * elem);
+    }
+    *n = k + (*n - i);
+    return rc < 0 ? rc : 0;
+}
+
 #endif /* LH_GROW_H */

@@ -4,6 +4,20 @@
  * been replayed: the summary numbers, and the top sites (stacks with live blocks at the
  * end) by leaked bytes, each with its symbolized frames.
  *
+ * The order of the sites (lh_site_rank): first the sites that may leak, then those whose
+ * every block live at exit was still reachable, then the one-time still reachable ones;
+ * by leaked bytes within each group. A block still reachable at exit is one the program
+ * chose to keep (Valgrind does not even list them by default), and a one-time one (its
+ * stack allocated once in the whole run: a stdio buffer, a pool set up at start) cannot
+ * grow; such a site leading the report (libstdc++'s 71 KiB emergency exception pool, in
+ * every C++ program) hides the leaks. Without the exit snapshot's split nothing is known
+ * to be reachable, and only site 0 moves last: blocks allocated before the agent started
+ * (a library's constructor, the loader), one-time and not the program's by construction.
+ * They all stay in the totals and the LEAK SUMMARY. A trace with Python frames ranks by
+ * bytes alone (site 0 last): a Python program's leaks are still reachable (the collector
+ * frees cycles), and a few "possibly lost" words at its start-up must not rank above them;
+ * each site's "rank" still says its group.
+ *
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
  * libstdc++.so*, libgcc_s*, ld-linux*, or code inlined from /usr/include/ and
@@ -25,13 +39,23 @@
 #include "timeline.h"
 #include "trace.h"
 
+/* The group a site ranks in, first to last (see above). */
+typedef enum lh_site_rank {
+    LH_RANK_LEAK,      /* lost at exit, or not known to be reachable */
+    LH_RANK_REACHABLE, /* every live block still reachable at exit */
+    LH_RANK_ONCE,      /* still reachable (or site 0), one allocation in the whole run */
+} lh_site_rank_t;
+
 typedef struct lh_site {
     uint32_t stack_id;
     lh_stack_stats_t stats;
+    lh_site_rank_t rank;
     int has_stack;       /* the stack record was in the trace */
     lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
     size_t n_frames;
     long location;       /* index into frames, -1 when there are none */
+    long user_frame;     /* index into frames of the user's own code that led to the
+                            location (lh_site_user_frame), -1 when none: set with location */
     /* The location frames of the stacks that grew its blocks by realloc (a block keeps its
      * identity through realloc, replay.h), at most LH_SITE_MAX_GROWERS; n_grown_by may be
      * larger. Filled by lh_site_growers. */
@@ -52,7 +76,8 @@ typedef struct lh_report {
     double duration_s;     /* start to END, else to the last event */
     double peak_time_s;    /* since start */
     size_t n_leak_sites;   /* stacks with live blocks */
-    lh_site_t *sites;      /* the top ones, by leaked bytes, descending */
+    lh_site_t *sites;      /* the top ones, by rank group, then leaked bytes descending */
+    int ranked_by_class;   /* the order used the exit snapshot's split (opts.split) */
     size_t n_sites;
     const lh_rss_cmp_t *rss; /* borrowed, NULL when not tracked: RSS against heap */
     /* Set by lh_report_suppress (suppress.h): what the suppression rules hid. n_leak_sites
@@ -85,6 +110,8 @@ lh_report_leaked_blocks(const lh_report_t *rep)
 
 typedef struct lh_report_opts {
     size_t top; /* sites to keep; 0: all */
+    /* Borrowed, may be NULL: the built split (leaksplit.h) that ranks the sites. */
+    const struct lh_leak_split *split;
 } lh_report_opts_t;
 
 /* Builds the report. sym may be NULL (no symbolization: frames carry addresses only).
@@ -104,10 +131,28 @@ void lh_site_fini(lh_site_t *site);
 int lh_site_growers(lh_site_t *site, const lh_trace_t *t, const lh_replay_t *r,
                     lh_symbolizer_t *sym, lh_err_t *err);
 
+/* The rank group of a stack with stats s (live figures as reported), given the split (may
+ * be NULL). */
+lh_site_rank_t lh_site_rank(uint32_t stack_id, const lh_stack_stats_t *s,
+                            const struct lh_leak_split *split);
+/* The rank group's name in JSON ("leak", "reachable", "reachable_once"). */
+const char *lh_site_rank_name(lh_site_rank_t r);
+
 /* Frame classification, by the module's file name. */
 int lh_frame_is_agent(const lh_frame_t *f);
 int lh_frame_is_runtime(const lh_frame_t *f);
 /* Index of the site location among frames, or -1 when n == 0. */
 long lh_site_location(const lh_frame_t *frames, size_t n);
+/* Index of the innermost Python frame in the user's own code: a file that is neither in
+ * the interpreter's library (a directory .../lib/pythonX.Y/ or .../lib64/pythonX.Y/, the
+ * stdlib of any prefix: sys.prefix, a venv's, pyenv's, Debian's /usr/lib/python3.11),
+ * nor an installed package (.../site-packages/, .../dist-packages/), nor frozen or
+ * generated code ("<frozen importlib._bootstrap>", "<string>"). An allocation the stdlib
+ * or a framework made (a dict resized inside json, a task made by asyncio) is located
+ * where it was made, and this names the user's line that asked for it. -1 when no frame
+ * is the user's. Python only: a Perl site's library directories are not classified. */
+long lh_site_user_frame(const lh_frame_t *frames, size_t n);
+/* Whether a script frame's file is the user's own (the rule of lh_site_user_frame). */
+int lh_frame_is_user_code(const lh_frame_t *f);
 
 #endif /* LH_REPORT_H */

@@ -87,10 +87,11 @@ push_word(reader_t *rd, uint64_t addr, uint64_t val)
  * each frame's PTRS, a base's pieces, then the pages' words in page order; header words:
  * runs of 6 on a Python exit snapshot): a bottom-up merge of the runs, stable (equal
  * addresses keep their arrival order, as glibc's qsort left them). Each pass merges
- * neighbouring runs into the other buffer; *cap becomes n. Returns -1 when the second
- * buffer cannot be had (the caller sorts in place). */
+ * neighbouring runs into the other buffer, which may leave the words in a buffer of n (the
+ * array's capacity is no longer needed: nothing is added after sorting). Returns -1 when
+ * the second buffer cannot be had (the caller sorts in place). */
 static int
-merge_words(lh_word_t **v, size_t n, size_t *cap)
+merge_words(lh_word_t **v, size_t n)
 {
     lh_word_t *src = *v, *dst = malloc(n * sizeof *dst);
     if (!dst) {
@@ -129,7 +130,6 @@ merge_words(lh_word_t **v, size_t n, size_t *cap)
     }
     free(dst);
     *v = src;
-    *cap = n;
     return 0;
 }
 
@@ -701,7 +701,7 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     if ((rc = page_words(&rd)) < 0) {
         goto done;
     }
-    if (!rd.sorted && merge_words(&sf->words, sf->n_words, &rd.cap_words) < 0) {
+    if (!rd.sorted && merge_words(&sf->words, sf->n_words) < 0) {
         LH_SORT(sf->words, sf->n_words, lh_word_t, addr);
     }
     /* One value per address: keep the last. */
@@ -715,7 +715,7 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     }
     sf->n_words = k;
     if (sf->n_hdr) {
-        if (merge_words(&sf->hdr, sf->n_hdr, &rd.cap_hdr) < 0) {
+        if (merge_words(&sf->hdr, sf->n_hdr) < 0) {
             LH_SORT(sf->hdr, sf->n_hdr, lh_word_t, addr);
         }
         k = 0;

@@ -832,29 +832,35 @@ lh_timeline_trend_map(const lh_timeline_t *tl, lh_bound_kind_t kind, int *rc, lh
     return map;
 }
 
+typedef struct growth_drop {
+    lh_growth_t *g;
+    int (*drop)(void *ctx, uint32_t id, lh_err_t *err);
+    void *ctx;
+} growth_drop_t;
+
+/* lh_drop_rows's answer for a site of lh_growth_filter. */
+static int
+growth_drop_site(void *ctx, void *row, lh_err_t *err)
+{
+    const growth_drop_t *d = ctx;
+    lh_growth_site_t *s = row;
+    int rc = d->drop(d->ctx, s->stack_id, err);
+    if (rc == 1) {
+        d->g->n_growing -= s->growing;
+        d->g->n_trend[s->trend.kind]--;
+        d->g->n_active--;
+        free(s->blocks);
+        free(s->bytes);
+    }
+    return rc;
+}
+
 int
 lh_growth_filter(lh_growth_t *g, int (*drop)(void *ctx, uint32_t id, lh_err_t *err), void *ctx,
                  lh_err_t *err)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < g->n_sites; i++) {
-        lh_growth_site_t *s = &g->sites[i];
-        int rc = drop(ctx, s->stack_id, err);
-        if (rc < 0) {
-            return rc;
-        }
-        if (!rc) {
-            g->sites[k++] = *s;
-            continue;
-        }
-        g->n_growing -= s->growing;
-        g->n_trend[s->trend.kind]--;
-        g->n_active--;
-        free(s->blocks);
-        free(s->bytes);
-    }
-    g->n_sites = k;
-    return 0;
+    growth_drop_t d = {g, drop, ctx};
+    return lh_drop_rows(g->sites, &g->n_sites, sizeof *g->sites, growth_drop_site, &d, err);
 }
 
 /* Sets, in each of the n records at recs (size bytes apart), the lh_trend_t at byte

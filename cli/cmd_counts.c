@@ -15,7 +15,7 @@
 
 const char lh_cmd_counts_usage[] =
     "usage: leakhound counts FILE [--by site|function] [--top N] [--rows N]\n"
-    "                        [--use marks|snapshots] [--format text|json] [--salvage]\n"
+    "                        [--use marks|snapshots]\n"
     "\n"
     "Live blocks at each mark (or, without marks, at each snapshot taken while running),\n"
     "per allocation site or per function, with the change since the previous mark. The\n"
@@ -26,8 +26,7 @@ const char lh_cmd_counts_usage[] =
     "  --top N             groups to show (default 5; 0: all)\n"
     "  --rows N            text: at most N marks, evenly spread (default 20; 0: all)\n"
     "  --use KIND          marks or snapshots, instead of choosing\n"
-    "  --format F          text (default) or json (every mark)\n"
-    "  --salvage           read a truncated or damaged trace up to the damage\n";
+    "  (json has every mark)\n";
 
 typedef struct counts_args {
     lh_trace_args_t load;

@@ -16,8 +16,7 @@
 
 const char lh_cmd_export_usage[] =
     "usage: leakhound export FILE [--sqlite OUT.db [--events]] [--pprof OUT.pb.gz [--at LABEL]]\n"
-    "                        [--folded OUT.txt [--metric M]] [--suppressions FILE]\n"
-    "                        [--default-suppressions] [--salvage] [--quiet]\n"
+    "                        [--folded OUT.txt [--metric M]]\n"
     "\n"
     "Writes what a trace holds in formats other tools read, all from one pass:\n"
     "  --sqlite OUT.db   stacks, frames, sites, functions, marks and snapshots with each\n"
@@ -29,9 +28,8 @@ const char lh_cmd_export_usage[] =
     "                    one so labelled), LABEL#N (the N-th so labelled) or #N (the N-th)\n"
     "  --folded OUT.txt  folded stacks, `main;f;g bytes` a line (flamegraph.pl, speedscope)\n"
     "  --metric M        for --folded: leaked (default), allocated, peak or growth\n"
-    "  --suppressions FILE, --default-suppressions  leave out suppressed stacks (pprof,\n"
-    "                    folded)\n"
-    "  -o -              with --folded -: write the folded stacks to standard output\n";
+    "Each OUT may be - for standard output. Suppressed stacks are left out of the pprof\n"
+    "profile and the folded stacks.\n";
 
 typedef struct export_args {
     lh_trace_args_t load;

@@ -11,12 +11,10 @@
 
 const char lh_cmd_flamegraph_usage[] =
     "usage: leakhound flamegraph FILE -o OUT.svg [--metric M] [--width PIXELS]\n"
-    "                            [--suppressions FILE] [--default-suppressions] [--quiet]\n"
     "\n"
     "Writes a flame graph (self-contained SVG: open it in a browser) of where the memory\n"
     "went: main at the bottom, the allocating functions at the top, widths by bytes.\n"
     "Hover for details, click to zoom, Search to highlight functions.\n"
-    "  -o, --output OUT.svg  the file to write (- for standard output)\n"
     "  --metric M        leaked (default: live at exit), allocated, peak (live at the heap\n"
     "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
     "  --width PIXELS    image width (default 1200)\n";

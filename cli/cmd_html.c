@@ -19,16 +19,13 @@
 #define HTML_GROWTH_ROWS 15
 
 const char lh_cmd_html_usage[] =
-    "usage: leakhound html FILE -o OUT.html [--top N] [--quiet]\n"
+    "usage: leakhound html FILE -o OUT.html [--top N]\n"
     "\n"
     "Writes one self-contained HTML page (no network, no other files: open it in any\n"
     "browser, attach it to a bug) with the summary, the heap over time, a flame graph, the\n"
     "top sites with their stacks, the functions, and the growth ranking when the trace has\n"
-    "marks or snapshots.\n"
-    "  -o, --output OUT.html  the file to write (- for standard output)\n"
-    "  --top N           sites in the table (default 20)\n"
-    "  --suppressions FILE, --default-suppressions  leave suppressed stacks out of the\n"
-    "                    tables, the flame graph and the growth ranking\n";
+    "marks or snapshots. Suppressed stacks are left out of all of them.\n"
+    "  --top N           sites in the table (default 20)\n";
 
 int
 lh_cmd_html(int argc, char **argv, lh_err_t *err)
@@ -43,7 +40,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
     lh_report_t rep;
-    lh_report_opts_t ro = {top};
+    lh_report_opts_t ro = {top, NULL};
     lh_funcs_t f;
     lh_tree_t t;
     lh_evolution_t e;

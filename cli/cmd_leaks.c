@@ -15,7 +15,7 @@
 
 const char lh_cmd_leaks_usage[] =
     "usage: leakhound leaks FILE [--from LABEL] [--to LABEL] [--skip N] [--top N]\n"
-    "                       [--use snapshots|marks] [--format text|json] [--salvage]\n"
+    "                       [--use snapshots|marks]\n"
     "\n"
     "The differential leak report: what a program keeps piling up while it runs, even when\n"
     "it frees it all at exit. The run is cut into intervals by its snapshots (taken while\n"
@@ -31,9 +31,7 @@ const char lh_cmd_leaks_usage[] =
     "                 its N-th use, or #N for the N-th snapshot or mark\n"
     "  --skip N       skip the first N intervals as start-up (default 1; 0 with --from)\n"
     "  --top N        show the N best-scored sites (default 10; 0: all)\n"
-    "  --use KIND     snapshots or marks, instead of choosing\n"
-    "  --format F     text (default) or json\n"
-    "  --salvage      read a truncated or damaged trace up to the damage\n";
+    "  --use KIND     snapshots or marks, instead of choosing\n";
 
 typedef struct leaks_args {
     lh_trace_args_t load;
@@ -68,27 +66,22 @@ parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* Leaves out of d the sites that a suppression rule matches (their figures too). */
-static int
-suppress_sites(lh_pass_t *p, lh_diff_t *d, lh_err_t *err)
+static uint32_t
+site_stack(const void *row)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < d->n_sites; i++) {
-        int rc = lh_pass_suppressed(p, d->sites[i].stack_id, err);
-        if (rc < 0) {
-            return rc;
-        }
-        if (rc) {
-            d->total_blocks -= d->sites[i].total_blocks;
-            d->total_bytes -= d->sites[i].total_bytes;
-            free(d->sites[i].blocks);
-            free(d->sites[i].bytes);
-            continue;
-        }
-        d->sites[k++] = d->sites[i];
-    }
-    d->n_sites = k;
-    return 0;
+    return ((const lh_diff_site_t *)row)->stack_id;
+}
+
+/* A site left out: its figures out of the diff's totals (ctx). */
+static void
+forget_site(void *ctx, void *row)
+{
+    lh_diff_t *d = ctx;
+    lh_diff_site_t *s = row;
+    d->total_blocks -= s->total_blocks;
+    d->total_bytes -= s->total_bytes;
+    free(s->blocks);
+    free(s->bytes);
 }
 
 int
@@ -110,7 +103,8 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
     if ((rc = lh_diff_trends(p.tl, &d, err)) < 0) {
         goto done;
     }
-    if ((rc = suppress_sites(&p, &d, err)) < 0) {
+    if ((rc = lh_pass_drop_suppressed(&p, d.sites, &d.n_sites, sizeof *d.sites, site_stack,
+                                      forget_site, &d, err)) < 0) {
         goto done;
     }
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;

@@ -14,7 +14,7 @@
 
 const char lh_cmd_log_usage[] =
     "usage: leakhound log FILE [--addr ADDR] [--site N] [--thread TID] [--limit N]\n"
-    "                     [--frames N] [--format text|json] [--salvage]\n"
+    "                     [--frames N]\n"
     "\n"
     "The events of a trace in time order: time since start, thread, event, address, size and\n"
     "site (the stack id that `report`, `leaks` and `report --growth` show as [site N]). A\n"
@@ -25,9 +25,7 @@ const char lh_cmd_log_usage[] =
     "  --site N       only blocks allocated at site N, and their frees\n"
     "  --thread TID   only events of this thread\n"
     "  --limit N      show the first N matching events (default 1000; 0: all)\n"
-    "  --frames N     text: frames shown per allocation (default 4)\n"
-    "  --format F     text (default) or json\n"
-    "  --salvage      read a truncated or damaged trace up to the damage\n";
+    "  --frames N     text: frames shown per allocation (default 4)\n";
 
 typedef struct log_args {
     lh_trace_args_t load;
@@ -78,28 +76,25 @@ parse_args(int argc, char **argv, log_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* Leaves out the events of blocks allocated where a suppression rule matches. */
-static int
-drop_suppressed(lh_pass_t *p, lh_history_t *h, lh_err_t *err)
+/* The stack that allocated an event's block: its own for an allocation, the freed block's
+ * for a free; UINT32_MAX for neither. */
+static uint32_t
+event_stack(const void *row)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        lh_hist_entry_t *e = &h->v[i];
-        int is_alloc = e->type == LH_REC_ALLOC || e->type == LH_REC_REALLOC;
-        int rc = is_alloc || e->has_block
-                     ? lh_pass_suppressed(p, is_alloc ? e->stack_id : e->block_stack, err) : 0;
-        if (rc < 0) {
-            return rc;
-        }
-        if (rc) {
-            free(e->label);
-            h->n_matched--;
-            continue;
-        }
-        h->v[k++] = *e;
+    const lh_hist_entry_t *e = row;
+    if (e->type == LH_REC_ALLOC || e->type == LH_REC_REALLOC) {
+        return e->stack_id;
     }
-    h->n = k;
-    return 0;
+    return e->has_block ? e->block_stack : UINT32_MAX;
+}
+
+/* An event left out of the history (ctx). */
+static void
+forget_event(void *ctx, void *row)
+{
+    lh_history_t *h = ctx;
+    free(((lh_hist_entry_t *)row)->label);
+    h->n_matched--;
 }
 
 int
@@ -119,7 +114,8 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
         lh_history_fini(&h);
         return rc;
     }
-    if ((rc = drop_suppressed(&p, &h, err)) < 0) {
+    if ((rc = lh_pass_drop_suppressed(&p, h.v, &h.n, sizeof *h.v, event_stack, forget_event,
+                                      &h, err)) < 0) {
         goto done;
     }
     /* The distinct stacks of the allocations shown, sorted, for the view's lookup. */

@@ -16,17 +16,14 @@
 
 const char lh_cmd_plot_usage[] =
     "usage: leakhound plot FILE -o OUT.svg [--top N] [--x time|marks] [--width PIXELS]\n"
-    "                      [--quiet]\n"
     "\n"
     "Draws the live heap over the run (self-contained SVG), stacked by the N sites that held\n"
     "the most at any time plus all the others, with the RSS line, marks and snapshots.\n"
-    "  -o, --output OUT.svg  the file to write (- for standard output)\n"
+    "Suppressed stacks are never drawn on their own (they are in \"other sites\").\n"
     "  --top N           sites drawn on their own (default 8, at most 12)\n"
     "  --x time|marks    x axis: seconds since start (default), or mark number (live bytes\n"
     "                    at each mark; at each snapshot when there are no marks)\n"
-    "  --width PIXELS    image width (default 1000)\n"
-    "  --suppressions FILE, --default-suppressions  never draw suppressed stacks on their\n"
-    "                    own (they are in \"other sites\")\n";
+    "  --width PIXELS    image width (default 1000)\n";
 
 int
 lh_cmd_plot(int argc, char **argv, lh_err_t *err)

@@ -25,7 +25,7 @@
 
 const char lh_cmd_report_usage[] =
     "usage: leakhound report FILE [--growth | --temporary [--threshold DURATION]] [--top N]\n"
-    "                        [--format text|json] [--salvage] [--heuristics H]\n"
+    "                        [--heuristics H] [--by function ...]\n"
     "\n"
     "Reads a trace written by `leakhound run` and reports the blocks still allocated when\n"
     "the program ended, grouped by allocation stack, largest first. When the trace has RSS\n"
@@ -39,8 +39,6 @@ const char lh_cmd_report_usage[] =
     "                   (churn that costs time but does not leak)\n"
     "  --threshold D    --temporary: freed within D of the allocation (default 1ms)\n"
     "  --top N          show the N first sites (default 10; 0: all)\n"
-    "  --format FORMAT  text (default) or json\n"
-    "  --salvage        report a truncated or damaged trace up to the damage\n"
     "  --no-graph       skip the definitely/indirectly/possibly lost split that an exit\n"
     "                   snapshot with contents gives (it reads the snapshot's pointers)\n"
     "  --heuristics H   for that split, Valgrind's interior-pointer heuristics: none, all\n"
@@ -53,11 +51,7 @@ const char lh_cmd_report_usage[] =
     "  --sort KIND      inclusive or exclusive (default) figures first\n"
     "  --metric M       leaked (default), allocated, peak (live at the heap peak) or growth\n"
     "                   (live bytes per mark or snapshot, least squares)\n"
-    "  --top N          rows (default 20; 0: all)\n"
-    "  --suppressions FILE  leave out stacks matching LeakSanitizer-style rules\n"
-    "                       (leak:PATTERN); may be repeated\n"
-    "  --default-suppressions  also leave out the C library's and loader's own one-time\n"
-    "                   allocations (the list `leakhound run --check` uses)\n";
+    "  --top N          rows (default 20; 0: all)\n";
 
 typedef struct report_args {
     lh_trace_args_t load;
@@ -112,6 +106,22 @@ suppressed(void *p, uint32_t id, lh_err_t *err)
     return lh_pass_suppressed(p, id, err);
 }
 
+static uint32_t
+temp_stack(const void *row)
+{
+    return ((const lh_temp_site_t *)row)->stack_id;
+}
+
+/* A site of temporaries left out: its figures out of the totals (ctx). */
+static void
+forget_temp(void *ctx, void *row)
+{
+    lh_temp_t *t = ctx;
+    const lh_temp_site_t *s = row;
+    t->n_temp -= s->n_temp;
+    t->temp_bytes -= s->temp_bytes;
+}
+
 /* report --growth and report --temporary: one pass through a timeline. */
 static int
 report_over_time(const report_args_t *a, lh_err_t *err)
@@ -146,16 +156,9 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         rc = lh_growth_filter(&g, suppressed, &p, err);
         n_all = g.n_sites;
     } else {
-        size_t k = 0;
-        for (size_t i = 0; rc >= 0 && i < n_all; i++) {
-            if ((rc = lh_pass_suppressed(&p, tmp.sites[i].stack_id, err)) == 1) {
-                tmp.n_temp -= tmp.sites[i].n_temp;
-                tmp.temp_bytes -= tmp.sites[i].temp_bytes;
-            } else if (rc == 0) {
-                tmp.sites[k++] = tmp.sites[i];
-            }
-        }
-        n_all = tmp.n_sites = k;
+        rc = lh_pass_drop_suppressed(&p, tmp.sites, &tmp.n_sites, sizeof *tmp.sites, temp_stack,
+                                     forget_temp, &tmp, err);
+        n_all = tmp.n_sites;
     }
     if (rc < 0) {
         goto done;
@@ -213,7 +216,17 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_pass = 1;
+    int have_split = 0;
+    if (lh_leak_split_captured(&split)) {
+        lh_err_t e2 = {{0}};
+        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
+            fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
+        } else {
+            have_split = 1;
+        }
+    }
     ropts.top = p.supp.n ? 0 : a.top; /* with suppressions: every site, filtered, then cut */
+    ropts.split = have_split ? &split : NULL; /* lost first, one-time reachable last */
     if ((rc = lh_report_build(&rep, p.t, p.r, p.sym, &ropts, err)) < 0) {
         goto done;
     }
@@ -222,14 +235,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         lh_report_suppress(&rep, &p.supp, a.top);
     }
     rep.rss = lh_timeline_rss(p.tl);
-    if (lh_leak_split_captured(&split)) {
-        lh_err_t e2 = {{0}};
-        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
-            fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
-        } else {
-            rep.split = &split;
-        }
-    }
+    rep.split = have_split ? &split : NULL;
     /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
     if (rep.split && (rc = lh_leak_split_filter(&split, suppressed, &p, err)) < 0) {
         goto done;

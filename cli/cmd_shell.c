@@ -18,8 +18,7 @@
 #include "shell.h"
 
 const char lh_cmd_shell_usage[] =
-    "usage: leakhound shell FILE [SNAPSHOT] [-c 'CMD; CMD...'] [--heuristics H] [--salvage]\n"
-    "                       [--no-index]\n"
+    "usage: leakhound shell FILE [SNAPSHOT] [-c 'CMD; CMD...'] [--heuristics H] [--no-index]\n"
     "\n"
     "Explores a heap snapshot of a trace: what is alive, what holds it (paths from the\n"
     "roots: globals and thread stacks), what each block retains, what leaked (Valgrind's\n"
@@ -31,7 +30,6 @@ const char lh_cmd_shell_usage[] =
     "             Valgrind's interior-pointer heuristics (stdstring, length64, newarray,\n"
     "             multipleinheritance; default: all): an interior pointer of such a shape\n"
     "             keeps a block reachable, not possibly lost\n"
-    "  --salvage  read a truncated trace up to the damage\n"
     "  --no-index neither read nor write the snapshot's index file. By default the first\n"
     "             shell on a snapshot writes what it computed (graph, dominators, sites,\n"
     "             objects) to FILE.N.lhx (and the snapshot list to FILE.lhx) so that later\n"
@@ -130,35 +128,14 @@ int
 lh_cmd_shell(int argc, char **argv, lh_err_t *err)
 {
     lh_trace_args_t a = {0};
-    const char *snapshot = NULL, *cmds = NULL, *heur = NULL;
-    int no_index = 0;
-    char **rest = malloc((size_t)argc * sizeof *rest);
-    int n_rest = 0, rc;
+    const char *cmds = NULL, *heur = NULL;
+    int no_index = 0, rc;
     const lh_opt_t opts[] = {{"-c", NULL, LH_OPT_STR, &cmds, 0, 0, NULL},
                              {"--heuristics", NULL, LH_OPT_STR, &heur, 0, 0, NULL},
                              {"--no-index", NULL, LH_OPT_BOOL, &no_index, 0, 0, NULL}};
-    const lh_cmd_spec_t spec = {"shell", lh_cmd_shell_usage, LH_ARGS_NO_SUPP, opts, 3};
     unsigned heuristics = 0;
-    if (!rest) {
-        return lh_err_set(err, LH_ENOMEM, "out of memory");
-    }
-    /* SNAPSHOT, the second positional argument, is the shell's own: the rest goes through
-     * the common layer (the trace, --help, --salvage, -). */
-    int n_pos = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (i > 0 && (arg[0] != '-' || strcmp(arg, "-") == 0) && ++n_pos == 2) {
-            snapshot = arg;
-            continue;
-        }
-        rest[n_rest++] = argv[i];
-        if ((strcmp(arg, "-c") == 0 || strcmp(arg, "--heuristics") == 0) && i + 1 < argc) {
-            rest[n_rest++] = argv[++i];
-        }
-    }
-    rc = lh_args_parse(&spec, n_rest, rest, &a, err);
-    free(rest);
-    if (rc != 0) {
+    if ((rc = LH_ARGS_PARSE(shell, LH_ARGS_NO_SUPP | LH_ARGS_SECOND, opts, argc, argv, &a,
+                            err)) != 0) {
         return rc < 0 ? rc : 0;
     }
     if (heur && lh_cli_parse_heuristics(heur, &heuristics, err) < 0) {
@@ -172,7 +149,7 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
     char cwd[PATH_MAX];
     /* a trace on standard input is a temporary file: no index beside it */
     no_index |= strcmp(a.path, a.stdin_path) == 0;
-    rc = lh_shell_open(&sh, a.path, snapshot, a.salvage, heuristics, no_index, stdout, stderr,
+    rc = lh_shell_open(&sh, a.path, a.second, a.salvage, heuristics, no_index, stdout, stderr,
                        err);
     if (rc < 0) {
         lh_shell_fini(&sh);

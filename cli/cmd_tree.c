@@ -13,8 +13,7 @@
 
 const char lh_cmd_tree_usage[] =
     "usage: leakhound tree FILE [--top-down | --bottom-up] [--metric M] [--focus FUNC]\n"
-    "                      [--min-percent P] [--depth N] [--format text|json]\n"
-    "                      [--suppressions FILE] [--default-suppressions] [--quiet]\n"
+    "                      [--min-percent P] [--depth N]\n"
     "\n"
     "The call tree of what a trace allocated, with each node's share of the total.\n"
     "  --top-down        from main down to the allocating functions (default)\n"
@@ -23,8 +22,7 @@ const char lh_cmd_tree_usage[] =
     "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
     "  --focus FUNC      root the tree at FUNC, merging every place it is called from\n"
     "  --min-percent P   hide nodes under P% of the total (default 0.5)\n"
-    "  --depth N         at most N levels (0: all, the default)\n"
-    "  --format FORMAT   text (default) or json\n";
+    "  --depth N         at most N levels (0: all, the default)\n";
 
 typedef struct tree_args {
     lh_trace_args_t load;

@@ -14,12 +14,11 @@
 typedef struct command {
     const char *name;
     int (*fn)(int argc, char **argv, lh_err_t *err);
-    const char *usage;
     const char *summary;
 } command_t;
 
 /* cmd.h's list of commands, in its order. */
-#define COMMAND(name, summary) {#name, lh_cmd_##name, lh_cmd_##name##_usage, summary},
+#define COMMAND(name, summary) {#name, lh_cmd_##name, summary},
 static const command_t commands[] = {LH_COMMANDS(COMMAND)};
 
 static void
@@ -86,8 +85,9 @@ main(int argc, char **argv)
                         argv[2]);
                 return 2;
             }
-            fputs(cmd->usage, stdout);
-            return 0;
+            /* the same text as `leakhound CMD --help` */
+            char help[] = "--help", *help_argv[] = {argv[2], help, NULL};
+            return cmd->fn(2, help_argv, &err) < 0 ? 2 : 0;
         }
         usage(stdout);
         return 0;

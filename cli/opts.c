@@ -95,8 +95,11 @@ names(const lh_opt_t *o, const char *arg, const char **eq, int *neg)
             *eq = arg[n] == '=' ? arg + n + 1 : NULL;
             return 1;
         }
+        n -= 2; /* "--no-name", "--no-name=value" */
         if (o->kind == LH_OPT_BOOL && strncmp(nm, "--", 2) == 0 &&
-            strncmp(arg, "--no-", 5) == 0 && strcmp(arg + 5, nm + 2) == 0) {
+            strncmp(arg, "--no-", 5) == 0 && strncmp(arg + 5, nm + 2, n) == 0 &&
+            (arg[5 + n] == '\0' || arg[5 + n] == '=')) {
+            *eq = arg[5 + n] == '=' ? arg + 5 + n + 1 : NULL;
             *neg = 1;
             return 1;
         }
@@ -118,7 +121,8 @@ lh_opt_parse(const char *cmd, const lh_opt_t *opts, size_t n, int argc, char **a
         if (o->kind == LH_OPT_BOOL) {
             int b = 1;
             if (neg && v) {
-                return lh_err_set(err, LH_EINVAL, "%s: %s takes no value", cmd, arg);
+                return lh_err_set(err, LH_EINVAL, "%s: --no-%s takes no value", cmd,
+                                  o->name + 2);
             }
             if (v && (b = bool_value(v)) < 0) {
                 return lh_err_set(err, LH_EINVAL, "%s: %s: expected on or off, got '%s'", cmd,
@@ -236,6 +240,36 @@ common_opts(lh_trace_args_t *a, unsigned flags, lh_opt_t *o, int *fmt)
     return n;
 }
 
+/* Prints the command's usage and, for a command that reads a trace, the options it shares
+ * with every other (common_opts), described once here. */
+static void
+print_usage(const lh_cmd_spec_t *spec)
+{
+    unsigned f = spec->flags;
+    fputs(spec->usage, stdout);
+    if (f & LH_ARGS_NO_TRACE) {
+        return;
+    }
+    printf("\nAs every command that reads a trace:\n"
+           "  FILE              the trace; - reads it from standard input\n"
+           "%s%s"
+           "  --salvage         read a truncated or damaged trace up to the damage\n"
+           "  -q, --quiet       no progress bar\n"
+           "%s"
+           "  -h, --help        this help\n"
+           "A flag also takes on or off: --salvage=on, --salvage off, --no-salvage.\n",
+           f & LH_ARGS_FORMAT ? "  --format F        text (default) or json\n" : "",
+           f & LH_ARGS_OUTPUT ? "  -o, --output OUT  the file to write (- for standard output)\n"
+                              : "",
+           f & LH_ARGS_NO_SUPP
+               ? ""
+               : "  --suppressions FILE  leave out stacks matching LeakSanitizer-style rules\n"
+                 "                    (leak:PATTERN); may be repeated\n"
+                 "  --default-suppressions  also leave out the C library's and loader's own\n"
+                 "                    one-time allocations (the list `leakhound run --check`\n"
+                 "                    uses)\n");
+}
+
 int
 lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t *a,
               lh_err_t *err)
@@ -251,6 +285,10 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
             if (!takes_trace) {
                 return lh_err_set(err, LH_EINVAL, "%s: unexpected '%s' (see leakhound help %s)",
                                   cmd, arg, cmd);
+            }
+            if (a->path && (spec->flags & LH_ARGS_SECOND) && !a->second) {
+                a->second = arg;
+                continue;
             }
             if (a->path) {
                 return lh_err_set(err, LH_EINVAL, "%s: one trace at a time (got '%s' and '%s')",
@@ -271,15 +309,15 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
             continue;
         }
         if (strncmp(arg, "--format", 8) == 0 && (arg[8] == '\0' || arg[8] == '=')) {
-            return lh_err_set(err, LH_EINVAL, "%s: --format: this command writes a file (-o); "
-                              "text and json are for report, leaks, counts, log and tree", cmd);
+            return lh_err_set(err, LH_EINVAL, "%s: --format: text and json are for report, "
+                              "leaks, counts, log and tree", cmd);
         }
         return lh_err_set(err, LH_EINVAL, "%s: unknown option '%s' (see leakhound help %s)", cmd,
                           arg, cmd);
     }
     a->json = fmt == 1;
     if (a->help) {
-        fputs(spec->usage, stdout);
+        print_usage(spec);
         return 1;
     }
     if (takes_trace && !a->path) {

@@ -62,6 +62,8 @@ enum {
     LH_ARGS_NO_SUPP = 4,  /* the command shows every block: no suppressions (shell) */
     LH_ARGS_OUTPUT = 8,   /* the command writes a file: -o/--output (a->out) is required,
                              its usage starts "usage: leakhound CMD FILE -o OUT.x" */
+    LH_ARGS_SECOND = 16,  /* a second positional argument may follow the trace (a->second:
+                             the shell's SNAPSHOT) */
 };
 
 /* The options every command that reads a trace shares. */
@@ -74,6 +76,7 @@ typedef struct lh_trace_args {
     lh_opt_files_t supp_files;
     int default_supp;       /* add the built-in list */
     const char *out;        /* -o/--output (LH_ARGS_OUTPUT) */
+    const char *second;     /* LH_ARGS_SECOND: the argument after the trace, or NULL */
     char stdin_path[32];    /* "/proc/self/fd/N" when the trace is `-` */
 } lh_trace_args_t;
 

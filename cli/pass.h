@@ -45,6 +45,13 @@ int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t
                 lh_history_t *hist, const lh_consumer_t *hook, lh_err_t *err);
 /* 1 when a suppression rule matches stack id's frames, else 0 (cached); or LH_ENOMEM. */
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
+/* Leaves out of a listing's rows (*n of size bytes, the others keeping their order) those
+ * a suppression rule matches: stack_of(row) is a row's stack id (UINT32_MAX: none, kept),
+ * and forget(ctx, row) releases a row left out and takes its part out of ctx's totals.
+ * Returns 0 or an error (the rows not looked at yet kept). */
+int lh_pass_drop_suppressed(lh_pass_t *p, void *rows, size_t *n, size_t size,
+                            uint32_t (*stack_of)(const void *row),
+                            void (*forget)(void *ctx, void *row), void *ctx, lh_err_t *err);
 /* What every listing ends with, once its rows are chosen: symbolizes the n sites shown into
  * p->sites (row i's stack id is the uint32_t at rows + i * stride + off: a listing's array of
  * rows and offsetof its stack id field), prints the warnings and fills p->view. The sites

@@ -328,21 +328,35 @@ merge_same_site(lh_shell_t *sh, sh_grouping_t *gr, int unreachable, uint32_t *re
     return rc;
 }
 
+#define SH_KEEPER_DEPTH 256
+
+/* The nodes above v on its dominator chain, nearest first, below the super root and
+ * SH_KEEPER_DEPTH at most, into chain; returns how many. */
+static size_t
+keeper_chain(const lh_refgraph_t *g, uint32_t v, uint32_t chain[SH_KEEPER_DEPTH])
+{
+    size_t d = 0;
+    for (uint32_t u = g->idom[v]; d < SH_KEEPER_DEPTH && u < g->n_nodes && u != g->super;
+         u = g->idom[u]) {
+        chain[d++] = u;
+    }
+    return d;
+}
+
 /* The deepest node of the dominator tree that dominates more than half of the members
  * (mem[0..n)), or LH_NODE_NONE: the objects' common keeper, the variable or container that
  * holds most of them. cnt: zeroes (n_nodes), zeroes again on return. Nodes that dominate
  * more than half of the members share one, so they form a chain: the deepest has the
  * smallest count. A chain is followed SH_KEEPER_DEPTH hops at most (a long linked list). */
-#define SH_KEEPER_DEPTH 256
 static uint32_t
 majority_keeper(const lh_refgraph_t *g, const uint32_t *mem, size_t n, uint32_t *cnt)
 {
-    uint32_t best = LH_NODE_NONE;
+    uint32_t best = LH_NODE_NONE, chain[SH_KEEPER_DEPTH];
     for (int pass = 0; pass < 3; pass++) {
         for (size_t i = 0; i < n; i++) {
-            uint32_t u = g->idom[mem[i]];
-            for (int d = 0; d < SH_KEEPER_DEPTH && u < g->n_nodes && u != g->super;
-                 d++, u = g->idom[u]) {
+            size_t len = keeper_chain(g, mem[i], chain);
+            for (size_t d = 0; d < len; d++) {
+                uint32_t u = chain[d];
                 if (pass == 0) {
                     cnt[u]++;
                 } else if (pass == 1) {
@@ -361,13 +375,14 @@ majority_keeper(const lh_refgraph_t *g, const uint32_t *mem, size_t n, uint32_t 
     return best;
 }
 
-/* Whether keeper k is on mem's dominator chain (within SH_KEEPER_DEPTH hops). */
+/* Whether keeper k is on v's dominator chain (keeper_chain). */
 static int
 kept_by(const lh_refgraph_t *g, uint32_t v, uint32_t k)
 {
-    uint32_t u = g->idom[v];
-    for (int d = 0; d < SH_KEEPER_DEPTH && u < g->n_nodes && u != g->super; d++, u = g->idom[u]) {
-        if (u == k) {
+    uint32_t chain[SH_KEEPER_DEPTH];
+    size_t len = keeper_chain(g, v, chain);
+    for (size_t d = 0; d < len; d++) {
+        if (chain[d] == k) {
             return 1;
         }
     }

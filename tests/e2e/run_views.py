@@ -616,6 +616,146 @@ def case_progress(ctx):
     ctx.check("reading" not in p.stderr, "no bar when stderr is not a terminal")
 
 
+# What each trace-reading command needs besides the trace to run at all (its output on
+# standard output), and the exact block of shared options its --help ends with.
+CLI_NEEDS = {"plot": ["-o", "-"], "flamegraph": ["-o", "-"], "html": ["-o", "-"],
+             "export": ["--folded", "-"], "shell": ["-c", "summary"]}
+CLI_FORMAT = ("report", "leaks", "counts", "log", "tree")
+CLI_TRACE_READERS = CLI_FORMAT + ("plot", "flamegraph", "html", "export", "shell")
+
+
+def cli_common_help(cmd):
+    lines = ["", "As every command that reads a trace:",
+             "  FILE              the trace; - reads it from standard input"]
+    if cmd in CLI_FORMAT:
+        lines.append("  --format F        text (default) or json")
+    if cmd in ("plot", "flamegraph", "html"):
+        lines.append("  -o, --output OUT  the file to write (- for standard output)")
+    lines += ["  --salvage         read a truncated or damaged trace up to the damage",
+              "  -q, --quiet       no progress bar"]
+    if cmd != "shell":
+        lines += ["  --suppressions FILE  leave out stacks matching LeakSanitizer-style rules",
+                  "                    (leak:PATTERN); may be repeated",
+                  "  --default-suppressions  also leave out the C library's and loader's own",
+                  "                    one-time allocations (the list `leakhound run --check`",
+                  "                    uses)"]
+    lines += ["  -h, --help        this help",
+              "A flag also takes on or off: --salvage=on, --salvage off, --no-salvage.", ""]
+    return "\n".join(lines)
+
+
+def case_cli_uniform(ctx):
+    """Issue 10 item 4, one CLI argument layer: every command `leakhound help` lists that
+    reads a trace takes the trace, -, --help, --format, --salvage and suppressions the same
+    way, with the same messages; a flag works bare, =on|off, on|off and --no-."""
+    trace = ctx.path("uniform.lht")
+    ctx.run([ctx.lh, "run", "-o", trace, "--snapshot-contents", "none", "--",
+             os.path.join(ctx.progs, "calltree")])
+    supp = ctx.path("d.supp")
+    with open(supp, "w") as f:
+        f.write("leak:d\n")
+    listing = ctx.run([ctx.lh, "help"]).stdout.split("commands:\n")[1].split("\n\n")[0]
+    listed = re.findall(r"^  ([a-z]+) ", listing, re.M)
+    commands = [c for c in listed if c not in ("help", "version")]
+
+    def err_of(argv, status=2):
+        p = ctx.run([ctx.lh] + argv, expect=None, env={"ASAN_OPTIONS": "detect_leaks=0"})
+        ctx.eq("exit status of %s" % " ".join(argv), status, p.returncode)
+        return p.stderr
+
+    # The trace readers are the commands that ask for a trace when given nothing.
+    readers = []
+    for cmd in commands:
+        p = ctx.run([ctx.lh, cmd], expect=None, env={"ASAN_OPTIONS": "detect_leaks=0"})
+        if p.stderr == ("leakhound: %s: which trace? usage: leakhound %s FILE (- for standard "
+                        "input)\n" % (cmd, cmd)):
+            ctx.eq("exit status of %s alone" % cmd, 2, p.returncode)
+            readers.append(cmd)
+        # every command: help CMD is CMD --help is CMD -h
+        helps = [ctx.run([ctx.lh] + argv).stdout
+                 for argv in (["help", cmd], [cmd, "--help"], [cmd, "-h"])]
+        ctx.check(helps[0] == helps[1] == helps[2] and
+                  helps[0].startswith("usage: leakhound %s " % cmd),
+                  "help %s, %s --help and %s -h: one usage" % (cmd, cmd, cmd),
+                  "usage: leakhound %s ..." % cmd, [h[:80] for h in helps])
+    ctx.eq("the commands that read a trace", sorted(CLI_TRACE_READERS), sorted(readers))
+
+    for cmd in readers:
+        need = CLI_NEEDS.get(cmd, [])
+        ctx.check(ctx.run([ctx.lh, cmd, "--help"]).stdout.endswith(cli_common_help(cmd)),
+                  "%s --help ends with the shared options" % cmd, cli_common_help(cmd),
+                  ctx.run([ctx.lh, cmd, "--help"]).stdout[-900:])
+        base = ctx.run([ctx.lh, cmd, trace] + need).stdout
+        ctx.check(len(base) > 0, "%s prints something" % cmd, "output", base)
+        # -: the trace from standard input, the same answer (its name aside)
+        with open(trace, "rb") as f:
+            p = subprocess.run([ctx.lh, cmd, "-"] + need, stdin=f, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=CMD_TIMEOUT)
+        ctx.eq("%s - < trace: exit status" % cmd, 0, p.returncode)
+        named = base.replace(trace, "TRACE").replace(os.path.basename(trace), "TRACE")
+        ctx.eq("%s - < trace: the same output" % cmd, named,
+               re.sub(r"/proc/self/fd/\d+", "TRACE", p.stdout))
+        # the same messages
+        ctx.eq("%s: unknown option" % cmd,
+               "leakhound: %s: unknown option '--bogus' (see leakhound help %s)\n" % (cmd, cmd),
+               err_of([cmd, trace, "--bogus"] + need))
+        two = [trace, trace, trace] if cmd == "shell" else [trace, trace]
+        ctx.eq("%s: two traces" % cmd,
+               "leakhound: %s: one trace at a time (got '%s' and '%s')\n" % (cmd, trace, trace),
+               err_of([cmd] + two + need))
+        ctx.eq("%s: no such trace" % cmd,
+               "leakhound: /nonexistent.lht: No such file or directory\n",
+               err_of([cmd, "/nonexistent.lht"] + need, status=1))
+        if cmd in CLI_FORMAT:
+            ctx.eq("%s --format xml" % cmd,
+                   "leakhound: %s: --format: expected text or json, got 'xml'\n" % cmd,
+                   err_of([cmd, trace, "--format", "xml"]))
+            js = [ctx.run([ctx.lh, cmd, trace] + f).stdout
+                  for f in (["--format", "json"], ["--format=json"], ["--format", "j"])]
+            ctx.check(js[0] == js[1] == js[2] and isinstance(json.loads(js[0]), dict),
+                      "%s --format json, --format=json, --format j: one JSON object" % cmd,
+                      "the same JSON", [j[:60] for j in js])
+            ctx.eq("%s --format text" % cmd, base,
+                   ctx.run([ctx.lh, cmd, trace, "--format", "text"]).stdout)
+        else:
+            ctx.eq("%s --format" % cmd, "leakhound: %s: --format: text and json are for "
+                   "report, leaks, counts, log and tree\n" % cmd,
+                   err_of([cmd, trace, "--format", "json"] + need))
+        # flags: bare, =on|off, on|off, --no-, each giving the same answer on a sound trace
+        for flag in ("--salvage", "--quiet", "-q") + (("--default-suppressions",)
+                                                      if cmd != "shell" else ()):
+            forms = [[flag]] if flag == "-q" else [[flag], [flag, "on"], [flag + "=on"],
+                                                   [flag, "off"], [flag + "=off"],
+                                                   ["--no-" + flag[2:]]]
+            for form in forms:
+                got = ctx.run([ctx.lh, cmd, trace] + form + need, expect=None)
+                ctx.check(got.returncode == 0 and
+                          (got.stdout == base or flag == "--default-suppressions"),
+                          "%s %s: accepted, same answer" % (cmd, " ".join(form)), base[:80],
+                          (got.returncode, got.stdout[:80], got.stderr))
+        ctx.eq("%s --salvage=maybe" % cmd,
+               "leakhound: %s: --salvage: expected on or off, got 'maybe'\n" % cmd,
+               err_of([cmd, trace, "--salvage=maybe"] + need))
+        ctx.eq("%s --no-salvage=on" % cmd, "leakhound: %s: --no-salvage takes no value\n" % cmd,
+               err_of([cmd, trace, "--no-salvage=on"] + need))
+        if cmd == "shell":  # it shows every block: no suppressions
+            ctx.eq("shell --suppressions", "leakhound: shell: unknown option '--suppressions' "
+                   "(see leakhound help shell)\n", err_of([cmd, trace, "--suppressions", supp]
+                                                          + need))
+            continue
+        ctx.eq("%s: a missing suppressions file" % cmd,
+               "leakhound: suppressions /nonexistent.supp: No such file or directory\n",
+               err_of([cmd, trace, "--suppressions", "/nonexistent.supp"] + need, status=1))
+        ctx.eq("%s --suppressions" % cmd, "leakhound: %s: option '--suppressions' needs a "
+               "value\n" % cmd, err_of([cmd, trace] + need + ["--suppressions"]))
+        # every reader honours suppressions: leak:d takes calltree's d out of its answer
+        ctx.check(ctx.run([ctx.lh, cmd, trace, "--suppressions", supp] + need).stdout != base,
+                  "%s --suppressions changes the answer" % cmd, "another answer", base[:80])
+        ctx.eq("%s --suppressions=FILE" % cmd,
+               ctx.run([ctx.lh, cmd, trace, "--suppressions", supp] + need).stdout,
+               ctx.run([ctx.lh, cmd, trace, "--suppressions=" + supp] + need).stdout)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -193,6 +193,13 @@ test_opt_value(void **state)
     i = 7;
     assert_int_equal(lh_opt_parse("run", opts, n, 8, b, &i, &err), LH_EINVAL);
     assert_string_equal(err.msg, "run: --snapshot-at-exit: expected on or off, got 'maybe'");
+    /* --no-NAME takes no value; --no-NAMEx is not NAME's negation */
+    char *neg[] = {"run", "--no-snapshot-at-exit=on", "--no-snapshot-at-exitx"};
+    i = 1;
+    assert_int_equal(lh_opt_parse("run", opts, n, 3, neg, &i, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "run: --no-snapshot-at-exit takes no value");
+    i = 2;
+    assert_int_equal(lh_opt_parse("run", opts, n, 3, neg, &i, &err), 0);
 
     unsigned long v;
     assert_int_equal(lh_cli_parse_uint("--skip", "3", 0, 10, &v, &err), 0);

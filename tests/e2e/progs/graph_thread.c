@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, go;
+#include "threadwait.h"
 
 __attribute__((noinline)) static void *
 worker_block(void)
@@ -27,13 +25,7 @@ worker(void *arg)
     (void)arg;
     void *volatile mine = worker_block();
     memset(mine, 1, 100000);
-    pthread_mutex_lock(&lock);
-    ready = 1;
-    pthread_cond_broadcast(&cond);
-    while (!go) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_hold();
     free(mine);
     return NULL;
 }
@@ -43,18 +35,11 @@ main(void)
 {
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);
-    pthread_mutex_lock(&lock);
-    while (!ready) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_wait_ready();
     if (lh_snapshot) {
         lh_snapshot("waiting");
     }
-    pthread_mutex_lock(&lock);
-    go = 1;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
+    tw_release();
     pthread_join(t, NULL);
     return 0;
 }

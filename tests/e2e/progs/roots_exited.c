@@ -14,11 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "threadwait.h"
 #include "vg_check.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, go;
 
 __attribute__((noinline)) static void *
 exited_block(void)
@@ -52,13 +50,7 @@ waits(void *arg)
     (void)arg;
     void *volatile mine = live_block();
     memset(mine, 2, 444);
-    pthread_mutex_lock(&lock);
-    ready = 1;
-    pthread_cond_broadcast(&cond);
-    while (!go) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_hold();
     free(mine);
     return NULL;
 }
@@ -70,11 +62,7 @@ main(void)
     if (pthread_create(&w, NULL, waits, NULL) != 0) {
         return 1;
     }
-    pthread_mutex_lock(&lock);
-    while (!ready) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_wait_ready();
     if (pthread_create(&t, NULL, ends, NULL) != 0) {
         return 1;
     }
@@ -83,10 +71,7 @@ main(void)
         lh_snapshot("live");
     }
     vg_leak_check(); /* Valgrind's answer at the same moment */
-    pthread_mutex_lock(&lock);
-    go = 1;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
+    tw_release();
     pthread_join(w, NULL);
     return 0;
 }

@@ -21,15 +21,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "threadwait.h"
 #include "vg_check.h"
 
 #define PAGE 4096
 #define STACK (256 * 1024)
 
 static void **g_private, **g_shared, **g_moved;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, done;
 
 __attribute__((noinline)) static void *
 block(size_t n)
@@ -51,13 +49,7 @@ on_mapped_stack(void *arg)
 {
     (void)arg;
     void *volatile mine = block(606);
-    pthread_mutex_lock(&lock);
-    ready = 1;
-    pthread_cond_broadcast(&cond);
-    while (!done) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_hold();
     free(mine);
     return NULL;
 }
@@ -93,17 +85,10 @@ main(void)
     if (pthread_create(&t, &attr, on_mapped_stack, NULL) != 0) {
         return 1;
     }
-    pthread_mutex_lock(&lock);
-    while (!ready) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_wait_ready();
     lh_snapshot("mapped");
     vg_leak_check();
-    pthread_mutex_lock(&lock);
-    done = 1;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
+    tw_release();
     pthread_join(t, NULL);
     return 0;
 }

@@ -16,12 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "threadwait.h"
 #include "vg_check.h"
 
 static __thread void *t_ptr;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int ready, go;
 
 #define BLOCK(name, size)                                                                    \
     __attribute__((noinline)) static void *name(void)                                       \
@@ -41,13 +39,7 @@ worker(void *arg)
 {
     (void)arg;
     t_ptr = wtls_block();
-    pthread_mutex_lock(&lock);
-    ready = 1;
-    pthread_cond_broadcast(&cond);
-    while (!go) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_hold();
     free(t_ptr);
     return NULL;
 }
@@ -85,19 +77,12 @@ main(int argc, char **argv)
     if (pthread_create(&t, NULL, worker, NULL) != 0) {
         return 1;
     }
-    pthread_mutex_lock(&lock);
-    while (!ready) {
-        pthread_cond_wait(&cond, &lock);
-    }
-    pthread_mutex_unlock(&lock);
+    tw_wait_ready();
     if (lh_snapshot) {
         lh_snapshot("tls");
     }
     vg_leak_check(); /* Valgrind's answer at the same moment */
-    pthread_mutex_lock(&lock);
-    go = 1;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
+    tw_release();
     pthread_join(t, NULL);
     return 0;
 }
