@@ -490,10 +490,7 @@ begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st
     ss.id = 0;
     if (id) {
         uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-        uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
-                                            memory_order_relaxed);
-        if (old != gen && atomic_compare_exchange_strong(
-                              &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
+        if (lh_claim_gen(&((lh_stacktab_entry_t *)st)->emitted_gen, gen)) {
             emit = 1; /* first use in this trace file (after a fork) */
             n = (int)st->n;
             memcpy(ips, st->ips, (size_t)n * sizeof *ips);
