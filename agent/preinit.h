@@ -7,7 +7,7 @@
  * exception pool, OpenSSL's and locale tables): blocks that live to the exit and that
  * Valgrind counts. The hooks note each such block (address, size, kind) in a fixed table
  * and drop it again when it is freed; when recording starts, the blocks still there become
- * ALLOC events with no stack ("(no stack)"), so the live set at any snapshot is the
+ * ALLOC events with no stack (site 0), so the live set at any snapshot is the
  * process's whole heap. What does not fit in the table, or comes in sampling mode, is only
  * counted (pre_init_allocs in the trailer), as before.
  *

@@ -18,6 +18,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #include "snapwp.h"
 #include "stopsig.h"
 #include "sys.h"
+#include "ticker.h"
 
 #define LH_EXPORT LH_ENTRY
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -70,6 +72,13 @@ static struct {
     int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
     int (*setresuid)(uid_t, uid_t, uid_t);
+    int (*setgid)(gid_t);
+    int (*setegid)(gid_t);
+    int (*setregid)(gid_t, gid_t);
+    int (*setresgid)(gid_t, gid_t, gid_t);
+    int (*setgroups)(size_t, const gid_t *);
+    int (*initgroups)(const char *, gid_t);
+    int (*capset)(void *, const void *);
     lh_sigaction_fn sigaction;
     lh_signal_fn signal;
     lh_signal_fn sysv_signal;
@@ -178,6 +187,13 @@ lh_shims_resolve(void)
     RESOLVE(seteuid);
     RESOLVE(setreuid);
     RESOLVE(setresuid);
+    RESOLVE(setgid);
+    RESOLVE(setegid);
+    RESOLVE(setregid);
+    RESOLVE(setresgid);
+    RESOLVE(setgroups);
+    RESOLVE(initgroups);
+    RESOLVE(capset);
     RESOLVE(sigaction);
     RESOLVE(signal);
     RESOLVE(sysv_signal);
@@ -199,7 +215,7 @@ lh_shims_resolve(void)
 /* The slow parts of malloc and free live in their own functions, so that the common path
  * (sampling mode's countdown, a free of an unsampled block) is a few instructions with no
  * frame to set up. */
-__attribute__((noinline)) static void *
+static inline __attribute__((always_inline)) void *
 malloc_record(void *p, size_t n, uintptr_t entry_fp)
 {
     if (p && lh_recorder_wants_alloc(n)) {
@@ -700,7 +716,11 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 /* -------------------------------------------------------------------------------------
  * Dropping root: a server's worker (nginx's, a prefork Perl server's) that becomes nobody
  * can no longer create its trace or snapshot files in root's directory; they are made
- * just before (snapshot.h). The uid calls themselves are passed through unchanged.
+ * just before (snapshot.h). Every call that changes credentials or capabilities runs with
+ * the agent's thread stopped, and starts it again after: glibc has every thread repeat a
+ * setuid-family call and aborts when one fails, and a thread whose capabilities the
+ * program did not change (capset, PR_SET_KEEPCAPS are per thread) would (ticker.h). The
+ * calls themselves are passed through unchanged, errno included.
  * ----------------------------------------------------------------------------------- */
 static void
 before_euid(uid_t euid)
@@ -712,32 +732,93 @@ before_euid(uid_t euid)
 
 #define RESOLVED(name) (real.name || (lh_shims_resolve(), real.name))
 
+/* The real call, with the ticker out of the way; ENOSYS when the C library has none. */
+#define FOLLOWED(name, ...)                                                                \
+    do {                                                                                   \
+        if (!RESOLVED(name)) {                                                             \
+            errno = ENOSYS;                                                                \
+            return -1;                                                                     \
+        }                                                                                  \
+        int held_ = lh_ticker_follow_begin();                                              \
+        int rc_ = real.name(__VA_ARGS__);                                                  \
+        int errno_ = errno;                                                                \
+        lh_ticker_follow_end(held_);                                                       \
+        errno = errno_;                                                                    \
+        return rc_;                                                                        \
+    } while (0)
+
 LH_EXPORT int
 setuid(uid_t uid)
 {
     before_euid(uid);
-    return RESOLVED(setuid) ? real.setuid(uid) : (errno = ENOSYS, -1);
+    FOLLOWED(setuid, uid);
 }
 
 LH_EXPORT int
 seteuid(uid_t euid)
 {
     before_euid(euid);
-    return RESOLVED(seteuid) ? real.seteuid(euid) : (errno = ENOSYS, -1);
+    FOLLOWED(seteuid, euid);
 }
 
 LH_EXPORT int
 setreuid(uid_t ruid, uid_t euid)
 {
     before_euid(euid);
-    return RESOLVED(setreuid) ? real.setreuid(ruid, euid) : (errno = ENOSYS, -1);
+    FOLLOWED(setreuid, ruid, euid);
 }
 
 LH_EXPORT int
 setresuid(uid_t ruid, uid_t euid, uid_t suid)
 {
     before_euid(euid);
-    return RESOLVED(setresuid) ? real.setresuid(ruid, euid, suid) : (errno = ENOSYS, -1);
+    FOLLOWED(setresuid, ruid, euid, suid);
+}
+
+LH_EXPORT int
+setgid(gid_t gid)
+{
+    FOLLOWED(setgid, gid);
+}
+
+LH_EXPORT int
+setegid(gid_t egid)
+{
+    FOLLOWED(setegid, egid);
+}
+
+LH_EXPORT int
+setregid(gid_t rgid, gid_t egid)
+{
+    FOLLOWED(setregid, rgid, egid);
+}
+
+LH_EXPORT int
+setresgid(gid_t rgid, gid_t egid, gid_t sgid)
+{
+    FOLLOWED(setresgid, rgid, egid, sgid);
+}
+
+LH_EXPORT int
+setgroups(size_t n, const gid_t *groups)
+{
+    FOLLOWED(setgroups, n, groups);
+}
+
+/* initgroups calls the C library's setgroups directly, not through this one. */
+LH_EXPORT int
+initgroups(const char *user, gid_t group)
+{
+    FOLLOWED(initgroups, user, group);
+}
+
+/* Per thread: no other thread repeats it, but the ticker is to hold no capability the
+ * program gave up (the prototype is <sys/capability.h>'s, of libcap's headers). */
+int capset(void *header, const void *data);
+LH_EXPORT int
+capset(void *header, const void *data)
+{
+    FOLLOWED(capset, header, data);
 }
 
 LH_EXPORT void

@@ -852,6 +852,7 @@ r_heapgraph(rd_t *r, lh_heapgraph_t *hg, lh_gindex_info_t *info)
     hg->cur = (size_t)r_count(r, hg->n_snaps ? hg->n_snaps - 1 : 0);
     hg->epoch = r_u64(r);
     info->attach_how = r_u64(r);
+    hg->attach_how = info->attach_how;
     info->has_clock = (int)r_count(r, 1);
     info->mono_start_ns = r_u64(r);
     hg->n_blocks = (uint32_t)r_count(r, LH_REFGRAPH_MAX_NODES);

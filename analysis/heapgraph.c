@@ -1046,12 +1046,24 @@ lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
     return hg->sites[stack_id];
 }
 
+/* The name of a block's site when its stack has no location (heapgraph.h). */
+static const char *
+no_location(const lh_heapgraph_t *hg, uint32_t stack_id)
+{
+    uint64_t how = hg->trace ? lh_trace_parts(hg->trace)->info.attach_how : hg->attach_how;
+    if (stack_id) {
+        return "(stack not recorded)";
+    }
+    return how == 2 ? "(no stack)" : how == 1 ? "(before leakhound attached)"
+                                              : "(before the agent started)";
+}
+
 const char *
 lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t len)
 {
     const lh_site_t *s = lh_heapgraph_site(hg, stack_id);
     if (s->location < 0) {
-        snprintf(buf, len, "%s", stack_id ? "(stack not recorded)" : "(no stack)");
+        snprintf(buf, len, "%s", no_location(hg, stack_id));
         return buf;
     }
     const lh_frame_t *f = &s->frames[s->location];
@@ -1076,10 +1088,10 @@ const char *
 lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id)
 {
     const lh_site_t *s = lh_heapgraph_site(hg, stack_id);
-    if (s->location >= 0 && s->frames[s->location].function) {
-        return s->frames[s->location].function;
+    if (s->location < 0) {
+        return no_location(hg, stack_id);
     }
-    return "?";
+    return s->frames[s->location].function ? s->frames[s->location].function : "?";
 }
 
 const char *

@@ -117,6 +117,7 @@ typedef struct lh_heapgraph {
     size_t n_snaps;
     size_t cur;            /* the chosen snapshot */
     uint64_t epoch;        /* module epoch at the snapshot */
+    uint64_t attach_how;   /* the trace's INFO_ATTACH (trace.h); also kept in the index */
 
     lh_hblock_t *blocks;   /* the live set at the snapshot, by address */
     uint32_t n_blocks;
@@ -198,7 +199,10 @@ const lh_site_t *lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id);
 /* The site's location as "function (file:line)" or what is known, into buf. */
 const char *lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf,
                                   size_t len);
-/* The site's function, or "?" */
+/* The site's function, or, when its stack has none, what is known of the block: stack 0
+ * (no stack recorded) is "(before the agent started)" under `run`, "(before leakhound
+ * attached)" after `attach`, "(no stack)" in a `snapshot -p` (no agent ever ran); another
+ * stack without a location "(stack not recorded)"; a location with no function name "?". */
 const char *lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id);
 /* A block's type: its tag or vtable class, else its allocating function. */
 const char *lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block);

@@ -30,6 +30,7 @@ enum kind {
     K_MODULE, K_STR, K_INT, K_BYTES, K_FLOAT, K_CODE, K_WEAKREF, K_GEN, K_CORO, K_AGEN,
     K_FRAME, K_NONE_LIKE,
     K_DEQUE, /* collections.deque: known by name, no exported symbol (deque_refs) */
+    K_TLOCAL, /* threading.local (_thread._local): known by name (tlocal_refs) */
 };
 
 typedef struct tinfo {
@@ -64,6 +65,10 @@ typedef struct dec {
     uint32_t *work;
     uint32_t n_work;
     size_t cap_work;
+    lh_addrmap_t local_keys; /* a thread's threading.local key object -> index in tids */
+    uint64_t *tids;          /* thread ids, in the interpreters' thread lists' order */
+    uint32_t n_tids;
+    size_t cap_tids;
     int oom;
 } dec_t;
 
@@ -262,17 +267,17 @@ static_kind(dec_t *d, uint64_t t)
 
 static long get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val);
 
-/* collections.deque's type: a static type of the _collections module until 3.12, a heap
- * type of its module state in 3.13, exported by no symbol in either; its tp_name is
- * "collections.deque" in every version (a class written in Python has no dot in it). */
+/* Whether the type at t is the C type whose tp_name is want (at most 31 characters), for
+ * C types no symbol exports: collections.deque (a static type of the _collections module
+ * until 3.12, a heap type of its module state in 3.13) and _thread._local (static until
+ * 3.9, a heap type since). A class written in Python has no dot in its tp_name. */
 static int
-is_deque_type(dec_t *d, uint64_t t)
+is_named_type(dec_t *d, uint64_t t, const char *want)
 {
-    static const char want[] = "collections.deque";
-    char name[sizeof want + 1];
+    char name[32];
     int ok;
     uint64_t np = rd(d, t + d->o->tp_name, &ok);
-    return ok && lh_procimage_cstr(d->pi, np, name, sizeof name) == (long)sizeof want - 1 &&
+    return ok && lh_procimage_cstr(d->pi, np, name, sizeof name) == (long)strlen(want) &&
            strcmp(name, want) == 0;
 }
 
@@ -331,8 +336,10 @@ type_info(dec_t *d, uint64_t t)
     uint64_t b = t;
     for (int depth = 0; b && depth < 64 && kind == K_OTHER; depth++) {
         kind = static_kind(d, b);
-        if (kind == K_OTHER && is_deque_type(d, b)) {
+        if (kind == K_OTHER && is_named_type(d, b, "collections.deque")) {
             kind = K_DEQUE;
+        } else if (kind == K_OTHER && is_named_type(d, b, "_thread._local")) {
+            kind = K_TLOCAL;
         }
         b = rd(d, b + o->tp_base, &ok);
         if (!ok) {
@@ -566,9 +573,16 @@ key_repr(dec_t *d, uint64_t k, char *buf, size_t cap, int depth)
             neg = 1;
             nd = -nd;
         }
-        uint32_t dig = rd_u32(d, k + d->o->l_digit, NULL);
-        if (ok && nd <= 1) {
-            n = snprintf(buf, cap, "%s%u", neg ? "-" : "", nd ? dig : 0);
+        /* up to 64 bits (30-bit digits): a thread id, a pointer, a 64-bit hash */
+        uint64_t val = 0;
+        int fits = ok && nd <= 3;
+        for (int64_t j = 0; fits && j < nd; j++) {
+            uint32_t dig = rd_u32(d, k + d->o->l_digit + (uint64_t)j * 4, &ok);
+            fits = ok && dig < (1u << 30) && (j < 2 || dig < 16);
+            val |= (uint64_t)dig << (30 * j);
+        }
+        if (fits) {
+            n = snprintf(buf, cap, "%s%llu", neg ? "-" : "", (unsigned long long)val);
         }
     } else if (kind == K_TUPLE && depth < 2) {
         int64_t items = var_size(d, k);
@@ -736,6 +750,80 @@ deque_refs(dec_t *d, uint32_t src, uint64_t a)
         }
         if (n > 0 && (b != rb || i - 1 != ri)) {
             return -1;
+        }
+    }
+    return 0;
+}
+
+/* threading.local (Modules/_threadmodule.c; not in any header, so its layout is written
+ * here, by version, and checked: the base type's size and a dict where the table says).
+ * 3.8-3.12: {key, args, kw, weakreflist, dummies, wr_callback}, dummies a dict {weak
+ * reference to a thread's localdummy: that thread's attribute dict}, the localdummy being
+ * the value of `key` in the thread's state dict; 3.13: {args, kw, weakreflist, localdicts,
+ * thread_death_handles}, localdicts a dict {the thread's threading_local_key: its dict}.
+ * The references are what local_traverse visits (args, kw, the dicts' dict, 3.13's set),
+ * plus key and wr_callback (not visited: NAME edges). Then, as the program sees them, one
+ * NAME edge per thread to its dict (".__dict__ [thread TID]") and one per attribute
+ * (".sessions [thread TID]"): the attributes a thread set are in no field of the object,
+ * and a path through the dicts' dict read "+0x30 -> [<weakref>] -> ['sessions']". The
+ * thread is the one whose key is the dict's key ("[thread ?]": a thread that has ended, or
+ * a key no thread state holds). Returns 0, or -1 when the object does not read as one
+ * (its words are then scanned as an unknown type's). */
+static int
+tlocal_refs(dec_t *d, uint32_t src, uint64_t a)
+{
+    const lh_pyoffsets_t *o = d->o;
+    const int v13 = o->minor >= 13;
+    const int64_t size = v13 ? 56 : 64, args = v13 ? 16 : 24, dicts = v13 ? 40 : 48;
+    int ok;
+    uint64_t t = rd(d, a + o->ob_type, &ok);
+    for (int depth = 0; ok && t && depth < 64 && !is_named_type(d, t, "_thread._local"); depth++) {
+        t = rd(d, t + o->tp_base, &ok);
+    }
+    uint64_t dd = ok && t && rd_i64(d, t + o->tp_basicsize, &ok) == size ? rd(d, a + dicts, &ok) : 0;
+    uint32_t di = ok && dd ? obj_get(d, dd) : NONE32;
+    dictview_t v;
+    if (di == NONE32 || d->tinfo[d->ph->objs[di].type].kind != K_DICT || dict_view(d, dd, &v)) {
+        return -1;
+    }
+    ref_field(d, src, a, args, ".<args>");
+    ref_field(d, src, a, args + 8, ".<kw>");
+    ref_field(d, src, a, dicts, ".<dicts of threads>");
+    if (v13) {
+        ref_field(d, src, a, dicts + 8, ".<thread death handles>");
+    } else {
+        ref_field_kind(d, src, a, 16, ".<key>", LH_PYEDGE_NAME);
+        ref_field_kind(d, src, a, dicts + 8, ".<weakref callback>", LH_PYEDGE_NAME);
+    }
+    char thr[48], lab[STR_MAX + 64];
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t k = entry_key(d, &v, i);
+        uint64_t ldict = entry_value(d, &v, i);
+        if (!k || !ldict) {
+            continue;
+        }
+        /* 3.8-3.12: the key is a weak reference to the localdummy */
+        uint64_t dummy = v13 ? k : rd(d, k + o->wr_object, NULL);
+        uint32_t ti = lh_addrmap_get(&d->local_keys, dummy, NONE32);
+        if (ti != NONE32 && ti < d->n_tids) {
+            snprintf(thr, sizeof thr, "[thread %llu]", (unsigned long long)d->tids[ti]);
+        } else {
+            snprintf(thr, sizeof thr, "[thread ?]");
+        }
+        snprintf(lab, sizeof lab, ".__dict__ %s", thr);
+        ref(d, src, ldict, lab, LH_PYEDGE_NAME);
+        dictview_t lv;
+        if (dict_view(d, ldict, &lv) != 0) {
+            continue;
+        }
+        char name[STR_MAX + 8];
+        for (uint64_t j = 0; j < lv.n; j++) {
+            uint64_t nk = entry_key(d, &lv, j);
+            uint64_t val = entry_value(d, &lv, j);
+            if (nk && val && read_str(d, nk, name, sizeof name) >= 0) {
+                snprintf(lab, sizeof lab, ".%s %s", name, thr);
+                ref(d, src, val, lab, LH_PYEDGE_NAME);
+            }
         }
     }
     return 0;
@@ -1274,6 +1362,9 @@ decode(dec_t *d, uint32_t i, int ns_dict)
     case K_DEQUE:
         known = deque_refs(d, i, a) == 0;
         break;
+    case K_TLOCAL:
+        known = tlocal_refs(d, i, a) == 0;
+        break;
     case K_FLOAT:
     case K_CODE:
     case K_NONE_LIKE:
@@ -1521,6 +1612,39 @@ frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int man
     }
 }
 
+/* The thread's threading.local keys (see tlocal_refs): 3.13's threading_local_key, or
+ * every value of the thread's state dict (3.8-3.12: one localdummy per threading.local
+ * the thread used, under the local's key string). */
+static void
+local_keys(dec_t *d, uint64_t ts, uint64_t tid)
+{
+    const lh_pyoffsets_t *o = d->o;
+    if (lh_grow(&d->tids, &d->cap_tids, d->n_tids, sizeof *d->tids, 16) < 0) {
+        d->oom = 1;
+        return;
+    }
+    uint32_t ti = d->n_tids++;
+    d->tids[ti] = tid;
+    if (o->ts_local_key) {
+        uint64_t k = rd(d, ts + o->ts_local_key, NULL);
+        if (k && lh_addrmap_put(&d->local_keys, k, ti) < 0) {
+            d->oom = 1;
+        }
+        return;
+    }
+    uint64_t sd = rd(d, ts + o->ts_dict, NULL);
+    dictview_t v;
+    if (!sd || dict_view(d, sd, &v) != 0) {
+        return;
+    }
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t val = entry_value(d, &v, i);
+        if (val && lh_addrmap_put(&d->local_keys, val, ti) < 0) {
+            d->oom = 1;
+        }
+    }
+}
+
 static void
 thread_roots(dec_t *d, uint64_t interp)
 {
@@ -1529,6 +1653,7 @@ thread_roots(dec_t *d, uint64_t interp)
     int many = ts && rd(d, ts + o->ts_next, NULL) != 0;
     for (int n = 0; ts && n < 4096; n++, ts = rd(d, ts + o->ts_next, NULL)) {
         uint64_t tid = rd(d, ts + o->ts_thread_id, NULL);
+        local_keys(d, ts, tid);
         uint64_t f;
         if (o->ts_cframe) {
             uint64_t cf = rd(d, ts + o->ts_cframe, NULL);
@@ -1994,7 +2119,8 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     lh_addrmap_fini(&d.objmap);
     lh_addrmap_fini(&d.typemap);
     lh_addrmap_fini(&d.labelmap);
-    LH_FREE_ALL(d.tinfo, d.edges, d.work);
+    lh_addrmap_fini(&d.local_keys);
+    LH_FREE_ALL(d.tinfo, d.edges, d.work, d.tids);
     if (rc < 0) {
         lh_pyheap_free(ph);
         return rc;

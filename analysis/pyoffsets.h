@@ -31,6 +31,8 @@ typedef struct lh_pyoffsets {
     int64_t gc_gen_threshold; /* a generation's int `threshold` (gc.set_threshold(0):
                                  generation 0's is 0, no automatic collection) */
     int64_t ts_next, ts_thread_id;
+    int64_t ts_dict;       /* the thread's state dict (threading.local's 3.8-3.12 keys) */
+    int64_t ts_local_key;  /* 3.13+: the thread's threading.local key (else 0) */
     int64_t ts_frame;      /* 3.8-3.10 PyFrameObject *frame; 3.13 current_frame */
     int64_t ts_cframe, cf_current_frame; /* 3.11-3.12: tstate->cframe->current_frame */
     int64_t frame_kind;    /* 0: PyFrameObject (3.8-3.10); 1: _PyInterpreterFrame */

@@ -36,6 +36,8 @@
     F(gc_gen_threshold, 16, 16, 16, 16, 16, 16) \
     F(ts_next, 8, 8, 8, 8, 8, 8) \
     F(ts_thread_id, 176, 176, 176, 152, 136, 152) \
+    F(ts_dict, 152, 152, 152, 128, 112, 128) \
+    F(ts_local_key, 0, 0, 0, 0, 0, 288) \
     F(ts_cframe, 0, 0, 0, 56, 56, 0) \
     F(cf_current_frame, 0, 0, 0, 8, 0, 0) \
     F(ts_frame, 24, 24, 24, 0, 0, 72) \

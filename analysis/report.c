@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
 
@@ -185,14 +186,54 @@ inherited_live(const lh_replay_t *r, uint64_t fork_ts, size_t n_stacks, lh_stack
     return 0;
 }
 
+lh_site_rank_t
+lh_site_rank(uint32_t stack_id, const lh_stack_stats_t *s, const lh_leak_split_t *split)
+{
+    const lh_class_counts_t *c = split ? lh_leak_split_site(split, stack_id) : NULL;
+    if (!split || !split->present) {
+        return stack_id == 0 ? LH_RANK_ONCE : LH_RANK_LEAK;
+    }
+    /* blocks born after the snapshot are not in it: not known to be reachable */
+    if (!c || c->blocks[LH_CLASS_REACHABLE] < s->live_blocks ||
+        c->blocks[LH_CLASS_POSSIBLE] || c->blocks[LH_CLASS_INDIRECT] ||
+        c->blocks[LH_CLASS_DEFINITE]) {
+        return LH_RANK_LEAK;
+    }
+    return stack_id == 0 || s->n_allocs <= 1 ? LH_RANK_ONCE : LH_RANK_REACHABLE;
+}
+
+const char *
+lh_site_rank_name(lh_site_rank_t r)
+{
+    static const char *names[] = {"leak", "reachable", "reachable_once"};
+    return r <= LH_RANK_ONCE ? names[r] : "leak";
+}
+
+/* A site to rank: its group, then lh_rank_t's keys (bytes, blocks, id). */
+typedef struct ranked {
+    lh_rank_t k;
+    lh_site_rank_t group;
+} ranked_t;
+
+static int
+ranked_cmp(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    if (x->group != y->group) {
+        return x->group < y->group ? -1 : 1;
+    }
+    return lh_rank_cmp(&x->k, &y->k);
+}
+
 int
 lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
                 lh_symbolizer_t *sym, const lh_report_opts_t *opts, lh_err_t *err)
 {
-    lh_rank_t *ranks = NULL;
+    ranked_t *ranks = NULL;
     size_t n_ranks = 0;
     size_t n_stacks = lh_replay_n_stacks(r);
     size_t top = opts ? opts->top : 0;
+    const lh_leak_split_t *split = opts ? opts->split : NULL;
     int rc;
 
     memset(rep, 0, sizeof *rep);
@@ -228,10 +269,12 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
             rep->inherited_bytes += inh[id].live_bytes;
         }
         if (s.live_blocks) {
-            ranks[n_ranks++] = (lh_rank_t){(uint32_t)id, s.live_bytes, s.live_blocks};
+            ranks[n_ranks++] = (ranked_t){{(uint32_t)id, s.live_bytes, s.live_blocks},
+                                          lh_site_rank((uint32_t)id, &s, split)};
         }
     }
-    lh_qsort(ranks, n_ranks, sizeof *ranks, lh_rank_cmp);
+    rep->ranked_by_class = split && split->present;
+    lh_qsort(ranks, n_ranks, sizeof *ranks, ranked_cmp);
     rep->n_leak_sites = n_ranks;
     rep->n_sites = top && top < n_ranks ? top : n_ranks;
     rep->sites = calloc(rep->n_sites ? rep->n_sites : 1, sizeof *rep->sites);
@@ -241,11 +284,12 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     }
     for (size_t i = 0; i < rep->n_sites; i++) {
         lh_site_t *site = &rep->sites[i];
-        const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, ranks[i].id);
-        site->stack_id = ranks[i].id;
-        site->stats = *lh_replay_stack(r, ranks[i].id);
-        site->stats.live_blocks = ranks[i].key2;
-        site->stats.live_bytes = ranks[i].key1;
+        const lh_stack_t *st = lh_stacks_get(&lh_trace_parts(t)->stacks, ranks[i].k.id);
+        site->stack_id = ranks[i].k.id;
+        site->stats = *lh_replay_stack(r, ranks[i].k.id);
+        site->stats.live_blocks = ranks[i].k.key2;
+        site->stats.live_bytes = ranks[i].k.key1;
+        site->rank = ranks[i].group;
         site->location = -1;
         if (st) {
             site->has_stack = 1;

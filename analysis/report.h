@@ -4,6 +4,17 @@
  * been replayed: the summary numbers, and the top sites (stacks with live blocks at the
  * end) by leaked bytes, each with its symbolized frames.
  *
+ * The order of the sites (lh_site_rank): first the sites that may leak, then those whose
+ * every block live at exit was still reachable, then the one-time still reachable ones;
+ * by leaked bytes within each group. A block still reachable at exit is one the program
+ * chose to keep (Valgrind does not even list them by default), and a one-time one (its
+ * stack allocated once in the whole run: a stdio buffer, a pool set up at start) cannot
+ * grow; such a site leading the report (libstdc++'s 71 KiB emergency exception pool, in
+ * every C++ program) hides the leaks. Without the exit snapshot's split nothing is known
+ * to be reachable, and only site 0 moves last: blocks allocated before the agent started
+ * (a library's constructor, the loader), one-time and not the program's by construction.
+ * They all stay in the totals and the LEAK SUMMARY.
+ *
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
  * libstdc++.so*, libgcc_s*, ld-linux*, or code inlined from /usr/include/ and
@@ -25,9 +36,17 @@
 #include "timeline.h"
 #include "trace.h"
 
+/* The group a site ranks in, first to last (see above). */
+typedef enum lh_site_rank {
+    LH_RANK_LEAK,      /* lost at exit, or not known to be reachable */
+    LH_RANK_REACHABLE, /* every live block still reachable at exit */
+    LH_RANK_ONCE,      /* still reachable (or site 0), one allocation in the whole run */
+} lh_site_rank_t;
+
 typedef struct lh_site {
     uint32_t stack_id;
     lh_stack_stats_t stats;
+    lh_site_rank_t rank;
     int has_stack;       /* the stack record was in the trace */
     lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
     size_t n_frames;
@@ -52,7 +71,8 @@ typedef struct lh_report {
     double duration_s;     /* start to END, else to the last event */
     double peak_time_s;    /* since start */
     size_t n_leak_sites;   /* stacks with live blocks */
-    lh_site_t *sites;      /* the top ones, by leaked bytes, descending */
+    lh_site_t *sites;      /* the top ones, by rank group, then leaked bytes descending */
+    int ranked_by_class;   /* the order used the exit snapshot's split (opts.split) */
     size_t n_sites;
     const lh_rss_cmp_t *rss; /* borrowed, NULL when not tracked: RSS against heap */
     /* Set by lh_report_suppress (suppress.h): what the suppression rules hid. n_leak_sites
@@ -85,6 +105,8 @@ lh_report_leaked_blocks(const lh_report_t *rep)
 
 typedef struct lh_report_opts {
     size_t top; /* sites to keep; 0: all */
+    /* Borrowed, may be NULL: the built split (leaksplit.h) that ranks the sites. */
+    const struct lh_leak_split *split;
 } lh_report_opts_t;
 
 /* Builds the report. sym may be NULL (no symbolization: frames carry addresses only).
@@ -103,6 +125,13 @@ void lh_site_fini(lh_site_t *site);
  * LH_ENOMEM. */
 int lh_site_growers(lh_site_t *site, const lh_trace_t *t, const lh_replay_t *r,
                     lh_symbolizer_t *sym, lh_err_t *err);
+
+/* The rank group of a stack with stats s (live figures as reported), given the split (may
+ * be NULL). */
+lh_site_rank_t lh_site_rank(uint32_t stack_id, const lh_stack_stats_t *s,
+                            const struct lh_leak_split *split);
+/* The rank group's name in JSON ("leak", "reachable", "reachable_once"). */
+const char *lh_site_rank_name(lh_site_rank_t r);
 
 /* Frame classification, by the module's file name. */
 int lh_frame_is_agent(const lh_frame_t *f);

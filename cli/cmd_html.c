@@ -40,7 +40,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
     lh_report_t rep;
-    lh_report_opts_t ro = {top};
+    lh_report_opts_t ro = {top, NULL};
     lh_funcs_t f;
     lh_tree_t t;
     lh_evolution_t e;

@@ -208,7 +208,17 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_pass = 1;
+    int have_split = 0;
+    if (lh_leak_split_captured(&split)) {
+        lh_err_t e2 = {{0}};
+        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
+            fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
+        } else {
+            have_split = 1;
+        }
+    }
     ropts.top = p.supp.n ? 0 : a.top; /* with suppressions: every site, filtered, then cut */
+    ropts.split = have_split ? &split : NULL; /* lost first, one-time reachable last */
     if ((rc = lh_report_build(&rep, p.t, p.r, p.sym, &ropts, err)) < 0) {
         goto done;
     }
@@ -217,14 +227,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         lh_report_suppress(&rep, &p.supp, a.top);
     }
     rep.rss = lh_timeline_rss(p.tl);
-    if (lh_leak_split_captured(&split)) {
-        lh_err_t e2 = {{0}};
-        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
-            fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
-        } else {
-            rep.split = &split;
-        }
-    }
+    rep.split = have_split ? &split : NULL;
     /* the LEAK SUMMARY counts what the site list shows: suppressed stacks left out */
     if (rep.split && (rc = lh_leak_split_filter(&split, suppressed, &p, err)) < 0) {
         goto done;

@@ -228,9 +228,9 @@ print_site(FILE *out, const lh_report_t *rep, const lh_site_t *site)
     fprintf(out,
             "{\"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
             ", \"allocations\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
-            ", \"frees\": %" PRIu64 ", \"stack_id\": %" PRIu32 ", ",
+            ", \"frees\": %" PRIu64 ", \"stack_id\": %" PRIu32 ", \"rank\": \"%s\", ",
             s->live_bytes, s->live_blocks, s->n_allocs, s->alloc_bytes, s->n_frees,
-            site->stack_id);
+            site->stack_id, lh_site_rank_name(site->rank));
     lh_json_site_frames(out, site);
     lh_json_site_split(out, rep, site); /* issue 5: nothing without an exit snapshot */
     fputs("}", out);

@@ -441,14 +441,23 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
     } else if (rep->n_leak_sites == 0) {
         fputs("\nNo leaks: every block allocated while tracing was freed.\n", out);
     } else {
+        const char *order = rep->ranked_by_class ? " (lost blocks first)" : "";
         if (rep->n_sites < rep->n_leak_sites) {
-            fprintf(out, "\nTop %zu of %zu sites by leaked bytes:\n", rep->n_sites,
-                    rep->n_leak_sites);
+            fprintf(out, "\nTop %zu of %zu sites by leaked bytes%s:\n", rep->n_sites,
+                    rep->n_leak_sites, order);
         } else {
-            fprintf(out, "\n%zu site%s by leaked bytes:\n", rep->n_sites,
-                    rep->n_sites == 1 ? "" : "s");
+            fprintf(out, "\n%zu site%s by leaked bytes%s:\n", rep->n_sites,
+                    rep->n_sites == 1 ? "" : "s", order);
         }
         for (size_t i = 0; i < rep->n_sites; i++) {
+            /* report.h: the groups after the leaks, each said once where it starts */
+            if (rep->ranked_by_class && rep->sites[i].rank != LH_RANK_LEAK &&
+                (i == 0 || rep->sites[i - 1].rank != rep->sites[i].rank)) {
+                fputs(rep->sites[i].rank == LH_RANK_REACHABLE
+                          ? "\n-- still reachable at exit (the program kept them):\n"
+                          : "\n-- still reachable at exit, allocated once (start-up, buffers):\n",
+                      out);
+            }
             print_site(out, i + 1, &rep->sites[i], cwd);
             lh_text_site_split(out, rep, &rep->sites[i]);
         }

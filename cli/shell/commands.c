@@ -723,7 +723,14 @@ print_group_key(lh_shell_t *sh, const sh_group_t *g, int by)
 {
     char site[512];
     if (by == BY_SITE) {
+        /* A row is a site of the report ([site N]: one stack; `counts`, `log --site N`):
+         * two stacks through one line print alike, and may differ in class (one kept, one
+         * lost), so they stay two rows, told apart by the id. A `snapshot -p` has no
+         * stacks: one site, no id. */
         fputs(lh_heapgraph_site_str(sh->hg, g->stack_id, site, sizeof site), sh->out);
+        if (sh->info.attach_how != 2) {
+            fprintf(sh->out, " [site %" PRIu32 "]", g->stack_id);
+        }
     } else {
         fputs(g->key, sh->out);
     }

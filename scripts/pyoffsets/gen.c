@@ -92,6 +92,10 @@ main(void)
     OFF(gc_gen_threshold, struct gc_generation, threshold);
     OFF(ts_next, PyThreadState, next);
     OFF(ts_thread_id, PyThreadState, thread_id);
+    OFF(ts_dict, PyThreadState, dict);
+#if PY_VERSION_HEX >= 0x030D0000
+    OFF(ts_local_key, PyThreadState, threading_local_key);
+#endif
 #if PY_VERSION_HEX >= 0x030D0000
     OFF(ts_frame, PyThreadState, current_frame);
     F(frame_kind, 1);

@@ -282,9 +282,14 @@ def check_consistency(ctx, rep, trace):
                   + summ.get("total_reallocs", 0),
                   "leaked_blocks <= allocations", "<= %d" % summ["total_allocations"],
                   summ["leaked_blocks"])
-    order = [s.get("leaked_bytes", 0) for s in sites]
-    ctx.check(order == sorted(order, reverse=True), "sites ordered by leaked bytes",
-              "descending", order[:20])
+    # report.h: by rank group (the leaks, still reachable, one-time still reachable), then
+    # leaked bytes descending
+    groups = {"leak": 0, "reachable": 1, "reachable_once": 2}
+    order = [(groups.get(s.get("rank"), -1), -s.get("leaked_bytes", 0)) for s in sites]
+    ctx.check(order == sorted(order), "sites ordered by rank group, then leaked bytes",
+              "ascending group, descending bytes", order[:20])
+    ctx.check(all(s.get("rank") in groups for s in sites), "every site has a rank group",
+              sorted(groups), sorted({s.get("rank") for s in sites}, key=str))
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ Exit status: 0 pass, 1 fail, 2 usage error.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -99,7 +100,8 @@ def case_handlers(ctx):
     trace = record(ctx, "graph_handlers")
     out, _ = shell(ctx, trace, "count --by site; identify @%d" % 1)
     text = norm(out)
-    expect_line(ctx, "count: handlers", r"^\s+1\s+4096\s+192\.0 KiB\s+handler_new \(%s\)$"
+    expect_line(ctx, "count: handlers",
+                r"^\s+1\s+4096\s+192\.0 KiB\s+handler_new \(%s\) \[site \d+\]$"
                 % re.escape(site("handler_new")), out)
     expect_in(ctx, "identify header", "1 shortest path from a root:", out)
     expect_in(ctx, "identify: the root", "g_emitter (graph_handlers.c) [global in "
@@ -141,9 +143,11 @@ def case_overwritten(ctx):
     out, _ = shell(ctx, trace, "unreachable")
     expect_in(ctx, "totals", "definitely lost: 136 bytes in 4 blocks; indirectly lost: 368 "
               "bytes in 13 blocks", out)
-    expect_line(ctx, "lone nodes", r"^\s+\d+\s+2\s+64 B\s+0\s+0 B\s+lone_new \(%s\)$"
+    expect_line(ctx, "lone nodes",
+                r"^\s+\d+\s+2\s+64 B\s+0\s+0 B\s+lone_new \(%s\) \[site \d+\]$"
                 % re.escape(site("lone_new")), out)
-    expect_line(ctx, "chain", r"^\s+\d+\s+1\s+16 B\s+9\s+144 B\s+chain_new \(%s\)$"
+    expect_line(ctx, "chain",
+                r"^\s+\d+\s+1\s+16 B\s+9\s+144 B\s+chain_new \(%s\) \[site \d+\]$"
                 % re.escape(site("chain_new")), out)
     n = row_of(ctx, out, "chain_new")
     out, _ = shell(ctx, trace, "unreachable; identify @%d" % n)
@@ -156,7 +160,8 @@ def case_ring(ctx):
     definitely (the lowest address) and four indirectly."""
     trace = record(ctx, "graph_handlers")
     out, _ = shell(ctx, trace, "unreachable")
-    expect_line(ctx, "ring", r"^\s+\d+\s+1\s+56 B\s+4\s+224 B\s+obj_new \(%s\)$"
+    expect_line(ctx, "ring",
+                r"^\s+\d+\s+1\s+56 B\s+4\s+224 B\s+obj_new \(%s\) \[site \d+\]$"
                 % re.escape(site("obj_new")), out)
     n = row_of(ctx, out, "obj_new")
     out, _ = shell(ctx, trace, "unreachable; show @%d" % n)
@@ -189,6 +194,143 @@ def case_tag(ctx):
     n = row_of(ctx, out, "config_t")
     out, _ = shell(ctx, trace, "count --by type; show @%d" % n)
     expect_in(ctx, "show type", "type: config_t (tag or vtable)", out)
+
+
+def count_rows(out, key_re=r"(.*)"):
+    """`count` rows: [(blocks, bytes text, key)] in order."""
+    rows = []
+    for ln in out.splitlines():
+        m = re.match(r"^\s*\d+\s+(\d+)\s+(\d+(?:\.\d)? (?:B|KiB|MiB|GiB))\s+" + key_re + "$",
+                     ln)
+        if m:
+            rows.append((int(m.group(1)), m.group(2), m.group(3)))
+    return rows
+
+
+def human(n):
+    """lh_text_human_bytes: B below 1 KiB, else one decimal."""
+    if n < 1024:
+        return "%d B" % n
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024.0
+        if n < 1024 or unit == "GiB":
+            return "%.1f %s" % (n, unit)
+    return None
+
+
+def valgrind_summary(ctx, prog):
+    """Valgrind's LEAK SUMMARY on the same binary ({class: (bytes, blocks)}), or None when
+    Valgrind is not installed."""
+    if not shutil.which("valgrind"):
+        return None
+    res = E.run(ctx, ["valgrind", "--leak-check=summary", "--run-libc-freeres=no",
+                      "--run-cxx-freeres=no", ctx.prog(prog)])
+    got = {}
+    for cls in ("definitely lost", "indirectly lost", "possibly lost", "still reachable"):
+        m = re.search(r"%s: ([\d,]+) bytes in ([\d,]+) blocks" % cls, res.stderr)
+        got[cls] = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))) \
+            if m else None
+    return got
+
+
+def case_cxx_rank(ctx):
+    """A C++ session registry (progs/cxx_sessions.cpp): the report lists what may leak
+    first, then what the program kept, then the one-time reachable blocks (libstdc++'s
+    exception pool, allocated before the agent started, and the stdout buffer), with
+    exact figures, the four classes equal to Valgrind's on the same binary; the shell's
+    `count --by type` names the pool's block, and `count --by site` has one row per site of
+    the report, with its id."""
+    trace = record(ctx, "cxx_sessions")
+    res = E.run(ctx, [ctx.lh, "report", trace, "--top", "0", "--format", "json"])
+    d = json.loads(res.stdout)
+    sites = d["sites"]
+    E.check_consistency(ctx, d, trace)
+    ls = d.get("leak_summary") or {}
+    want = {"definitely_lost": {"bytes": 20 * 80 + 64 + 72, "blocks": 22},
+            "indirectly_lost": {"bytes": 20 * (88 + 16 + 34) + 34, "blocks": 61},
+            "possibly_lost": {"bytes": 0, "blocks": 0}}
+    for k, v in want.items():
+        ctx.check(ls.get(k) == v, "leak summary: " + k, v, ls.get(k))
+    # the reachable ones: the sites ranked after the leaks hold exactly them
+    reach = [s for s in sites if s["rank"] != "leak"]
+    ctx.check(ls.get("still_reachable") == {"bytes": sum(s["leaked_bytes"] for s in reach),
+                                            "blocks": sum(s["leaked_blocks"] for s in reach)},
+              "still reachable == the sites ranked reachable", ls.get("still_reachable"),
+              [(s["stack_id"], s["leaked_bytes"]) for s in reach])
+    vg = valgrind_summary(ctx, "cxx_sessions")
+    if vg is not None:
+        mine = {"definitely lost": ls.get("definitely_lost"),
+                "indirectly lost": ls.get("indirectly_lost"),
+                "possibly lost": ls.get("possibly_lost"),
+                "still reachable": ls.get("still_reachable")}
+        for cls, v in vg.items():
+            ctx.check(v == ((mine[cls] or {}).get("bytes"), (mine[cls] or {}).get("blocks")),
+                      "Valgrind's %s" % cls, v, mine[cls])
+    def located(name):
+        """The sites the report locates at marker name (the line inside make_shared's
+        inlined frames)."""
+        return [s for s in sites if E.at_line(s.get("location"), E.marker(name))]
+
+    # exact sites, and their rank group
+    for name, blocks, nbytes, rank in (("sess_handler", 20, 1760, "leak"),
+                                       ("sess_session", 20, 1600, "leak"),
+                                       ("sess_vector", 20, 320, "leak"),
+                                       ("sess_lost", 1, 64, "leak"),
+                                       ("sess_map_node", 20, 1920, "reachable"),
+                                       ("sess_map", 1, 48, "reachable_once")):
+        got = [(s["leaked_blocks"], s["leaked_bytes"], s["rank"]) for s in located(name)]
+        ctx.check(got == [(blocks, nbytes, rank)], "site %s: blocks, bytes, rank" % name,
+                  [(blocks, nbytes, rank)], got)
+    handlers = located("sess_make_handler")
+    ctx.check(sorted((s["rank"], s["leaked_bytes"]) for s in handlers)
+              == [("leak", 72), ("reachable_once", 72)],
+              "make_handler: two sites on one line, one lost, one kept",
+              [("leak", 72), ("reachable_once", 72)],
+              [(s["rank"], s["leaked_bytes"]) for s in handlers])
+    names = located("sess_name")
+    ctx.check(sorted((s["leaked_blocks"], s["leaked_bytes"]) for s in names)
+              == [(1, 34), (20, 680)], "session_name: two sites on one line",
+              [(1, 34), (20, 680)], [(s["leaked_blocks"], s["leaked_bytes"]) for s in names])
+    # libstdc++'s emergency pool: site 0, one-time and reachable, after every leak
+    pre = [s for s in sites if s["stack_id"] == 0]
+    ctx.check(len(pre) == 1 and pre[0]["rank"] == "reachable_once"
+              and pre[0]["classification"]["still_reachable"]["blocks"]
+              == pre[0]["leaked_blocks"], "site 0: one-time, still reachable",
+              "rank reachable_once, all reachable", pre[:1])
+    first_leak = [i for i, s in enumerate(sites) if s["rank"] == "leak"]
+    ctx.check(first_leak == list(range(len(first_leak))) and len(first_leak) == 7,
+              "the 7 leaking sites come first", list(range(7)), first_leak)
+    text = E.run(ctx, [ctx.lh, "report", trace]).stdout
+    m = re.search(r"^#1: .* at (\S+) \[site (\d+)\]$", text, re.M)
+    ctx.check(m is not None and m.group(1).endswith("cxx_sessions.cpp:%d"
+                                                    % E.marker("sess_handler")[1]),
+              "text: #1 is the lost handlers", "cxx_sessions.cpp:%d"
+              % E.marker("sess_handler")[1], m.group(0) if m else text[-800:])
+    expect_in(ctx, "text: the order said", "sites by leaked bytes (lost blocks first):", text)
+    pos = [text.find("\n-- still reachable at exit (the program kept them):\n"),
+           text.find("\n-- still reachable at exit, allocated once (start-up, buffers):\n")]
+    ctx.check(-1 not in pos and pos[0] < pos[1] and text.find("#8:") > pos[0],
+              "text: the groups after the leaks, in order", "two separators after #7",
+              text[-1500:])
+    # the shell: the pool's block has a name, and count --by site is the report's sites
+    out, _ = shell(ctx, trace, "count --by type")
+    rows = count_rows(out)
+    ctx.check(("(before the agent started)" in [r[2] for r in rows]) and
+              "?" not in [r[2] for r in rows] and
+              [r for r in rows if r[2] == "(before the agent started)"][0][:2]
+              == (pre[0]["leaked_blocks"], human(pre[0]["leaked_bytes"])) if pre else False,
+              "count --by type: site 0 is (before the agent started)",
+              (pre[0]["leaked_blocks"], human(pre[0]["leaked_bytes"])) if pre else None,
+              rows)
+    out, _ = shell(ctx, trace, "count --by site")
+    got = sorted((int(r[2].rsplit("[site ", 1)[1][:-1]), r[0], r[1])
+                 for r in count_rows(out, r"(.* \[site \d+\])"))
+    ctx.check(got == sorted((s["stack_id"], s["leaked_blocks"], human(s["leaked_bytes"]))
+                            for s in sites),
+              "count --by site: one row per report site, same figures",
+              sorted((s["stack_id"], s["leaked_blocks"], human(s["leaked_bytes"]))
+                     for s in sites), got)
+    expect_in(ctx, "count --by site: site 0's row", "(before the agent started) [site 0]", out)
 
 
 def case_registry(ctx):
@@ -568,6 +710,7 @@ CASES = {
     "interior": case_interior,
     "tag": case_tag,
     "registry": case_registry,
+    "cxx_rank": case_cxx_rank,
     "thread": case_thread,
     "joined": case_joined,
     "report": case_report,

@@ -34,6 +34,10 @@ exact figures:
              names (they hang under their object) in the objects' +bytes
   refleak    30 objects whose reference is never released (ctypes' Py_IncRef): the
              python view's `unreachable` says the native graph has blocks nothing points to
+  tlocal     per-thread state: a threading.local (C _thread._local), a subclass of it and
+             _threading_local.local, set by a live worker thread and the main thread:
+             `identify` names the attribute and the thread (".sessions [thread TID]"), not
+             the dicts' dict's offset ("+0x30 -> [<weakref>]")
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -61,7 +65,7 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak", "gcoff", "native", "deques"]
+         "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -353,6 +357,29 @@ def case_deques(ctx, py, tag):
     ctx.check(paths(out) == want, "%s: identify what a deque holds (a queue.Queue's 201st "
               "job, a bounded deque's, a listener added at the left)" % tag, want, paths(out))
     check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_tlocal(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "tlocal", tag)
+    out, d = after_shell(ctx, trace, said, ("worker_session", "pending", "user",
+                                            "main_session"))
+    ctx.check(d.get("tlocal.Session", (0,))[0] == 102, "%s: diff: +Session (60 and 1 in "
+              "threading.locals, 40 in a _threading_local, 1 the main thread's)" % tag, 102,
+              d.get("tlocal.Session"))
+    w, m = said["worker_tid"], said["main_tid"]
+    want = ["tlocal.ctx -> .sessions [thread %s] -> [7] -> tlocal.Session" % w,
+            "tlocal.pyctx -> ._local__impl -> .dicts -> [%s] -> [1] -> ['pending'] -> "
+            "['s5'] -> tlocal.Session" % said["worker_thread"],
+            "tlocal.req -> .user [thread %s] -> tlocal.Session" % w,
+            "tlocal.ctx -> .sessions [thread %s] -> [0] -> tlocal.Session" % m]
+    ctx.check(paths(out) == want, "%s: identify what threads keep in threading.locals" % tag,
+              want, paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
+    out = one_shell(ctx, trace, "after", ["roots 2000"])
+    rows = [l.split()[-2:] for l in out.splitlines() if re.search(r" tlocal\.(ctx|req) ", l)]
+    want = [["tlocal.ctx", "(_thread._local)"], ["tlocal.req", "(tlocal.RequestContext)"]]
+    ctx.check(sorted(rows) == want, "%s: roots: the threading.locals" % tag, want,
+              sorted(rows))
 
 
 def case_gcoff(ctx, py, tag):

@@ -98,7 +98,9 @@ def row(ctx, trace, snapshot, name, extra=()):
         rows = [ln for ln in out.splitlines() if re.match(r"\s*\d+\s+1\s+%s\s" % where, ln)]
     else:
         where = "(%s)" % site(name)
-        rows = [ln for ln in out.splitlines() if ln.rstrip().endswith(where)]
+        # a row ends with the report's site id: "func (file:line) [site N]"
+        rows = [ln for ln in out.splitlines()
+                if re.sub(r" \[site \d+\]$", "", ln.rstrip()).endswith(where)]
     if len(rows) != 1:
         raise Failure("snapshot %s: one row for %s expected in:\n%s" % (snapshot, where, out))
     m = re.match(r"\s*(\d+)\s+1\s", rows[0])
@@ -142,7 +144,7 @@ def arena_run(ctx, k):
     trace = record(ctx, "roots_arena", name="arena%d.lht" % k)
     for snap in ("arenas", "exit"):
         out = shell(ctx, trace, "count --by site; unreachable", snap)
-        ok = ctx.check(re.search(r"^\s+\d+\s+200\s+12\.5 KiB\s+arena_block \(%s\)$"
+        ok = ctx.check(re.search(r"^\s+\d+\s+200\s+12\.5 KiB\s+arena_block \(%s\) \[site \d+\]$"
                                  % re.escape(site("arena_block")), out, re.M) is not None
                        and "arena_block" not in out.split("unreachable")[-1].split("total")[-1]
                        and out.count("arena_block") == 1,

@@ -202,10 +202,11 @@ def case_cycles(ctx):
     ctx.check(got and max(got) == 200, "count --by site: the 200 Shop::Node hashes in one row",
               200, got)
     # The block view names perl's SV arena once ("perl SV arena (...), perl SV arena
-    # (...) ()" was printed for a block of it)
+    # (...) ()" was printed for a block of it); its rows are the report's sites, by id
     blocks = shell(ctx, trace, "native on; count --by site")
-    arena = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\d+\s+\S+ \S+  (.*)$",
-                                                  blocks, re.M) if m.group(2) == ARENA]
+    arena = [int(m.group(1))
+             for m in re.finditer(r"^\s*(\d+)\s+\d+\s+\S+ \S+  (.*) \[site \d+\]$", blocks, re.M)
+             if m.group(2) == ARENA]
     ctx.check(bool(arena), "native count --by site: the arena's label is its name", ARENA,
               blocks[:600])
     if arena:
