@@ -516,10 +516,7 @@ begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, uint32_t epoch, uint32_t gen,
     ss.id = 0;
     const lh_stacktab_entry_t *st = id ? lh_stacktab_get(&lh_g.stacks, id) : NULL;
     if (st) {
-        uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
-                                            memory_order_relaxed);
-        if (old != gen && atomic_compare_exchange_strong(
-                              &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
+        if (lh_claim_gen(&((lh_stacktab_entry_t *)st)->emitted_gen, gen)) {
             emit = 1; /* first use in this trace file (after a fork) */
             n = (int)st->n;
             memcpy(ips, st->ips, (size_t)n * sizeof *ips);

@@ -337,6 +337,10 @@ free_record(void *p)
     if (unlikely(!p)) {
         return;
     }
+    /* The real free's first step is the block's header, most often a cache miss (churn:
+     * 14 of every 40 ns of a bare pair): asked for now, it arrives while the free is
+     * recorded instead of after (perf, bench/RESULTS.md). A prefetch never faults. */
+    __builtin_prefetch((const char *)p - 8, 1);
     if (unlikely(is_boot(p))) {
         return;
     }
@@ -559,43 +563,42 @@ ioctl(int fd, unsigned long request, ...)
     }
 }
 
-LH_EXPORT int
-execve(const char *path, char *const argv[], char *const envp[])
+/* What every exec shim does first: resolve the real functions unless resolved (whether
+ * the shim's own is), then end the trace file as the image is replaced (recorder.h). */
+static void
+before_exec(int resolved, const char *path)
 {
-    if (!real.execve) {
+    if (!resolved) {
         lh_shims_resolve();
     }
     lh_recorder_exec(path);
+}
+
+LH_EXPORT int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+    before_exec(real.execve != NULL, path);
     return real.execve ? real.execve(path, argv, envp) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT int
 execv(const char *path, char *const argv[])
 {
-    if (!real.execv) {
-        lh_shims_resolve();
-    }
-    lh_recorder_exec(path);
+    before_exec(real.execv != NULL, path);
     return real.execv ? real.execv(path, argv) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT int
 execvp(const char *file, char *const argv[])
 {
-    if (!real.execvp) {
-        lh_shims_resolve();
-    }
-    lh_recorder_exec(file);
+    before_exec(real.execvp != NULL, file);
     return real.execvp ? real.execvp(file, argv) : (errno = ENOSYS, -1);
 }
 
 LH_EXPORT int
 execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    if (!real.execvpe) {
-        lh_shims_resolve();
-    }
-    lh_recorder_exec(file);
+    before_exec(real.execvpe != NULL, file);
     return real.execvpe ? real.execvpe(file, argv, envp) : (errno = ENOSYS, -1);
 }
 
@@ -880,6 +883,8 @@ resolved_sig(void *const *fn)
     return 1;
 }
 #define RESOLVED_SIG(name) resolved_sig((void *const *)&real.name)
+/* The functions that set a handler go through sigaction too. */
+#define RESOLVED_HANDLER(name) (RESOLVED_SIG(name) && RESOLVED_SIG(sigaction))
 
 LH_EXPORT int
 sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -895,10 +900,8 @@ LH_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction
 LH_EXPORT lh_sighandler_fn
 signal(int sig, lh_sighandler_fn h)
 {
-    if (!RESOLVED_SIG(signal) || !RESOLVED_SIG(sigaction)) {
-        return SIG_ERR;
-    }
-    return lh_stopsig_signal(real.signal, sig, h, SA_RESTART, 1);
+    return RESOLVED_HANDLER(signal) ? lh_stopsig_signal(real.signal, sig, h, SA_RESTART, 1)
+                                    : SIG_ERR;
 }
 LH_EXPORT lh_sighandler_fn ssignal(int sig, lh_sighandler_fn h)
     __attribute__((alias("signal"), copy(signal)));
@@ -908,10 +911,9 @@ LH_EXPORT lh_sighandler_fn bsd_signal(int sig, lh_sighandler_fn h)
 LH_EXPORT lh_sighandler_fn
 sysv_signal(int sig, lh_sighandler_fn h)
 {
-    if (!RESOLVED_SIG(sysv_signal) || !RESOLVED_SIG(sigaction)) {
-        return SIG_ERR;
-    }
-    return lh_stopsig_signal(real.sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0);
+    return RESOLVED_HANDLER(sysv_signal)
+               ? lh_stopsig_signal(real.sysv_signal, sig, h, SA_RESETHAND | SA_NODEFER, 0)
+               : SIG_ERR;
 }
 LH_EXPORT lh_sighandler_fn __sysv_signal(int sig, lh_sighandler_fn h)
     __attribute__((alias("sysv_signal"), copy(sysv_signal)));
@@ -919,8 +921,5 @@ LH_EXPORT lh_sighandler_fn __sysv_signal(int sig, lh_sighandler_fn h)
 LH_EXPORT lh_sighandler_fn
 sigset(int sig, lh_sighandler_fn h)
 {
-    if (!RESOLVED_SIG(sigset) || !RESOLVED_SIG(sigaction)) {
-        return SIG_ERR;
-    }
-    return lh_stopsig_sigset(real.sigset, sig, h);
+    return RESOLVED_HANDLER(sigset) ? lh_stopsig_sigset(real.sigset, sig, h) : SIG_ERR;
 }

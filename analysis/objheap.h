@@ -266,6 +266,21 @@ size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
 
+/* Every nearest holder of v, shortest path first: the named objects and roots that a search
+ * backwards from v along strong edges reaches without passing another name (as
+ * lh_objheap_path, whose first holder this is; a LH_OBJROOT_HELD root only when there is
+ * no other). What `identify` shows when more than one variable keeps v alive (an
+ * IO::Async loop held by `my $loop` and by $IO::Async::Loop::ONE_TRUE_LOOP): undefining
+ * one of them frees nothing. Calls fn(arg, start, path, n) for each of the first limit
+ * holders (path: the scratch array, max edges, valid during the call; n = 0 when v itself
+ * is named or a root, its one holder). Returns how many were found (at most limit), -1
+ * when nothing reaches v, or LH_ENOMEM. */
+typedef void lh_objheap_holder_fn(void *arg, uint32_t start, const lh_objedge_t *const *path,
+                                  int n);
+int lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
+                       const lh_objedge_t **path, size_t max, lh_objheap_holder_fn *fn,
+                       void *arg);
+
 /* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
  * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps
  * an unreachable object alive (`identify`): a Perl closure stored on the object it

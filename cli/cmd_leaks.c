@@ -72,14 +72,10 @@ site_stack(const void *row)
     return ((const lh_diff_site_t *)row)->stack_id;
 }
 
-/* A site left out: its figures out of the diff's totals (ctx). */
 static void
-forget_site(void *ctx, void *row)
+free_site(void *row)
 {
-    lh_diff_t *d = ctx;
     lh_diff_site_t *s = row;
-    d->total_blocks -= s->total_blocks;
-    d->total_bytes -= s->total_bytes;
     free(s->blocks);
     free(s->bytes);
 }
@@ -104,9 +100,11 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     if ((rc = lh_pass_drop_suppressed(&p, d.sites, &d.n_sites, sizeof *d.sites, site_stack,
-                                      forget_site, &d, err)) < 0) {
+                                      free_site, err)) < 0) {
         goto done;
     }
+    d.total_blocks = LH_ROWS_SUM(d.sites, d.n_sites, lh_diff_site_t, total_blocks);
+    d.total_bytes = LH_ROWS_SUM(d.sites, d.n_sites, lh_diff_site_t, total_bytes);
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;
     if ((rc = lh_pass_show(&p, d.sites, sizeof *d.sites, offsetof(lh_diff_site_t, stack_id),
                            n_shown, err)) < 0) {
