@@ -33,6 +33,7 @@
 #include "recorder.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "stopsig.h"
 #include "sys.h"
 
 static void
@@ -233,6 +234,7 @@ periodic(uint64_t *loads_seen)
         *loads_seen = lh_maps_loads();
         lh_script_rescan();
     }
+    lh_stopsig_recheck();
     tick();
 }
 
