@@ -14,6 +14,7 @@
 #ifndef LH_AGENT_H
 #define LH_AGENT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -166,6 +167,7 @@ typedef struct lh_slot {
     int is_exited;     /* registered again after its exit began: not a root (threads.h) */
     void *ucache; /* per-thread cache of recent DWARF-unwound stacks (record.c) */
     uint32_t uc_hits, uc_fills; /* how well it pays off for this thread (decaying) */
+    size_t uc_esize;              /* bytes per entry of ucache */
 } lh_slot_t;
 
 /* Per-thread state, initial-exec TLS so the first access never allocates. */
@@ -177,9 +179,24 @@ typedef struct lh_tls {
     uint32_t last_stack; /* id of this thread's previous stack: most stacks repeat */
     int exited;          /* the thread is exiting (its slot's key destructor ran) */
     int stop_sig;        /* a stop signal that arrived inside a hook (stopsig.c) */
+    int *errnop;         /* &errno of this thread, once a hook asked (lh_errno_ptr) */
 } lh_tls_t;
 
 extern __thread lh_tls_t lh_tls __attribute__((tls_model("initial-exec")));
+
+/* This thread's errno, which the hooks keep: its address asked of the C library once per
+ * thread (a thread's errno stays where it is, in a fork child too), not twice per hook
+ * through the PLT. AS-safe. */
+static inline int *
+lh_errno_ptr(void)
+{
+    int *p = lh_tls.errnop;
+    if (__builtin_expect(p == NULL, 0)) {
+        p = &errno;
+        lh_tls.errnop = p;
+    }
+    return p;
+}
 
 /* stopsig.h: a stop signal that arrived while this thread was inside the agent. */
 __attribute__((noreturn)) void lh_stopsig_deferred(void);

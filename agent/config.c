@@ -49,6 +49,29 @@ env_long(const char *name, long def, long lo, long hi)
     return v;
 }
 
+/* The value of variable name among names[0..n) (its index, the enum's value), def when it
+ * is unset or empty; an unknown value is logged ("unknown NAME 'VALUE', using DEFAULT")
+ * and gives def. */
+static int
+env_choice(const char *name, const char *const *names, int n, int def)
+{
+    const char *v = get(name);
+    char head[96] = "unknown ", tail[64] = "', using ";
+    if (!v || !*v) {
+        return def;
+    }
+    for (int i = 0; i < n; i++) {
+        if (strcmp(v, names[i]) == 0) {
+            return i;
+        }
+    }
+    size_t k = lh_sys_strlcpy(head + 8, name, sizeof head - 10) + 8;
+    lh_sys_strlcpy(head + k, " '", sizeof head - k);
+    lh_sys_strlcpy(tail + 9, names[def], sizeof tail - 9);
+    lh_sys_log(head, v, tail);
+    return def;
+}
+
 /* "USR2", "SIGUSR2", "12", or "none"/"0". Unset means SIGUSR2: a snapshot on demand without
  * code changes (a program that installs its own SIGUSR2 handler later simply replaces ours). */
 static int
@@ -193,15 +216,10 @@ load(lh_config_t *cfg)
         (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS", 0, 0, 60000);
     cfg->test_reg_hold_ms = (int)env_long("LEAKHOUND_TEST_REG_HOLD_MS", 0, 0, 999);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
-    cfg->snapshot_contents = LH_CONTENTS_POINTERS;
+    static const char *const contents[] = {"none", "pointers", "full"}; /* lh_contents_mode */
     cfg->snapshot_contents_set = sc && *sc;
-    if (sc && strcmp(sc, "none") == 0) {
-        cfg->snapshot_contents = LH_CONTENTS_NONE;
-    } else if (sc && strcmp(sc, "full") == 0) {
-        cfg->snapshot_contents = LH_CONTENTS_FULL;
-    } else if (sc && *sc && strcmp(sc, "pointers") != 0) {
-        lh_sys_log("unknown LEAKHOUND_SNAPSHOT_CONTENTS '", sc, "', using pointers");
-    }
+    cfg->snapshot_contents =
+        env_choice("LEAKHOUND_SNAPSHOT_CONTENTS", contents, 3, LH_CONTENTS_POINTERS);
     const char *clk = get("LEAKHOUND_CLOCK");
     cfg->clock = -1;
     if (clk && strcmp(clk, "monotonic") == 0) {
@@ -213,7 +231,6 @@ load(lh_config_t *cfg)
     lh_sys_strlcpy(cfg->index, ix && ix[0] == '/' ? ix : "", sizeof cfg->index);
     /* Every getenv before the setenv calls below: bash replaces getenv and setenv with its
      * own, and its getenv no longer sees the process environment once setenv ran. */
-    const char *uw = get("LEAKHOUND_UNWIND");
     const char *uv = get("LEAKHOUND_UNWIND_VERIFY");
     const char *fe = get("LEAKHOUND_FOLLOW_EXEC");
     cfg->follow_exec = LH_FOLLOW_MAIN;
@@ -257,14 +274,8 @@ load(lh_config_t *cfg)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     cfg->image_id = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    cfg->unwind = LH_UNWIND_TABLE;
-    if (uw && strcmp(uw, "fp") == 0) {
-        cfg->unwind = LH_UNWIND_FP;
-    } else if (uw && strcmp(uw, "libunwind") == 0) {
-        cfg->unwind = LH_UNWIND_LIBUNWIND;
-    } else if (uw && *uw && strcmp(uw, "table") != 0) {
-        lh_sys_log("unknown LEAKHOUND_UNWIND '", uw, "', using table");
-    }
+    static const char *const unwinders[] = {"libunwind", "fp", "table"}; /* lh_unwind_kind */
+    cfg->unwind = env_choice("LEAKHOUND_UNWIND", unwinders, 3, LH_UNWIND_TABLE);
     /* Every stack the table walks is also unwound by libunwind and compared (tests and
      * bench: the mismatch count goes into the END record). */
     cfg->unwind_verify = uv && *uv && strcmp(uv, "0") != 0 && cfg->unwind == LH_UNWIND_TABLE;

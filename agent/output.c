@@ -323,6 +323,7 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
     size_t cap = lh_g.out_cap - LH_FRAME_HEADER_LEN;
     size_t clen = 0;
     uint8_t codec = LH_CODEC_RAW;
+    const uint8_t *body = payload;
     if (lh_g.cctx && len >= LH_OUTPUT_MIN_COMPRESS) {
         clen = compress_frame(payload, cap, raw, len);
         if (clen != 0 && !ZSTD_isError(clen) && clen < len) {
@@ -333,7 +334,7 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
         if (len > cap) {
             return;
         }
-        memcpy(payload, raw, len);
+        body = raw; /* written from where it is, behind the header: no copy */
         clen = len;
     }
     lh_frame_hdr_t h = {
@@ -348,8 +349,10 @@ lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid, uint3
     };
     lh_enc_t e;
     lh_enc_init(&e, lh_g.out, LH_FRAME_HEADER_LEN);
-    lh_enc_frame_header(&e, &h, payload);
-    int rc = lh_sys_write_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN + clen);
+    lh_enc_frame_header(&e, &h, body);
+    int rc = codec == LH_CODEC_RAW
+                 ? lh_sys_write2_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN, body, clen)
+                 : lh_sys_write_all(lh_g.fd, lh_g.out, LH_FRAME_HEADER_LEN + clen);
     if (rc != 0) {
         io_failure("cannot write trace file ", lh_g.path, rc);
         return;

@@ -168,7 +168,16 @@ gap_learn(const uint64_t *ips, const uintptr_t *fps, int k, int n, uint8_t *off)
  * the same return addresses in all of them proves the chain is the same, at the cost of
  * one load per frame: the stack id is known without unwinding or hashing.
  * ----------------------------------------------------------------------------------- */
-#define UCACHE_WAYS 64
+#define UCACHE_WAYS LH_UCACHE_WAYS
+
+/* One remembered stack: its first return address and that address's stack slot (the key),
+ * then each frame's slot (as an offset from slot0) and the return address expected there,
+ * side by side so that the check reads them in one pass. gen is the trace generation the
+ * stack was known written in when stored: a hit needs no look-up in the shared table. */
+typedef struct ucache_frame {
+    int64_t off; /* slot of the frame minus slot0 */
+    uint64_t ip;
+} ucache_frame_t;
 
 typedef struct ucache_entry {
     uint64_t ip0;
@@ -176,23 +185,33 @@ typedef struct ucache_entry {
     uint32_t n;
     uint32_t id;
     uint32_t epoch;
-    int32_t off[]; /* slot of frame i minus slot0, i < n */
+    uint32_t gen;
+    ucache_frame_t f[]; /* i < n */
 } ucache_entry_t;
 
-static size_t
-ucache_entry_size(void)
+size_t
+lh_ucache_bytes(int depth)
 {
-    return (sizeof(ucache_entry_t) + (size_t)lh_g.cfg.depth * sizeof(int32_t) + 15) & ~(size_t)15;
+    return UCACHE_WAYS * (sizeof(ucache_entry_t) + (size_t)depth * sizeof(ucache_frame_t));
 }
 
-static ucache_entry_t *
+void
+lh_ucache_clear(void *ucache, int depth)
+{
+    size_t esize = lh_ucache_bytes(depth) / UCACHE_WAYS;
+    for (int i = 0; i < UCACHE_WAYS; i++) {
+        ucache_entry_t *e = (ucache_entry_t *)((uint8_t *)ucache + (size_t)i * esize);
+        e->ip0 = 0;
+        e->slot0 = 0;
+        e->id = 0;
+    }
+}
+
+static inline ucache_entry_t *
 ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
 {
-    if (!s->ucache) {
-        return NULL;
-    }
     size_t i = (size_t)(((ip0 ^ (slot0 << 7)) * 0x9E3779B97F4A7C15ull) >> 58) % UCACHE_WAYS;
-    return (ucache_entry_t *)((uint8_t *)s->ucache + i * ucache_entry_size());
+    return (ucache_entry_t *)((uint8_t *)s->ucache + i * s->uc_esize);
 }
 
 /* The return address into the program and its stack slot, found by walking the agent's
@@ -201,7 +220,7 @@ ucache_at(lh_slot_t *s, uint64_t ip0, uintptr_t slot0)
  * it, is the frame the walk would end at (the hook's own, whose return address is the
  * program's): one load instead of the walk of the 3-4 frames between (about 60 of the 190
  * instructions the cache check cost per allocation on churn). */
-static inline int
+static inline __attribute__((always_inline)) int
 first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0, uintptr_t entry_fp)
 {
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
@@ -236,63 +255,69 @@ first_user_frame(const lh_slot_t *s, uint64_t *ip0, uintptr_t *slot0, uintptr_t 
     return -1;
 }
 
-/* A remembered stack whose slots still hold its return addresses: its id, else 0.
- * *want_slots tells the caller whether to unwind with slot addresses (to remember this
- * stack): always with frame pointers, where they come free; with libunwind, whose step
- * API is several times slower than unw_backtrace, only for a call site and depth seen
- * twice in a row (a loop), so programs whose stacks rarely repeat do not pay for it. */
-static inline uint32_t
-ucache_find(lh_slot_t *s, uint32_t epoch, int *want_slots, const lh_stacktab_entry_t **out,
-            uintptr_t entry_fp)
+/* ucache_find's miss: whether to unwind with slot addresses (to remember this stack):
+ * always with frame pointers, where they come free; with libunwind, whose step API is
+ * several times slower than unw_backtrace, only for a call site and depth seen twice in a
+ * row (a loop), so programs whose stacks rarely repeat do not pay for it. */
+__attribute__((noinline)) static int
+ucache_miss(lh_slot_t *s, ucache_entry_t *e, uint64_t ip0, uintptr_t slot0, uint32_t epoch)
+{
+    if (lh_g.cfg.unwind != LH_UNWIND_LIBUNWIND) {
+        return 1; /* the fp walk and the table give slots for free */
+    }
+    if (e->ip0 == ip0 && e->slot0 == slot0 && e->epoch == epoch) {
+        /* Second sight: worth remembering, unless remembering has not been paying off for
+         * this thread (stacks that repeat their first frame but not the rest): each fill
+         * is a slow unwind through libunwind's step API. */
+        if (s->uc_fills < 64 || s->uc_fills * 4 < s->uc_hits) {
+            s->uc_fills++;
+            return 1;
+        }
+        return 0;
+    }
+    e->ip0 = ip0; /* first sight: note it, remember nothing yet */
+    e->slot0 = slot0;
+    e->epoch = epoch;
+    e->id = 0;
+    return 0;
+}
+
+/* A remembered stack of this epoch, written to this trace generation, whose slots still
+ * hold its return addresses: its id, else 0 with *want_slots as ucache_miss says. Inline:
+ * the hit is every allocation's common case (no call, no look-up in the shared table). */
+static inline __attribute__((always_inline)) uint32_t
+ucache_find(lh_slot_t *s, uint32_t epoch, uint32_t gen, int *want_slots, uintptr_t entry_fp)
 {
     uint64_t ip0;
     uintptr_t slot0;
     *want_slots = 0;
-    if (!s->ucache || first_user_frame(s, &ip0, &slot0, entry_fp) != 0) {
+    if (unlikely(!s->ucache) || unlikely(first_user_frame(s, &ip0, &slot0, entry_fp) != 0)) {
         return 0;
     }
     ucache_entry_t *e = ucache_at(s, ip0, slot0);
-    if (e->ip0 != ip0 || e->slot0 != slot0 || e->epoch != epoch || !e->id) {
-        if (lh_g.cfg.unwind != LH_UNWIND_LIBUNWIND) {
-            *want_slots = 1; /* the fp walk and the table give slots for free */
-        } else if (e->ip0 == ip0 && e->slot0 == slot0 && e->epoch == epoch) {
-            /* Second sight: worth remembering, unless remembering has not been paying
-             * off for this thread (stacks that repeat their first frame but not the
-             * rest): each fill is a slow unwind through libunwind's step API. */
-            if (s->uc_fills < 64 || s->uc_fills * 4 < s->uc_hits) {
-                *want_slots = 1;
-                s->uc_fills++;
-            }
-        } else {
-            e->ip0 = ip0; /* first sight: note it, remember nothing yet */
-            e->slot0 = slot0;
-            e->epoch = epoch;
-            e->id = 0;
-        }
+    if (unlikely(e->ip0 != ip0 || e->slot0 != slot0 || e->epoch != epoch || !e->id ||
+                 e->gen != gen)) {
+        *want_slots = ucache_miss(s, e, ip0, slot0, epoch);
         return 0;
     }
-    const lh_stacktab_entry_t *st = lh_stacktab_get(&lh_g.stacks, e->id);
-    if (!st || st->n != e->n) {
-        return 0;
-    }
-    /* Every slot slot0 + off[i] was checked to lie in [slot0, stack_hi - 8] when it was
+    /* Every slot slot0 + off was checked to lie in [slot0, stack_hi - 8] when it was
      * stored (ucache_store) for this very slot0: live stack, above this frame. */
+    const ucache_frame_t *f = e->f;
     for (uint32_t i = 1; i < e->n; i++) {
-        if (*(const uint64_t *)(slot0 + (uintptr_t)e->off[i]) != st->ips[i]) {
+        if (*(const uint64_t *)(slot0 + (uintptr_t)f[i].off) != f[i].ip) {
             return 0;
         }
     }
-    if (++s->uc_hits > (1u << 16)) {
+    if (unlikely(++s->uc_hits > (1u << 16))) {
         s->uc_hits >>= 1; /* decay: the recent past decides */
         s->uc_fills >>= 1;
     }
-    *out = st;
     return e->id;
 }
 
 static void
 ucache_store(lh_slot_t *s, const uint64_t *ips, const uintptr_t *slots, int n, uint32_t id,
-             uint32_t epoch)
+             uint32_t epoch, uint32_t gen)
 {
     if (!s->ucache || !id || n <= 0 || !slots[0]) {
         return;
@@ -304,12 +329,14 @@ ucache_store(lh_slot_t *s, const uint64_t *ips, const uintptr_t *slots, int n, u
             e->id = 0;
             return; /* a frame off the thread's stack: do not remember this one */
         }
-        e->off[i] = (int32_t)d;
+        e->f[i].off = d;
+        e->f[i].ip = ips[i];
     }
     e->ip0 = ips[0];
     e->slot0 = slots[0];
     e->n = (uint32_t)n;
     e->epoch = epoch;
+    e->gen = gen;
     e->id = id;
 }
 
@@ -479,8 +506,7 @@ intern(const uint64_t *ips, int n, uint32_t epoch, int *emit)
  * script frames, then lock and write what is new. Out of line: the common case does not
  * pay for its frame (two arrays of LH_MAX_DEPTH). */
 __attribute__((noinline)) static int
-begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st,
-           uint32_t epoch, int want_slots)
+begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, uint32_t epoch, uint32_t gen, int want_slots)
 {
     uint64_t ips[LH_MAX_DEPTH + 16];
     int n = 0;
@@ -488,12 +514,9 @@ begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st
     int emit = 0;
     lh_script_stack_t ss;
     ss.id = 0;
-    if (id) {
-        uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
-        uint32_t old = atomic_load_explicit(&((lh_stacktab_entry_t *)st)->emitted_gen,
-                                            memory_order_relaxed);
-        if (old != gen && atomic_compare_exchange_strong(
-                              &((lh_stacktab_entry_t *)st)->emitted_gen, &old, gen)) {
+    const lh_stacktab_entry_t *st = id ? lh_stacktab_get(&lh_g.stacks, id) : NULL;
+    if (st) {
+        if (lh_claim_gen(&((lh_stacktab_entry_t *)st)->emitted_gen, gen)) {
             emit = 1; /* first use in this trace file (after a fork) */
             n = (int)st->n;
             memcpy(ips, st->ips, (size_t)n * sizeof *ips);
@@ -509,7 +532,7 @@ begin_slow(lh_rec_t *r, lh_slot_t *s, uint32_t id, const lh_stacktab_entry_t *st
         n = capture(s, ips, use_slots ? slots : NULL, &start, &by_table);
         r->stack_id = intern(ips + start, n, epoch, &emit);
         if (use_slots) {
-            ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch);
+            ucache_store(s, ips + start, slots + start, n, r->stack_id, epoch, gen);
         }
         if (unlikely(lh_g.cfg.unwind_verify) && by_table) {
             verify_walk(ips + start, n);
@@ -553,15 +576,14 @@ rec_begin(lh_rec_t *r, int want_stack, uintptr_t entry_fp)
     }
     if (want_stack) {
         /* The common case: a stack this thread saw before at the same place, written to
-         * this file already, no script frames to add, nothing to verify. */
+         * this file already (the cache entry's generation), no script frames to add,
+         * nothing to verify. */
         uint32_t epoch = atomic_load_explicit(&lh_g.epoch, memory_order_acquire);
+        uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
         int want_slots = 0;
-        const lh_stacktab_entry_t *st = NULL;
-        uint32_t id = ucache_find(s, epoch, &want_slots, &st, entry_fp);
-        if (unlikely(!id || lh_script_on || lh_g.cfg.unwind_verify ||
-                     atomic_load_explicit(&st->emitted_gen, memory_order_relaxed) !=
-                         atomic_load_explicit(&lh_g.gen, memory_order_relaxed))) {
-            return begin_slow(r, s, id, st, epoch, want_slots);
+        uint32_t id = ucache_find(s, epoch, gen, &want_slots, entry_fp);
+        if (unlikely(!id || lh_script_on || lh_g.cfg.unwind_verify)) {
+            return begin_slow(r, s, id, epoch, gen, want_slots);
         }
         r->stack_id = id;
     }

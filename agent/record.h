@@ -35,4 +35,11 @@ void lh_rec_end(lh_rec_t *r);
 void lh_rec_alloc_event(const void *p, size_t size, int kind, uintptr_t entry_fp);
 void lh_rec_free_event(const void *p);
 
+/* The per-thread cache of known stacks (record.c): LH_UCACHE_WAYS entries of
+ * lh_ucache_bytes(depth) / LH_UCACHE_WAYS bytes each, kept in the thread's slot. */
+#define LH_UCACHE_WAYS 64
+size_t lh_ucache_bytes(int depth);
+/* Forgets every remembered stack (a slot taken again by another thread). */
+void lh_ucache_clear(void *ucache, int depth);
+
 #endif /* LH_RECORD_H */

@@ -78,9 +78,10 @@ poll_ticker(void)
 void
 lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
 {
-    int saved = errno;
+    int *errp = lh_errno_ptr();
+    int saved = *errp;
     if (__builtin_expect(!lh_recording(), 0) && before_recording_alloc(p, size, kind)) {
-        errno = saved;
+        *errp = saved;
         return;
     }
     if (lh_recorder_sampling) {
@@ -93,7 +94,7 @@ lh_recorder_alloc_from(void *p, size_t size, int kind, uintptr_t entry_fp)
     if (lh_script_on) {
         lh_script_check_end(); /* perl's global destruction is not the program's */
     }
-    errno = saved;
+    *errp = saved;
 }
 
 void
@@ -105,10 +106,11 @@ lh_recorder_alloc(void *p, size_t size, int kind)
 void
 lh_recorder_free(void *p)
 {
-    int saved = errno;
+    int *errp = lh_errno_ptr();
+    int saved = *errp;
     if (__builtin_expect(!atomic_load_explicit(&lh_preinit_closed, memory_order_acquire), 0) &&
         lh_preinit_free(p)) {
-        errno = saved;
+        *errp = saved;
         return;
     }
     if (lh_script_on) {
@@ -119,7 +121,7 @@ lh_recorder_free(void *p)
     lh_rec_free_event(p);
     poll_ticker();
     lh_guard_leave();
-    errno = saved;
+    *errp = saved;
 }
 
 /* Sampling mode: realloc is the free of the old block (recorded when it was sampled) and

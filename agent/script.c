@@ -19,6 +19,7 @@
 #include "output.h"
 #include "recorder.h"
 #include "slots.h"
+#include "stacktab.h"
 #include "sys.h"
 
 #define SF_MAX_ENTRIES (1u << 20)
@@ -383,18 +384,6 @@ lh_script_stack(lh_script_stack_t *ss, uint32_t native_id, uint32_t epoch)
     }
 }
 
-static int
-claim_emit(sf_entry_t *e, uint32_t gen)
-{
-    uint32_t old = atomic_load_explicit(&e->emitted_gen, memory_order_relaxed);
-    while (old != gen) {
-        if (atomic_compare_exchange_weak(&e->emitted_gen, &old, gen)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void
 commit(lh_slot_t *s, const lh_enc_t *e)
 {
@@ -413,7 +402,7 @@ lh_script_emit(lh_slot_t *s, const lh_script_stack_t *ss)
     uint32_t gen = atomic_load_explicit(&lh_g.gen, memory_order_relaxed);
     for (uint32_t i = 0; i < ss->n; i++) {
         sf_entry_t *x = &sft.entries[ss->ids[i] - 1];
-        if (!claim_emit(x, gen)) {
+        if (!lh_claim_gen(&x->emitted_gen, gen)) {
             continue;
         }
         if (lh_slot_reserve(s, 32 + (size_t)x->func_len + x->file_len) != 0) {

@@ -25,6 +25,7 @@
 #include "enc.h"
 #include "format.h"
 #include "output.h"
+#include "record.h"
 #include "sys.h"
 #include "threads.h"
 
@@ -307,13 +308,14 @@ lh_thread_slot_take(void)
     s->is_exited = lh_tls.exited;
 #if defined(__x86_64__)
     if (s->stack_hi) {
-        /* 64 remembered stacks; a reused slot forgets the previous thread's. */
-        size_t len = 64 * ((32 + (size_t)lh_g.cfg.depth * 4 + 15) & ~(size_t)15);
+        /* Remembered stacks (record.c); a reused slot forgets the previous thread's. */
+        size_t len = lh_ucache_bytes(lh_g.cfg.depth);
         if (!s->ucache) {
             s->ucache = lh_sys_map(len);
         } else {
-            memset(s->ucache, 0, len);
+            lh_ucache_clear(s->ucache, lh_g.cfg.depth);
         }
+        s->uc_esize = lh_ucache_bytes(lh_g.cfg.depth) / LH_UCACHE_WAYS;
     }
 #endif
     lh_tls.slot = s;

@@ -362,24 +362,6 @@ read_maps(void)
     return nr;
 }
 
-static int
-is_target(const region_t *rs, int n, uintptr_t v)
-{
-    int lo = 0;
-    int hi = n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (v < rs[mid].lo) {
-            hi = mid - 1;
-        } else if (v >= rs[mid].hi) {
-            lo = mid + 1;
-        } else {
-            return rs[mid].is_target;
-        }
-    }
-    return 0;
-}
-
 static void
 emit_region(out_t *o, const region_t *r, const char *name)
 {
@@ -394,8 +376,9 @@ emit_region(out_t *o, const region_t *r, const char *name)
     o->n_records++;
 }
 
+/* The region of the sorted rs[0..n) that holds v, or NULL. */
 static const region_t *
-target_region(const region_t *rs, int n, uintptr_t v)
+find_region(const region_t *rs, int n, uintptr_t v)
 {
     int lo = 0;
     int hi = n - 1;
@@ -406,10 +389,18 @@ target_region(const region_t *rs, int n, uintptr_t v)
         } else if (v >= rs[mid].hi) {
             lo = mid + 1;
         } else {
-            return rs[mid].is_target ? &rs[mid] : NULL;
+            return &rs[mid];
         }
     }
     return NULL;
+}
+
+/* find_region, when that region is a target. */
+static const region_t *
+target_region(const region_t *rs, int n, uintptr_t v)
+{
+    const region_t *r = find_region(rs, n, v);
+    return r && r->is_target ? r : NULL;
 }
 
 /* A pointer into the heap that is 8 mod 16 may point 8 or 24 bytes into a block (blocks
@@ -550,7 +541,7 @@ scan_page_ptrs(out_t *o, uintptr_t a, uintptr_t b, const region_t *rs, int n, ui
     int stray = 0;
     for (const uintptr_t *w = (const uintptr_t *)a; (uintptr_t)w < b; w++) {
         uintptr_t v = *w;
-        if (v < min_t || v >= max_t || !is_target(rs, n, v)) {
+        if (v < min_t || v >= max_t || !target_region(rs, n, v)) {
             stray |= is_stray(v);
             continue;
         }
@@ -644,18 +635,7 @@ typedef struct job {
 static const region_t *
 region_of(uintptr_t a)
 {
-    int lo = 0, hi = n_regions - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (a < regions[mid].lo) {
-            hi = mid - 1;
-        } else if (a >= regions[mid].hi) {
-            lo = mid + 1;
-        } else {
-            return &regions[mid];
-        }
-    }
-    return NULL;
+    return find_region(regions, n_regions, a);
 }
 
 /* [lo, hi) lies in readable mappings (the DTV and descriptors are read through). */

@@ -83,18 +83,6 @@ probe(lh_stacktab_t *t, uint64_t h, const uint64_t *ips, uint32_t n, uint32_t ep
     return 0;
 }
 
-static int
-claim_emit(lh_stacktab_entry_t *e, uint32_t gen)
-{
-    uint32_t old = atomic_load_explicit(&e->emitted_gen, memory_order_relaxed);
-    while (old != gen) {
-        if (atomic_compare_exchange_weak(&e->emitted_gen, &old, gen)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 uint32_t
 lh_stacktab_intern(lh_stacktab_t *t, const uint64_t *ips, uint32_t n, uint32_t epoch, uint32_t gen,
                  int *emit)
@@ -107,7 +95,7 @@ lh_stacktab_intern(lh_stacktab_t *t, const uint64_t *ips, uint32_t n, uint32_t e
     }
     uint32_t v = probe(t, h, ips, n, epoch, &free_slot);
     if (v) {
-        *emit = claim_emit(&t->entries[v - 1], gen);
+        *emit = lh_claim_gen(&t->entries[v - 1].emitted_gen, gen);
         return v;
     }
     while (atomic_flag_test_and_set_explicit(&t->lock, memory_order_acquire)) {
@@ -135,7 +123,7 @@ lh_stacktab_intern(lh_stacktab_t *t, const uint64_t *ips, uint32_t n, uint32_t e
         atomic_store_explicit(&t->slots[free_slot], v, memory_order_release);
     }
     atomic_flag_clear_explicit(&t->lock, memory_order_release);
-    *emit = claim_emit(&t->entries[v - 1], gen);
+    *emit = lh_claim_gen(&t->entries[v - 1].emitted_gen, gen);
     return v;
 }
 

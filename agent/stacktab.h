@@ -26,6 +26,21 @@ typedef struct lh_stacktab_entry {
     uint32_t pad;
 } lh_stacktab_entry_t;
 
+/* Claims the record of a stack (or a script frame) for trace-file generation gen: 1 for the
+ * one caller that moves *emitted from another generation to gen (it writes the record), 0
+ * for every other. Lock-free, no allocation. */
+static inline int
+lh_claim_gen(_Atomic uint32_t *emitted, uint32_t gen)
+{
+    uint32_t old = atomic_load_explicit(emitted, memory_order_relaxed);
+    while (old != gen) {
+        if (atomic_compare_exchange_weak(emitted, &old, gen)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 typedef struct lh_stacktab {
     _Atomic uint32_t *slots; /* entry index + 1, 0 = empty */
     uint32_t slot_mask;

@@ -62,6 +62,10 @@ static lh_sigaction_fn real_sigaction;
 static unsigned char kind[MAX_SIG];    /* what the agent does with each signal */
 static struct sigaction view[MAX_SIG]; /* the program's disposition while the agent's holds */
 static atomic_int stopping;            /* the stop signal being carried out, 0 = none */
+/* SA_RESETHAND handlers of the program (on_oneshot in force for real): the program's
+ * action, and 1 until its first run claims it (the kernel's reset, carried out here). */
+static struct sigaction oneshot[MAX_SIG];
+static atomic_int oneshot_armed[MAX_SIG];
 
 int
 lh_stopsig_is_stop(int sig)
@@ -205,6 +209,76 @@ on_snapshot(int sig)
     lh_request_snapshot(); /* AS-safe: the ticker writes the record */
 }
 
+static int hold_default(int sig, const struct sigaction *act, int as_set);
+
+/* A program's handler installed with SA_RESETHAND (sigaction, sysv_signal). The kernel
+ * would put SIG_DFL back as it delivers the signal, and the next one would end the process
+ * with no END in the trace: so this runs in its place, puts the agent's handler back (the
+ * program sees SIG_DFL, as after the kernel's reset), then calls the program's handler
+ * with the same arguments, under the mask and flags it asked for. A second signal that
+ * reached this before the reset (another thread) is the SIG_DFL one. */
+LH_REALIGN static void
+on_oneshot(int sig, siginfo_t *info, void *ucv)
+{
+    int one = 1;
+    if (!atomic_compare_exchange_strong(&oneshot_armed[sig], &one, 0)) {
+        if (kind[sig] == KIND_STOP) {
+            on_stop(sig, info, ucv);
+        } else {
+            on_snapshot(sig);
+        }
+        return;
+    }
+    struct sigaction prog = oneshot[sig];
+    struct sigaction reset = prog;
+    reset.sa_handler = SIG_DFL; /* what the kernel leaves: the flags stay */
+    int saved = errno;
+    hold_default(sig, &reset, 0);
+    errno = saved;
+    if (prog.sa_flags & SA_SIGINFO) {
+        prog.sa_sigaction(sig, info, ucv);
+    } else {
+        prog.sa_handler(sig);
+    }
+}
+
+/* The program took the snapshot signal for itself (its handler, SIG_IGN, or either found
+ * at start): what it chose is what happens, and no snapshot is taken on that signal while
+ * it lasts. Said once per process, on stderr, so a user who sends it and gets no snapshot
+ * knows why. AS-safe (one write). */
+static void
+snapshot_signal_taken(int sig, int ignored)
+{
+    static atomic_int said;
+    if (atomic_exchange(&said, 1)) {
+        return;
+    }
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGHUP, "SIGHUP"},
+                 {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGTERM, "SIGTERM"},
+                 {SIGWINCH, "SIGWINCH"}, {SIGPWR, "SIGPWR"}, {SIGURG, "SIGURG"}};
+    char name[32] = "signal ";
+    name[7 + lh_sys_fmt_u64(name + 7, (uint64_t)sig)] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (names[i].sig == sig) {
+            lh_sys_strlcpy(name, names[i].name, sizeof name);
+        }
+    }
+    char line[512], num[21];
+    num[lh_sys_fmt_u64(num, (uint64_t)getpid())] = '\0';
+    size_t n = lh_sys_strlcpy(line, lh_g.progname[0] ? lh_g.progname : "the program",
+                              sizeof line);
+    n += lh_sys_strlcpy(line + n, " (pid ", sizeof line - n);
+    n += lh_sys_strlcpy(line + n, num, sizeof line - n);
+    n += lh_sys_strlcpy(line + n, ignored ? ") ignores " : ") has its own handler of ",
+                        sizeof line - n);
+    lh_sys_strlcpy(line + n, name, sizeof line - n);
+    lh_sys_log(line, ": the program's choice is kept, and that signal takes no snapshot ",
+               "(--snapshot-signal picks another)");
+}
+
 /* -------------------------------------------------------------------------------------
  * The program's view
  * ----------------------------------------------------------------------------------- */
@@ -217,15 +291,17 @@ handled(int sig)
 static int
 is_agent_handler(const struct sigaction *sa)
 {
-    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction == on_stop
-                                       : sa->sa_handler == on_snapshot;
+    return (sa->sa_flags & SA_SIGINFO)
+               ? sa->sa_sigaction == on_stop || sa->sa_sigaction == on_oneshot
+               : sa->sa_handler == on_snapshot;
 }
 
 /* What signal, bsd_signal, sysv_signal and sigset return: the handler in force before. */
 static int
 is_agent_fn(lh_sighandler_fn f)
 {
-    return (uintptr_t)f == (uintptr_t)on_snapshot || (uintptr_t)f == (uintptr_t)on_stop;
+    return (uintptr_t)f == (uintptr_t)on_snapshot || (uintptr_t)f == (uintptr_t)on_stop ||
+           (uintptr_t)f == (uintptr_t)on_oneshot;
 }
 
 static void
@@ -271,6 +347,41 @@ hold_default(int sig, const struct sigaction *act, int as_set)
     return 0;
 }
 
+/* The program's SA_RESETHAND handler act, run by on_oneshot (the rest of its action as
+ * asked: mask, SA_NODEFER, SA_RESTART, SA_ONSTACK); the view is act as the kernel would
+ * report it. */
+static int
+set_oneshot(lh_sigaction_fn real, int sig, const struct sigaction *act, struct sigaction *old)
+{
+    struct sigaction tramp = *act, k;
+    tramp.sa_sigaction = on_oneshot;
+    tramp.sa_flags = (act->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+    atomic_store(&oneshot_armed[sig], 0); /* a signal meanwhile: the agent's, as SIG_DFL */
+    oneshot[sig] = *act;
+    if (real(sig, &tramp, &k) != 0) {
+        return -1;
+    }
+    struct sigaction prev;
+    program_view(sig, &k, &prev);
+    struct sigaction now;
+    if (real(sig, NULL, &now) == 0) {
+        oneshot[sig].sa_restorer = now.sa_restorer;
+    }
+    struct sigaction shown = oneshot[sig];
+    shown.sa_flags |= now.sa_flags & ~(tramp.sa_flags);
+    sigdelset(&shown.sa_mask, SIGKILL);
+    sigdelset(&shown.sa_mask, SIGSTOP);
+    view[sig] = shown;
+    atomic_store(&oneshot_armed[sig], 1);
+    if (kind[sig] == KIND_SNAPSHOT) {
+        snapshot_signal_taken(sig, 0); /* its first one, at least */
+    }
+    if (old) {
+        *old = prev;
+    }
+    return 0;
+}
+
 int
 lh_stopsig_sigaction(lh_sigaction_fn real, int sig, const struct sigaction *act,
                      struct sigaction *old)
@@ -279,10 +390,17 @@ lh_stopsig_sigaction(lh_sigaction_fn real, int sig, const struct sigaction *act,
         return real(sig, act, old);
     }
     struct sigaction k;
+    if (act && (act->sa_flags & SA_RESETHAND) && act->sa_handler != SIG_DFL &&
+        act->sa_handler != SIG_IGN) {
+        return set_oneshot(real, sig, act, old);
+    }
     if (!act || act->sa_handler != SIG_DFL) {
         /* A query, or the program's own handler or SIG_IGN: in force for real. */
         if (real(sig, act, &k) != 0) {
             return -1;
+        }
+        if (act && kind[sig] == KIND_SNAPSHOT) {
+            snapshot_signal_taken(sig, act->sa_handler == SIG_IGN);
         }
         if (old) {
             program_view(sig, &k, old);
@@ -331,12 +449,28 @@ static lh_sighandler_fn
 set_other(lh_signal_fn real, int sig, lh_sighandler_fn h)
 {
     lh_sighandler_fn prev = real(sig, h);
+    if (handled(sig) && kind[sig] == KIND_SNAPSHOT && prev != SIG_ERR && h != SIG_HOLD) {
+        snapshot_signal_taken(sig, h == SIG_IGN);
+    }
     return is_agent_fn(prev) ? view[sig].sa_handler : prev;
 }
 
 lh_sighandler_fn
 lh_stopsig_signal(lh_signal_fn real, int sig, lh_sighandler_fn h, int flags, int self_mask)
 {
+    if (handled(sig) && (flags & SA_RESETHAND) && h != SIG_DFL && h != SIG_IGN &&
+        h != SIG_ERR && h != SIG_HOLD) {
+        /* sysv_signal's handler, reset as it runs: through on_oneshot. */
+        struct sigaction act, prev;
+        memset(&act, 0, sizeof act);
+        act.sa_handler = h;
+        act.sa_flags = flags;
+        sigemptyset(&act.sa_mask);
+        if (self_mask) {
+            sigaddset(&act.sa_mask, sig);
+        }
+        return set_oneshot(real_sigaction, sig, &act, &prev) == 0 ? prev.sa_handler : SIG_ERR;
+    }
     if (!handled(sig) || h != SIG_DFL) {
         return set_other(real, sig, h);
     }
@@ -376,6 +510,29 @@ install_one(int sig, int what)
         kind[sig] = (unsigned char)what;
         if (hold_default(sig, &k, 0) != 0) {
             kind[sig] = KIND_NONE;
+        }
+    } else if (what == KIND_SNAPSHOT) {
+        snapshot_signal_taken(sig, k.sa_handler == SIG_IGN); /* SIG_IGN kept across exec */
+    }
+}
+
+void
+lh_stopsig_recheck(void)
+{
+    for (int sig = 1; sig < MAX_SIG; sig++) {
+        struct sigaction k, mine, was;
+        if (!handled(sig) || real_sigaction(sig, NULL, &k) != 0 || k.sa_handler != SIG_DFL) {
+            continue;
+        }
+        /* SIG_DFL in force: set by the system call itself (the C library's functions would
+         * have left the agent's handler), or the kernel's reset of a handler set so with
+         * SA_RESETHAND. Held again, unless the program changed it meanwhile. */
+        sigdelset(&k.sa_mask, SIGKILL);
+        sigdelset(&k.sa_mask, SIGSTOP);
+        view[sig] = k;
+        agent_action(sig, &mine);
+        if (real_sigaction(sig, &mine, &was) == 0 && was.sa_handler != SIG_DFL) {
+            real_sigaction(sig, &was, NULL);
         }
     }
 }

@@ -50,6 +50,10 @@ void lh_stopsig_deferred(void);
 void lh_stopsig_after_finish(void);
 /* Fork child: a stop the parent was carrying out is not its own. */
 void lh_stopsig_after_fork(void);
+/* The ticker's, every period: a handled signal found at SIG_DFL for real (the program
+ * called rt_sigaction itself, not sigaction or signal) gets the agent's handler again,
+ * within a period; the program's view stays SIG_DFL. Not AS-safe. */
+void lh_stopsig_recheck(void);
 /* Nonzero for the signals whose default action is carried out by the agent's handler. */
 int lh_stopsig_is_stop(int sig);
 

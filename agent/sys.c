@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,37 @@ lh_sys_write_all(int fd, const void *buf, size_t len)
         }
         p += n;
         len -= (size_t)n;
+    }
+    return 0;
+}
+
+int
+lh_sys_write2_all(int fd, const void *a, size_t alen, const void *b, size_t blen)
+{
+    struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
+    struct iovec *v = iov;
+    int cnt = 2;
+    while (cnt > 0) {
+        long n = syscall(SYS_writev, fd, v, cnt);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -errno;
+        }
+        if (n == 0) {
+            return -EIO;
+        }
+        size_t done = (size_t)n;
+        while (cnt > 0 && done >= v->iov_len) {
+            done -= v->iov_len;
+            v++;
+            cnt--;
+        }
+        if (cnt > 0) {
+            v->iov_base = (char *)v->iov_base + done;
+            v->iov_len -= done;
+        }
     }
     return 0;
 }

@@ -69,12 +69,11 @@ static inline uint64_t
 lh_sys_now_ns(void)
 {
     if (__builtin_expect(lh_sys_clock.use_counter, 1)) {
-        int64_t d = (int64_t)(lh_sys_counter() - lh_sys_clock.counter0);
-        if (d < 0) {
+        uint64_t d = lh_sys_counter() - lh_sys_clock.counter0;
+        if ((int64_t)d < 0) {
             d = 0; /* a CPU whose counter lags by a few cycles */
         }
-        return lh_sys_clock.ns0 +
-               (uint64_t)(((unsigned __int128)(uint64_t)d * lh_sys_clock.mult) >> 32);
+        return lh_sys_clock.ns0 + (uint64_t)(((unsigned __int128)d * lh_sys_clock.mult) >> 32);
     }
     return lh_sys_clock_ns();
 }
@@ -98,6 +97,9 @@ pid_t lh_sys_gettid(void);
 /* Writes all of buf, retrying on EINTR and short writes. Returns 0 or -errno. AS-safe and
  * not a cancellation point (raw syscall), so a cancelled thread cannot die holding a lock. */
 int lh_sys_write_all(int fd, const void *buf, size_t len);
+/* The same for a then b in one writev (a frame's header and its records where they lie,
+ * not copied behind the header first). AS-safe, not a cancellation point. */
+int lh_sys_write2_all(int fd, const void *a, size_t alen, const void *b, size_t blen);
 /* Anonymous private mapping of len bytes, NULL on failure. AS-safe. */
 void *lh_sys_map(size_t len);
 /* The same, shared: what a copy-on-write child writes there, its parent and the next

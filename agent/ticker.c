@@ -33,6 +33,7 @@
 #include "recorder.h"
 #include "slots.h"
 #include "snapshot.h"
+#include "stopsig.h"
 #include "sys.h"
 
 static void
@@ -233,6 +234,7 @@ periodic(uint64_t *loads_seen)
         *loads_seen = lh_maps_loads();
         lh_script_rescan();
     }
+    lh_stopsig_recheck();
     tick();
 }
 
@@ -244,6 +246,17 @@ period_ms(void)
         ms = lh_g.cfg.rss_ms;
     }
     return ms;
+}
+
+/* A stop asked for (lh_g.ticker_stop 1) is taken by the ticker (2) or called off by the
+ * asker (0, lh_ticker_follow_begin's time-out): whichever comes first, so the asker knows
+ * whether the thread is going. */
+static int
+stop_claimed(void)
+{
+    int one = 1;
+    return atomic_compare_exchange_strong(&lh_g.ticker_stop, &one, 2) ||
+           atomic_load(&lh_g.ticker_stop) == 2;
 }
 
 static void *
@@ -260,10 +273,10 @@ ticker_main(void *arg)
      * in a sampled leaky_server under callgrind, 713M instructions of slot sweeps). */
     uint64_t next = lh_sys_clock_ns() + period_ns;
     uint64_t loads_seen = lh_maps_loads();
-    while (!atomic_load(&lh_g.ticker_stop)) {
+    for (;;) {
         /* Woken early by a queued buffer: write it; on time-out: the periodic work. */
         int woken = lh_slots_wait(next);
-        if (atomic_load(&lh_g.ticker_stop) || !lh_recording()) {
+        if (stop_claimed() || !lh_recording()) {
             break;
         }
         if (woken) {
@@ -282,6 +295,21 @@ ticker_main(void *arg)
     return NULL;
 }
 
+/* The ticker this process started, not yet joined (a fork child's copy of the parent's
+ * pthread_t names no thread of its own). */
+static int joinable;
+
+/* After ticker_alive went to 0: waits for the thread's end (its last steps run on the
+ * stack the next ticker gets). */
+static void
+join_gone(void)
+{
+    if (joinable) {
+        pthread_join(lh_g.ticker, NULL);
+        joinable = 0;
+    }
+}
+
 void
 lh_ticker_start(void)
 {
@@ -291,7 +319,8 @@ lh_ticker_start(void)
     /* The ticker inherits a fully blocked mask: no program signal handler ever runs on it. */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Joinable: a new ticker reuses the stack below, which glibc's thread descriptor sits
+     * at the top of, only once the kernel says the last one is gone (join_gone). */
     /* Its stack comes from lh_sys_map, so snapshots know it is the agent's, not a root. */
     static void *stack;
     if (!stack) {
@@ -308,6 +337,7 @@ lh_ticker_start(void)
     lh_tls.guard = 1; /* our pthread_create: the agent's thread is not the program's */
     lh_g.ticker_running = pthread_create(&lh_g.ticker, &attr, ticker_main, NULL) == 0;
     lh_tls.guard = saved_guard;
+    joinable = lh_g.ticker_running;
     if (!lh_g.ticker_running) {
         atomic_store(&ticker_alive, 0);
     }
@@ -385,6 +415,7 @@ lh_ticker_after_fork(void)
     atomic_flag_clear(&poll_busy);
     last_sync_frames = 0;
     lh_g.ticker_running = 0;
+    joinable = 0;
     atomic_store(&serving, 0); /* a parent thread's, not this process's */
 }
 
@@ -401,6 +432,78 @@ lh_ticker_stop(void)
     if (atomic_load(&ticker_alive)) {
         return -1;
     }
+    join_gone();
     lh_g.ticker_running = 0;
     return 0;
+}
+
+/* -------------------------------------------------------------------------------------
+ * Credentials: the ticker follows the program's
+ *
+ * glibc's setuid family (setuid, setgid, setgroups and the others) changes every thread's
+ * credentials: it signals each thread to make the same system call, and aborts the process
+ * when one of them fails. Capabilities, securebits (PR_SET_KEEPCAPS) and the bounding set
+ * are per thread: a program that kept its capabilities across setresuid, or raised one with
+ * capset, before setresgid or setgroups (setpriv --reuid --regid --init-groups, libcap-ng's
+ * capng_change_id) made that change on its own thread only, and the agent's ticker, which
+ * had lost CAP_SETGID at the setresuid, failed the next call: SIGABRT. So the ticker takes
+ * no part: it is stopped before the call and started again after it by the calling thread,
+ * whose credentials, capabilities, securebits and bounding set a new thread inherits. The
+ * agent's thread then holds exactly the privileges the program kept, never more.
+ * ----------------------------------------------------------------------------------- */
+int
+lh_ticker_follow_begin(void)
+{
+    if (lh_tls.guard || !lh_recorder_own_process()) {
+        return 0; /* the agent's own call, or a vfork child: the ticker is not its own */
+    }
+    /* poll_busy also keeps a sampled program's poll from starting the ticker meanwhile, and
+     * two threads changing credentials at once from stopping and starting it together. */
+    for (int i = 0; atomic_flag_test_and_set_explicit(&poll_busy, memory_order_acquire); i++) {
+        if (i == 10000) {
+            return 0;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (!lh_g.ticker_running || !atomic_load(&ticker_alive)) {
+        return 1;
+    }
+    int saved = lh_tls.guard;
+    lh_tls.guard = 1;
+    atomic_store(&lh_g.ticker_stop, 1);
+    lh_slots_wake();
+    /* It stops at its next wake-up: at once, unless it is taking a snapshot. */
+    for (int i = 0; i < 10000 && atomic_load(&ticker_alive); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    int one = 1;
+    if (atomic_load(&ticker_alive) && atomic_compare_exchange_strong(&lh_g.ticker_stop, &one, 0)) {
+        lh_tls.guard = saved;
+        return 1; /* still busy: it runs on, and takes part in the call as before */
+    }
+    for (int i = 0; i < 10000 && atomic_load(&ticker_alive); i++) {
+        struct timespec ts = {0, 100000}; /* it took the stop: a few steps from its end */
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&ticker_alive)) {
+        lh_tls.guard = saved;
+        return 1; /* cannot happen: it had nothing left but to return */
+    }
+    join_gone();
+    lh_g.ticker_running = 0;
+    lh_tls.guard = saved;
+    return 2;
+}
+
+void
+lh_ticker_follow_end(int held)
+{
+    if (held == 2 && lh_recording()) {
+        lh_ticker_start(); /* here, on the thread whose credentials it is to have */
+    }
+    if (held) {
+        atomic_flag_clear_explicit(&poll_busy, memory_order_release);
+    }
 }

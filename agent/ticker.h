@@ -29,6 +29,15 @@ void lh_ticker_poll(void);
  * it is still running. Not AS-safe; guard held. */
 int lh_ticker_stop(void);
 
+/* Around a call that changes the program's credentials or capabilities (the setuid and
+ * setgid families, setgroups, initgroups, capset; shims.c): begin stops the ticker (at most
+ * 10 s while it finishes a snapshot; after that it runs on), end starts it again from the
+ * calling thread, which it inherits them from (ticker.c says why). begin returns what end
+ * is to be given. Not AS-safe; called outside the agent (a call of the agent's own, guard
+ * set, is left alone). */
+int lh_ticker_follow_begin(void);
+void lh_ticker_follow_end(int held);
+
 /* Signal-side request for a snapshot: counts it and wakes the ticker, which takes it at
  * once (not at its next tick). AS-safe: an atomic add and a sem_post. */
 void lh_request_snapshot(void);

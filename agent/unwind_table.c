@@ -187,8 +187,9 @@ typedef struct cur {
     int bad;
 } cur_t;
 
+/* An LEB128 number, sign-extended when is_signed (rd_uleb, rd_sleb). */
 static uint64_t
-rd_uleb(cur_t *c)
+rd_leb(cur_t *c, int is_signed)
 {
     uint64_t v = 0;
     int shift = 0;
@@ -199,6 +200,9 @@ rd_uleb(cur_t *c)
         }
         shift += 7;
         if (!(b & 0x80)) {
+            if (is_signed && shift < 64 && (b & 0x40)) {
+                v |= ~0ull << shift;
+            }
             return v;
         }
     }
@@ -206,25 +210,32 @@ rd_uleb(cur_t *c)
     return 0;
 }
 
+static uint64_t
+rd_uleb(cur_t *c)
+{
+    return rd_leb(c, 0);
+}
+
 static int64_t
 rd_sleb(cur_t *c)
 {
-    uint64_t v = 0;
-    int shift = 0;
-    while (c->p < c->end) {
-        uint8_t b = *c->p++;
-        if (shift < 64) {
-            v |= (uint64_t)(b & 0x7f) << shift;
-        }
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40)) {
-                v |= ~0ull << shift;
-            }
-            return (int64_t)v;
-        }
+    return (int64_t)rd_leb(c, 1);
+}
+
+/* A DWARF expression block (its length, then its operations) at c, which moves past it:
+ * in e the block after its first operation op0 and that one's signed operand k (a
+ * DW_OP_breg's offset). Returns -1 when the block overruns c. */
+static int
+rd_expr(cur_t *c, cur_t *e, uint8_t *op0, int64_t *k)
+{
+    uint64_t len = rd_uleb(c);
+    if (len > (uint64_t)(c->end - c->p)) {
+        return -1;
     }
-    c->bad = 1;
+    *e = (cur_t){c->p, c->p + len, 0};
+    *op0 = e->p < e->end ? *e->p++ : 0;
+    *k = rd_sleb(e);
+    c->p += len;
     return 0;
 }
 
@@ -481,14 +492,13 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
             case 0x0d: s->cfa_reg = rd_uleb(&c); break;
             case 0x0e: s->cfa_off = (int64_t)rd_uleb(&c); break;
             case 0x0f: { /* def_cfa_expression */
-                uint64_t len = rd_uleb(&c);
-                if (len > (uint64_t)(c.end - c.p)) {
+                /* GCC's realigned frames: DW_OP_breg<SP|FP> k; DW_OP_deref. */
+                cur_t e;
+                uint8_t op0;
+                int64_t k;
+                if (rd_expr(&c, &e, &op0, &k) < 0) {
                     return -1;
                 }
-                /* GCC's realigned frames: DW_OP_breg<SP|FP> k; DW_OP_deref. */
-                cur_t e = {c.p, c.p + len, 0};
-                uint8_t op0 = e.p < e.end ? *e.p++ : 0;
-                int64_t k = rd_sleb(&e);
                 if ((op0 == 0x70 + REG_FP || op0 == 0x70 + REG_SP) && !e.bad &&
                     e.end - e.p == 1 && *e.p == 0x06) {
                     s->cfa_reg = (uint64_t)(op0 - 0x70);
@@ -498,27 +508,24 @@ run_program(const uint8_t *p, const uint8_t *end, const cie_t *cie, cfa_state_t 
                 } else {
                     s->cfa_expr = 1;
                 }
-                c.p += len;
                 break;
             }
             case 0x10:   /* expression */
             case 0x16: { /* val_expression */
                 reg = rd_uleb(&c);
-                uint64_t len = rd_uleb(&c);
-                if (len > (uint64_t)(c.end - c.p)) {
+                /* The FP saved at FP + k (realigned frames): DW_OP_breg<FP> k alone. */
+                cur_t e;
+                uint8_t op0;
+                int64_t k;
+                if (rd_expr(&c, &e, &op0, &k) < 0) {
                     return -1;
                 }
-                /* The FP saved at FP + k (realigned frames): DW_OP_breg<FP> k alone. */
-                cur_t e = {c.p, c.p + len, 0};
-                uint8_t op0 = e.p < e.end ? *e.p++ : 0;
-                int64_t k = rd_sleb(&e);
                 if (op == 0x10 && reg == REG_FP && op0 == 0x70 + REG_FP && !e.bad &&
                     e.p == e.end) {
                     set_rule(s, reg, R_AT_FP, k);
                 } else {
                     set_rule(s, reg, R_OTHER, 0);
                 }
-                c.p += len;
                 break;
             }
             case 0x11: /* offset_extended_sf */

@@ -459,7 +459,7 @@ lh_collect_stack(const lh_collect_t *c, uint32_t id)
 int
 lh_collect_site(lh_collect_t *c, uint32_t id, const lh_site_t **out, lh_err_t *err)
 {
-    static lh_site_t none = {.location = -1};
+    static lh_site_t none = {.location = -1, .user_frame = -1};
     if (id >= c->n_stacks) {
         *out = &none;
         return 0;

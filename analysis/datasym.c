@@ -7,7 +7,9 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "addrsym.h"
 #include "bound.h"
 #include "grow.h"
+#include "hash.h"
 #include "strpool.h"
 #include "symbolize.h"
 #include "symcache.h"
@@ -35,6 +38,7 @@ typedef struct dmod {
     lh_addrsym_t *syms; /* addrsym.h: dwfl_module_addrinfo without reading the table */
     int vars_read;
     lh_symcache_t *vcache; /* the variables table on disk (symcache.h, ".vars") */
+    lh_symcache_t *dcache; /* the symbol table's answers on disk (".dsym", below) */
     uint64_t load_bias;
     var_loc_t *vars; /* sorted by addr */
     size_t n_vars;
@@ -81,6 +85,8 @@ lh_datasym_free(lh_datasym_t *ds)
         lh_addrsym_free(ds->dm[i].syms);
         lh_symcache_save(ds->dm[i].vcache); /* before the pool its new strings are in */
         lh_symcache_free(ds->dm[i].vcache);
+        lh_symcache_save(ds->dm[i].dcache);
+        lh_symcache_free(ds->dm[i].dcache);
         free(ds->dm[i].vars);
     }
     free(ds->dm);
@@ -111,8 +117,88 @@ module_open(lh_datasym_t *ds, long mi)
     if (path && (m->mod = lh_sym_report_elf(path, mod->load_bias, &m->dwfl, NULL))) {
         m->load_bias = mod->load_bias;
         m->vcache = lh_symcache_open(path, m->mod, ".vars");
+        m->dcache = lh_symcache_open(path, m->mod, ".dsym");
     }
     return m;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The symbol table's answers, cached on disk (".dsym", docs/FORMAT.md): what a lookup of
+ * a data address gave (the symbol's name, the address's offset in it, its size; keyed by
+ * the address's file address), and where a name asked for by lh_datasym_find is defined
+ * (keyed by the name's FNV-1a hash with the top bit set; a file address never has it). A
+ * warm report then reads no symbol table: building one's index (addrsym.h) read the
+ * separate debug file (libc6-dbg's 33,000 symbols) for a few hundred roots, and the perl
+ * probe walked every module's table on every trace with a snapshot. The answers depend on
+ * the symbol tables only, which the cache file's key and fingerprint cover (symcache.h).
+ * Numbers are kept as hex text in a frame's file string; a string that does not parse is
+ * not used (the table answers, as without the cache).
+ * ------------------------------------------------------------------------------------- */
+
+#define KEY_NAME (1ull << 63)
+
+static const char *
+pool_str(lh_datasym_t *ds, const char *s)
+{
+    return s ? lh_strpool_add(&ds->pool, s, strlen(s)) : NULL;
+}
+
+/* "a" or "a b" in hex into the pool. */
+static const char *
+pool_hex(lh_datasym_t *ds, uint64_t a, const uint64_t *b)
+{
+    char buf[40];
+    int n = b ? snprintf(buf, sizeof buf, "%" PRIx64 " %" PRIx64, a, *b)
+              : snprintf(buf, sizeof buf, "%" PRIx64, a);
+    return n > 0 && (size_t)n < sizeof buf ? lh_strpool_add(&ds->pool, buf, (size_t)n) : NULL;
+}
+
+/* Parses pool_hex's text (b NULL: one number). Returns 0, or -1 when s is not that. */
+static int
+parse_hex(const char *s, uint64_t *a, uint64_t *b)
+{
+    char *end;
+    if (!s || !s[0] || s[0] == ' ') {
+        return -1;
+    }
+    *a = strtoull(s, &end, 16);
+    if (b) {
+        if (*end != ' ' || !end[1] || end[1] == ' ') {
+            return -1;
+        }
+        *b = strtoull(end + 1, &end, 16);
+    }
+    return *end == '\0' ? 0 : -1;
+}
+
+/* dwfl_module_addrinfo's name for addr in the opened module m (NULL: no symbol), with
+ * the offset of addr in the symbol and its size; from the cache when it has addr, else
+ * from the symbol table (and recorded). */
+static const char *
+data_addrinfo(lh_datasym_t *ds, dmod_t *m, uint64_t addr, uint64_t *off, uint64_t *size)
+{
+    uint64_t key = addr - m->load_bias;
+    const lh_symcache_frame_t *f;
+    if (!(key & KEY_NAME) && lh_symcache_get(m->dcache, key, &f) == 1 &&
+        (!f[0].function || (f[0].function[0] && parse_hex(f[0].file, off, size) == 0))) {
+        return f[0].function;
+    }
+    GElf_Off o = 0;
+    GElf_Sym sym;
+    const char *name = lh_addrsym_lazy(&m->syms, &m->syms_indexed, m->mod, addr, &o, &sym);
+    if (name && !name[0]) {
+        name = NULL;
+    }
+    *off = o;
+    *size = name ? sym.st_size : 0;
+    if (m->dcache && !(key & KEY_NAME)) {
+        lh_symcache_frame_t cf = {pool_str(ds, name), name ? pool_hex(ds, o, size) : NULL, 0,
+                                  0};
+        if ((!name || (cf.function && cf.file))) {
+            lh_symcache_put(m->dcache, key, &cf, 1);
+        }
+    }
+    return name;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -246,15 +332,14 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     if (!m || !m->mod) {
         return 0;
     }
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *name = lh_addrsym_lazy(&m->syms, &m->syms_indexed, m->mod, addr, &off, &sym);
-    if (!name || !name[0]) {
+    uint64_t off = 0, size = 0;
+    const char *name = data_addrinfo(ds, m, addr, &off, &size);
+    if (!name) {
         return 0;
     }
     out->name = lh_strpool_demangled(&ds->pool, name);
     out->start = addr - off;
-    out->size = sym.st_size;
+    out->size = size;
     out->file = var_file(ds, m, out->start);
     return out->name ? 1 : 0;
 }
@@ -319,9 +404,8 @@ vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
     if (!m || !m->mod) {
         return NULL;
     }
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *name = lh_addrsym_lazy(&m->syms, &m->syms_indexed, m->mod, value, &off, &sym);
+    uint64_t off = 0, size = 0;
+    const char *name = data_addrinfo(ds, m, value, &off, &size);
     if (!name || strncmp(name, "_ZTV", 4) != 0) {
         return NULL;
     }
@@ -365,12 +449,75 @@ lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t epoch)
  * Symbols by name (an interpreter's globals: PL_curinterp, _PyRuntime)
  * ------------------------------------------------------------------------------------- */
 
+/* Where each of names[0 .. n) (n <= 32) is first defined, in table order, in the opened
+ * module m: bit k of the result set when it is, with at[k] its run-time address. From the
+ * cache when it has every name, else from one walk of the table (recorded, unless one of
+ * the names is an absolute symbol: the load bias does not apply to it). -1 when the table
+ * cannot be read. */
+static int64_t
+module_names(lh_datasym_t *ds, dmod_t *m, const char *const *names, int n, uint64_t *at)
+{
+    uint32_t have = 0;
+    int k = 0;
+    for (; k < n; k++) {
+        uint64_t key = lh_fnv1a(LH_FNV_OFFSET, names[k], strlen(names[k])) | KEY_NAME, fa;
+        const lh_symcache_frame_t *f;
+        if (lh_symcache_get(m->dcache, key, &f) != 1 || !f[0].function ||
+            strcmp(f[0].function, names[k]) != 0 ||
+            (f[0].file && parse_hex(f[0].file, &fa, NULL) < 0)) {
+            break;
+        }
+        if (f[0].file) {
+            at[k] = fa + m->load_bias;
+            have |= 1u << k;
+        }
+    }
+    if (k == n) {
+        return have;
+    }
+    have = 0;
+    int ns = dwfl_module_getsymtab(m->mod);
+    if (ns < 0) {
+        return -1;
+    }
+    int absolute = 0;
+    for (int i = 1; i < ns; i++) {
+        GElf_Sym sym;
+        GElf_Addr a;
+        const char *s = dwfl_module_getsym_info(m->mod, i, &sym, &a, NULL, NULL, NULL);
+        if (!s || sym.st_shndx == SHN_UNDEF) {
+            continue;
+        }
+        for (k = 0; k < n; k++) {
+            if (!(have & 1u << k) && strcmp(s, names[k]) == 0) {
+                at[k] = a;
+                have |= 1u << k;
+                absolute |= sym.st_shndx == SHN_ABS;
+            }
+        }
+    }
+    for (k = 0; k < n && m->dcache && !absolute; k++) {
+        uint64_t key = lh_fnv1a(LH_FNV_OFFSET, names[k], strlen(names[k])) | KEY_NAME;
+        int def = (have & 1u << k) != 0;
+        lh_symcache_frame_t cf = {pool_str(ds, names[k]),
+                                  def ? pool_hex(ds, at[k] - m->load_bias, NULL) : NULL, 0, 0};
+        if (cf.function && (!def || cf.file)) {
+            lh_symcache_put(m->dcache, key, &cf, 1);
+        }
+    }
+    return have;
+}
+
 int
 lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *const *names,
                 int n_names, uint64_t epoch, uint64_t *addr)
 {
     size_t plen = strlen(module_prefix);
     int best = -1; /* the first of names met so far; only those before it are looked for */
+    uint64_t at[LH_DATASYM_MAX_NAMES];
+    if (n_names > LH_DATASYM_MAX_NAMES) {
+        return -1;
+    }
     for (size_t mi = 0; mi < ds->mods->n; mi++) {
         const lh_module_t *md = &ds->mods->mods[mi];
         if (md->epoch_loaded > epoch || md->epoch_unloaded <= epoch) {
@@ -383,27 +530,21 @@ lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *const *
             continue;
         }
         dmod_t *m = module_open(ds, (long)mi);
-        if (!m || !m->mod) {
+        int64_t have = m && m->mod ? module_names(ds, m, names, n_names, at) : -1;
+        if (have <= 0) {
             continue;
         }
-        int n = dwfl_module_getsymtab(m->mod);
-        for (int i = 1; i < n; i++) {
-            GElf_Sym sym;
-            GElf_Addr a;
-            const char *s = dwfl_module_getsym_info(m->mod, i, &sym, &a, NULL, NULL, NULL);
-            if (!s || sym.st_shndx == SHN_UNDEF) {
-                continue;
+        /* the module's first name of those still looked for (at the address where the
+         * table defines it first): what a walk that narrows the search as it finds finds */
+        for (int k = 0; k < (best < 0 ? n_names : best); k++) {
+            if (have & (int64_t)1 << k) {
+                best = k;
+                *addr = at[k];
+                break;
             }
-            for (int k = 0; k < (best < 0 ? n_names : best); k++) {
-                if (strcmp(s, names[k]) == 0) {
-                    best = k;
-                    *addr = a;
-                    break;
-                }
-            }
-            if (best == 0) {
-                return 0;
-            }
+        }
+        if (best == 0) {
+            return 0;
         }
     }
     return best;

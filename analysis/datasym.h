@@ -44,9 +44,12 @@ const char *lh_datasym_vtable_class(lh_datasym_t *ds, uint64_t value, uint64_t e
 
 /* The run-time address of the defined symbol names[k] (.symtab, else .dynsym) in the first
  * module valid at epoch whose file name starts with module_prefix ("" : any module, in
- * table order: the executable first), for the first k of the n_names that any module
- * defines. One pass over the symbol tables, whatever n_names. Returns that k (*addr set),
- * or -1 when none is found. */
+ * table order: the executable first), for the first k of the n_names (at most
+ * LH_DATASYM_MAX_NAMES) that any module defines. One pass over a module's symbol table,
+ * whatever n_names, and none when the symbol cache has the module's answers for these
+ * names (a report of a program that is not perl then reads no table to say so). Returns
+ * that k (*addr set), or -1 when none is found. */
+#define LH_DATASYM_MAX_NAMES 32
 int lh_datasym_find(lh_datasym_t *ds, const char *module_prefix, const char *const *names,
                     int n_names, uint64_t epoch, uint64_t *addr);
 

@@ -789,6 +789,7 @@ r_site(rd_t *r)
     s->stack_id = (uint32_t)sid;
     s->has_stack = has != 0;
     s->location = (long)loc;
+    s->user_frame = -1;
     if (s->location < -1 || (s->location >= 0 && (uint64_t)s->location >= nf)) {
         r->bad = 1;
     }
@@ -828,6 +829,7 @@ r_site(rd_t *r)
         memcpy(blob, fr, (size_t)nf * sizeof *fr);
         s->frames = (lh_frame_t *)(void *)blob;
         s->n_frames = (size_t)nf;
+        s->user_frame = lh_site_user_frame(s->frames, s->n_frames); /* derived: not stored */
     } else {
         r->bad = 1;
     }

@@ -108,4 +108,19 @@ lh_drop_rows(void *rows, size_t *n, size_t elem, int (*drop)(void *ctx, void *ro
     return rc < 0 ? rc : 0;
 }
 
+/* The sum of the uint64_t at byte offset off in each of the n elements (elem bytes) at rows:
+ * a total over a listing's rows (LH_ROWS_SUM names the field). */
+static inline uint64_t
+lh_rows_sum(const void *rows, size_t n, size_t elem, size_t off)
+{
+    uint64_t sum = 0, v;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&v, (const char *)rows + i * elem + off, sizeof v);
+        sum += v;
+    }
+    return sum;
+}
+#define LH_ROWS_SUM(rows, n, type, field)                                                    \
+    lh_rows_sum((rows), (n), sizeof(type), offsetof(type, field))
+
 #endif /* LH_GROW_H */

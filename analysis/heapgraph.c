@@ -1033,7 +1033,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
 const lh_site_t *
 lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id)
 {
-    static lh_site_t none = {.location = -1};
+    static lh_site_t none = {.location = -1, .user_frame = -1};
     if (lh_grow_zeroed(&hg->sites, &hg->n_sites, (size_t)stack_id + 1, sizeof *hg->sites, 64) < 0) {
         return &none;
     }

@@ -579,7 +579,7 @@ finish(lh_objheap_t *oh, lh_err_t *err)
     if ((rc = lh_refgraph_build(&oh->g, nn, oh->n_roots, oh->node_size, 1, esrc, edst, m,
                                 err)) < 0 ||
         (rc = lh_refgraph_classify(&oh->g, err)) < 0 ||
-        (rc = lh_refgraph_dominators(&oh->g, err)) < 0) {
+        (!oh->claim_only && (rc = lh_refgraph_dominators(&oh->g, err)) < 0)) {
         goto out;
     }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
@@ -645,12 +645,19 @@ lh_objheap_end(lh_objheap_t *oh, lh_err_t *err)
 int
 lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
 {
+    return lh_objheap_open_for(hg, LH_OBJHEAP_ALL, out, err);
+}
+
+int
+lh_objheap_open_for(lh_heapgraph_t *hg, int what, lh_objheap_t **out, lh_err_t *err)
+{
     lh_objheap_t *oh = NULL;
     int rc = lh_objheap_begin(hg, LH_OBJLANG_NONE, &oh, err);
     *out = NULL;
     if (rc < 0) {
         return rc;
     }
+    oh->claim_only = what == LH_OBJHEAP_CLAIM;
     /* One decoder per language: each returns 0 when its interpreter is not there. */
     if ((rc = lh_objheap_perl_decode(oh, err)) == 0) {
         rc = lh_objheap_python_decode(oh, err);
@@ -951,28 +958,48 @@ lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, 
     return n;
 }
 
+/* The path from holder h to v that a backward search left in prev[] (h: its first edge;
+ * a root: from its target), written to path[0..max); returns its length (at most max). */
+static int
+path_back(const lh_objheap_t *oh, const uint32_t *prev, uint32_t h, uint32_t v,
+          const lh_objedge_t **path, size_t max)
+{
+    size_t n = 0;
+    uint32_t u = h >= oh->n_objs + oh->n_ext ? prev[h] : h;
+    while (u != v) {
+        uint32_t next = prev[u];
+        if (n < max) {
+            path[n] = edge_to(oh, u, next);
+        }
+        n++;
+        u = next;
+    }
+    return (int)(n > max ? max : n);
+}
+
 int
-lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
-                const lh_objedge_t **path, size_t max)
+lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
+                   const lh_objedge_t **path, size_t max, lh_objheap_holder_fn *fn, void *arg)
 {
     uint32_t nn = oh->n_objs + oh->n_ext;
     const lh_refgraph_t *g = &oh->g;
-    *start = v;
     if (v >= nn || (v < oh->n_objs && oh->objs[v].name)) {
-        return 0;
+        fn(arg, v, path, 0);
+        return 1;
     }
-    /* Backwards breadth-first search to the nearest named object or root. */
+    /* Backwards breadth-first search to the nearest named objects and roots, not past
+     * them: shortest first. */
     uint32_t *prev, *queue;
     if (bfs_alloc(g, &prev, &queue) < 0) {
         return LH_ENOMEM;
     }
-    uint32_t found = LH_NODE_NONE;
-    for (int pass = 0; pass < 2 && found == LH_NODE_NONE; pass++) {
+    size_t found = 0;
+    for (int pass = 0; pass < 2 && found == 0; pass++) {
         size_t qh = 0, qt = bfs_start(g, v, prev, queue);
         int held_seen = 0;
-        while (qh < qt && found == LH_NODE_NONE) {
+        while (qh < qt && found < limit) {
             uint32_t u = queue[qh++];
-            for (uint64_t j = g->roff[u]; j < g->roff[u + 1]; j++) {
+            for (uint64_t j = g->roff[u]; j < g->roff[u + 1] && found < limit; j++) {
                 uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
                 if (h == g->super || prev[h] != LH_NODE_NONE) {
                     continue;
@@ -984,8 +1011,9 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                 }
                 prev[h] = u;
                 if (h >= nn || (h < oh->n_objs && oh->objs[h].name)) {
-                    found = h;
-                    break;
+                    fn(arg, h, path, path_back(oh, prev, h, v, path, max));
+                    found++;
+                    continue;
                 }
                 queue[qt++] = h;
             }
@@ -994,29 +1022,36 @@ lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
             break; /* the second pass would find nothing more */
         }
     }
-    int n = -1;
-    if (found != LH_NODE_NONE) {
-        *start = found;
-        n = 0;
-        uint32_t u = found >= nn ? prev[found] : found;
-        if (found >= nn) {
-            /* the root's edge has no label: the path starts at the root's target */
-            *start = found;
-        }
-        while (u != v) {
-            uint32_t next = prev[u];
-            if ((size_t)n < max) {
-                path[n] = edge_to(oh, u, next);
-            }
-            n++;
-            u = next;
-        }
-        if ((size_t)n > max) {
-            n = (int)max;
-        }
-    }
     LH_FREE_ALL(prev, queue);
-    return n;
+    return found ? (int)found : -1;
+}
+
+/* lh_objheap_path's holder: the first one, its path copied. */
+typedef struct first_holder {
+    uint32_t *start;
+    const lh_objedge_t **path;
+    int n;
+} first_holder_t;
+
+static void
+take_first(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
+{
+    first_holder_t *f = arg;
+    *f->start = start;
+    if (f->path != (const lh_objedge_t **)path) {
+        memcpy(f->path, path, (size_t)n * sizeof *path);
+    }
+    f->n = n;
+}
+
+int
+lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
+                const lh_objedge_t **path, size_t max)
+{
+    first_holder_t f = {start, path, -1};
+    *start = v;
+    int rc = lh_objheap_holders(oh, v, 1, path, max, take_first, &f);
+    return rc < 0 ? rc : f.n;
 }
 
 int

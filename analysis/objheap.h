@@ -168,6 +168,7 @@ typedef struct lh_objheap {
     char note[512];      /* one line for the user when decoding stopped short, else "" */
     int needs_full;      /* the note is that the snapshot lacks full contents (the CLI
                             says which option records them) */
+    uint8_t claim_only;  /* opened for lh_objheap_claim alone (lh_objheap_open_for) */
     uint8_t collector_off; /* python: why the collector never frees the unreachable
                               cycles, so they are the leak (pyheap.h's lh_pycollector: 1
                               gc.disable(), 2 gc.set_threshold(0)); 0: it runs, or perl */
@@ -214,6 +215,20 @@ typedef struct lh_objheap {
  * LH_EFORMAT when interpreter memory is inconsistent beyond what a decoder skips (a
  * message names the snapshot file and the address). hg must outlive *out. */
 int lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err);
+
+/* What a caller reads of the heap (lh_objheap_open_for). LH_OBJHEAP_CLAIM: only what
+ * lh_objheap_claim needs (the objects, which blocks they own, their strong edges and
+ * roots, which nodes are reachable): a decoder may leave out edge labels and kinds (weak
+ * edges stay weak), the objects' kinds, classes, details and names and the roots' names,
+ * and no dominators are computed. The report's leak summary reads nothing else; on
+ * python3 the labels alone (dict keys as Python writes them, attribute names) were a
+ * third of the decoding. */
+enum lh_objheap_what {
+    LH_OBJHEAP_ALL = 0,
+    LH_OBJHEAP_CLAIM = 1,
+};
+/* lh_objheap_open for what (lh_objheap_what). */
+int lh_objheap_open_for(lh_heapgraph_t *hg, int what, lh_objheap_t **out, lh_err_t *err);
 void lh_objheap_free(lh_objheap_t *oh);
 
 /* The native view of a language heap: the malloc blocks that make up the objects (an
@@ -250,6 +265,21 @@ size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
  * nothing reaches v (an unreachable cycle), or LH_ENOMEM. */
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
+
+/* Every nearest holder of v, shortest path first: the named objects and roots that a search
+ * backwards from v along strong edges reaches without passing another name (as
+ * lh_objheap_path, whose first holder this is; a LH_OBJROOT_HELD root only when there is
+ * no other). What `identify` shows when more than one variable keeps v alive (an
+ * IO::Async loop held by `my $loop` and by $IO::Async::Loop::ONE_TRUE_LOOP): undefining
+ * one of them frees nothing. Calls fn(arg, start, path, n) for each of the first limit
+ * holders (path: the scratch array, max edges, valid during the call; n = 0 when v itself
+ * is named or a root, its one holder). Returns how many were found (at most limit), -1
+ * when nothing reaches v, or LH_ENOMEM. */
+typedef void lh_objheap_holder_fn(void *arg, uint32_t start, const lh_objedge_t *const *path,
+                                  int n);
+int lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
+                       const lh_objedge_t **path, size_t max, lh_objheap_holder_fn *fn,
+                       void *arg);
 
 /* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
  * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps

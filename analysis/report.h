@@ -13,7 +13,10 @@
  * every C++ program) hides the leaks. Without the exit snapshot's split nothing is known
  * to be reachable, and only site 0 moves last: blocks allocated before the agent started
  * (a library's constructor, the loader), one-time and not the program's by construction.
- * They all stay in the totals and the LEAK SUMMARY.
+ * They all stay in the totals and the LEAK SUMMARY. A trace with Python frames ranks by
+ * bytes alone (site 0 last): a Python program's leaks are still reachable (the collector
+ * frees cycles), and a few "possibly lost" words at its start-up must not rank above them;
+ * each site's "rank" still says its group.
  *
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
@@ -52,6 +55,8 @@ typedef struct lh_site {
     lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
     size_t n_frames;
     long location;       /* index into frames, -1 when there are none */
+    long user_frame;     /* index into frames of the user's own code that led to the
+                            location (lh_site_user_frame), -1 when none: set with location */
     /* The location frames of the stacks that grew its blocks by realloc (a block keeps its
      * identity through realloc, replay.h), at most LH_SITE_MAX_GROWERS; n_grown_by may be
      * larger. Filled by lh_site_growers. */
@@ -139,5 +144,16 @@ int lh_frame_is_agent(const lh_frame_t *f);
 int lh_frame_is_runtime(const lh_frame_t *f);
 /* Index of the site location among frames, or -1 when n == 0. */
 long lh_site_location(const lh_frame_t *frames, size_t n);
+/* Index of the innermost Python frame in the user's own code: a file that is neither in
+ * the interpreter's library (a directory .../lib/pythonX.Y/ or .../lib64/pythonX.Y/, the
+ * stdlib of any prefix: sys.prefix, a venv's, pyenv's, Debian's /usr/lib/python3.11),
+ * nor an installed package (.../site-packages/, .../dist-packages/), nor frozen or
+ * generated code ("<frozen importlib._bootstrap>", "<string>"). An allocation the stdlib
+ * or a framework made (a dict resized inside json, a task made by asyncio) is located
+ * where it was made, and this names the user's line that asked for it. -1 when no frame
+ * is the user's. Python only: a Perl site's library directories are not classified. */
+long lh_site_user_frame(const lh_frame_t *frames, size_t n);
+/* Whether a script frame's file is the user's own (the rule of lh_site_user_frame). */
+int lh_frame_is_user_code(const lh_frame_t *f);
 
 #endif /* LH_REPORT_H */

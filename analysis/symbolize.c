@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "addrsym.h"
+#include "nearsym.h"
 #include "dupstr.h"
 #include "dwscopes.h"
 #include "grow.h"
@@ -38,6 +39,8 @@ typedef struct sym_module {
     lh_symcache_t *sc; /* its on-disk cache (symcache.h), NULL when not used */
     int syms_indexed;
     lh_addrsym_t *syms; /* addrsym.h, built on the first ELF-symbol lookup */
+    int near_indexed;
+    lh_nearsym_t *near; /* nearsym.h, built on the first address no symbol covers */
 } sym_module_t;
 
 typedef struct cache_entry {
@@ -434,6 +437,47 @@ elf_symbol(sym_module_t *sm, Dwarf_Addr addr)
     return lh_addrsym_lazy(&sm->syms, &sm->syms_indexed, sm->mod, addr, &off, &sym);
 }
 
+/* The name of code no symbol and no debug information covers: a static function of a
+ * stripped module (a C extension without debug info). "<static 0xde0f0 after
+ * PyArray_NewLikeArray>": the start of its function from the call frame information
+ * (.eh_frame: every function has its FDE, so every address of one function gets the same
+ * name and `--by function` adds them up), then the nearest exported function below it
+ * (nearsym.h), a landmark in the library's source. "<after NAME+0x508>" without call
+ * frame information; NULL with neither. */
+static const char *
+stripped_name(lh_symbolizer_t *s, sym_module_t *sm, Dwarf_Addr addr)
+{
+    if (!sm->near_indexed) {
+        sm->near_indexed = 1;
+        sm->near = lh_nearsym_new(sm->mod);
+    }
+    /* covered by an FDE at all (a gap between functions has none): then its start */
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(sm->mod, &bias);
+    Dwarf_Frame *fr = NULL;
+    GElf_Addr start = 0, low = 0;
+    int have = cfi && dwarf_cfi_addrframe(cfi, addr - bias, &fr) == 0 &&
+               lh_nearsym_func_start(sm->near, addr, &start) == 0;
+    free(fr);
+    const char *near = lh_nearsym_below(sm->near, have ? start : addr, &low);
+    char buf[512];
+    if (have) {
+        /* the function's start as an address of the ELF file, like a frame's offset */
+        unsigned long long at = (unsigned long long)(start - bias);
+        if (near) {
+            snprintf(buf, sizeof buf, "<static 0x%llx after %.400s>", at, near);
+        } else {
+            snprintf(buf, sizeof buf, "<static 0x%llx>", at);
+        }
+    } else if (near) {
+        snprintf(buf, sizeof buf, "<after %.400s+0x%llx>", near,
+                 (unsigned long long)(addr - low));
+    } else {
+        return NULL;
+    }
+    return lh_strpool_add(&s->pool, buf, strlen(buf));
+}
+
 static int
 resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f, frame_vec_t *fv)
 {
@@ -457,6 +501,9 @@ resolve_dwarf(lh_symbolizer_t *s, sym_module_t *sm, uint64_t ip, lh_frame_t f, f
         return 0;
     }
     f.function = lh_strpool_demangled(&s->pool, elf_symbol(sm, addr));
+    if (!f.function && !cu) {
+        f.function = stripped_name(s, sm, addr);
+    }
     f.file = pool_file(s, cu, file);
     f.line = file && line > 0 ? (uint32_t)line : 0;
     return push_frame(fv, &f);
@@ -517,6 +564,7 @@ lh_sym_free(lh_symbolizer_t *s)
         lh_symcache_save(s->smods[i].sc); /* before the pool its new strings are in */
         lh_symcache_free(s->smods[i].sc);
         lh_addrsym_free(s->smods[i].syms);
+        lh_nearsym_free(s->smods[i].near);
         if (s->smods[i].dwfl) {
             dwfl_end(s->smods[i].dwfl);
         }

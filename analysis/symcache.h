@@ -48,7 +48,8 @@ const char *lh_symcache_dir(void);
 /* The cache of the module file path, opened in libdwfl as mod: loads the module's cache
  * file if there is a valid one. suffix names the kind of file: ".sym" for the code
  * symbolizer's frames, ".vars" for datasym.c's table of variables (each "frame" is a
- * variable's declaration file, at the variable's file address). NULL when the cache is
+ * variable's declaration file, at the variable's file address), ".dsym" for datasym.c's
+ * answers of the symbol table (docs/FORMAT.md). NULL when the cache is
  * off, the module cannot be keyed or memory is short (the caller then works without). */
 lh_symcache_t *lh_symcache_open(const char *path, Dwfl_Module *mod, const char *suffix);
 

@@ -39,6 +39,7 @@ print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const char *trac
             fputs(" in ", stderr);
             lh_text_clean(stderr, site->frames[site->location].function);
         }
+        lh_text_user_frame(stderr, site, cwd);
     }
     fprintf(stderr, " (allowed %" PRIu64 " bytes", o->max_leak_bytes);
     if (rep->n_suppressed_sites) {

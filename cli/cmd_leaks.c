@@ -39,27 +39,27 @@ typedef struct leaks_args {
     const char *from, *to;
     long skip;
     unsigned long top;
-    lh_bound_kind_t kind;
+    int kind;               /* lh_bound_kind_t (--use) */
 } leaks_args_t;
 
 static int
 parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
 {
     unsigned long skip = ULONG_MAX;
-    int kind = LH_BOUND_AUTO, rc;
+    int rc;
     const lh_opt_t opts[] = {
         {"--from", NULL, LH_OPT_STR, &a->from, 0, 0, NULL},
         {"--to", NULL, LH_OPT_STR, &a->to, 0, 0, NULL},
         {"--skip", NULL, LH_OPT_UINT, &skip, 0, 100000000, NULL},
         LH_OPT_TOP(&a->top),
-        LH_OPT_USE(&kind),
+        LH_OPT_USE(&a->kind),
     };
+    a->kind = LH_BOUND_AUTO;
     a->top = 10;
     if ((rc = LH_ARGS_PARSE(leaks, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->skip = skip == ULONG_MAX ? -1 : (long)skip;
-    a->kind = (lh_bound_kind_t)kind;
     a->tlo.diff = 1;
     a->tlo.series = 1; /* for the growth model's trend of each site */
     a->tlo.diff_to = a->to;
@@ -72,14 +72,10 @@ site_stack(const void *row)
     return ((const lh_diff_site_t *)row)->stack_id;
 }
 
-/* A site left out: its figures out of the diff's totals (ctx). */
 static void
-forget_site(void *ctx, void *row)
+free_site(void *row)
 {
-    lh_diff_t *d = ctx;
     lh_diff_site_t *s = row;
-    d->total_blocks -= s->total_blocks;
-    d->total_bytes -= s->total_bytes;
     free(s->blocks);
     free(s->bytes);
 }
@@ -104,9 +100,11 @@ lh_cmd_leaks(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     if ((rc = lh_pass_drop_suppressed(&p, d.sites, &d.n_sites, sizeof *d.sites, site_stack,
-                                      forget_site, &d, err)) < 0) {
+                                      free_site, err)) < 0) {
         goto done;
     }
+    d.total_blocks = LH_ROWS_SUM(d.sites, d.n_sites, lh_diff_site_t, total_blocks);
+    d.total_bytes = LH_ROWS_SUM(d.sites, d.n_sites, lh_diff_site_t, total_bytes);
     n_shown = a.top && a.top < d.n_sites ? a.top : d.n_sites;
     if ((rc = lh_pass_show(&p, d.sites, sizeof *d.sites, offsetof(lh_diff_site_t, stack_id),
                            n_shown, err)) < 0) {

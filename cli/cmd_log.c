@@ -88,13 +88,10 @@ event_stack(const void *row)
     return e->has_block ? e->block_stack : UINT32_MAX;
 }
 
-/* An event left out of the history (ctx). */
 static void
-forget_event(void *ctx, void *row)
+free_event(void *row)
 {
-    lh_history_t *h = ctx;
     free(((lh_hist_entry_t *)row)->label);
-    h->n_matched--;
 }
 
 int
@@ -114,10 +111,12 @@ lh_cmd_log(int argc, char **argv, lh_err_t *err)
         lh_history_fini(&h);
         return rc;
     }
-    if ((rc = lh_pass_drop_suppressed(&p, h.v, &h.n, sizeof *h.v, event_stack, forget_event,
-                                      &h, err)) < 0) {
+    size_t n_kept = h.n;
+    if ((rc = lh_pass_drop_suppressed(&p, h.v, &h.n, sizeof *h.v, event_stack, free_event,
+                                      err)) < 0) {
         goto done;
     }
+    h.n_matched -= n_kept - h.n;
     /* The distinct stacks of the allocations shown, sorted, for the view's lookup. */
     if (!(ids = malloc((h.n ? h.n : 1) * sizeof *ids))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");

@@ -94,7 +94,8 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     if (!a->threshold) {
         a->threshold_ns = 1000000; /* 1 ms */
     }
-    if (a->heuristics && lh_cli_parse_heuristics(a->heuristics, &a->heur_bits, err) < 0) {
+    if (a->heuristics &&
+        lh_cli_parse_heuristics("report", a->heuristics, &a->heur_bits, err) < 0) {
         return LH_EINVAL;
     }
     return 0;
@@ -110,16 +111,6 @@ static uint32_t
 temp_stack(const void *row)
 {
     return ((const lh_temp_site_t *)row)->stack_id;
-}
-
-/* A site of temporaries left out: its figures out of the totals (ctx). */
-static void
-forget_temp(void *ctx, void *row)
-{
-    lh_temp_t *t = ctx;
-    const lh_temp_site_t *s = row;
-    t->n_temp -= s->n_temp;
-    t->temp_bytes -= s->temp_bytes;
 }
 
 /* report --growth and report --temporary: one pass through a timeline. */
@@ -157,8 +148,10 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         n_all = g.n_sites;
     } else {
         rc = lh_pass_drop_suppressed(&p, tmp.sites, &tmp.n_sites, sizeof *tmp.sites, temp_stack,
-                                     forget_temp, &tmp, err);
+                                     NULL, err);
         n_all = tmp.n_sites;
+        tmp.n_temp = LH_ROWS_SUM(tmp.sites, n_all, lh_temp_site_t, n_temp);
+        tmp.temp_bytes = LH_ROWS_SUM(tmp.sites, n_all, lh_temp_site_t, temp_bytes);
     }
     if (rc < 0) {
         goto done;

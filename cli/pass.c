@@ -135,8 +135,7 @@ lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err)
 typedef struct pass_drop {
     lh_pass_t *p;
     uint32_t (*stack_of)(const void *row);
-    void (*forget)(void *ctx, void *row);
-    void *ctx;
+    void (*release)(void *row);
 } pass_drop_t;
 
 /* lh_drop_rows's answer for a row of lh_pass_drop_suppressed. */
@@ -146,18 +145,18 @@ drop_row(void *ctx, void *row, lh_err_t *err)
     const pass_drop_t *d = ctx;
     uint32_t id = d->stack_of(row);
     int rc = id == UINT32_MAX ? 0 : lh_pass_suppressed(d->p, id, err);
-    if (rc == 1) {
-        d->forget(d->ctx, row);
+    if (rc == 1 && d->release) {
+        d->release(row);
     }
     return rc;
 }
 
 int
 lh_pass_drop_suppressed(lh_pass_t *p, void *rows, size_t *n, size_t size,
-                        uint32_t (*stack_of)(const void *row),
-                        void (*forget)(void *ctx, void *row), void *ctx, lh_err_t *err)
+                        uint32_t (*stack_of)(const void *row), void (*release)(void *row),
+                        lh_err_t *err)
 {
-    pass_drop_t d = {p, stack_of, forget, ctx};
+    pass_drop_t d = {p, stack_of, release};
     return p->supp.n ? lh_drop_rows(rows, n, size, drop_row, &d, err) : 0;
 }
 

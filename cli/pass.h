@@ -9,6 +9,7 @@
 
 #include <limits.h>
 
+#include "grow.h"
 #include "history.h"
 #include "opts.h"
 #include "stream.h"
@@ -47,11 +48,12 @@ int lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t
 int lh_pass_suppressed(lh_pass_t *p, uint32_t id, lh_err_t *err);
 /* Leaves out of a listing's rows (*n of size bytes, the others keeping their order) those
  * a suppression rule matches: stack_of(row) is a row's stack id (UINT32_MAX: none, kept),
- * and forget(ctx, row) releases a row left out and takes its part out of ctx's totals.
- * Returns 0 or an error (the rows not looked at yet kept). */
+ * and release(row), unless NULL, frees what a row left out owns. Totals over the rows are
+ * the caller's to recompute (LH_ROWS_SUM). Returns 0 or an error (the rows not looked at
+ * yet kept). */
 int lh_pass_drop_suppressed(lh_pass_t *p, void *rows, size_t *n, size_t size,
-                            uint32_t (*stack_of)(const void *row),
-                            void (*forget)(void *ctx, void *row), void *ctx, lh_err_t *err);
+                            uint32_t (*stack_of)(const void *row), void (*release)(void *row),
+                            lh_err_t *err);
 /* What every listing ends with, once its rows are chosen: symbolizes the n sites shown into
  * p->sites (row i's stack id is the uint32_t at rows + i * stride + off: a listing's array of
  * rows and offsetof its stack id field), prints the warnings and fills p->view. The sites

@@ -27,31 +27,33 @@ lh_enc_str(lh_enc_t *e, const char *s)
     lh_enc_bytes(e, s, n);
 }
 
+/* The n low bytes of v, little-endian. */
+static void
+enc_le(lh_enc_t *e, uint64_t v, int n)
+{
+    uint8_t b[8];
+    for (int i = 0; i < n; i++) {
+        b[i] = (uint8_t)(v >> (8 * i));
+    }
+    lh_enc_bytes(e, b, (size_t)n);
+}
+
 void
 lh_enc_u16le(lh_enc_t *e, uint16_t v)
 {
-    uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-    lh_enc_bytes(e, b, 2);
+    enc_le(e, v, 2);
 }
 
 void
 lh_enc_u32le(lh_enc_t *e, uint32_t v)
 {
-    uint8_t b[4];
-    for (int i = 0; i < 4; i++) {
-        b[i] = (uint8_t)(v >> (8 * i));
-    }
-    lh_enc_bytes(e, b, 4);
+    enc_le(e, v, 4);
 }
 
 void
 lh_enc_u64le(lh_enc_t *e, uint64_t v)
 {
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++) {
-        b[i] = (uint8_t)(v >> (8 * i));
-    }
-    lh_enc_bytes(e, b, 8);
+    enc_le(e, v, 8);
 }
 
 uint8_t *

@@ -241,6 +241,11 @@ lh_json_site_frames(FILE *out, const lh_site_t *site)
 {
     fputs("\"location\": ", out);
     json_frame(out, site->location >= 0 ? &site->frames[site->location] : NULL);
+    /* the user's own frame (report.h, lh_site_user_frame); may be the location itself */
+    fputs(", \"user_frame\": ", out);
+    json_frame(out, site->user_frame >= 0 && (size_t)site->user_frame < site->n_frames
+                        ? &site->frames[site->user_frame]
+                        : NULL);
     fputs(", \"frames\": [", out);
     for (size_t i = 0; i < site->n_frames; i++) {
         fputs(i ? ",\n      " : "\n      ", out);

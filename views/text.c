@@ -366,6 +366,7 @@ print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
                                 site->frames[site->location].module)) {
         fputs(", at ", out);
         lh_text_location(out, site, cwd);
+        lh_text_user_frame(out, site, cwd);
     }
     fprintf(out, " [site %" PRIu32 "]\n", site->stack_id);
     lh_text_stack(out, site, 0, cwd);
@@ -392,6 +393,26 @@ lh_text_location(FILE *out, const lh_site_t *site, const char *cwd)
     } else {
         fprintf(out, "0x%" PRIx64, f->ip);
     }
+}
+
+void
+lh_text_user_frame(FILE *out, const lh_site_t *site, const char *cwd)
+{
+    if (site->user_frame < 0 || (size_t)site->user_frame >= site->n_frames ||
+        site->user_frame == site->location) {
+        return;
+    }
+    const lh_frame_t *f = &site->frames[site->user_frame];
+    fputs(" (called from ", out);
+    lh_text_clean(out, lh_text_rel_path(f->file, cwd));
+    if (f->line) {
+        fprintf(out, ":%" PRIu32, f->line);
+    }
+    if (f->function) {
+        fputs(" in ", out);
+        lh_text_clean(out, f->function);
+    }
+    fputc(')', out);
 }
 
 void

@@ -33,6 +33,10 @@ const char *lh_text_rel_path(const char *path, const char *cwd);
 const char *lh_text_frame_where(const lh_frame_t *f, const char *cwd, char *buf, size_t len);
 /* The site's location, "file.c:42" (or the function, module+offset, address), no newline. */
 void lh_text_location(FILE *out, const lh_site_t *site, const char *cwd);
+/* " (called from app.py:7 in __main__.handle)": the user's own frame of a site located
+ * in a library (lh_site_user_frame), printed beside the location; nothing when the
+ * location is the user's code or no frame is. */
+void lh_text_user_frame(FILE *out, const lh_site_t *site, const char *cwd);
 /* The site's frames, at most max (0: all), or why there are none. */
 void lh_text_stack(FILE *out, const lh_site_t *site, size_t max, const char *cwd);
 /* How many frames from i on are C++ standard library templates inlined into their caller

@@ -136,6 +136,7 @@ text_site_head(FILE *out, const lh_tl_view_t *v, size_t rank, const lh_site_t *s
 {
     fprintf(out, "\n#%zu [site %" PRIu32 "] ", rank, site->stack_id);
     lh_text_location(out, site, v->cwd);
+    lh_text_user_frame(out, site, v->cwd);
     fputs(": ", out);
 }
 

@@ -967,7 +967,8 @@ static const command_t commands[] = {
      "the pointers a block holds, by offset, from byte offset START"},
     {"identify", sh_cmd_identify, "identify ADDR [--depth N] [--all] [--weak]",
      "why is it alive: the paths from roots to the block (shortest; --all: one per root; "
-     "--weak: through interior pointers too; --depth: hops shown)"},
+     "--weak: through interior pointers too; --depth: hops shown; perl/python objects: one "
+     "path per variable that holds it, 4 of them, --all: every one)"},
     {"count", cmd_count, "count [--by type|site|function]", "live blocks and bytes per group"},
     {"roots", cmd_roots, "roots [N]", "the roots that retain the most"},
     {"unreachable", cmd_unreachable, "unreachable [--by site]",

@@ -316,7 +316,7 @@ sh_cmd_identify(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
         return lh_err_set(err, LH_EINVAL, "identify: which block? identify ADDR");
     }
     if (sh_obj_mode(sh)) {
-        return sh_obj_identify(sh, a, err); /* the path in the language's terms */
+        return sh_obj_identify(sh, a, s.all, err); /* the path in the language's terms */
     }
     uint32_t t;
     uint64_t addr;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dupstr.h"
 #include "grow.h"
 #include "keyindex.h"
 #include "shell_int.h"
@@ -564,26 +565,163 @@ sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
     return 0;
 }
 
+/* A name roots lists: a package variable or a lexical (not a glob, stash or sub: they hold
+ * code). */
+static int
+variable_name(const char *s)
+{
+    size_t l = strlen(s);
+    return s[0] != '*' && s[0] != '&' && !(l > 2 && s[l - 1] == ':' && s[l - 2] == ':');
+}
+
+/* The holders of a shared object, for its roots row. */
+#define SHARED_HOLDERS 3
+
+typedef struct shared_holders {
+    const lh_objheap_t *oh;
+    uint32_t start[SHARED_HOLDERS + 1];
+    size_t n;
+    int variable; /* one of them is a variable */
+} shared_holders_t;
+
+static void
+add_holder(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
+{
+    shared_holders_t *h = arg;
+    (void)path;
+    (void)n;
+    const lh_objheap_t *oh = h->oh;
+    if (start < oh->n_objs && oh->objs[start].name && variable_name(oh->strs[oh->objs[start].name])) {
+        h->variable = 1;
+    }
+    if (h->n < SHARED_HOLDERS + 1) {
+        h->start[h->n++] = start;
+    }
+}
+
+/* "IO::Async::Loop::Poll held by my $loop in main and $IO::Async::Loop::ONE_TRUE_LOOP" */
+static const char *
+shared_desc(lh_shell_t *sh, uint32_t v, const shared_holders_t *h, char *buf, size_t len)
+{
+    const lh_objheap_t *oh = sh->oh;
+    size_t k = 0, shown = h->n > SHARED_HOLDERS ? SHARED_HOLDERS - 1 : h->n;
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    k += (size_t)snprintf(buf, len, "%s held by", lh_objheap_type(oh, v));
+    for (size_t i = 0; i < shown && k < len; i++) {
+        uint32_t s = h->start[i];
+        const char *sep = i == 0 ? " " : i + 1 == shown && h->n <= SHARED_HOLDERS ? " and " : ", ";
+        if (s < oh->n_objs && oh->objs[s].name) {
+            k += (size_t)snprintf(buf + k, len - k, "%s%s", sep, oh->strs[oh->objs[s].name]);
+        } else if (s >= nn && s - nn < oh->n_roots) {
+            k += (size_t)snprintf(buf + k, len - k, "%s[%s]", sep,
+                                  oh->strs[oh->roots[s - nn].name]);
+        } else {
+            k += (size_t)snprintf(buf + k, len - k, "%s%s", sep, lh_objheap_type(oh, s));
+        }
+    }
+    if (h->n > SHARED_HOLDERS && k < len) {
+        snprintf(buf + k, len - k, " and more");
+    }
+    return buf;
+}
+
+/* The objects no one variable keeps alive, which roots would otherwise credit to no one: the
+ * largest held by two variables or more (an event loop in `my $loop` and in its class's
+ * singleton, $IO::Async::Loop::ONE_TRUE_LOOP), with no named object dominating them and
+ * not inside one already found. Up to n, in shared[] (retained first), their holders in
+ * hs[]. Returns how many, or LH_ENOMEM. */
+static int
+shared_objects(const lh_objheap_t *oh, size_t n, uint32_t *shared, shared_holders_t *hs)
+{
+    const lh_refgraph_t *g = &oh->g;
+    /* named[v]: 1 when a named object dominates v, 2 when none does, 0 not known yet */
+    uint8_t *named = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    uint8_t *taken = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    uint32_t *chain = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *chain);
+    uint32_t *cand = malloc((size_t)(oh->n_objs ? oh->n_objs : 1) * sizeof *cand);
+    const lh_objedge_t *path[PATH_MAX_HOPS];
+    if (!named || !taken || !chain || !cand) {
+        LH_FREE_ALL(named, taken, chain, cand);
+        return LH_ENOMEM;
+    }
+    size_t nc = 0;
+    for (uint32_t v = 0; v < oh->n_objs; v++) {
+        if (oh->objs[v].name || g->cls[v] != LH_CLASS_REACHABLE) {
+            continue;
+        }
+        size_t c = 0;
+        uint32_t d = g->idom[v];
+        while (d != g->super && d < g->n_nodes && !named[d] &&
+               !(d < oh->n_objs && oh->objs[d].name)) {
+            chain[c++] = d;
+            d = g->idom[d];
+        }
+        uint8_t r = d < oh->n_objs && oh->objs[d].name ? 1 : d < g->n_nodes && named[d] ? named[d] : 2;
+        for (size_t i = 0; i < c; i++) {
+            named[chain[i]] = r;
+        }
+        named[v] = r; /* v is unnamed: what dominates it is what its chain says */
+        /* the top of what is shared: held from two places or more */
+        if (r == 2 && g->roff[v + 1] - g->roff[v] >= 2) {
+            cand[nc++] = v;
+        }
+    }
+    size_t k = sh_top_n(cand, nc, key_at, g->retained, cand, nc < 4 * n + 16 ? nc : 4 * n + 16);
+    size_t got = 0;
+    for (size_t i = 0; i < k && got < n; i++) {
+        uint32_t v = cand[i], d = g->idom[v];
+        while (d != g->super && d < g->n_nodes && !taken[d] && g->idom[d] != d) {
+            d = g->idom[d];
+        }
+        if (d < g->n_nodes && taken[d]) {
+            continue; /* inside one already listed */
+        }
+        shared_holders_t h = {oh, {0}, 0, 0};
+        int rc = lh_objheap_holders(oh, v, SHARED_HOLDERS + 1, path, PATH_MAX_HOPS, add_holder,
+                                    &h);
+        if (rc == LH_ENOMEM) {
+            LH_FREE_ALL(named, taken, chain, cand);
+            return LH_ENOMEM;
+        }
+        if (h.n >= 2 && h.variable) {
+            taken[v] = 1;
+            hs[got] = h;
+            shared[got++] = v;
+        }
+    }
+    LH_FREE_ALL(named, taken, chain, cand);
+    return (int)got;
+}
+
 int
 sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
-    uint32_t *cand = malloc((oh->n_names + 1) * sizeof *cand);
-    char b1[32], b2[32];
+    size_t n_max = n < oh->n_objs ? n : oh->n_objs;
+    uint32_t *cand = malloc((oh->n_names + n_max + 1) * sizeof *cand);
+    uint32_t *shared = malloc((n_max + 1) * sizeof *shared);
+    shared_holders_t *hs = malloc((n_max + 1) * sizeof *hs);
+    char b1[32], b2[32], desc[1024];
     size_t nc = 0;
-    if (!cand) {
+    int ns = cand && shared && hs ? shared_objects(oh, n_max, shared, hs) : LH_ENOMEM;
+    if (ns < 0) {
+        free(cand);
+        free(shared);
+        free(hs);
         return lh_err_set(err, LH_ENOMEM, "roots: out of memory");
     }
-    /* Package variables and lexicals (not globs, stashes or subs: they hold code). */
     for (size_t i = 0; i < oh->n_names; i++) {
         const lh_objname_t *nm = &oh->names[i];
         const char *s = oh->strs[nm->name];
-        size_t l = strlen(s);
         if ((i > 0 && oh->names[i - 1].node == nm->node) || oh->strs[oh->objs[nm->node].name] != s ||
-            s[0] == '*' || s[0] == '&' || (l > 2 && s[l - 1] == ':' && s[l - 2] == ':')) {
+            !variable_name(s)) {
             continue;
         }
         cand[nc++] = nm->node;
+    }
+    size_t n_named = nc;
+    for (int i = 0; i < ns; i++) {
+        cand[nc++] = shared[i];
     }
     size_t k = sh_top_n(cand, nc, key_at, oh->g.retained, cand, n);
     fprintf(sh->out, "   @  %10s %10s  %s\n", "retained", "size", "variable");
@@ -591,17 +729,25 @@ sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err)
     sh->rows_obj = 1;
     for (size_t i = 0; i < k; i++) {
         uint32_t v = cand[i];
+        int j = 0;
+        while (j < ns && shared[j] != v) {
+            j++;
+        }
         sh_row_add(sh, v);
-        fprintf(sh->out, "%4zu  %10s %10s  %s (%s)\n", i + 1,
-                sh_bytes(b1, sizeof b1, oh->g.retained[v]),
-                sh_bytes(b2, sizeof b2, oh->objs[v].size_bytes), oh->strs[oh->objs[v].name],
-                lh_objheap_type(oh, v));
+        if (j < ns) {
+            shared_desc(sh, v, &hs[j], desc, sizeof desc);
+        } else {
+            snprintf(desc, sizeof desc, "%s (%s)", oh->strs[oh->objs[v].name],
+                     lh_objheap_type(oh, v));
+        }
+        fprintf(sh->out, "%4zu  %10s %10s  %s\n", i + 1, sh_bytes(b1, sizeof b1, oh->g.retained[v]),
+                sh_bytes(b2, sizeof b2, oh->objs[v].size_bytes), desc);
     }
-    fprintf(sh->out, "%zu named variables; %u %s objects, %s reachable\n", nc, oh->n_objs,
+    fprintf(sh->out, "%zu named variables; %u %s objects, %s reachable\n", n_named, oh->n_objs,
             lang_name(oh),
             sh_bytes(b1, sizeof b1, oh->g.retained[oh->g.super] - oh->unreachable_bytes));
     never_freed_line(oh, sh->out);
-    free(cand);
+    LH_FREE_ALL(cand, shared, hs);
     return 0;
 }
 
@@ -666,8 +812,30 @@ obj_line(lh_shell_t *sh, uint32_t v, FILE *out)
     fputc('\n', out);
 }
 
+/* identify's holders: one line each (the first IDENTIFY_SHOWN unless --all). */
+#define IDENTIFY_SHOWN 4
+
+typedef struct holder_list {
+    lh_shell_t *sh;
+    uint32_t v;
+    size_t n, max; /* printed so far, most to print */
+} holder_list_t;
+
+static void
+print_holder(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
+{
+    holder_list_t *hl = arg;
+    char buf[4096];
+    if (hl->n >= hl->max) {
+        return;
+    }
+    hl->n++;
+    render_edges(hl->sh, start, path, n, hl->v, buf, sizeof buf);
+    fprintf(hl->sh->out, "  %s\n", buf);
+}
+
 int
-sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
+sh_obj_identify(lh_shell_t *sh, const char *arg, int all, lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
     uint32_t v;
@@ -676,9 +844,17 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
         return LH_EINVAL;
     }
     obj_line(sh, v, sh->out);
-    int rc = render_path(sh, v, buf, sizeof buf);
+    /* one path per variable that keeps it alive, shortest first: with two, undefining one
+     * frees nothing (IDENTIFY_SHOWN of them; --all: every one) */
+    const lh_objedge_t *path[PATH_MAX_HOPS];
+    size_t limit = all ? (size_t)-1 : IDENTIFY_SHOWN + 1;
+    holder_list_t hl = {sh, v, 0, all ? limit : IDENTIFY_SHOWN};
+    int rc = lh_objheap_holders(oh, v, limit, path, PATH_MAX_HOPS, print_holder, &hl);
     if (rc == LH_ENOMEM) {
         return lh_err_set(err, LH_ENOMEM, "identify: out of memory");
+    }
+    if (rc > 0 && (size_t)rc > IDENTIFY_SHOWN && !all) {
+        fprintf(sh->out, "  and more: identify %s --all\n", arg);
     }
     if (rc == -1) {
         fprintf(sh->out, "  unreachable: no root reaches it (%s); the cycle is held by:\n",
@@ -706,7 +882,6 @@ sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err)
         }
         return 0;
     }
-    fprintf(sh->out, "  %s\n", buf);
     return 0;
 }
 

@@ -94,7 +94,7 @@ int sh_obj_mode(const lh_shell_t *sh);
 int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);
 int sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err);
 int sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err);
-int sh_obj_identify(lh_shell_t *sh, const char *arg, lh_err_t *err);
+int sh_obj_identify(lh_shell_t *sh, const char *arg, int all, lh_err_t *err);
 int sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err);
 int sh_obj_unreachable(lh_shell_t *sh, lh_err_t *err);
 int sh_obj_diff(lh_shell_t *sh, long ia, long ib, lh_err_t *err);

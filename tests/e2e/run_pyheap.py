@@ -171,9 +171,15 @@ def check_oracle(ctx, counts_text, prefix, label, tag):
 
 
 def paths(text):
-    """The paths `identify` printed, in order (not the rows of `diff`)."""
-    return [l.strip() for l in text.splitlines()
-            if re.match(r"^  [^\s\d-]", l) and " -> " in l]
+    """The paths `identify` printed, in order (not the rows of `diff`): the first, shortest,
+    of each object (the lines after it name its other holders)."""
+    out, prev = [], False
+    for l in text.splitlines():
+        is_path = re.match(r"^  [^\s\d-]", l) is not None and " -> " in l
+        if is_path and not prev:
+            out.append(l.strip())
+        prev = is_path
+    return out
 
 
 def minor_of(py):

@@ -282,6 +282,103 @@ def case_threads_hook(ctx):
     churned(ctx, "threads_hook")
 
 
+def twice_then(ctx, mode, sig, bare_expect):
+    """stop_wait MODE bare and under `leakhound run`: sig sent twice, 0.4 s apart, then
+    SIGTERM if it still runs. (status, stdout lines after "ready", stderr) of each; the
+    bare one must be bare_expect's (status, lines)."""
+    got = {}
+    for traced in (False, True):
+        argv = [ctx.prog("stop_wait"), mode]
+        trace = os.path.join(ctx.workdir, mode + ".lht")
+        if traced:
+            argv = lh_run_argv(ctx, trace, argv)
+        p = start(ctx, argv)
+        pid = int(re.search(rb"ready (\d+)", p.ready_out).group(1))
+        time.sleep(0.4)  # past the ticker's first period (rawdfl: its recheck)
+        try:
+            for _ in range(2):
+                os.kill(pid, sig)
+                time.sleep(0.4)
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # it ended (and leakhound run reaped it)
+        rc, out, err = finish(ctx, p, "the signals")
+        got[traced] = (rc if not traced or rc < 128 else -(rc - 128), out.splitlines()[1:],
+                       err)
+    ctx.check(got[False][:2] == bare_expect, "without the agent: status, output", bare_expect,
+              got[False][:2])
+    ctx.check(got[True][:2] == got[False][:2], "under the agent: as without it",
+              got[False][:2], got[True][:2])
+    return os.path.join(ctx.workdir, mode + ".lht"), got[True][2]
+
+
+def case_resethand(ctx):
+    """SIGTERM handler set with SA_RESETHAND: the first SIGTERM runs it (prints "once"),
+    the second finds SIG_DFL and ends the process, as without the agent; and the trace
+    ends as at exit (the agent's handler is back after the first), stop_wait's classes."""
+    trace, _ = twice_then(ctx, "resethand", signal.SIGTERM, (-signal.SIGTERM, ["once"]))
+    rep = expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    ctx.check(classes(rep) == CLASSES, "leak classes", CLASSES, classes(rep))
+
+
+def case_sysv(ctx):
+    """The same through sysv_signal (SA_RESETHAND|SA_NODEFER)."""
+    trace, _ = twice_then(ctx, "sysv", signal.SIGTERM, (-signal.SIGTERM, ["once"]))
+    rep = expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    ctx.check(classes(rep) == CLASSES, "leak classes", CLASSES, classes(rep))
+
+
+def case_raw(ctx):
+    """rt_sigaction called directly (no sigaction to interpose): its own SIGTERM handler
+    runs (prints "handler", exits 3: a clean exit in the trace); SIG_DFL set so is held by
+    the agent again within a period, so SIGTERM still ends the trace as at exit."""
+    trace, _ = twice_then(ctx, "rawhandler", signal.SIGTERM, (3, ["handler"]))
+    lines = exit_line(report_text(ctx, trace))
+    ctx.check(lines == ["exit:          clean exit (status 3)"], "rawhandler: the report's "
+              "exit line", "clean exit (status 3)", lines)
+    trace, _ = twice_then(ctx, "rawdfl", signal.SIGTERM, (-signal.SIGTERM, []))
+    rep = expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+    ctx.check(classes(rep) == CLASSES, "rawdfl: leak classes", CLASSES, classes(rep))
+
+
+def snapshot_labels(ctx, trace):
+    res = E.run(ctx, [ctx.lh, "shell", trace, "-c", "snapshots"])
+    return re.findall(r"^\*?\s+\d+\s+(\S+)\s+\S+\s+\d", res.stdout, re.M)
+
+
+def case_usr2(ctx):
+    """The snapshot signal (SIGUSR2) with the program's own handler: its handler runs at
+    each one as without the agent, no snapshot is taken, and the agent says so once on
+    stderr. Set to SIG_DFL by the program: each one is a snapshot (the program sees
+    SIG_DFL), it does not die of it."""
+    trace, err = twice_then(ctx, "usr2handler", signal.SIGUSR2,
+                            (-signal.SIGTERM, ["usr2", "usr2"]))
+    said = [ln for ln in err.splitlines() if ln.startswith("<lh>:")]
+    want = ["<lh>: stop_wait (pid %s) has its own handler of SIGUSR2: the program's choice "
+            "is kept, and that signal takes no snapshot (--snapshot-signal picks another)"]
+    ctx.check(len(said) == 1 and re.fullmatch(re.escape(want[0]).replace("%s", r"\d+"),
+                                              said[0]),
+              "the agent's one line on stderr", want, said)
+    ctx.check(snapshot_labels(ctx, trace) == ["exit"], "usr2handler: snapshots", ["exit"],
+              snapshot_labels(ctx, trace))
+    expect_killed(ctx, trace, "SIGTERM", signal.SIGTERM)
+
+    trace = os.path.join(ctx.workdir, "usr2dfl.lht")
+    p = start(ctx, lh_run_argv(ctx, trace, [ctx.prog("stop_wait"), "usr2dfl"]))
+    pid = int(re.search(rb"ready (\d+)", p.ready_out).group(1))
+    for _ in range(2):
+        os.kill(pid, signal.SIGUSR2)
+        time.sleep(0.4)
+    os.kill(pid, signal.SIGTERM)
+    rc, _, err = finish(ctx, p, "SIGTERM")
+    ctx.check(rc == 143, "usr2dfl: exit status after SIGTERM (SIGUSR2 did not kill it)", 143,
+              rc)
+    ctx.check("<lh>:" not in err, "usr2dfl: nothing said", "no <lh> line", err[-300:])
+    labels = snapshot_labels(ctx, trace)
+    ctx.check(labels == ["signal-1", "signal-2", "exit"], "usr2dfl: snapshots",
+              ["signal-1", "signal-2", "exit"], labels)
+
+
 # ---------------------------------------------------------------------------------------
 # Interpreters: their handlers are theirs
 # ---------------------------------------------------------------------------------------

@@ -17,6 +17,11 @@ Cases:
              a global and its declaration file, are the same cold, warm and without it
   nodebuginfod  no debuginfod server set: libdebuginfod is not loaded, same reports as
              with it loaded and finding nothing
+  dsym       the symbol tables' answers (<build-id>.dsym): a warm shell names the roots and
+             probes for perl from the cache, opening no separate debug file (strace) and
+             reading no symbol table; the answers are the cache's (an edited name shows);
+             the program rebuilt with another build id is answered from its own table, not
+             from the old program's file
 
 Usage: run_symcache.py --build DIR --case NAME [-v]
 """
@@ -107,8 +112,9 @@ class Ctx:
         return text, js
 
     def sym_files(self, d):
-        """The cache files: frames (.sym) and variables tables (.vars)."""
-        return sorted(f for f in os.listdir(d) if f.endswith((".sym", ".vars"))) \
+        """The cache files: frames (.sym), variables tables (.vars) and symbol tables'
+        answers (.dsym)."""
+        return sorted(f for f in os.listdir(d) if f.endswith((".sym", ".vars", ".dsym"))) \
             if os.path.isdir(d) else []
 
     def calltree_file(self, d):
@@ -336,7 +342,82 @@ def case_nodebuginfod(c):
     c.eq("text and json reports without and with a server", out[""], out["http://127.0.0.1:9"])
 
 
-CASES = {"identical": case_identical, "used": case_used, "corrupt": case_corrupt,
+def debug_opens(log):
+    """The separate debug files an strace log shows opened (successfully)."""
+    got = []
+    with open(log) as fh:
+        for ln in fh:
+            if "= -1" in ln or '"' not in ln:
+                continue
+            path = ln.split('"')[1]
+            if path.startswith("/usr/lib/debug/") or path.endswith(".debug") or \
+                    "/debuginfod_client/" in path:
+                got.append(path)
+    return sorted(set(got))
+
+
+def case_dsym(c):
+    prog = c.path("graph_handlers")  # a copy: its build id is changed below
+    shutil.copy(os.path.join(c.build, "tests", "e2e", "progs", "graph_handlers"), prog)
+    t = c.path("handlers.lht")
+    c.run([c.lh, "run", "-o", t, "--", prog], env={"LEAKHOUND_CACHE_DIR": c.path("unused")})
+    cmds = "roots 3; count --by site"
+    d = c.path("cache")
+
+    def shell(cache_dir, log=None):
+        env = {"LEAKHOUND_CACHE_DIR": cache_dir or c.path("never")}
+        flags = ["--no-symbol-cache"] if cache_dir is None else []
+        pre = ["strace", "-f", "-qq", "-e", "trace=openat,open", "-o", log] if log else []
+        return c.run(pre + [c.lh, "shell", "--no-index"] + flags + [t, "-c", cmds],
+                     env=env).stdout
+
+    base = shell(None)
+    c.eq("the roots are named", True, b"g_emitter (graph_handlers.c)" in base and
+         b"g_cursor (graph_handlers.c)" in base)
+    have_strace = shutil.which("strace") is not None
+    cold_log, warm_log = c.path("cold.strace"), c.path("warm.strace")
+    c.eq("shell output, cold cache = no cache", base, shell(d, cold_log if have_strace else None))
+    c.eq("shell output, warm cache = no cache", base, shell(d, warm_log if have_strace else None))
+    if have_strace:
+        cold, warm = debug_opens(cold_log), debug_opens(warm_log)
+        if cold:  # the machine has separate debug files (libc6-dbg): cold reads them
+            c.eq("separate debug files opened by the warm shell (cold: %s)" % cold, [], warm)
+        if c.verbose:
+            print("debug files opened cold: %s" % cold)
+    holder = None
+    for f in c.sym_files(d):
+        with open(os.path.join(d, f), "rb") as fh:
+            data = fh.read()
+        parse(data)
+        if f.endswith(".dsym") and b"g_emitter\0" in data:
+            holder = f
+    c.eq("the program's symbol answers are cached", True, holder is not None)
+    if not holder:
+        return
+    # the warm answer is the cache's: a name edited in it is what the shell shows
+    edit_cache_file(os.path.join(d, holder), b"g_emitter", b"g_emittez")
+    c.eq("shell output from the edited answers",
+         base.replace(b"g_emitter (", b"g_emittez ("), shell(d))
+    # the program rebuilt (another build id, same path and size): its own table answers
+    old_id = bytes.fromhex(holder[:-len(".dsym")])
+    with open(prog, "rb") as fh:
+        elf = bytearray(fh.read())
+    at = elf.find(b"GNU\0" + old_id)
+    c.eq("the build id is in the program's file once", True,
+         at > 0 and elf.find(b"GNU\0" + old_id, at + 1) < 0)
+    new_id = bytes([old_id[0] ^ 0xFF]) + old_id[1:]
+    elf[at + 4:at + 4 + len(old_id)] = new_id
+    with open(prog, "wb") as fh:
+        fh.write(elf)
+    c.eq("shell output after the rebuild = no cache", base, shell(d))
+    new_file = os.path.join(d, new_id.hex() + ".dsym")
+    c.eq("the rebuilt program has its own answers file", True, os.path.exists(new_file))
+    if os.path.exists(new_file):
+        with open(new_file, "rb") as fh:
+            c.eq("its answers name g_emitter", True, b"g_emitter\0" in fh.read())
+
+
+CASES = {"dsym": case_dsym, "identical": case_identical, "used": case_used, "corrupt": case_corrupt,
          "unsafe": case_unsafe, "default": case_default, "vars": case_vars,
          "nodebuginfod": case_nodebuginfod}
 

@@ -235,6 +235,120 @@ def case_cycles(build, py, work):
 
 
 @with_work
+def case_userframe(build, py, work):
+    """Allocations the stdlib makes for the program (json.loads' documents, json.dumps'
+    strings): each site is located in json, where they were made, and names the user's
+    own frame beside it (report.h, lh_site_user_frame): the JSON field user_frame is the
+    innermost frame of userframe.py in every such site; the text report prints it, and
+    ranks the 2000 documents first (a Python program's sites rank by bytes)."""
+    rep, _, trace = traced(build, py, "userframe.py", work)
+    loads, dumps = site_line("userframe.py", "loads"), site_line("userframe.py", "dumps")
+    fn = "__main__.%s" if minor_of(py) >= 11 else "%s"  # (co_qualname: 3.11+)
+    checks, in_json = [], {loads: [0, 0], dumps: [0, 0]}
+    for s in rep["sites"]:
+        mine = [f for f in s["frames"] if f.get("language") == "python" and
+                os.path.basename(f.get("file") or "") == "userframe.py"]
+        if not mine:
+            continue
+        uf, loc = s.get("user_frame"), s["location"]
+        want = {k: mine[0].get(k) for k in ("function", "file", "line")}
+        got = {k: (uf or {}).get(k) for k in want}
+        if got != want:
+            checks.append((False, "site %d: user_frame %s" % (s["stack_id"], got), want))
+        if "/json/" in (loc.get("file") or "") and mine[0]["line"] in in_json:
+            in_json[mine[0]["line"]][0] += s["leaked_blocks"]
+            in_json[mine[0]["line"]][1] = max(in_json[mine[0]["line"]][1], s["leaked_bytes"])
+    checks.append((not checks, "every site with a frame of userframe.py names its innermost "
+                   "one as user_frame", "all"))
+    # 2000 documents: each one's body string is one block of >= 5000 bytes, made in json
+    # (the decoder's scanstring, under json/decoder.py's raw_decode)
+    checks.append((in_json[loads][0] >= 2000 and in_json[loads][1] >= 2000 * 5000,
+                   "live blocks in json's sites called from userframe.py:%d: %d, the largest "
+                   "site %d bytes" % (loads, in_json[loads][0], in_json[loads][1]),
+                   ">= 2000 blocks, a site >= 10000000 bytes"))
+    checks.append((in_json[dumps][0] >= 2000, "live blocks in json's sites called from "
+                   "userframe.py:%d: %d" % (dumps, in_json[dumps][0]), ">= 2000"))
+    # The first site: a Python program's sites rank by bytes (report.h), not with the few
+    # "possibly lost" words of the interpreter's start-up first.
+    text = lh(build, "report", trace, "--top", "3").stdout
+    pat = (r"#1: [\d.]+ MiB \(\d+ bytes\) leaked in 2000 blocks, 2000 allocations, at "
+           r"\S+/json/decoder\.py:\d+ \(called from \S*userframe\.py:%d in %s\) "
+           r"\[site \d+\]" % (loads, re.escape(fn % "handle")))
+    head = [l for l in text.splitlines() if l.startswith("#1: ")]
+    checks.append((len(head) == 1 and re.fullmatch(pat, head[0]) is not None,
+                   "report's first site: %s" % head, pat))
+    checks.append(("still reachable at exit" not in text and
+                   "(lost blocks first)" not in text, "the text report: no groups",
+                   "no group heading"))
+    return report_checks(checks)
+
+
+@with_work
+def case_stripped(build, py, work):
+    """A stripped native library (stripped_ext.c: strip --strip-all, as distributions ship
+    C extensions) allocating in a static function, called through ctypes: the site is the
+    Python line; under it the static function is named "<static 0xSTART after NAME>",
+    START being the function's address in the unstripped build's .symtab (the oracle) and
+    NAME the nearest exported function below it (nm -D), and the exported caller by its
+    .dynsym name. Before: "stripped_ext.so+0x1139"."""
+    so_full = os.path.join(work, "stripped_ext_full.so")
+    so = os.path.join(work, "stripped_ext.so")
+    src = os.path.join(PROGS, "stripped_ext.c")
+    for cmd in (["cc", "-O0", "-shared", "-fPIC", "-o", so_full, src],
+                ["strip", "--strip-all", "-o", so, so_full]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            return fail("%s: %s" % (" ".join(cmd), r.stderr[-800:]))
+    syms = {}
+    for l in subprocess.run(["nm", so_full], capture_output=True, text=True).stdout.splitlines():
+        p = l.split()
+        if len(p) == 3 and p[1] in "Tt":
+            syms[p[2]] = int(p[0], 16)
+    dyn = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True,
+                         text=True).stdout
+    exported = sorted((int(p[0], 16), p[2]) for p in (l.split() for l in dyn.splitlines())
+                      if len(p) == 3 and p[1] == "T")
+    start = syms["make_record"]
+    below = [n for a, n in exported if a <= start][-1]
+    want_static = "<static 0x%x after %s>" % (start, below)
+    import json
+    trace = os.path.join(work, "stripped.lht")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    r = lh(build, "run", "-o", trace, "--", py, os.path.join(PROGS, "stripped.py"), so,
+           cwd=work, env=env)
+    if r.returncode != 0:
+        return fail("run: %s" % r.stderr[-800:])
+    rep = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+    line = site_line("stripped.py", "fill")
+    _, _, sites = at_line(rep, "stripped.py", line)
+    # (the line's other sites: the ints the calls return, the list's growth)
+    sites = [s for s in sites if any(os.path.basename(f.get("module") or "") ==
+                                     "stripped_ext.so" for f in s["frames"])]
+    blocks = sum(s["leaked_blocks"] for s in sites)
+    checks = [(blocks == 200, "stripped.py:%d live blocks made in the library: %d"
+               % (line, blocks), 200)]
+    shapes = []
+    for s in sites:
+        fr = s["frames"]
+        first_py = [i for i, f in enumerate(fr) if f.get("language") == "python"][0]
+        ours = [f.get("function") for f in fr[:first_py]
+                if os.path.basename(f.get("module") or "") == "stripped_ext.so"]
+        shapes.append((ours, fr[first_py]["line"]))
+    want = [([want_static, "lh_ext_fill"], line)]
+    checks.append((shapes == want, "the library's frames above the Python line: %s"
+                   % shapes, want))
+    text = lh(build, "report", trace).stdout
+    checks.append(("    at %s (in stripped_ext.so)\n" % want_static in text,
+                   "text report names the static function", want_static))
+    return report_checks(checks)
+
+
+def minor_of(py):
+    m = re.search(r"python3\.(\d+)$", py)
+    return int(m.group(1)) if m else 11
+
+
+@with_work
 def case_cext(build, py, work):
     """A C extension allocating: sqlite3.connect's memory is allocated by libsqlite3 called
     from _sqlite3; the site is the Python line, and its stack shows the extension's C
@@ -763,7 +877,8 @@ CASES = {"startup": case_startup, "imports_clean": case_imports_clean, "samename
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
-         "paths": case_paths, "modules": case_modules}
+         "paths": case_paths, "modules": case_modules, "userframe": case_userframe,
+         "stripped": case_stripped}
 
 
 def main():

@@ -441,6 +441,45 @@ test_phase_without_script(void **state)
     assert_int_equal(lh_site_location(v, 2), 1);
 }
 
+static lh_frame_t
+pyf(const char *fn, const char *file, uint32_t line)
+{
+    lh_frame_t f;
+    memset(&f, 0, sizeof f);
+    f.function = fn;
+    f.file = file;
+    f.line = line;
+    f.lang = LH_LANG_PYTHON;
+    return f;
+}
+
+/* The user's own frame of a site (report.h): the innermost Python frame in a file that is
+ * not the stdlib of any prefix, an installed package, nor frozen code. */
+static void
+test_user_frame(void **state)
+{
+    (void)state;
+    const lh_frame_t v[] = {
+        nat("scanstring_unicode", "/usr/lib/python3.11/lib-dynload/_json.so"),
+        pyf("json.decoder.JSONDecoder.raw_decode", "/usr/lib/python3.11/json/decoder.py", 353),
+        pyf("flask.app.Flask.dispatch", "/srv/venv/lib/python3.12/site-packages/flask/app.py", 9),
+        pyf("yaml.load", "/usr/lib/python3/dist-packages/yaml/__init__.py", 81),
+        pyf("json.loads", "/root/.pyenv/versions/3.13.0/lib64/python3.13/json/__init__.py", 346),
+        pyf("_frozen_importlib._load", "<frozen importlib._bootstrap>", 690),
+        pyf("util.parse", "/srv/app/lib/python_utils/util.py", 12), /* not a pythonX.Y dir */
+        pyf("app.handle", "app.py", 7),
+    };
+    assert_int_equal(lh_site_user_frame(v, 8), 6);
+    assert_int_equal(lh_site_user_frame(v, 6), -1);     /* only library code */
+    assert_int_equal(lh_site_user_frame(v + 7, 1), 0);  /* the location itself */
+    assert_int_equal(lh_site_user_frame(v, 0), -1);
+    /* a native frame with a file is never the user's frame here (Python only) */
+    lh_frame_t c = nat("main", "/srv/app/server");
+    c.file = "server.c";
+    assert_int_equal(lh_site_user_frame(&c, 1), -1);
+    assert_int_equal(lh_site_location(v, 8), 1); /* the location is unchanged */
+}
+
 int
 main(void)
 {
@@ -453,6 +492,7 @@ main(void)
         cmocka_unit_test(test_merge_keeps_xs_and_libc),
         cmocka_unit_test(test_merge_arena),
         cmocka_unit_test(test_phase_without_script),
+        cmocka_unit_test(test_user_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

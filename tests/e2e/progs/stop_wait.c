@@ -12,12 +12,20 @@
  *   threads   4 threads allocate and free without pause; main waits (pause)
  *   threads_hook  the same, with SIGTERM blocked in main: it lands on a thread that is
  *             nearly always inside malloc or free
+ *   resethand SIGTERM handler installed with SA_RESETHAND: the first SIGTERM prints
+ *             "once" and the program waits on; the next one finds SIG_DFL
+ *   sysv      the same through sysv_signal (SA_RESETHAND|SA_NODEFER)
+ *   rawdfl    SIGTERM set to SIG_DFL by the rt_sigaction system call itself, then waits
+ *   rawhandler  the handler of "handler" installed by the rt_sigaction system call
+ *   usr2handler  its own SIGUSR2 handler (prints "usr2" at each), then waits
+ *   usr2dfl   SIGUSR2 set to SIG_DFL (the default: the process dies of it), then waits
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void *held[4];
@@ -56,6 +64,50 @@ on_term(int sig)
     static const char msg[] = "handler\n";
     (void)!write(1, msg, sizeof msg - 1);
     exit(3);
+}
+
+static void
+on_term_once(int sig)
+{
+    (void)sig;
+    static const char msg[] = "once\n";
+    (void)!write(1, msg, sizeof msg - 1);
+}
+
+static void
+on_usr2(int sig)
+{
+    (void)sig;
+    static const char msg[] = "usr2\n";
+    (void)!write(1, msg, sizeof msg - 1);
+}
+
+/* The kernel's struct sigaction (the C library's differs), for rt_sigaction itself. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+
+/* h for sig by the system call, with the flags and restorer (x86-64's kernel wants one)
+ * the C library gave a handler of SIGUSR1 it installed for a moment. */
+static void
+raw_sigaction(int sig, void (*h)(int))
+{
+    struct kernel_sigaction k;
+    signal(SIGUSR1, on_usr2);
+    if (syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, sizeof k.mask) != 0) {
+        perror("rt_sigaction");
+        exit(2);
+    }
+    signal(SIGUSR1, SIG_DFL);
+    k.handler = h;
+    k.mask = 0;
+    if (syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof k.mask) != 0) {
+        perror("rt_sigaction");
+        exit(2);
+    }
 }
 
 static void *
@@ -111,6 +163,23 @@ main(int argc, char **argv)
     scrub();
     if (strcmp(mode, "handler") == 0) {
         signal(SIGTERM, on_term);
+    } else if (strcmp(mode, "resethand") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term_once;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+    } else if (strcmp(mode, "sysv") == 0) {
+        sysv_signal(SIGTERM, on_term_once);
+    } else if (strcmp(mode, "rawdfl") == 0) {
+        raw_sigaction(SIGTERM, SIG_DFL);
+    } else if (strcmp(mode, "rawhandler") == 0) {
+        raw_sigaction(SIGTERM, on_term);
+    } else if (strcmp(mode, "usr2handler") == 0) {
+        signal(SIGUSR2, on_usr2);
+    } else if (strcmp(mode, "usr2dfl") == 0) {
+        signal(SIGUSR2, SIG_DFL);
     } else if (strcmp(mode, "ignhup") == 0) {
         signal(SIGHUP, SIG_IGN);
     } else if (strcmp(mode, "view") == 0) {
