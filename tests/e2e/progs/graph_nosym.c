@@ -1,10 +1,11 @@
 /* leakhound - SPDX-License-Identifier: MIT
  *
  * graph_nosym.c (e2e.graph.nosym): a program built as distributions ship one, without debug
- * information and stripped (no -g, linked -s): its frames have no name, no file, no line.
- * Five strdup'ed copies are dropped (definitely lost, 5 x 12 B), three kept in g_keep
- * (still reachable, 3 x 12 B). A site is located at the program's call (nosym+0x...), not
- * at strdup in libc, and the shell groups its blocks by that location, not under "?".
+ * information and stripped (no -g, linked -s): its frames have no file, no line and no name
+ * but what the symbolizer makes up. Five strdup'ed copies are dropped (definitely lost,
+ * 5 x 12 B), three kept in g_keep (still reachable, 3 x 12 B). A site is located at the
+ * program's call, not at strdup in libc, and the shell groups its blocks by that location,
+ * not under "?".
  */
 #include <stdlib.h>
 #include <string.h>
