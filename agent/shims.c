@@ -337,6 +337,10 @@ free_record(void *p)
     if (unlikely(!p)) {
         return;
     }
+    /* The real free's first step is the block's header, most often a cache miss (churn:
+     * 14 of every 40 ns of a bare pair): asked for now, it arrives while the free is
+     * recorded instead of after (perf, bench/RESULTS.md). A prefetch never faults. */
+    __builtin_prefetch((const char *)p - 8, 1);
     if (unlikely(is_boot(p))) {
         return;
     }

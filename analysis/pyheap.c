@@ -70,6 +70,7 @@ typedef struct dec {
     uint64_t *tids;          /* thread ids, in the interpreters' thread lists' order */
     uint32_t n_tids;
     size_t cap_tids;
+    int nolab; /* opts->no_labels: every edge's label is "" (labels[0]) */
     int oom;
 } dec_t;
 
@@ -132,6 +133,12 @@ static uint32_t
 label(dec_t *d, const char *s)
 {
     lh_pyheap_t *ph = d->ph;
+    if (d->nolab) {
+        if (ph->n_labels) {
+            return 0;
+        }
+        s = ""; /* the first call makes it labels[0] */
+    }
     uint64_t h = shash(s);
     /* linear probing on the hash itself: equal hashes of different strings are chained
      * by perturbing the key */
@@ -643,7 +650,9 @@ dict_refs(dec_t *d, uint32_t src, uint64_t dict, int skip_values)
         if (!k || !val) {
             continue; /* an empty or deleted entry */
         }
-        key_label(d, k, lab, sizeof lab, "[", "]");
+        if (!d->nolab) {
+            key_label(d, k, lab, sizeof lab, "[", "]");
+        }
         if (!v.values) {
             ref(d, src, k, "(key)", 1); /* split tables share their keys: the type holds them */
         }
@@ -999,7 +1008,9 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
             uint32_t dst = obj_get(d, v);
             if (dst != NONE32) {
                 lab[0] = '.';
-                if (!type || member_name(d, type, off, lab + 1, sizeof lab - 1) < 0) {
+                if (d->nolab) {
+                    lab[0] = '\0';
+                } else if (!type || member_name(d, type, off, lab + 1, sizeof lab - 1) < 0) {
                     snprintf(lab, sizeof lab, "%s+0x%llx", prefix, (unsigned long long)off);
                 }
                 edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
@@ -1076,7 +1087,9 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
                 uint64_t k = entry_key(d, &v, i);
                 if (k && val) {
                     char s[STR_MAX + 8];
-                    if (read_str(d, k, s, sizeof s) < 0) {
+                    if (d->nolab) {
+                        s[0] = '\0';
+                    } else if (read_str(d, k, s, sizeof s) < 0) {
                         snprintf(s, sizeof s, "?");
                     }
                     snprintf(lab, sizeof lab, ".%s", s);
@@ -2117,6 +2130,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     memset(&d, 0, sizeof d);
     d.pi = pi;
     d.o = o;
+    d.nolab = opts && opts->no_labels;
     d.ph = calloc(1, sizeof *d.ph);
     if (!d.ph) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");

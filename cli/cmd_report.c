@@ -94,7 +94,8 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     if (!a->threshold) {
         a->threshold_ns = 1000000; /* 1 ms */
     }
-    if (a->heuristics && lh_cli_parse_heuristics(a->heuristics, &a->heur_bits, err) < 0) {
+    if (a->heuristics &&
+        lh_cli_parse_heuristics("report", a->heuristics, &a->heur_bits, err) < 0) {
         return LH_EINVAL;
     }
     return 0;
@@ -223,6 +224,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_rep = 1;
+    rep.trace_path = p.name;
     if (p.supp.n) {
         lh_report_suppress(&rep, &p.supp, a.top);
     }
