@@ -287,6 +287,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_rep = 1;
+    rep.trace_path = p.name;
     if (p.supp.n) {
         lh_report_suppress(&rep, &p.supp, a.top);
     }
