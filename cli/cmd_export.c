@@ -82,7 +82,7 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
             char labels[320];
             lh_bound_labels(pts, n_pts, labels, sizeof labels);
             return lh_err_set(err, LH_EINVAL, "export: --at %s: no such mark or snapshot in %s "
-                              "(it has %zu: %s)", a->at, a->load.path, n_pts, labels);
+                              "(it has %zu: %s)", a->at, a->load.name, n_pts, labels);
         }
         bytes = calloc(n ? n : 1, sizeof *bytes);
         blocks = calloc(n ? n : 1, sizeof *blocks);

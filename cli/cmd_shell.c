@@ -156,6 +156,7 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     sh.cwd = getcwd(cwd, sizeof cwd);
+    sh.trace_name = strcmp(a.name, "-") == 0 ? a.name : NULL;
     if (cmds) {
         lh_shell_run_line(&sh, cmds);
         rc = sh.n_failed ? 1 : 0;
