@@ -38,6 +38,7 @@ typedef struct tinfo {
     uint64_t flags;
     int64_t basicsize, itemsize, dictoffset, weaklistoffset;
     uint8_t kind;       /* of the type or of its nearest builtin base */
+    int8_t clayout;     /* index in c_layouts of it or a base (c_layout_of), -1: none */
     uint32_t name;      /* index into ph->types */
 } tinfo_t;
 
@@ -273,6 +274,7 @@ static_kind(dec_t *d, uint64_t t)
 }
 
 static long get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val);
+static int c_layout_of(dec_t *d, uint64_t t);
 
 /* Whether the type at t is the C type whose tp_name is want (at most 31 characters), for
  * C types no symbol exports: collections.deque (a static type of the _collections module
@@ -358,6 +360,7 @@ type_info(dec_t *d, uint64_t t)
         kind = K_TYPE;
     }
     x->kind = kind;
+    x->clayout = kind == K_OTHER ? (int8_t)c_layout_of(d, t) : -1;
     lh_addrmap_put(&d->typemap, t, ti);
     return ti;
 }
@@ -885,11 +888,82 @@ member_is_object(const dec_t *d, const member_t *mb)
     return mb->type == d->o->md_t_object || mb->type == d->o->md_t_object_ex;
 }
 
+/* C types whose fields are no PyMemberDef (their attributes are getters), so a scan of
+ * their words could only say "+0x40": the fields that hold objects, by CPython minor
+ * version, from Modules/_asynciomodule.c's FutureObj_HEAD (loop, callback0, context0,
+ * callbacks, exception, [exception_tb 3.10+], result, ...) and TaskObj, each checked
+ * against the type's tp_basicsize (probed on 3.8-3.13 with ctypes: the word holding
+ * fut._result, fut._exception, task.get_coro(), task.get_name(), task.get_context(), and
+ * before 3.12, which has no get_context(), the Context object after the name). A
+ * subclass (class MyFuture(asyncio.Future)) has the same words. Labels are the
+ * attributes Python shows (fut._result) or the getter's name without "get_". */
+typedef struct cfield {
+    int16_t off;
+    const char *name;
+} cfield_t;
+
+typedef struct c_layout {
+    const char *tp_name;
+    uint8_t minor;
+    int16_t basicsize;
+    cfield_t f[9];
+} c_layout_t;
+
+#define FUT_HEAD(res) {16, "._loop"}, {24, "._callbacks[0]"}, {40, "._callbacks"}, \
+    {48, "._exception"}, {res, "._result"}
+static const c_layout_t c_layouts[] = {
+    {"_asyncio.Future", 8, 104, {FUT_HEAD(56)}},
+    {"_asyncio.Future", 9, 144, {FUT_HEAD(56)}},
+    {"_asyncio.Future", 10, 152, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 11, 128, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 12, 128, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 13, 104, {FUT_HEAD(64)}},
+    {"_asyncio.Task", 8, 144, {FUT_HEAD(56), {112, ".coro"}, {120, ".name"}, {128, ".context"}}},
+    {"_asyncio.Task", 9, 184, {FUT_HEAD(56), {152, ".coro"}, {160, ".name"}, {168, ".context"}}},
+    {"_asyncio.Task", 10, 192, {FUT_HEAD(64), {160, ".coro"}, {168, ".name"}, {176, ".context"}}},
+    {"_asyncio.Task", 11, 176, {FUT_HEAD(64), {136, ".coro"}, {144, ".name"}, {152, ".context"}}},
+    {"_asyncio.Task", 12, 176, {FUT_HEAD(64), {136, ".coro"}, {144, ".name"},
+                                 {152, ".context"}}},
+    {"_asyncio.Task", 13, 144, {FUT_HEAD(64), {120, ".coro"}, {128, ".name"},
+                                 {136, ".context"}}},
+};
+#undef FUT_HEAD
+
+/* The index in c_layouts of the type at t or its nearest base with one (tp_name and this
+ * version's tp_basicsize), -1 when none. */
+static int
+c_layout_of(dec_t *d, uint64_t t)
+{
+    int ok = 1;
+    for (int depth = 0; ok && t && depth < 64; depth++) {
+        for (size_t k = 0; k < sizeof c_layouts / sizeof c_layouts[0]; k++) {
+            const c_layout_t *l = &c_layouts[k];
+            if (l->minor == d->o->minor && is_named_type(d, t, l->tp_name)) {
+                int64_t bs = rd_i64(d, t + d->o->tp_basicsize, &ok);
+                return ok && bs == l->basicsize ? (int)k : -1;
+            }
+        }
+        t = rd(d, t + d->o->tp_base, &ok);
+    }
+    return -1;
+}
+
 /* The name of the object member at byte offset off of an instance of the type at type
- * (its tp_members, then its bases'), into buf. Returns 0, or -1 when no member is there. */
+ * (its tp_members, then its bases', then c_layouts), into buf. Returns 0, or -1 when no
+ * member is there. */
 static int
 member_name(dec_t *d, uint64_t type, int64_t off, char *buf, size_t cap)
 {
+    uint32_t ti = lh_addrmap_get(&d->typemap, type, NONE32);
+    if (ti < d->n_tinfo && d->tinfo[ti].clayout >= 0) {
+        const c_layout_t *l = &c_layouts[d->tinfo[ti].clayout];
+        for (size_t k = 0; k < sizeof l->f / sizeof l->f[0] && l->f[k].name; k++) {
+            if (l->f[k].off == off) {
+                snprintf(buf, cap, "%s", l->f[k].name + 1); /* (the caller writes the dot) */
+                return 0;
+            }
+        }
+    }
     int ok = 1;
     for (int depth = 0; ok && type && depth < 64; depth++) {
         uint64_t m = rd(d, type + d->o->tp_members, &ok);
