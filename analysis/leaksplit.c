@@ -63,7 +63,7 @@ lh_leak_split_build(lh_leak_split_t *ls, lh_trace_t *t, lh_err_t *err)
      * (objheap.h); a heap that does not decode leaves the classes as they are. */
     lh_objheap_t *oh = NULL;
     lh_err_t e2 = {{0}};
-    if (lh_objheap_open(hg, &oh, &e2) == 0) {
+    if (lh_objheap_open_for(hg, LH_OBJHEAP_CLAIM, &oh, &e2) == 0) {
         lh_objheap_claim(oh);
         lh_objheap_free(oh);
     }

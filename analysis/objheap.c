@@ -579,7 +579,7 @@ finish(lh_objheap_t *oh, lh_err_t *err)
     if ((rc = lh_refgraph_build(&oh->g, nn, oh->n_roots, oh->node_size, 1, esrc, edst, m,
                                 err)) < 0 ||
         (rc = lh_refgraph_classify(&oh->g, err)) < 0 ||
-        (rc = lh_refgraph_dominators(&oh->g, err)) < 0) {
+        (!oh->claim_only && (rc = lh_refgraph_dominators(&oh->g, err)) < 0)) {
         goto out;
     }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
@@ -645,12 +645,19 @@ lh_objheap_end(lh_objheap_t *oh, lh_err_t *err)
 int
 lh_objheap_open(lh_heapgraph_t *hg, lh_objheap_t **out, lh_err_t *err)
 {
+    return lh_objheap_open_for(hg, LH_OBJHEAP_ALL, out, err);
+}
+
+int
+lh_objheap_open_for(lh_heapgraph_t *hg, int what, lh_objheap_t **out, lh_err_t *err)
+{
     lh_objheap_t *oh = NULL;
     int rc = lh_objheap_begin(hg, LH_OBJLANG_NONE, &oh, err);
     *out = NULL;
     if (rc < 0) {
         return rc;
     }
+    oh->claim_only = what == LH_OBJHEAP_CLAIM;
     /* One decoder per language: each returns 0 when its interpreter is not there. */
     if ((rc = lh_objheap_perl_decode(oh, err)) == 0) {
         rc = lh_objheap_python_decode(oh, err);

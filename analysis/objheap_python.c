@@ -117,7 +117,7 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
         const lh_pyobj_t *ob = &ph->objs[i];
         const lh_pytype_t *t = &ph->types[ob->type];
         const char *c = NULL;
-        if (t->module && strcmp(t->module, "builtins") != 0) {
+        if (t->module && !oh->claim_only && strcmp(t->module, "builtins") != 0) {
             if (strchr(t->name, '.')) {
                 c = t->name; /* a C extension's heap type names its module already */
             } else {
@@ -141,13 +141,14 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
             }
         }
         int64_t k = lh_objheap_add(oh, ob->addr, ob->size > covered ? ob->size - covered : 0,
-                                   t->name, c);
+                                   oh->claim_only ? NULL : t->name, c);
         if (k < 0) {
             free(is_type);
             return (int)k;
         }
-        if (is_type[i] || strcmp(t->name, "function") == 0 || strcmp(t->name, "module") == 0 ||
-            strcmp(t->name, "code") == 0) {
+        if (!oh->claim_only &&
+            (is_type[i] || strcmp(t->name, "function") == 0 ||
+             strcmp(t->name, "module") == 0 || strcmp(t->name, "code") == 0)) {
             lh_pyheap_describe(pi, ph, i, detail, sizeof detail);
             if ((rc = lh_objheap_set_detail(oh, k, detail)) < 0) {
                 free(is_type);
@@ -166,8 +167,12 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
     free(is_type);
     for (uint32_t i = 0; i < ph->n_objs; i++) {
         for (uint64_t e = ph->eoff[i]; e < ph->eoff[i + 1]; e++) {
-            rc = add_edge(oh, i, ph->objs[ph->edst[e]].addr, ph->labels[ph->elabel[e]],
-                          ph->ecount[e]);
+            uint64_t dst = ph->objs[ph->edst[e]].addr;
+            int weak = ph->ecount[e] == LH_PYEDGE_WEAK;
+            rc = oh->claim_only /* (an ELEM edge has no label to intern) */
+                     ? lh_objheap_add_edge(oh, i, dst, LH_OBJEDGE_ELEM,
+                                           weak ? LH_OBJEDGE_WEAK : 0, NULL, 0)
+                     : add_edge(oh, i, dst, ph->labels[ph->elabel[e]], ph->ecount[e]);
             if (rc < 0) {
                 return rc;
             }
@@ -179,10 +184,12 @@ fill(lh_objheap_t *oh, lh_procimage_t *pi, const lh_pyheap_t *ph)
         switch (pr->kind) {
         case LH_PYROOT_GLOBAL:
         case LH_PYROOT_CLASSATTR:
-            rc = lh_objheap_add_name(oh, pr->obj, LH_OBJNAME_GLOBAL, pr->name);
+            rc = oh->claim_only ? 0 : lh_objheap_add_name(oh, pr->obj, LH_OBJNAME_GLOBAL,
+                                                          pr->name);
             break;
         case LH_PYROOT_LOCAL:
-            rc = lh_objheap_add_name(oh, pr->obj, LH_OBJNAME_LEXICAL, pr->name);
+            rc = oh->claim_only ? 0 : lh_objheap_add_name(oh, pr->obj, LH_OBJNAME_LEXICAL,
+                                                          pr->name);
             if (rc == 0) {
                 rc = lh_objheap_add_root(oh, LH_OBJROOT_STACK, "the frames of the threads",
                                          addr);
@@ -230,7 +237,7 @@ lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err)
         snprintf(oh->note, sizeof oh->note, "%s", e2.msg);
         return rc == LH_ENOMEM ? lh_err_set(err, rc, "%s", e2.msg) : 1;
     }
-    lh_pyheap_opts_t po = {data_symbol, hg, &hg->sf};
+    lh_pyheap_opts_t po = {data_symbol, hg, &hg->sf, oh->claim_only};
     rc = lh_pyheap_decode(pi, &po, &ph, &e2);
     if (rc == LH_ENOENT) {
         /* a python module whose symbols cannot be read: its file changed since the run

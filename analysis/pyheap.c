@@ -38,6 +38,7 @@ typedef struct tinfo {
     uint64_t flags;
     int64_t basicsize, itemsize, dictoffset, weaklistoffset;
     uint8_t kind;       /* of the type or of its nearest builtin base */
+    int8_t clayout;     /* index in c_layouts of it or a base (c_layout_of), -1: none */
     uint32_t name;      /* index into ph->types */
 } tinfo_t;
 
@@ -69,6 +70,7 @@ typedef struct dec {
     uint64_t *tids;          /* thread ids, in the interpreters' thread lists' order */
     uint32_t n_tids;
     size_t cap_tids;
+    int nolab; /* opts->no_labels: every edge's label is "" (labels[0]) */
     int oom;
 } dec_t;
 
@@ -131,6 +133,12 @@ static uint32_t
 label(dec_t *d, const char *s)
 {
     lh_pyheap_t *ph = d->ph;
+    if (d->nolab) {
+        if (ph->n_labels) {
+            return 0;
+        }
+        s = ""; /* the first call makes it labels[0] */
+    }
     uint64_t h = shash(s);
     /* linear probing on the hash itself: equal hashes of different strings are chained
      * by perturbing the key */
@@ -266,6 +274,7 @@ static_kind(dec_t *d, uint64_t t)
 }
 
 static long get_dict_item(dec_t *d, uint64_t dict, const char *key, uint64_t *val);
+static int c_layout_of(dec_t *d, uint64_t t);
 
 /* Whether the type at t is the C type whose tp_name is want (at most 31 characters), for
  * C types no symbol exports: collections.deque (a static type of the _collections module
@@ -351,6 +360,7 @@ type_info(dec_t *d, uint64_t t)
         kind = K_TYPE;
     }
     x->kind = kind;
+    x->clayout = kind == K_OTHER ? (int8_t)c_layout_of(d, t) : -1;
     lh_addrmap_put(&d->typemap, t, ti);
     return ti;
 }
@@ -640,7 +650,9 @@ dict_refs(dec_t *d, uint32_t src, uint64_t dict, int skip_values)
         if (!k || !val) {
             continue; /* an empty or deleted entry */
         }
-        key_label(d, k, lab, sizeof lab, "[", "]");
+        if (!d->nolab) {
+            key_label(d, k, lab, sizeof lab, "[", "]");
+        }
         if (!v.values) {
             ref(d, src, k, "(key)", 1); /* split tables share their keys: the type holds them */
         }
@@ -876,11 +888,90 @@ member_is_object(const dec_t *d, const member_t *mb)
     return mb->type == d->o->md_t_object || mb->type == d->o->md_t_object_ex;
 }
 
+/* C types whose fields are no PyMemberDef (their attributes are getters), so a scan of
+ * their words could only say "+0x40": the fields that hold objects, by CPython minor
+ * version, from Modules/_asynciomodule.c's FutureObj_HEAD (loop, callback0, context0,
+ * callbacks, exception, [exception_tb 3.10+], result, ...) and TaskObj, each checked
+ * against the type's tp_basicsize (probed on 3.8-3.13 with ctypes: the word holding
+ * fut._result, fut._exception, task.get_coro(), task.get_name(), task.get_context(), and
+ * before 3.12, which has no get_context(), the Context object after the name). A
+ * subclass (class MyFuture(asyncio.Future)) has the same words. Labels are the
+ * attributes Python shows (fut._result) or the getter's name without "get_".
+ * functools.lru_cache's wrapper (Modules/_functoolsmodule.c, lru_cache_object: after the
+ * root link of its list, the wrapper and typed, the cache dict at 72 and the function at
+ * 88 in 3.8-3.13, probed the same way): its cache is what keeps every argument it was
+ * called with (a method's self) alive, ".<cache>" (no attribute shows it). */
+typedef struct cfield {
+    int16_t off;
+    const char *name;
+} cfield_t;
+
+typedef struct c_layout {
+    const char *tp_name;
+    uint8_t minor;
+    int16_t basicsize;
+    cfield_t f[9];
+} c_layout_t;
+
+#define FUT_HEAD(res) {16, "._loop"}, {24, "._callbacks[0]"}, {40, "._callbacks"}, \
+    {48, "._exception"}, {res, "._result"}
+static const c_layout_t c_layouts[] = {
+    {"_asyncio.Future", 8, 104, {FUT_HEAD(56)}},
+    {"_asyncio.Future", 9, 144, {FUT_HEAD(56)}},
+    {"_asyncio.Future", 10, 152, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 11, 128, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 12, 128, {FUT_HEAD(64)}},
+    {"_asyncio.Future", 13, 104, {FUT_HEAD(64)}},
+    {"_asyncio.Task", 8, 144, {FUT_HEAD(56), {112, ".coro"}, {120, ".name"}, {128, ".context"}}},
+    {"_asyncio.Task", 9, 184, {FUT_HEAD(56), {152, ".coro"}, {160, ".name"}, {168, ".context"}}},
+    {"_asyncio.Task", 10, 192, {FUT_HEAD(64), {160, ".coro"}, {168, ".name"}, {176, ".context"}}},
+    {"_asyncio.Task", 11, 176, {FUT_HEAD(64), {136, ".coro"}, {144, ".name"}, {152, ".context"}}},
+    {"_asyncio.Task", 12, 176, {FUT_HEAD(64), {136, ".coro"}, {144, ".name"},
+                                 {152, ".context"}}},
+    {"_asyncio.Task", 13, 144, {FUT_HEAD(64), {120, ".coro"}, {128, ".name"},
+                                 {136, ".context"}}},
+#define LRU(minor, size) \
+    {"functools._lru_cache_wrapper", minor, size, {{72, ".<cache>"}, {88, ".__wrapped__"}}}
+    LRU(8, 128), LRU(9, 136), LRU(10, 152), LRU(11, 152), LRU(12, 152), LRU(13, 152),
+#undef LRU
+};
+#undef FUT_HEAD
+
+/* The index in c_layouts of the type at t or its nearest base with one (tp_name and this
+ * version's tp_basicsize), -1 when none. */
+static int
+c_layout_of(dec_t *d, uint64_t t)
+{
+    int ok = 1;
+    for (int depth = 0; ok && t && depth < 64; depth++) {
+        for (size_t k = 0; k < sizeof c_layouts / sizeof c_layouts[0]; k++) {
+            const c_layout_t *l = &c_layouts[k];
+            if (l->minor == d->o->minor && is_named_type(d, t, l->tp_name)) {
+                int64_t bs = rd_i64(d, t + d->o->tp_basicsize, &ok);
+                return ok && bs == l->basicsize ? (int)k : -1;
+            }
+        }
+        t = rd(d, t + d->o->tp_base, &ok);
+    }
+    return -1;
+}
+
 /* The name of the object member at byte offset off of an instance of the type at type
- * (its tp_members, then its bases'), into buf. Returns 0, or -1 when no member is there. */
+ * (its tp_members, then its bases', then c_layouts), into buf. Returns 0, or -1 when no
+ * member is there. */
 static int
 member_name(dec_t *d, uint64_t type, int64_t off, char *buf, size_t cap)
 {
+    uint32_t ti = lh_addrmap_get(&d->typemap, type, NONE32);
+    if (ti < d->n_tinfo && d->tinfo[ti].clayout >= 0) {
+        const c_layout_t *l = &c_layouts[d->tinfo[ti].clayout];
+        for (size_t k = 0; k < sizeof l->f / sizeof l->f[0] && l->f[k].name; k++) {
+            if (l->f[k].off == off) {
+                snprintf(buf, cap, "%s", l->f[k].name + 1); /* (the caller writes the dot) */
+                return 0;
+            }
+        }
+    }
     int ok = 1;
     for (int depth = 0; ok && type && depth < 64; depth++) {
         uint64_t m = rd(d, type + d->o->tp_members, &ok);
@@ -925,7 +1016,9 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
             uint32_t dst = obj_get(d, v);
             if (dst != NONE32) {
                 lab[0] = '.';
-                if (!type || member_name(d, type, off, lab + 1, sizeof lab - 1) < 0) {
+                if (d->nolab) {
+                    lab[0] = '\0';
+                } else if (!type || member_name(d, type, off, lab + 1, sizeof lab - 1) < 0) {
                     snprintf(lab, sizeof lab, "%s+0x%llx", prefix, (unsigned long long)off);
                 }
                 edge_add(d, src, dst, label(d, lab), LH_PYEDGE_SCANNED);
@@ -1002,7 +1095,9 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
                 uint64_t k = entry_key(d, &v, i);
                 if (k && val) {
                     char s[STR_MAX + 8];
-                    if (read_str(d, k, s, sizeof s) < 0) {
+                    if (d->nolab) {
+                        s[0] = '\0';
+                    } else if (read_str(d, k, s, sizeof s) < 0) {
                         snprintf(s, sizeof s, "?");
                     }
                     snprintf(lab, sizeof lab, ".%s", s);
@@ -2043,6 +2138,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     memset(&d, 0, sizeof d);
     d.pi = pi;
     d.o = o;
+    d.nolab = opts && opts->no_labels;
     d.ph = calloc(1, sizeof *d.ph);
     if (!d.ph) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");

@@ -146,6 +146,9 @@ typedef struct lh_pyheap_opts {
     const char *(*data_symbol)(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size);
     void *ctx;
     const lh_snapfile_t *sf; /* the regions: which words are module data */
+    int no_labels;           /* the caller reads no edge label: every edge gets labels[0],
+                                "" (the dict keys, attribute and member names are not read
+                                for them); the objects, edges and roots are the same */
 } lh_pyheap_opts_t;
 
 int lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t **out,

@@ -17,7 +17,8 @@ typedef struct lh_strpool {
 /* A NUL-terminated copy of s[0..len) in the pool, or NULL without memory. */
 const char *lh_strpool_add(lh_strpool_t *p, const char *s, size_t len);
 
-/* name demangled (a C++ "_Z" name that __cxa_demangle accepts) or else as it is, copied
+/* name demangled (a C++ "_Z" name that __cxa_demangle accepts; a function template's
+ * return type left out) or else as it is, copied
  * into the pool; NULL for NULL or without memory. */
 const char *lh_strpool_demangled(lh_strpool_t *p, const char *name);
 

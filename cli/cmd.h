@@ -68,9 +68,9 @@ int lh_cli_find_lib(const char *name, const char *env_name, const char *what, co
  * option). */
 int lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
                       unsigned long *out, lh_err_t *err);
-/* Parses --heuristics (lh_heuristics_parse, heapgraph.h); the message names the option
- * (cmd_shell.c; report takes it too). */
-int lh_cli_parse_heuristics(const char *s, unsigned *out, lh_err_t *err);
+/* Parses --heuristics (lh_heuristics_parse, heapgraph.h); the message names the command
+ * and the option, "CMD: --heuristics: ..." (cmd_shell.c; report takes it too). */
+int lh_cli_parse_heuristics(const char *cmd, const char *s, unsigned *out, lh_err_t *err);
 
 /* The row named name in a table of n rows of size bytes, each starting with its name (a
  * const char *), or NULL: the one lookup of main.c's commands and the shell's. */

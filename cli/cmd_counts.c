@@ -33,26 +33,26 @@ typedef struct counts_args {
     lh_timeline_opts_t tlo; /* what the pass builds */
     unsigned long top, rows;
     int by_function;
-    lh_bound_kind_t kind;
+    int kind;               /* lh_bound_kind_t (--use) */
 } counts_args_t;
 
 static int
 parse_args(int argc, char **argv, counts_args_t *a, lh_err_t *err)
 {
-    int kind = LH_BOUND_AUTO, rc;
+    int rc;
     const lh_opt_t opts[] = {
         {"--by", NULL, LH_OPT_CHOICE, &a->by_function, 0, 0, "site|function"},
         LH_OPT_TOP(&a->top),
         {"--rows", NULL, LH_OPT_UINT, &a->rows, 0, 100000000, NULL},
-        LH_OPT_USE(&kind),
+        LH_OPT_USE(&a->kind),
     };
+    a->kind = LH_BOUND_AUTO;
     a->top = 5;
     a->rows = 20;
     a->tlo.series = 1;
     if ((rc = LH_ARGS_PARSE(counts, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
-    a->kind = (lh_bound_kind_t)kind;
     return 0;
 }
 

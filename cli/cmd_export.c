@@ -35,25 +35,25 @@ typedef struct export_args {
     lh_trace_args_t load;
     const char *sqlite, *pprof, *folded, *at;
     int events;
-    lh_metric_t metric;
+    int metric;             /* lh_metric_t */
 } export_args_t;
 
 static int
 parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
 {
-    int metric = LH_METRIC_LEAKED, rc;
+    int rc;
     const lh_opt_t opts[] = {
         {"--events", NULL, LH_OPT_BOOL, &a->events, 0, 0, NULL},
         {"--sqlite", NULL, LH_OPT_STR, &a->sqlite, 0, 0, NULL},
         {"--pprof", NULL, LH_OPT_STR, &a->pprof, 0, 0, NULL},
         {"--folded", NULL, LH_OPT_STR, &a->folded, 0, 0, NULL},
         {"--at", NULL, LH_OPT_STR, &a->at, 0, 0, NULL},
-        LH_OPT_METRIC(&metric),
+        LH_OPT_METRIC(&a->metric),
     };
+    a->metric = LH_METRIC_LEAKED;
     if ((rc = LH_ARGS_PARSE(export, 0, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
-    a->metric = (lh_metric_t)metric;
     if (!a->sqlite && !a->pprof && !a->folded) {
         return lh_err_set(err, LH_EINVAL, "export: nothing to write: give --sqlite, --pprof "
                           "and/or --folded");
@@ -82,7 +82,7 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
             char labels[320];
             lh_bound_labels(pts, n_pts, labels, sizeof labels);
             return lh_err_set(err, LH_EINVAL, "export: --at %s: no such mark or snapshot in %s "
-                              "(it has %zu: %s)", a->at, a->load.path, n_pts, labels);
+                              "(it has %zu: %s)", a->at, a->load.name, n_pts, labels);
         }
         bytes = calloc(n ? n : 1, sizeof *bytes);
         blocks = calloc(n ? n : 1, sizeof *blocks);

@@ -63,6 +63,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_rep = 1;
+    rep.trace_path = la.name;
     if (sp) {
         lh_report_suppress(&rep, &supp, top);
     }

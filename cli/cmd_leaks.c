@@ -39,27 +39,27 @@ typedef struct leaks_args {
     const char *from, *to;
     long skip;
     unsigned long top;
-    lh_bound_kind_t kind;
+    int kind;               /* lh_bound_kind_t (--use) */
 } leaks_args_t;
 
 static int
 parse_args(int argc, char **argv, leaks_args_t *a, lh_err_t *err)
 {
     unsigned long skip = ULONG_MAX;
-    int kind = LH_BOUND_AUTO, rc;
+    int rc;
     const lh_opt_t opts[] = {
         {"--from", NULL, LH_OPT_STR, &a->from, 0, 0, NULL},
         {"--to", NULL, LH_OPT_STR, &a->to, 0, 0, NULL},
         {"--skip", NULL, LH_OPT_UINT, &skip, 0, 100000000, NULL},
         LH_OPT_TOP(&a->top),
-        LH_OPT_USE(&kind),
+        LH_OPT_USE(&a->kind),
     };
+    a->kind = LH_BOUND_AUTO;
     a->top = 10;
     if ((rc = LH_ARGS_PARSE(leaks, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
     a->skip = skip == ULONG_MAX ? -1 : (long)skip;
-    a->kind = (lh_bound_kind_t)kind;
     a->tlo.diff = 1;
     a->tlo.series = 1; /* for the growth model's trend of each site */
     a->tlo.diff_to = a->to;

@@ -18,6 +18,7 @@
 #include "pass.h"
 #include "replay.h"
 #include "report.h"
+#include "scriptstack.h"
 #include "symbolize.h"
 #include "text.h"
 #include "suppress.h"
@@ -94,7 +95,8 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     if (!a->threshold) {
         a->threshold_ns = 1000000; /* 1 ms */
     }
-    if (a->heuristics && lh_cli_parse_heuristics(a->heuristics, &a->heur_bits, err) < 0) {
+    if (a->heuristics &&
+        lh_cli_parse_heuristics("report", a->heuristics, &a->heur_bits, err) < 0) {
         return LH_EINVAL;
     }
     return 0;
@@ -110,6 +112,65 @@ static uint32_t
 temp_stack(const void *row)
 {
     return ((const lh_temp_site_t *)row)->stack_id;
+}
+
+/* Whether the agent recorded Perl frames in trace t. */
+static int
+traces_perl(const lh_trace_t *t)
+{
+    size_t n = 0;
+    const lh_trace_interp_t *v = lh_trace_interps(t, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].lang == LH_LANG_PERL && v[i].status == LH_INTERP_RECORDED) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether stack id's site is located at perl's SV arena (scriptstack.h). */
+static int
+at_perl_arena(lh_pass_t *p, uint32_t id, lh_err_t *err)
+{
+    lh_site_t s;
+    memset(&s, 0, sizeof s);
+    s.stack_id = id;
+    int rc = lh_site_symbolize(&s, p->t, p->sym, err);
+    if (rc == 0) {
+        rc = s.location >= 0 && s.frames[s.location].function &&
+             strcmp(s.frames[s.location].function, LH_SCRIPTSTACK_PERL_ARENA) == 0;
+    }
+    lh_site_fini(&s);
+    return rc;
+}
+
+/* perl's SV arena slabs grow when live SVs do, whichever line made them: interpreter
+ * bookkeeping, not a line to fix. Its growing sites go after the other growing sites (the
+ * leaking lines first; the text view folds them into one entry). A stable partition of
+ * g->sites[0 .. n_growing). Returns 0 or an error. */
+static int
+perl_arena_last(lh_pass_t *p, lh_growth_t *g, lh_err_t *err)
+{
+    size_t n = g->n_growing < g->n_sites ? g->n_growing : g->n_sites, k = 0, m = 0;
+    lh_growth_site_t *arena = malloc((n ? n : 1) * sizeof *arena);
+    if (!arena) {
+        return lh_err_set(err, LH_ENOMEM, "report --growth: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = at_perl_arena(p, g->sites[i].stack_id, err);
+        if (rc < 0) {
+            free(arena);
+            return rc;
+        }
+        if (rc) {
+            arena[m++] = g->sites[i];
+        } else {
+            g->sites[k++] = g->sites[i];
+        }
+    }
+    memcpy(g->sites + k, arena, m * sizeof *arena);
+    free(arena);
+    return 0;
 }
 
 /* report --growth and report --temporary: one pass through a timeline. */
@@ -144,6 +205,9 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     /* suppressed sites are left out, as from every listing */
     if (a->growth) {
         rc = lh_growth_filter(&g, suppressed, &p, err);
+        if (rc >= 0 && traces_perl(p.t)) {
+            rc = perl_arena_last(&p, &g, err);
+        }
         n_all = g.n_sites;
     } else {
         rc = lh_pass_drop_suppressed(&p, tmp.sites, &tmp.n_sites, sizeof *tmp.sites, temp_stack,
@@ -223,6 +287,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_rep = 1;
+    rep.trace_path = p.name;
     if (p.supp.n) {
         lh_report_suppress(&rep, &p.supp, a.top);
     }

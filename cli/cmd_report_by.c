@@ -27,7 +27,7 @@ lh_cmd_report_by(int argc, char **argv, lh_err_t *err)
         (rc = lh_load_funcs(&la, NULL, &lf, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    lh_funcs_view_t v = {la.path, lf.cwd, (lh_metric_t)metric, sort == 0, top};
+    lh_funcs_view_t v = {la.name, lf.cwd, (lh_metric_t)metric, sort == 0, top};
     lh_funcs_sort(&lf.f, v.inclusive, v.metric);
     rc = la.json ? lh_view_funcs_json(stdout, &lf.f, &v, err)
                  : lh_view_funcs_text(stdout, &lf.f, &v, err);

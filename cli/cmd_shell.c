@@ -115,11 +115,11 @@ from_stream(lh_shell_t *sh, FILE *in)
 }
 
 int
-lh_cli_parse_heuristics(const char *s, unsigned *out, lh_err_t *err)
+lh_cli_parse_heuristics(const char *cmd, const char *s, unsigned *out, lh_err_t *err)
 {
     lh_err_t e2 = {{0}};
     if (lh_heuristics_parse(s, out, &e2) < 0) {
-        return lh_err_set(err, LH_EINVAL, "--heuristics: %s", e2.msg);
+        return lh_err_set(err, LH_EINVAL, "%s: --heuristics: %s", cmd, e2.msg);
     }
     return 0;
 }
@@ -138,7 +138,7 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
                             err)) != 0) {
         return rc < 0 ? rc : 0;
     }
-    if (heur && lh_cli_parse_heuristics(heur, &heuristics, err) < 0) {
+    if (heur && lh_cli_parse_heuristics("shell", heur, &heuristics, err) < 0) {
         return LH_EINVAL;
     }
     if (strcmp(a.path, a.stdin_path) == 0 && !cmds) {
@@ -156,6 +156,7 @@ lh_cmd_shell(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     sh.cwd = getcwd(cwd, sizeof cwd);
+    sh.trace_name = strcmp(a.name, "-") == 0 ? a.name : NULL;
     if (cmds) {
         lh_shell_run_line(&sh, cmds);
         rc = sh.n_failed ? 1 : 0;

@@ -73,7 +73,7 @@ lh_cmd_tree(int argc, char **argv, lh_err_t *err)
     if (rc != 0 || (rc = lh_load_funcs(&a.load, &a.topts, &lf, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    lh_tree_view_t v = {a.load.path, lf.cwd, a.topts.focus, a.min_percent, a.depth};
+    lh_tree_view_t v = {a.load.name, lf.cwd, a.topts.focus, a.min_percent, a.depth};
     rc = a.load.json ? lh_view_tree_json(stdout, &lf.t, &lf.f, &v, err)
                      : lh_view_tree_text(stdout, &lf.t, &lf.f, &v, err);
     lh_load_funcs_fini(&lf);

@@ -64,7 +64,7 @@ lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_t
 {
     lh_progress_t bar;
     lh_stream_opts_t so = {a->salvage, cs, n, lh_progress_update, &bar};
-    lh_progress_init(&bar, a->path, a->quiet);
+    lh_progress_init(&bar, a->name, a->quiet);
     int rc = lh_stream_run(a->path, &so, t, r, err);
     lh_progress_done(&bar);
     return load_advise(rc, err);
@@ -81,7 +81,7 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
         o = *opts;
     }
     o.salvage = a->salvage;
-    lh_progress_init(&bar, a->path, a->quiet);
+    lh_progress_init(&bar, a->name, a->quiet);
     o.on_progress = lh_progress_update;
     o.progress_ctx = &bar;
     rc = load_advise(lh_collect_run(a->path, &o, out, err), err);

@@ -324,6 +324,7 @@ lh_args_parse(const lh_cmd_spec_t *spec, int argc, char **argv, lh_trace_args_t 
         return lh_err_set(err, LH_EINVAL, "%s: which trace? usage: leakhound %s FILE (- for "
                           "standard input)", cmd, cmd);
     }
+    a->name = a->path;
     if (takes_trace && strcmp(a->path, "-") == 0 && (rc = args_stdin(a, err)) < 0) {
         return rc;
     }

@@ -69,6 +69,7 @@ enum {
 /* The options every command that reads a trace shares. */
 typedef struct lh_trace_args {
     const char *path;       /* the trace (after lh_args_parse: a readable path for `-`) */
+    const char *name;       /* the trace as given and shown: its path, or "-" */
     int salvage;
     int quiet;
     int json;               /* --format json */

@@ -23,6 +23,7 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     memset(p, 0, sizeof *p);
     p->hist = hist;
     p->json = a->json;
+    p->name = a->name;
     if ((rc = lh_load_suppressions(a, &p->supp, err)) < 0) {
         return rc;
     }
@@ -57,7 +58,7 @@ pass_view(const lh_pass_t *p, lh_tl_view_t *v)
     const lh_trace_info_t *in = &lh_trace_parts(p->t)->info;
     const lh_trace_stats_t *st = &lh_trace_parts(p->t)->stats;
     memset(v, 0, sizeof *v);
-    v->trace_path = lh_trace_parts(p->t)->path;
+    v->trace_path = p->name;
     v->info = in;
     v->start_ns = in->has_clock ? in->mono_start_ns : st->first_ts_ns;
     if (st->n_events && st->first_ts_ns < v->start_ns) {

@@ -22,6 +22,7 @@
 #include "timeline_view.h"
 
 typedef struct lh_pass {
+    const char *name;       /* the trace as shown (lh_trace_args_t) */
     lh_trace_t *t;
     lh_replay_t *r;
     lh_timeline_t *tl;      /* when opened with timeline options */

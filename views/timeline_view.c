@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "scriptstack.h"
 #include "text.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -277,6 +278,53 @@ sample_points(size_t n, size_t max, size_t *idx)
     return max;
 }
 
+/* Whether a site is located at perl's SV arena (scriptstack.h). */
+static int
+at_perl_arena(const lh_site_t *site)
+{
+    return site->location >= 0 && site->frames[site->location].function &&
+           strcmp(site->frames[site->location].function, LH_SCRIPTSTACK_PERL_ARENA) == 0;
+}
+
+/* perl's SV arena sites, which report --growth puts after the other growing sites (cli's
+ * perl_arena_last), sites[first .. n): one entry, their growth summed, then one line per
+ * site naming the Perl line that happened to take the slabs. */
+static void
+perl_arena_entry(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
+                 size_t first, size_t n)
+{
+    char h[48], h2[48], h3[48];
+    double slope = 0;
+    uint64_t b0 = 0, b1 = 0;
+    size_t m = 0;
+    for (size_t i = first; i < n && at_perl_arena(&sites[i]); i++, m++) {
+        slope += g->sites[i].slope_bytes;
+        b0 += g->sites[i].bytes[0];
+        b1 += g->sites[i].bytes[g->n_points - 1];
+    }
+    fprintf(out, "\n#%zu %s: %s%s per %s in %zu site%s; %s -> %s\n"
+                 "    interpreter bookkeeping: slabs of SV heads and bodies, which grow as the live "
+                 "SVs of the lines above do;\n    the Perl line that took each slab (not the "
+                 "owner of what it holds):\n",
+            first + 1, LH_SCRIPTSTACK_PERL_ARENA, slope >= 0 ? "+" : "",
+            rate_bytes(h, sizeof h, slope), lh_bound_noun(g->kind, 0), m, m == 1 ? "" : "s",
+            lh_text_human_bytes(h2, sizeof h2, b0), lh_text_human_bytes(h3, sizeof h3, b1));
+    for (size_t i = first; i < first + m; i++) {
+        const lh_site_t *st = &sites[i];
+        fprintf(out, "      %s%s per %s [site %" PRIu32 "] ", g->sites[i].slope_bytes >= 0 ? "+" : "",
+                rate_bytes(h, sizeof h, g->sites[i].slope_bytes), lh_bound_noun(g->kind, 0),
+                st->stack_id);
+        if ((size_t)st->location + 1 < st->n_frames) {
+            const lh_frame_t *f = &st->frames[st->location + 1];
+            lh_text_clean(out, f->function ? f->function : "?");
+            if (f->file) {
+                fprintf(out, " (%s:%u)", lh_text_rel_path(f->file, v->cwd), f->line);
+            }
+        }
+        fputc('\n', out);
+    }
+}
+
 int
 lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
                size_t n_shown, lh_err_t *err)
@@ -346,6 +394,10 @@ lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_
     for (size_t i = 0; i < n_shown; i++) {
         const lh_growth_site_t *s = &g->sites[i];
         size_t last = g->n_points - 1;
+        if (at_perl_arena(&sites[i])) {
+            perl_arena_entry(out, v, g, sites, i, n_shown);
+            break;
+        }
         text_site_head(out, v, i + 1, &sites[i]);
         fprintf(out, "%s%s per %s (%+.2f blocks), grows in %zu of %zu intervals; %s -> %s; "
                      "%s (z %.2f)\n",

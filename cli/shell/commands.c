@@ -294,7 +294,8 @@ cmd_summary(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     if (argc > 1) {
         return lh_err_set(err, LH_EINVAL, "summary: takes no arguments");
     }
-    fprintf(sh->out, "trace: %s\n", lh_text_rel_path(sh->trace_path, sh->cwd));
+    fprintf(sh->out, "trace: %s\n",
+            sh->trace_name ? sh->trace_name : lh_text_rel_path(sh->trace_path, sh->cwd));
     fprintf(sh->out, "snapshot %zu of %zu: '%s' (%s) at %.3f s, contents: %s\n", hg->cur + 1,
             hg->n_snaps, s->label, lh_text_trigger_name(s->trigger, "?"), snap_time(sh, s),
             mode_name(s->mode));

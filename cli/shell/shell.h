@@ -62,6 +62,7 @@ int lh_shell_parse_addr(const char *s, const uint32_t *rows, size_t n_rows, uint
 
 typedef struct lh_shell {
     char *trace_path;
+    const char *trace_name; /* as shown, when not trace_path: "-" (standard input) */
     int salvage;
     unsigned heuristics; /* LH_HEUR_* for the graph (0: the default, all) */
     int no_index;        /* neither read nor write snapshot index files (graphindex.h) */

@@ -5,7 +5,8 @@
 when one fails, and capabilities are per thread; the agent's thread must never be the one
 that fails, and must keep no privilege the program gave up. Run as root (skipped
 otherwise): progs/priv_drop.c (capset between setresuid and setgroups/setresgid), setpriv,
-nginx with a `user` directive and memcached -u. Exact leak figures and exit statuses.
+nginx with a `user` directive, memcached -u, and unshare -U (one thread wanted). Exact
+leak figures and exit statuses.
 
 Usage:
   run_privs.py --build DIR --case NAME [--keep] [-v]
@@ -87,6 +88,23 @@ def case_setpriv(ctx):
     ctx.check(rep["summary"].get("exit_kind") == "exec", "setpriv's trace ends in its exec",
               "exec", rep["summary"].get("exit_kind"))
     expect_priv_drop(ctx, trace + ".1", "priv_drop's trace: ")
+
+
+def case_unshare(ctx):
+    """unshare -U -r -- priv_drop norun (a new user namespace wants a process of one
+    thread: it failed with EINVAL beside the agent's): exits 0, and the program's trace
+    has its exact leaks. Skipped where user namespaces are not allowed."""
+    if not shutil.which("unshare"):
+        raise E.Skip("no unshare")
+    argv = ["unshare", "-U", "-r", "--", ctx.prog("priv_drop"), "norun"]
+    bare = E.run(ctx, argv)
+    if bare.returncode != 0:
+        raise E.Skip("unshare -U fails here without the agent too: " + bare.stderr.strip())
+    trace = os.path.join(ctx.workdir, "u.lht")
+    E.lh_run(ctx, argv, out=trace, expect_status=0)
+    rep = E.load_report(ctx, trace)
+    E.expect_program(ctx, rep, "priv_drop")
+    expect_priv_drop(ctx, trace, "")
 
 
 # ---------------------------------------------------------------------------------------

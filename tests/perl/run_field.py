@@ -425,6 +425,55 @@ def case_asyncloop(ctx):
               "both", got[-600:])
 
 
+def case_psgicache(ctx):
+    """`report --growth` on a PSGI-style app whose response cache is keyed by a new request
+    id each time (psgi_cache.pl, --mark-sub Shop::PSGI::call): the script's lines first,
+    the rendered body, then the cache line; perl's SV arena slabs (+400 B per request, more
+    than the cache line's 65 B) after them, folded into one entry that lists the Perl line
+    that took each slab (they were #2, between the two lines to fix)."""
+    prog = "psgi_cache.pl"
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = run(ctx, [ctx.lh, "run", "-o", trace, "--mark-sub", "Shop::PSGI::call", "--",
+                    "perl", os.path.join(FIELD, prog)])
+    if res.returncode != 0:
+        raise Failure("leakhound run exited %d: %s" % (res.returncode, res.stderr[-800:]))
+    body, cache = marker(prog, "body"), marker(prog, "cache")
+    g = lh_json(ctx, ["report", trace, "--growth"])
+    growing = [s for s in g["sites"] if s["growing"]]
+    locs = [s["location"] for s in growing]
+    at = [(l.get("function"), l.get("line")) for l in locs]
+    want = [("Shop::App::render", body[1]), ("Shop::Cache::__ANON__", cache[1])]
+    ctx.check(at[:2] == want, "growth: the body line, then the cache line", want, at[:4])
+    arena = [i for i, l in enumerate(locs) if l.get("function") == ARENA]
+    ctx.check(bool(arena) and arena == list(range(len(locs) - len(arena), len(locs))),
+              "growth: the arena's sites after every line of the script",
+              "the last %d of %d" % (len(arena), len(locs)), arena)
+    ctx.check(bool(arena) and len(growing) > 1 and
+              max(growing[i]["growth_bytes_per_mark"] for i in arena) >
+              growing[1]["growth_bytes_per_mark"],
+              "the arena grows faster than the cache line it now follows",
+              "> %s" % (growing[1]["growth_bytes_per_mark"] if len(growing) > 1 else "?"),
+              [growing[i]["growth_bytes_per_mark"] for i in arena])
+    out = run(ctx, [ctx.lh, "report", trace, "--growth"]).stdout
+    heads = re.findall(r"^#(\d+) (.*?): ", out, re.M)
+    folded = [h for h in heads if h[1] == ARENA]
+    ctx.check(len(folded) == 1 and int(folded[0][0]) == len(locs) - len(arena) + 1 and
+              heads[-1] == folded[0], "text: the arena one entry, the last",
+              "#%d %s" % (len(locs) - len(arena) + 1, ARENA), heads)
+    m = re.search(r"^#\d+ %s: \+\S+ \S+ per mark in (\d+) sites?;" % re.escape(ARENA), out, re.M)
+    ctx.check(m is not None and int(m.group(1)) == len(arena), "text: the arena's sites summed",
+              "in %d sites" % len(arena), out[out.find("perl SV arena"):][:300])
+    lines = [ln.strip() for ln in out.splitlines()]
+    for i in arena:
+        fr = growing[i]["frames"]
+        took = ("[site %d] %s (%s:%s)" % (growing[i]["stack_id"], fr[1].get("function"),
+                                          fr[1].get("file"), fr[1].get("line"))
+                if len(fr) > 1 else "?")
+        ctx.check(any(ln.endswith(took) for ln in lines),
+                  "text: arena site %d names the line that took its slab" % growing[i]["stack_id"],
+                  took, out[out.find("perl SV arena"):][:600])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -435,6 +484,7 @@ CASES = {
     "xscopies": case_xscopies,
     "diffrows": case_diffrows,
     "asyncloop": case_asyncloop,
+    "psgicache": case_psgicache,
 }
 
 

@@ -32,8 +32,10 @@ enum {
     WEAK = 0x10d8,   /* $main::W: a weakened REF to the cycle */
 };
 
+/* The heap below; claim_only: as a decoder fills it for lh_objheap_open_for(.., CLAIM)
+ * (objheap_python.c): every edge an unlabelled ELEM (weak ones still weak), no names. */
 static lh_objheap_t *
-build(lh_heapgraph_t *hg)
+build_for(lh_heapgraph_t *hg, int claim_only)
 {
     lh_objheap_t *oh;
     lh_err_t err;
@@ -41,6 +43,11 @@ build(lh_heapgraph_t *hg)
     hg->blocks = blocks;
     hg->n_blocks = 2;
     assert_int_equal(lh_objheap_begin(hg, LH_OBJLANG_PERL, &oh, &err), 0);
+    oh->claim_only = (uint8_t)claim_only;
+#define add_edge(oh, src, dst, kind, flags, lab, idx)                                           \
+    (claim_only ? lh_objheap_add_edge(oh, src, dst, LH_OBJEDGE_ELEM, flags, NULL, 0)           \
+                : lh_objheap_add_edge(oh, src, dst, kind, flags, lab, idx))
+#define add_name(oh, obj, kind, name) (claim_only ? 0 : lh_objheap_add_name(oh, obj, kind, name))
     /* Added out of address order on purpose: the end sorts them. */
     int64_t resp = lh_objheap_add(oh, RESP, 56, "HASH", "Resp");
     int64_t cache = lh_objheap_add(oh, CACHE, 56, "HASH", NULL);
@@ -55,28 +62,36 @@ build(lh_heapgraph_t *hg)
     assert_true(page >= 0 && weak >= 0);
     assert_int_equal(lh_objheap_own(oh, cache, 0x10008), 0); /* inside: the whole block */
     assert_int_equal(lh_objheap_own(oh, -1, 0x30000), 0);    /* no block there: ignored */
-    assert_int_equal(lh_objheap_add_edge(oh, cache, ENTRY, LH_OBJEDGE_KEY, 0, "k1", 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, entry, ANON, LH_OBJEDGE_REF, 0, NULL, 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, anon, PAGE, LH_OBJEDGE_KEY, 0, "rendered", 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, req, REQ_REF, LH_OBJEDGE_KEY, 0, "resp", 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, req_ref, RESP, LH_OBJEDGE_REF, 0, NULL, 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, resp, RESP_REF, LH_OBJEDGE_KEY, 0, "req", 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, resp_ref, REQ, LH_OBJEDGE_REF, 0, NULL, 0), 0);
-    assert_int_equal(lh_objheap_add_edge(oh, handle, 0x20010, LH_OBJEDGE_NATIVE, 0, NULL, 0),
+    assert_int_equal(add_edge(oh, cache, ENTRY, LH_OBJEDGE_KEY, 0, "k1", 0), 0);
+    assert_int_equal(add_edge(oh, entry, ANON, LH_OBJEDGE_REF, 0, NULL, 0), 0);
+    assert_int_equal(add_edge(oh, anon, PAGE, LH_OBJEDGE_KEY, 0, "rendered", 0), 0);
+    assert_int_equal(add_edge(oh, req, REQ_REF, LH_OBJEDGE_KEY, 0, "resp", 0), 0);
+    assert_int_equal(add_edge(oh, req_ref, RESP, LH_OBJEDGE_REF, 0, NULL, 0), 0);
+    assert_int_equal(add_edge(oh, resp, RESP_REF, LH_OBJEDGE_KEY, 0, "req", 0), 0);
+    assert_int_equal(add_edge(oh, resp_ref, REQ, LH_OBJEDGE_REF, 0, NULL, 0), 0);
+    assert_int_equal(add_edge(oh, handle, 0x20010, LH_OBJEDGE_NATIVE, 0, NULL, 0),
                      0);
-    assert_int_equal(lh_objheap_add_edge(oh, weak, RESP, LH_OBJEDGE_REF, LH_OBJEDGE_WEAK, NULL,
+    assert_int_equal(add_edge(oh, weak, RESP, LH_OBJEDGE_REF, LH_OBJEDGE_WEAK, NULL,
                                          0), 0);
     /* An address that is nothing (freed, immortal): dropped. */
-    assert_int_equal(lh_objheap_add_edge(oh, anon, 0x50000, LH_OBJEDGE_KEY, 0, "gone", 0), 0);
-    assert_int_equal(lh_objheap_add_name(oh, cache, LH_OBJNAME_GLOBAL, "%MyApp::CACHE"), 0);
-    assert_int_equal(lh_objheap_add_name(oh, handle, LH_OBJNAME_GLOBAL, "$main::HANDLE"), 0);
-    assert_int_equal(lh_objheap_add_name(oh, weak, LH_OBJNAME_GLOBAL, "$main::W"), 0);
+    assert_int_equal(add_edge(oh, anon, 0x50000, LH_OBJEDGE_KEY, 0, "gone", 0), 0);
+    assert_int_equal(add_name(oh, cache, LH_OBJNAME_GLOBAL, "%MyApp::CACHE"), 0);
+    assert_int_equal(add_name(oh, handle, LH_OBJNAME_GLOBAL, "$main::HANDLE"), 0);
+    assert_int_equal(add_name(oh, weak, LH_OBJNAME_GLOBAL, "$main::W"), 0);
     assert_int_equal(lh_objheap_add_root(oh, LH_OBJROOT_SYMTAB, "the symbol table", CACHE), 0);
     assert_int_equal(lh_objheap_add_root(oh, LH_OBJROOT_SYMTAB, "the symbol table", HANDLE),
                      0);
     assert_int_equal(lh_objheap_add_root(oh, LH_OBJROOT_SYMTAB, "the symbol table", WEAK), 0);
     assert_int_equal(lh_objheap_end(oh, &err), 0);
+#undef add_edge
+#undef add_name
     return oh;
+}
+
+static lh_objheap_t *
+build(lh_heapgraph_t *hg)
+{
+    return build_for(hg, 0);
 }
 
 static void
@@ -158,6 +173,32 @@ test_cycles_weak_and_retained(void **state)
     lh_objheap_free(oh);
 }
 
+/* Opened for the claim alone: the same nodes, owners and classes (what lh_objheap_claim
+ * reads), no dominators. */
+static void
+test_claim_only(void **state)
+{
+    (void)state;
+    lh_heapgraph_t hg, hg2;
+    lh_objheap_t *full = build(&hg), *oh = build_for(&hg2, 1);
+    assert_int_equal(oh->n_objs, full->n_objs);
+    assert_int_equal(oh->n_ext, full->n_ext);
+    assert_int_equal(oh->n_roots, full->n_roots);
+    assert_int_equal(oh->n_names, 0);
+    for (uint32_t v = 0; v < full->n_objs + full->n_ext; v++) {
+        assert_int_equal(oh->g.cls[v], full->g.cls[v]);
+    }
+    for (uint32_t b = 0; b < 2; b++) {
+        assert_int_equal(oh->blk_owner[b], full->blk_owner[b]);
+    }
+    assert_int_equal(oh->n_unreachable, 4);
+    assert_int_equal(oh->unreachable_bytes, full->unreachable_bytes);
+    assert_non_null(full->g.idom);
+    assert_null(oh->g.idom);
+    lh_objheap_free(oh);
+    lh_objheap_free(full);
+}
+
 int
 main(void)
 {
@@ -165,6 +206,7 @@ main(void)
         cmocka_unit_test(test_nodes_and_types),
         cmocka_unit_test(test_path_and_labels),
         cmocka_unit_test(test_cycles_weak_and_retained),
+        cmocka_unit_test(test_claim_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
