@@ -611,6 +611,9 @@ lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **fr
             i = (i + 1) & s->cache_mask;
         }
     }
+    for (uint32_t k = 0; k < fv.n; k++) {
+        lh_scriptstack_classify(&fv.v[k]); /* once per address, not per stack */
+    }
     s->cache_ix[i] = (uint32_t)s->cache_n;
     s->cache[s->cache_n++] = (cache_entry_t){ip, mi, fv.v, fv.n};
     *frames = fv.v;
