@@ -79,6 +79,8 @@ static struct {
     int (*setgroups)(size_t, const gid_t *);
     int (*initgroups)(const char *, gid_t);
     int (*capset)(void *, const void *);
+    int (*unshare)(int);
+    int (*setns)(int, int);
     lh_sigaction_fn sigaction;
     lh_signal_fn signal;
     lh_signal_fn sysv_signal;
@@ -194,6 +196,8 @@ lh_shims_resolve(void)
     RESOLVE(setgroups);
     RESOLVE(initgroups);
     RESOLVE(capset);
+    RESOLVE(unshare);
+    RESOLVE(setns);
     RESOLVE(sigaction);
     RESOLVE(signal);
     RESOLVE(sysv_signal);
@@ -723,8 +727,9 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
  * just before (snapshot.h). Every call that changes credentials or capabilities runs with
  * the agent's thread stopped, and starts it again after: glibc has every thread repeat a
  * setuid-family call and aborts when one fails, and a thread whose capabilities the
- * program did not change (capset, PR_SET_KEEPCAPS are per thread) would (ticker.h). The
- * calls themselves are passed through unchanged, errno included.
+ * program did not change (capset, PR_SET_KEEPCAPS are per thread) would (ticker.h); and
+ * unshare and setns, which may want the process to have one thread. The calls themselves
+ * are passed through unchanged, errno included.
  * ----------------------------------------------------------------------------------- */
 static void
 before_euid(uid_t euid)
@@ -823,6 +828,21 @@ LH_EXPORT int
 capset(void *header, const void *data)
 {
     FOLLOWED(capset, header, data);
+}
+
+/* A new user namespace (unshare -U, setns into one), and setns into a mount namespace,
+ * want a process of one thread (EINVAL otherwise): with the ticker stopped it is, when the
+ * program has no thread of its own. The ticker then starts inside the new namespaces. */
+LH_EXPORT int
+unshare(int flags)
+{
+    FOLLOWED(unshare, flags);
+}
+
+LH_EXPORT int
+setns(int fd, int nstype)
+{
+    FOLLOWED(setns, fd, nstype);
 }
 
 LH_EXPORT void

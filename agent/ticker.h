@@ -29,8 +29,9 @@ void lh_ticker_poll(void);
  * it is still running. Not AS-safe; guard held. */
 int lh_ticker_stop(void);
 
-/* Around a call that changes the program's credentials or capabilities (the setuid and
- * setgid families, setgroups, initgroups, capset; shims.c): begin stops the ticker (at most
+/* Around a call that changes the program's credentials, capabilities or namespaces (the
+ * setuid and setgid families, setgroups, initgroups, capset, unshare, setns; shims.c): a
+ * new user namespace wants a process of one thread. begin stops the ticker (at most
  * 10 s while it finishes a snapshot; after that it runs on), end starts it again from the
  * calling thread, which it inherits them from (ticker.c says why). begin returns what end
  * is to be given. Not AS-safe; called outside the agent (a call of the agent's own, guard

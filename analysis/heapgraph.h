@@ -11,7 +11,8 @@
  *     (module data/bss: the global variable it falls in, by symbol; a thread's stack), and
  *     its target: the live block containing the value (its start: a strong edge; inside
  *     it: an interior edge). Words in heap memory outside every live block (freed memory,
- *     allocator metadata) are ignored;
+ *     allocator metadata) are ignored, and so is a block's last word when it runs past the
+ *     size asked for (the chunk's slack: stale bytes; Valgrind reads only whole words);
  *   - builds the reference graph (refgraph.h), classifies the blocks as Valgrind does and
  *     computes the dominator tree and retained sizes;
  *   - types the blocks: lh_tag name, else the C++ class of a vtable pointer in the first
@@ -148,6 +149,8 @@ typedef struct lh_heapgraph {
     lh_datasym_t *ds;
     lh_site_t **sites;     /* symbolized sites by stack id, on demand */
     size_t n_sites;
+    char **fn_labels;      /* by stack id, on demand: a nameless location's module+offset */
+    size_t n_fn_labels;
 } lh_heapgraph_t;
 
 typedef struct lh_heapgraph_opts {
@@ -199,10 +202,12 @@ const lh_site_t *lh_heapgraph_site(lh_heapgraph_t *hg, uint32_t stack_id);
 /* The site's location as "function (file:line)" or what is known, into buf. */
 const char *lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf,
                                   size_t len);
-/* The site's function, or, when its stack has none, what is known of the block: stack 0
+/* The site's function (a location without a name, in a program without symbols: its
+ * module and offset, "git+0x2898c6"; "?" without memory), or, when its stack has none, what
+ * is known of the block: stack 0
  * (no stack recorded) is "(before the agent started)" under `run`, "(before leakhound
  * attached)" after `attach`, "(no stack)" in a `snapshot -p` (no agent ever ran); another
- * stack without a location "(stack not recorded)"; a location with no function name "?". */
+ * stack without a location "(stack not recorded)". */
 const char *lh_heapgraph_site_function(lh_heapgraph_t *hg, uint32_t stack_id);
 /* A block's type: its tag or vtable class, else its allocating function. */
 const char *lh_heapgraph_type(lh_heapgraph_t *hg, uint32_t block);

@@ -69,6 +69,13 @@ lh_site_location(const lh_frame_t *frames, size_t n)
             return (long)i;
         }
     }
+    /* No debug information (a stripped program, no -dbgsym package): the first frame
+     * outside the runtime, the program's call to strdup, not strdup. */
+    for (size_t i = 0; i < n; i++) {
+        if (!lh_frame_is_runtime(&frames[i]) && !lh_scriptstack_is_interp_alloc(&frames[i])) {
+            return (long)i;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         if (!lh_scriptstack_is_interp_alloc(&frames[i])) {
             return (long)i;

@@ -21,7 +21,8 @@
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
  * libstdc++.so*, libgcc_s*, ld-linux*, or code inlined from /usr/include/ and
- * /usr/lib/gcc/ headers), else its first frame: the line a user should look at. A script
+ * /usr/lib/gcc/ headers), else its first frame outside the runtime (a program without debug
+ * information), else its first frame: the line a user should look at. A script
  * frame comes first: the innermost one is the location, and so is the interpreter phase of
  * an allocation that ran no script code ("perl_construct (perl start-up, no script
  * frame)", scriptstack.h). An interpreter's allocator wrapper (Perl_safesysmalloc,

@@ -33,8 +33,15 @@ base_name(const char *path)
     return b ? b + 1 : path;
 }
 
+/* lh_frame_t.sclass bits. */
+#define SC_KNOWN 1u
+#define SC_EVAL_LOOP 2u
+#define SC_INTERP 4u
+#define SC_ARENA 8u
+#define SC_INTERP_ALLOC 16u
+
 static int
-is_interp(const lh_frame_t *f)
+compute_interp(const lh_frame_t *f)
 {
     if (f->lang != LH_LANG_NATIVE) {
         return 0;
@@ -52,8 +59,8 @@ is_interp(const lh_frame_t *f)
            starts_with(fn, "S_") || starts_with(fn, "Py") || starts_with(fn, "_Py");
 }
 
-int
-lh_scriptstack_is_eval_loop(const lh_frame_t *f)
+static int
+compute_eval_loop(const lh_frame_t *f)
 {
     const char *fn = f->function;
     return f->lang == LH_LANG_NATIVE &&
@@ -79,8 +86,8 @@ script_frame(const lh_sframes_t *sf, uint32_t id)
     return f;
 }
 
-int
-lh_scriptstack_is_interp_alloc(const lh_frame_t *f)
+static int
+compute_interp_alloc(const lh_frame_t *f)
 {
     const char *fn = f->function;
     return f->lang == LH_LANG_NATIVE &&
@@ -183,7 +190,7 @@ lh_scriptstack_phase(lh_frame_t *v, size_t n)
  * Read as a leak of that line it sends a Perl developer to code that does not leak (a
  * Plack server's growing arenas were at Plack/Util.pm:162, a line that keeps nothing). */
 static int
-is_arena(const lh_frame_t *f)
+compute_arena(const lh_frame_t *f)
 {
     const char *fn = f->function;
     /* "Pe" or "S_" first: four calls of strcmp for every frame of every stack were 2% of a
@@ -192,6 +199,38 @@ is_arena(const lh_frame_t *f)
            ((fn[0] == 'P' && fn[1] == 'e') || (fn[0] == 'S' && fn[1] == '_')) &&
            (strcmp(fn, "Perl_more_bodies") == 0 || strcmp(fn, "Perl_more_sv") == 0 ||
             strcmp(fn, "S_more_sv") == 0 || strcmp(fn, "S_more_he") == 0);
+}
+
+void
+lh_scriptstack_classify(lh_frame_t *f)
+{
+    f->sclass = SC_KNOWN | (compute_eval_loop(f) ? SC_EVAL_LOOP : 0) |
+                (compute_interp(f) ? SC_INTERP : 0) | (compute_arena(f) ? SC_ARENA : 0) |
+                (compute_interp_alloc(f) ? SC_INTERP_ALLOC : 0);
+}
+
+int
+lh_scriptstack_is_eval_loop(const lh_frame_t *f)
+{
+    return f->sclass ? (f->sclass & SC_EVAL_LOOP) != 0 : compute_eval_loop(f);
+}
+
+int
+lh_scriptstack_is_interp_alloc(const lh_frame_t *f)
+{
+    return f->sclass ? (f->sclass & SC_INTERP_ALLOC) != 0 : compute_interp_alloc(f);
+}
+
+static int
+is_interp(const lh_frame_t *f)
+{
+    return f->sclass ? (f->sclass & SC_INTERP) != 0 : compute_interp(f);
+}
+
+static int
+is_arena(const lh_frame_t *f)
+{
+    return f->sclass ? (f->sclass & SC_ARENA) != 0 : compute_arena(f);
 }
 
 static lh_frame_t

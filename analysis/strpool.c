@@ -4,6 +4,7 @@
  */
 #include "strpool.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,67 @@ lh_strpool_add(lh_strpool_t *p, const char *s, size_t len)
     return r;
 }
 
+/* Whether the word ending just before d[end] is an operator's (operator new, operator
+ * bool: the space is the name's own; operator< <int>: the space sets its template
+ * arguments apart). */
+static int
+after_operator(const char *d, size_t end)
+{
+    size_t b = end;
+    while (b > 0 && d[b - 1] != ' ' && d[b - 1] != ':') {
+        b--;
+    }
+    return end - b >= 8 && strncmp(d + b, "operator", 8) == 0;
+}
+
+/* A function template's demangled name starts with its return type: "std::shared_ptr<std::
+ * enable_if<!std::is_array<Session>::value, Session>::type> std::make_shared<Session>()".
+ * Returns where the name itself starts (Valgrind and gdb show make_shared<Session>), or 0
+ * when there is no return type or the name is not understood (operator< and friends,
+ * whose brackets do not pair): the name runs back from the parameters' '(' to the first
+ * space outside every <>, () and []. */
+/* Index of the '(' that opens a demangled function name's parameters, or SIZE_MAX (not a
+ * function, or brackets that do not pair). */
+static size_t
+params_open(const char *d)
+{
+    size_t close = strlen(d);
+    while (close > 0 && d[close - 1] != ')') { /* " const", " [clone .cold]" */
+        close--;
+    }
+    long depth = 0;
+    size_t i = close; /* d[i - 1] is the parameters' ')' */
+    while (i > 0) {
+        char c = d[--i];
+        depth += c == ')' ? 1 : c == '(' ? -1 : 0;
+        if (depth == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+static size_t
+name_start(const char *d)
+{
+    size_t i = params_open(d);
+    long depth = 0;
+    if (i == SIZE_MAX) {
+        return 0;
+    }
+    while (i > 0) {
+        char c = d[--i];
+        depth += (c == '>' || c == ')' || c == ']') ? 1 : (c == '<' || c == '(' || c == '[') ? -1 : 0;
+        if (depth < 0) {
+            return 0;
+        }
+        if (depth == 0 && c == ' ' && !after_operator(d, i)) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
 const char *
 lh_strpool_demangled(lh_strpool_t *p, const char *name)
 {
@@ -49,13 +111,22 @@ lh_strpool_demangled(lh_strpool_t *p, const char *name)
         int status = -1;
         char *d = __cxa_demangle(name, NULL, NULL, &status);
         if (d && status == 0) {
-            const char *r = lh_strpool_add(p, d, strlen(d));
+            size_t from = name_start(d);
+            const char *r = lh_strpool_add(p, d + from, strlen(d + from));
             free(d);
             return r;
         }
         free(d);
     }
     return lh_strpool_add(p, name, strlen(name));
+}
+
+const char *
+lh_strpool_demangled_name(lh_strpool_t *p, const char *name)
+{
+    const char *d = lh_strpool_demangled(p, name);
+    size_t open = d && name[0] == '_' && name[1] == 'Z' ? params_open(d) : SIZE_MAX;
+    return open == SIZE_MAX || open == 0 ? d : lh_strpool_add(p, d, open);
 }
 
 void

@@ -189,19 +189,26 @@ module_open(lh_symbolizer_t *s, long mi)
  * DWARF
  * ------------------------------------------------------------------------------------- */
 
+/* A function's name: the demangled linkage name of C++ (with its class, namespace and
+ * parameters), else the source name. A C function's linkage name is only its asm label:
+ * glibc's own calls go to hidden aliases, so strdup's is "__GI___strdup" where the source
+ * says __strdup. */
 static const char *
 die_name(lh_symbolizer_t *s, Dwarf_Die *die)
 {
     Dwarf_Attribute attr;
-    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!link) {
+        link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    }
+    if (link && strncmp(link, "_Z", 2) == 0) {
+        return lh_strpool_demangled(&s->pool, link);
+    }
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
     if (!name) {
-        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+        return link ? lh_strpool_demangled(&s->pool, link) : NULL;
     }
-    if (name) {
-        return lh_strpool_demangled(&s->pool, name);
-    }
-    name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-    return name ? lh_strpool_add(&s->pool, name, strlen(name)) : NULL;
+    return lh_strpool_add(&s->pool, name, strlen(name));
 }
 
 typedef struct frame_vec {
@@ -453,6 +460,8 @@ stripped_name(lh_symbolizer_t *s, sym_module_t *sm, Dwarf_Addr addr)
                lh_nearsym_func_start(sm->near, addr, &start) == 0;
     free(fr);
     const char *near = lh_nearsym_below(sm->near, have ? start : addr, &low);
+    /* a C++ landmark demangled, without its parameters (a mangled name said nothing) */
+    near = near ? lh_strpool_demangled_name(&s->pool, near) : NULL;
     char buf[512];
     if (have) {
         /* the function's start as an address of the ELF file, like a frame's offset */
@@ -601,6 +610,9 @@ lh_sym_ip(lh_symbolizer_t *s, uint64_t ip, uint64_t epoch, const lh_frame_t **fr
         while (s->cache_ix[i] != UINT32_MAX) {
             i = (i + 1) & s->cache_mask;
         }
+    }
+    for (uint32_t k = 0; k < fv.n; k++) {
+        lh_scriptstack_classify(&fv.v[k]); /* once per address, not per stack */
     }
     s->cache_ix[i] = (uint32_t)s->cache_n;
     s->cache[s->cache_n++] = (cache_entry_t){ip, mi, fv.v, fv.n};

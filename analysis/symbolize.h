@@ -40,6 +40,8 @@ typedef struct lh_frame {
     int phase;            /* an interpreter phase without script code (scriptstack.h):
                              native, function is the entry point, file names the phase,
                              no line, no module, ip 0 */
+    unsigned sclass;      /* scriptstack.h's tests of the frame, once computed
+                             (lh_scriptstack_classify; 0: not yet, computed per test) */
 } lh_frame_t;
 
 typedef struct lh_sym_opts {

@@ -360,7 +360,10 @@ print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
             rank, lh_text_human_bytes(h, sizeof h, s->live_bytes), s->live_bytes,
             s->live_blocks, s->live_blocks == 1 ? "" : "s", s->n_allocs,
             s->n_allocs == 1 ? "" : "s");
-    if (site->location >= 0 && site->frames[site->location].file) {
+    /* a location without a file (no debug information): its function, or module+offset */
+    if (site->location >= 0 && (site->frames[site->location].file ||
+                                site->frames[site->location].function ||
+                                site->frames[site->location].module)) {
         fputs(", at ", out);
         lh_text_location(out, site, cwd);
         lh_text_user_frame(out, site, cwd);

@@ -5,7 +5,8 @@
 when one fails, and capabilities are per thread; the agent's thread must never be the one
 that fails, and must keep no privilege the program gave up. Run as root (skipped
 otherwise): progs/priv_drop.c (capset between setresuid and setgroups/setresgid), setpriv,
-nginx with a `user` directive and memcached -u. Exact leak figures and exit statuses.
+nginx with a `user` directive, memcached -u, and unshare -U (one thread wanted). Exact
+leak figures and exit statuses.
 
 Usage:
   run_privs.py --build DIR --case NAME [--keep] [-v]
@@ -89,6 +90,23 @@ def case_setpriv(ctx):
     expect_priv_drop(ctx, trace + ".1", "priv_drop's trace: ")
 
 
+def case_unshare(ctx):
+    """unshare -U -r -- priv_drop norun (a new user namespace wants a process of one
+    thread: it failed with EINVAL beside the agent's): exits 0, and the program's trace
+    has its exact leaks. Skipped where user namespaces are not allowed."""
+    if not shutil.which("unshare"):
+        raise E.Skip("no unshare")
+    argv = ["unshare", "-U", "-r", "--", ctx.prog("priv_drop"), "norun"]
+    bare = E.run(ctx, argv)
+    if bare.returncode != 0:
+        raise E.Skip("unshare -U fails here without the agent too: " + bare.stderr.strip())
+    trace = os.path.join(ctx.workdir, "u.lht")
+    E.lh_run(ctx, argv, out=trace, expect_status=0)
+    rep = E.load_report(ctx, trace)
+    E.expect_program(ctx, rep, "priv_drop")
+    expect_priv_drop(ctx, trace, "")
+
+
 # ---------------------------------------------------------------------------------------
 # Servers started as root that drop privileges
 # ---------------------------------------------------------------------------------------
@@ -167,6 +185,17 @@ def start(ctx, argv):
                             stderr=subprocess.PIPE, start_new_session=True)
 
 
+def serve(ctx, argv, trace, traced, name, port):
+    """Starts the server argv (under `leakhound run -o trace` when traced) and waits until
+    it listens on port: (Popen, what to call it, the server's own pid)."""
+    if traced:
+        argv = [ctx.lh, "run", "-o", trace, "--"] + argv
+    p = start(ctx, argv)
+    what = "%s%s" % (name, " (traced)" if traced else "")
+    wait_port(port, p, what)
+    return p, what, children(p.pid)[0] if traced else p.pid
+
+
 def case_nginx(ctx):
     """nginx as root with `user nobody nogroup;` and 2 workers, under `leakhound run`:
     the workers run as nobody and serve a file as the bare server does; the master's trace
@@ -203,14 +232,9 @@ http {
 """ % {"d": ctx.workdir, "p": port, "t": traced})
         argv = [nginx, "-p", ctx.workdir, "-c", conf, "-e", os.path.join(ctx.workdir, "logs",
                                                                          "stderr.log")]
-        trace = os.path.join(ctx.workdir, "ngx.lht")
-        if traced:
-            argv = [ctx.lh, "run", "-o", trace, "--"] + argv
-        p = start(ctx, argv)
-        what = "nginx%s" % (" (traced)" if traced else "")
-        wait_port(port, p, what)
+        p, what, master = serve(ctx, argv, os.path.join(ctx.workdir, "ngx.lht"), traced,
+                                "nginx", port)
         body = talk(port, b"GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n")
-        master = children(p.pid)[0] if traced else p.pid
         deadline = time.monotonic() + 20  # a worker may still be starting
         while True:
             uids = sorted(users_of(children(master)).values())
@@ -247,14 +271,9 @@ def case_memcached(ctx):
     for traced in (False, True):
         port = free_port()
         argv = [mc, "-u", "nobody", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2"]
-        trace = os.path.join(ctx.workdir, "mc.lht")
-        if traced:
-            argv = [ctx.lh, "run", "-o", trace, "--"] + argv
-        p = start(ctx, argv)
-        what = "memcached%s" % (" (traced)" if traced else "")
-        wait_port(port, p, what)
+        p, what, pid = serve(ctx, argv, os.path.join(ctx.workdir, "mc.lht"), traced,
+                             "memcached", port)
         out = talk(port, b"set k 0 0 5\r\nhello\r\nget k\r\nquit\r\n")
-        pid = children(p.pid)[0] if traced else p.pid
         uid = users_of([pid]).get(pid)
         rc, _ = stop(ctx, p, p.pid, signal.SIGTERM, what)
         got[traced] = (out, uid, rc)

@@ -280,6 +280,64 @@ test_merge_hides_interpreter(void **state)
     lh_stacks_fini(&tab);
 }
 
+/* Frames classified once (lh_scriptstack_classify, as the symbolizer caches them) merge
+ * and test as unclassified ones do: interpreter, eval loop, arena, allocator and plain. */
+static void
+test_classified_frames(void **state)
+{
+    (void)state;
+    lh_stacks_t tab;
+    perl_frames(&tab);
+    const char *perl = "/usr/bin/perl";
+    const char *xs = "/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/My/XS/XS.so";
+    const lh_frame_t v[] = {
+        nat("Perl_safesysmalloc", perl),  nat("Perl_more_sv", perl),
+        nat("my_xs_helper", xs),          nat("Perl_pp_concat", perl),
+        nat("Perl_runops_standard", perl), nat("perl_run", perl),
+        nat("PyMem_Malloc", "/usr/bin/python3.11"),
+        nat("main", "/usr/bin/app"),
+    };
+    enum { N = sizeof v / sizeof v[0] };
+    lh_frame_t c[N];
+    for (size_t i = 0; i < N; i++) {
+        c[i] = v[i];
+        lh_scriptstack_classify(&c[i]);
+        assert_int_not_equal(c[i].sclass, 0);
+        assert_int_equal(lh_scriptstack_is_eval_loop(&c[i]), lh_scriptstack_is_eval_loop(&v[i]));
+        assert_int_equal(lh_scriptstack_is_interp_alloc(&c[i]),
+                         lh_scriptstack_is_interp_alloc(&v[i]));
+    }
+    assert_true(lh_scriptstack_is_eval_loop(&c[4]));
+    assert_true(lh_scriptstack_is_interp_alloc(&c[0]));
+    assert_true(lh_scriptstack_is_interp_alloc(&c[6]));
+    assert_false(lh_scriptstack_is_eval_loop(&c[3]));
+    const uint32_t script[2] = {1, 2};
+    for (int native = 0; native < 2; native++) {
+        for (size_t from = 0; from < N; from++) { /* every innermost frame */
+            lh_frame_t a[N + 4], b[N + 4];
+            size_t na = lh_scriptstack_merge(v + from, N - from, script, 2, &tab.sframes,
+                                             native, a);
+            size_t nb = lh_scriptstack_merge(c + from, N - from, script, 2, &tab.sframes,
+                                             native, b);
+            assert_int_equal(na, nb);
+            for (size_t k = 0; k < na; k++) {
+                assert_ptr_equal(a[k].function, b[k].function);
+                assert_int_equal(a[k].lang, b[k].lang);
+                assert_int_equal(a[k].phase, b[k].phase);
+            }
+        }
+    }
+    /* the arena frame stands where Perl_more_sv is, the XS frame stays, the script's
+     * frames replace the loop and what is outside it */
+    lh_frame_t out[N + 4];
+    size_t n = lh_scriptstack_merge(c, N, script, 2, &tab.sframes, 0, out);
+    assert_int_equal(n, 4);
+    assert_string_equal(out[0].function, LH_SCRIPTSTACK_PERL_ARENA);
+    assert_string_equal(out[1].function, "my_xs_helper");
+    assert_string_equal(out[2].function, "MyApp::store");
+    lh_stacks_fini(&tab);
+}
+
 static void
 test_merge_keeps_xs_and_libc(void **state)
 {
@@ -493,6 +551,7 @@ main(void)
         cmocka_unit_test(test_merge_arena),
         cmocka_unit_test(test_phase_without_script),
         cmocka_unit_test(test_user_frame),
+        cmocka_unit_test(test_classified_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

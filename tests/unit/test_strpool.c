@@ -48,7 +48,38 @@ test_demangled(void **state)
     lh_strpool_t p = {0};
     assert_string_equal(lh_strpool_demangled(&p, "_Z3fooi"), "foo(int)");
     assert_string_equal(lh_strpool_demangled(&p, "_ZN2ns5Cache3getEv"), "ns::Cache::get()");
+    /* a function template: its return type left out */
+    assert_string_equal(lh_strpool_demangled(&p, "_ZSt11make_sharedI7SessionJEESt10shared_ptrIN"
+                                                 "St9enable_ifIXntsrSt8is_arrayIT_E5valueES4_E4"
+                                                 "typeEEDpOT0_"),
+                        "std::make_shared<Session>()");
+    assert_string_equal(lh_strpool_demangled(&p, "_Z3maxIiET_S0_S0_"), "max<int>(int, int)");
+    /* the return type is a class template's member, the name an operator */
+    assert_string_equal(lh_strpool_demangled(&p, "_ZN9__gnu_cxxmiIPiSt6vectorIiSaIiEEEENS_17__"
+                                                 "normal_iteratorIT_T0_E15difference_typeERKS8_"
+                                                 "SB_"),
+                        "__gnu_cxx::operator-<int*, std::vector<int, std::allocator<int> > >("
+                        "__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> >"
+                        " > const&, __gnu_cxx::__normal_iterator<int*, std::vector<int, std::"
+                        "allocator<int> > > const&)");
+    /* no return type: names with spaces of their own stay whole */
+    assert_string_equal(lh_strpool_demangled(&p, "_Znwm"), "operator new(unsigned long)");
+    assert_string_equal(lh_strpool_demangled(&p, "_ZNK3FoocvbEv"), "Foo::operator bool() const");
+    assert_string_equal(lh_strpool_demangled(&p, "_ZN12_GLOBAL__N_13fooEv"),
+                        "(anonymous namespace)::foo()");
+    /* operator< does not pair its brackets: left as demangled, return type and all */
+    assert_string_equal(lh_strpool_demangled(&p, "_ZltIiEbRK3FooIT_ES4_"),
+                        "bool operator< <int>(Foo<int> const&, Foo<int> const&)");
     assert_string_equal(lh_strpool_demangled(&p, "malloc"), "malloc");
+    /* a landmark's name (symbolize.c's stripped functions): no parameters either */
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZStplIcSt11char_traitsIcESaIcEENSt7__"
+                                                      "cxx1112basic_stringIT_T0_T1_EEPKS5_RKS8_"),
+                        "std::operator+<char, std::char_traits<char>, std::allocator<char> >");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5Cache3getEv"), "ns::Cache::get");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5CacheD2Ev"), "ns::Cache::~Cache");
+    assert_string_equal(lh_strpool_demangled_name(&p, "PyInit_ext"), "PyInit_ext");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5countE"), "ns::count"); /* data */
+    assert_null(lh_strpool_demangled_name(&p, NULL));
     assert_string_equal(lh_strpool_demangled(&p, "_Znot a name"), "_Znot a name");
     assert_null(lh_strpool_demangled(&p, NULL));
     lh_strpool_fini(&p);

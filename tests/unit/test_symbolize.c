@@ -296,7 +296,13 @@ test_site_rules(void **state)
     assert_true(lh_frame_is_agent(&f[1]));
     assert_false(lh_frame_is_agent(&f[2]));
     assert_int_equal(lh_site_location(f, 4), 3);
-    assert_int_equal(lh_site_location(f, 3), 0); /* none with source outside libc */
+    /* none with source outside libc: the first frame outside the runtime (a program or
+     * library without debug information calling malloc or strdup) */
+    assert_int_equal(lh_site_location(f, 3), 1);
+    f[1].module = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    assert_int_equal(lh_site_location(f, 3), 2); /* libfoo.so, past libc and libstdc++ */
+    assert_int_equal(lh_site_location(f, 2), 0); /* only the runtime: its first frame */
+    f[1].module = "/opt/app/libleakhound.so";
     assert_int_equal(lh_site_location(f, 0), -1);
     /* A C++ standard header inlined into the program is not the site either. */
     f[2].file = "/usr/include/c++/12/bits/stl_vector.h";

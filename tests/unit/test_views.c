@@ -42,11 +42,11 @@ setup(void **state)
     totals.heap_bytes = 3 * 1024 * 1024;
     totals.heap_blocks = 10;
     frames[0] = (lh_frame_t){"emitter_on", "/work/app/emitter.c", 42, "/work/app/server",
-                             0x401000, 0x1000, 1, 0, 0};
+                             0x401000, 0x1000, 1, 0, 0, 0};
     frames[1] = (lh_frame_t){"main", "/work/app/server.c", 120, "/work/app/server", 0x402000,
-                             0x2000, 0, 0, 0};
+                             0x2000, 0, 0, 0, 0};
     frames[2] = (lh_frame_t){"__libc_start_call_main", NULL, 0, "/lib/libc.so.6", 0x7f0001,
-                             0x1234, 0, 0, 0};
+                             0x1234, 0, 0, 0, 0};
     sites[0].stack_id = 3;
     sites[0].stats = (lh_stack_stats_t){4, 3 * 1024 * 1024, 0, 4, 3 * 1024 * 1024};
     sites[0].has_stack = 1;
@@ -135,15 +135,16 @@ test_text_cxx_fold(void **state)
 {
     (void)state;
     lh_frame_t f[6] = {
-        {"operator new(unsigned long)", NULL, 0, "/lib/libstdc++.so.6", 0x7f1000, 0x100, 0, 0, 0},
+        {"operator new(unsigned long)", NULL, 0, "/lib/libstdc++.so.6", 0x7f1000, 0x100, 0, 0, 0,
+         0},
         {"std::__new_allocator<Node>::allocate", "/usr/include/c++/12/bits/new_allocator.h", 137,
-         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0, 0},
         {"std::__shared_count<Node>", "/usr/include/c++/12/bits/shared_ptr_base.h", 969,
-         "/app/cyc", 0x401010, 0x1010, 1, 0, 0},
+         "/app/cyc", 0x401010, 0x1010, 1, 0, 0, 0},
         {"std::make_shared<Node>()", "/usr/include/c++/12/bits/shared_ptr.h", 1010, "/app/cyc",
-         0x401010, 0x1010, 1, 0, 0},
-        {"handle(int)", "/app/cyc.cpp", 10, "/app/cyc", 0x401010, 0x1010, 0, 0, 0},
-        {"main", "/app/cyc.cpp", 18, "/app/cyc", 0x401100, 0x1100, 0, 0, 0},
+         0x401010, 0x1010, 1, 0, 0, 0},
+        {"handle(int)", "/app/cyc.cpp", 10, "/app/cyc", 0x401010, 0x1010, 0, 0, 0, 0},
+        {"main", "/app/cyc.cpp", 18, "/app/cyc", 0x401100, 0x1100, 0, 0, 0, 0},
     };
     lh_site_t site = {0};
     site.stack_id = 9;
