@@ -78,9 +78,15 @@ lh_stopsig_is_stop(int sig)
  * ----------------------------------------------------------------------------------- */
 /* Puts SIG_DFL back and dies of sig on this thread (the handler runs with every signal
  * blocked: sent to the thread, it stays pending until unblocked). */
+/* The process dying of a stop signal (die): the ticker's recheck must not put the
+ * agent's handler back over the SIG_DFL that carries the death out. A pid, not a flag: a
+ * vfork child dying shares this memory. */
+static atomic_int dying_pid;
+
 __attribute__((noreturn)) static void
 die(int sig)
 {
+    atomic_store(&dying_pid, (int)getpid());
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -519,6 +525,9 @@ install_one(int sig, int what)
 void
 lh_stopsig_recheck(void)
 {
+    if (!lh_recording() || atomic_load(&stopping) || atomic_load(&dying_pid) == (int)getpid()) {
+        return;
+    }
     for (int sig = 1; sig < MAX_SIG; sig++) {
         struct sigaction k, mine, was;
         if (!handled(sig) || real_sigaction(sig, NULL, &k) != 0 || k.sa_handler != SIG_DFL) {

@@ -120,22 +120,7 @@ lh_sys_gettid(void)
 int
 lh_sys_write_all(int fd, const void *buf, size_t len)
 {
-    const char *p = buf;
-    while (len > 0) {
-        long n = syscall(SYS_write, fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -errno;
-        }
-        if (n == 0) {
-            return -EIO;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return lh_sys_write2_all(fd, buf, len, NULL, 0);
 }
 
 int
@@ -144,7 +129,14 @@ lh_sys_write2_all(int fd, const void *a, size_t alen, const void *b, size_t blen
     struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
     struct iovec *v = iov;
     int cnt = 2;
-    while (cnt > 0) {
+    for (;;) {
+        while (cnt > 0 && v->iov_len == 0) { /* written, or empty from the start */
+            v++;
+            cnt--;
+        }
+        if (cnt == 0) {
+            return 0;
+        }
         long n = syscall(SYS_writev, fd, v, cnt);
         if (n < 0) {
             if (errno == EINTR) {
@@ -156,17 +148,17 @@ lh_sys_write2_all(int fd, const void *a, size_t alen, const void *b, size_t blen
             return -EIO;
         }
         size_t done = (size_t)n;
-        while (cnt > 0 && done >= v->iov_len) {
-            done -= v->iov_len;
-            v++;
-            cnt--;
-        }
-        if (cnt > 0) {
-            v->iov_base = (char *)v->iov_base + done;
-            v->iov_len -= done;
+        while (done > 0 && cnt > 0) {
+            size_t k = done < v->iov_len ? done : v->iov_len;
+            v->iov_base = (char *)v->iov_base + k;
+            v->iov_len -= k;
+            done -= k;
+            if (v->iov_len == 0) {
+                v++;
+                cnt--;
+            }
         }
     }
-    return 0;
 }
 
 /* Every mapping the agent makes is remembered, so that heap snapshots never scan the agent's

@@ -896,7 +896,11 @@ member_is_object(const dec_t *d, const member_t *mb)
  * fut._result, fut._exception, task.get_coro(), task.get_name(), task.get_context(), and
  * before 3.12, which has no get_context(), the Context object after the name). A
  * subclass (class MyFuture(asyncio.Future)) has the same words. Labels are the
- * attributes Python shows (fut._result) or the getter's name without "get_". */
+ * attributes Python shows (fut._result) or the getter's name without "get_".
+ * functools.lru_cache's wrapper (Modules/_functoolsmodule.c, lru_cache_object: after the
+ * root link of its list, the wrapper and typed, the cache dict at 72 and the function at
+ * 88 in 3.8-3.13, probed the same way): its cache is what keeps every argument it was
+ * called with (a method's self) alive, ".<cache>" (no attribute shows it). */
 typedef struct cfield {
     int16_t off;
     const char *name;
@@ -926,6 +930,10 @@ static const c_layout_t c_layouts[] = {
                                  {152, ".context"}}},
     {"_asyncio.Task", 13, 144, {FUT_HEAD(64), {120, ".coro"}, {128, ".name"},
                                  {136, ".context"}}},
+#define LRU(minor, size) \
+    {"functools._lru_cache_wrapper", minor, size, {{72, ".<cache>"}, {88, ".__wrapped__"}}}
+    LRU(8, 128), LRU(9, 136), LRU(10, 152), LRU(11, 152), LRU(12, 152), LRU(13, 152),
+#undef LRU
 };
 #undef FUT_HEAD
 

@@ -114,9 +114,29 @@ lh_frame_is_user_code(const lh_frame_t *f)
            !in_python_lib(f->file);
 }
 
+int
+lh_frame_is_perl_eval(const lh_frame_t *f)
+{
+    return f->lang == LH_LANG_PERL && !f->phase && f->file &&
+           (starts_with(f->file, "(eval ") || starts_with(f->file, "(re_eval "));
+}
+
 long
 lh_site_user_frame(const lh_frame_t *frames, size_t n)
 {
+    /* Perl: code a string eval compiled (Moo's generated constructor, a Sub::Quote
+     * accessor) is at "(eval 7):57", no file to open: the caller with a file is the line
+     * to act on. */
+    long loc = lh_site_location(frames, n);
+    if (loc >= 0 && lh_frame_is_perl_eval(&frames[loc])) {
+        for (size_t i = (size_t)loc + 1; i < n; i++) {
+            if (frames[i].lang == LH_LANG_PERL && !frames[i].phase && frames[i].file &&
+                !lh_frame_is_perl_eval(&frames[i])) {
+                return (long)i;
+            }
+        }
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {
             return (long)i;

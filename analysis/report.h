@@ -151,8 +151,13 @@ long lh_site_location(const lh_frame_t *frames, size_t n);
  * generated code ("<frozen importlib._bootstrap>", "<string>"). An allocation the stdlib
  * or a framework made (a dict resized inside json, a task made by asyncio) is located
  * where it was made, and this names the user's line that asked for it. -1 when no frame
- * is the user's. Python only: a Perl site's library directories are not classified. */
+ * is the user's. Python; for Perl only a location in string-eval'd code (below). */
 long lh_site_user_frame(const lh_frame_t *frames, size_t n);
+/* Whether f is a Perl frame in code a string eval compiled (file "(eval N)" or
+ * "(re_eval N)"). When a site's location is one, lh_site_user_frame is the innermost Perl
+ * frame outside it with a file of its own, and the views name the location by its sub:
+ * "Shop::Request::new in (eval 7):57 (called from app.pl:12 in Shop::App::handle)". */
+int lh_frame_is_perl_eval(const lh_frame_t *f);
 /* Whether a script frame's file is the user's own (the rule of lh_site_user_frame). */
 int lh_frame_is_user_code(const lh_frame_t *f);
 

@@ -4,6 +4,7 @@
  */
 #include "strpool.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,16 +59,14 @@ after_operator(const char *d, size_t end)
  * when there is no return type or the name is not understood (operator< and friends,
  * whose brackets do not pair): the name runs back from the parameters' '(' to the first
  * space outside every <>, () and []. */
+/* Index of the '(' that opens a demangled function name's parameters, or SIZE_MAX (not a
+ * function, or brackets that do not pair). */
 static size_t
-name_start(const char *d)
+params_open(const char *d)
 {
-    size_t n = strlen(d);
-    size_t close = n;
+    size_t close = strlen(d);
     while (close > 0 && d[close - 1] != ')') { /* " const", " [clone .cold]" */
         close--;
-    }
-    if (close == 0) {
-        return 0;
     }
     long depth = 0;
     size_t i = close; /* d[i - 1] is the parameters' ')' */
@@ -75,10 +74,18 @@ name_start(const char *d)
         char c = d[--i];
         depth += c == ')' ? 1 : c == '(' ? -1 : 0;
         if (depth == 0) {
-            break;
+            return i;
         }
     }
-    if (depth != 0) {
+    return SIZE_MAX;
+}
+
+static size_t
+name_start(const char *d)
+{
+    size_t i = params_open(d);
+    long depth = 0;
+    if (i == SIZE_MAX) {
         return 0;
     }
     while (i > 0) {
@@ -112,6 +119,14 @@ lh_strpool_demangled(lh_strpool_t *p, const char *name)
         free(d);
     }
     return lh_strpool_add(p, name, strlen(name));
+}
+
+const char *
+lh_strpool_demangled_name(lh_strpool_t *p, const char *name)
+{
+    const char *d = lh_strpool_demangled(p, name);
+    size_t open = d && name[0] == '_' && name[1] == 'Z' ? params_open(d) : SIZE_MAX;
+    return open == SIZE_MAX || open == 0 ? d : lh_strpool_add(p, d, open);
 }
 
 void

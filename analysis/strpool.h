@@ -21,6 +21,10 @@ const char *lh_strpool_add(lh_strpool_t *p, const char *s, size_t len);
  * return type left out) or else as it is, copied
  * into the pool; NULL for NULL or without memory. */
 const char *lh_strpool_demangled(lh_strpool_t *p, const char *name);
+/* The same without the parameters of a C++ function ("std::operator+<char, ...>" for
+ * _ZStplIcSt11char_traitsIcESaIcEENSt7__cxx1112basic_stringIT_T0_T1_EEPKS5_RKS8_): a name
+ * to find one's way by, not a signature. Other names as lh_strpool_demangled. */
+const char *lh_strpool_demangled_name(lh_strpool_t *p, const char *name);
 
 /* Frees every string of the pool and makes it empty. */
 void lh_strpool_fini(lh_strpool_t *p);

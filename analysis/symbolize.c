@@ -460,6 +460,8 @@ stripped_name(lh_symbolizer_t *s, sym_module_t *sm, Dwarf_Addr addr)
                lh_nearsym_func_start(sm->near, addr, &start) == 0;
     free(fr);
     const char *near = lh_nearsym_below(sm->near, have ? start : addr, &low);
+    /* a C++ landmark demangled, without its parameters (a mangled name said nothing) */
+    near = near ? lh_strpool_demangled_name(&s->pool, near) : NULL;
     char buf[512];
     if (have) {
         /* the function's start as an address of the ELF file, like a frame's offset */

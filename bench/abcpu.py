@@ -10,7 +10,8 @@ and its ratio to the bare median, and the median wall time and its ratio. LIB@RA
 LIB in sampling mode (LEAKHOUND_SAMPLE_RATE=RATE). --lsan adds PROG's LeakSanitizer twin
 (PROG_lsan, as bench/ builds it; LSAN_OPTIONS=exitcode=0: the workloads leak on purpose). Alternating within a repetition is what makes builds
 comparable on a loaded machine, where the same run's CPU time drifts by 2x over minutes;
-compare builds inside one invocation, never across two. Set LEAKHOUND_* in the
+compare builds inside one invocation, never across two (the last lines give each build's
+CPU over the first build's, repetition by repetition). Set LEAKHOUND_* in the
 environment to choose the mode (LEAKHOUND_SAMPLE_RATE=524288 for sampling).
 No timing is asserted anywhere: this prints numbers for bench/RESULTS.md.
 """
@@ -81,6 +82,14 @@ def main():
         print("%-48s CPU median %.3f s  min %.3f s  ratio %.2fx  wall median %.3f s  ratio %.2fx"
               % (name, med, min(v), med / bare if bare else float("nan"), wmed,
                  wmed / bare_wall if bare_wall else float("nan")))
+    # Each later build against the first, run by run (adjacent runs of one repetition share
+    # the machine's state of the moment): steadier than the ratio of two medians.
+    for name in libs[1:]:
+        q = sorted(c / r for c, r in zip(cpu[name], cpu[libs[0]]) if r)
+        if q:
+            print("%-48s / first build, per repetition: median %.3f  quartiles %.3f %.3f  "
+                  "(%d of %d below 1)" % (name, statistics.median(q), q[len(q) // 4],
+                                         q[(3 * len(q)) // 4], sum(x < 1 for x in q), len(q)))
 
 
 if __name__ == "__main__":

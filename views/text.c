@@ -380,6 +380,10 @@ lh_text_location(FILE *out, const lh_site_t *site, const char *cwd)
         return;
     }
     const lh_frame_t *f = &site->frames[site->location];
+    if (f->function && lh_frame_is_perl_eval(f)) {
+        lh_text_clean(out, f->function); /* "(eval 7):57" alone names nothing to open */
+        fputs(" in ", out);
+    }
     if (f->file) {
         lh_text_clean(out, lh_text_rel_path(f->file, cwd));
         if (f->line) {

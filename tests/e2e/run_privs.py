@@ -185,6 +185,17 @@ def start(ctx, argv):
                             stderr=subprocess.PIPE, start_new_session=True)
 
 
+def serve(ctx, argv, trace, traced, name, port):
+    """Starts the server argv (under `leakhound run -o trace` when traced) and waits until
+    it listens on port: (Popen, what to call it, the server's own pid)."""
+    if traced:
+        argv = [ctx.lh, "run", "-o", trace, "--"] + argv
+    p = start(ctx, argv)
+    what = "%s%s" % (name, " (traced)" if traced else "")
+    wait_port(port, p, what)
+    return p, what, children(p.pid)[0] if traced else p.pid
+
+
 def case_nginx(ctx):
     """nginx as root with `user nobody nogroup;` and 2 workers, under `leakhound run`:
     the workers run as nobody and serve a file as the bare server does; the master's trace
@@ -221,14 +232,9 @@ http {
 """ % {"d": ctx.workdir, "p": port, "t": traced})
         argv = [nginx, "-p", ctx.workdir, "-c", conf, "-e", os.path.join(ctx.workdir, "logs",
                                                                          "stderr.log")]
-        trace = os.path.join(ctx.workdir, "ngx.lht")
-        if traced:
-            argv = [ctx.lh, "run", "-o", trace, "--"] + argv
-        p = start(ctx, argv)
-        what = "nginx%s" % (" (traced)" if traced else "")
-        wait_port(port, p, what)
+        p, what, master = serve(ctx, argv, os.path.join(ctx.workdir, "ngx.lht"), traced,
+                                "nginx", port)
         body = talk(port, b"GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n")
-        master = children(p.pid)[0] if traced else p.pid
         deadline = time.monotonic() + 20  # a worker may still be starting
         while True:
             uids = sorted(users_of(children(master)).values())
@@ -265,14 +271,9 @@ def case_memcached(ctx):
     for traced in (False, True):
         port = free_port()
         argv = [mc, "-u", "nobody", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2"]
-        trace = os.path.join(ctx.workdir, "mc.lht")
-        if traced:
-            argv = [ctx.lh, "run", "-o", trace, "--"] + argv
-        p = start(ctx, argv)
-        what = "memcached%s" % (" (traced)" if traced else "")
-        wait_port(port, p, what)
+        p, what, pid = serve(ctx, argv, os.path.join(ctx.workdir, "mc.lht"), traced,
+                             "memcached", port)
         out = talk(port, b"set k 0 0 5\r\nhello\r\nget k\r\nquit\r\n")
-        pid = children(p.pid)[0] if traced else p.pid
         uid = users_of([pid]).get(pid)
         rc, _ = stop(ctx, p, p.pid, signal.SIGTERM, what)
         got[traced] = (out, uid, rc)

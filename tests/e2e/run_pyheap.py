@@ -41,6 +41,11 @@ exact figures:
   aioserver  an asyncio service without network: finished tasks kept in a set, reply
              futures in a dict never popped: +300 Task, Future, Request; `identify` reads a
              Future's and a Task's C fields by name (._result, .coro), not "+0x40"
+  lrumethod  functools.lru_cache on a method (its cache's keys keep every self) and a
+             class-level list of bound-method callbacks never unsubscribed: +200 Renderer,
+             Session; the path through the wrapper's C cache is ".<cache>", not "+0x48"
+  loghandlers  a logging handler added per request and never removed: +150 handlers
+             and their StringIO streams; the path from the module's logger
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -68,7 +73,8 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver"]
+         "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod",
+         "loghandlers"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -419,6 +425,33 @@ def case_aioserver(ctx, py, tag):
               fields)
     check_oracle(ctx, one_shell(ctx, trace, "after", ["count --by type"]), prefix, "after",
                  tag)
+
+
+def case_lrumethod(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "lrumethod", tag)
+    out, d = after_shell(ctx, trace, said, ("renderer", "session"))
+    for t in ("lrumethod.Renderer", "lrumethod.Session", "method"):
+        ctx.check(d.get(t, (0,))[0] == 200, "%s: diff: +%s" % (tag, t), 200, d.get(t))
+    want = ["lrumethod.Renderer.render -> .<cache> -> (key) -> [0] -> lrumethod.Renderer",
+            "lrumethod.EventBus.handlers -> [120] -> .__self__ -> lrumethod.Session"]
+    ctx.check(paths(out) == want, "%s: identify what an lru_cache'd method and a callback "
+              "registry keep" % tag, want, paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_loghandlers(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "loghandlers", tag)
+    out, d = after_shell(ctx, trace, said, ("handler", "buffer"))
+    for t in ("loghandlers.RequestHandler", "_io.StringIO"):
+        ctx.check(d.get(t, (0,))[0] == 150, "%s: diff: +%s" % (tag, t), 150, d.get(t))
+    # 3.11+ keep instance attributes without a dict object; before, through __dict__
+    h, st = ((".handlers", ".stream") if minor_of(py) >= 11 else
+             (".__dict__ -> ['handlers']", ".__dict__ -> ['stream']"))
+    want = ["loghandlers.log -> %s -> [100] -> loghandlers.RequestHandler" % h,
+            "loghandlers.log -> %s -> [120] -> %s -> _io.StringIO" % (h, st)]
+    ctx.check(paths(out) == want, "%s: identify a handler and its stream" % tag, want,
+              paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
 
 
 def case_gcoff(ctx, py, tag):

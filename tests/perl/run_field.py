@@ -474,6 +474,42 @@ def case_psgicache(ctx):
                   took, out[out.find("perl SV arena"):][:600])
 
 
+def case_moogen(ctx):
+    """A Moo class's generated constructor (moo_orders.pl): its code is a string eval's, at
+    "(eval N):L", a file nobody can open. The report names it by its sub and the line that
+    called it: "Shop::Order::new in (eval N):L (called from moo_orders.pl:19 in
+    Shop::Orders::place)" (was "(eval 9):53"), and JSON's user_frame is that line."""
+    if run(ctx, ["perl", "-MMoo", "-e", "1"]).returncode != 0:
+        raise Skip("Moo is not installed (Debian libmoo-perl)")
+    prog = "moo_orders.pl"
+    trace = lh_field_run(ctx, prog)
+    new = marker(prog, "new")
+    sites = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    gen = [s for s in sites if (s["location"].get("function"), s["location"].get("language")) ==
+           ("Shop::Order::new", "perl") and
+           re.match(r"^\(eval \d+\)$", s["location"].get("file") or "")]
+    big = [s for s in gen if s["leaked_blocks"] >= 500]
+    ctx.check(bool(big), "a site in the generated constructor keeps the 500 orders",
+              ">= 500 blocks at Shop::Order::new in (eval N)",
+              [(where(s["location"]), s["leaked_blocks"]) for s in gen])
+    for s in gen:
+        uf = s.get("user_frame") or {}
+        ctx.check((uf.get("function"), uf.get("file"), uf.get("line")) ==
+                  ("Shop::Orders::place", new[0], new[1]),
+                  "site %d: user_frame is the line that called new" % s["stack_id"],
+                  "Shop::Orders::place at %s:%d" % new, uf)
+    if not big:
+        return
+    s = big[0]
+    out = run(ctx, [ctx.lh, "report", trace, "--top", "1000000"]).stdout
+    want = ("at Shop::Order::new in %s:%d (called from %s:%d in Shop::Orders::place) "
+            "[site %d]" % (s["location"]["file"], s["location"]["line"], new[0], new[1],
+                           s["stack_id"]))
+    got = [ln for ln in out.splitlines() if "[site %d]" % s["stack_id"] in ln]
+    ctx.check(len(got) == 1 and got[0].endswith(want), "text: the sub and its caller's line",
+              want, got)
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -485,6 +521,7 @@ CASES = {
     "diffrows": case_diffrows,
     "asyncloop": case_asyncloop,
     "psgicache": case_psgicache,
+    "moogen": case_moogen,
 }
 
 

@@ -71,6 +71,15 @@ test_demangled(void **state)
     assert_string_equal(lh_strpool_demangled(&p, "_ZltIiEbRK3FooIT_ES4_"),
                         "bool operator< <int>(Foo<int> const&, Foo<int> const&)");
     assert_string_equal(lh_strpool_demangled(&p, "malloc"), "malloc");
+    /* a landmark's name (symbolize.c's stripped functions): no parameters either */
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZStplIcSt11char_traitsIcESaIcEENSt7__"
+                                                      "cxx1112basic_stringIT_T0_T1_EEPKS5_RKS8_"),
+                        "std::operator+<char, std::char_traits<char>, std::allocator<char> >");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5Cache3getEv"), "ns::Cache::get");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5CacheD2Ev"), "ns::Cache::~Cache");
+    assert_string_equal(lh_strpool_demangled_name(&p, "PyInit_ext"), "PyInit_ext");
+    assert_string_equal(lh_strpool_demangled_name(&p, "_ZN2ns5countE"), "ns::count"); /* data */
+    assert_null(lh_strpool_demangled_name(&p, NULL));
     assert_string_equal(lh_strpool_demangled(&p, "_Znot a name"), "_Znot a name");
     assert_null(lh_strpool_demangled(&p, NULL));
     lh_strpool_fini(&p);
