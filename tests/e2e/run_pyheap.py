@@ -44,6 +44,8 @@ exact figures:
   lrumethod  functools.lru_cache on a method (its cache's keys keep every self) and a
              class-level list of bound-method callbacks never unsubscribed: +200 Renderer,
              Session; the path through the wrapper's C cache is ".<cache>", not "+0x48"
+  loghandlers  a logging handler added per request and never removed: +150 handlers
+             and their StringIO streams; the path from the module's logger
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -71,7 +73,8 @@ import run_e2e as E  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
-         "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod"]
+         "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod",
+         "loghandlers"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -433,6 +436,21 @@ def case_lrumethod(ctx, py, tag):
             "lrumethod.EventBus.handlers -> [120] -> .__self__ -> lrumethod.Session"]
     ctx.check(paths(out) == want, "%s: identify what an lru_cache'd method and a callback "
               "registry keep" % tag, want, paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_loghandlers(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "loghandlers", tag)
+    out, d = after_shell(ctx, trace, said, ("handler", "buffer"))
+    for t in ("loghandlers.RequestHandler", "_io.StringIO"):
+        ctx.check(d.get(t, (0,))[0] == 150, "%s: diff: +%s" % (tag, t), 150, d.get(t))
+    # 3.11+ keep instance attributes without a dict object; before, through __dict__
+    h, st = ((".handlers", ".stream") if minor_of(py) >= 11 else
+             (".__dict__ -> ['handlers']", ".__dict__ -> ['stream']"))
+    want = ["loghandlers.log -> %s -> [100] -> loghandlers.RequestHandler" % h,
+            "loghandlers.log -> %s -> [120] -> %s -> _io.StringIO" % (h, st)]
+    ctx.check(paths(out) == want, "%s: identify a handler and its stream" % tag, want,
+              paths(out))
     check_oracle(ctx, out, prefix, "after", tag)
 
 
