@@ -147,19 +147,92 @@ crc_table_fill(void)
 }
 
 #if defined(__x86_64__)
-/* SSE4.2's crc32 instruction computes exactly CRC-32C, 8 bytes per instruction: an order of
- * magnitude faster than the table, which matters on the agent's flush path. */
-__attribute__((target("sse4.2"))) static uint32_t
-crc32c_hw(uint32_t crc, const uint8_t *b, size_t len)
+/* The CRC register is linear: the register after A then B is the register after A moved
+ * past |B| zero bytes, xor the register B alone leaves from 0. "Moving past n zero bytes"
+ * is a product with x^(8n) modulo the polynomial, in the crc32 instruction's reflected
+ * representation (bit 31 is x^0): three independent streams then combine exactly. */
+#define CRC_POLY_REFLECTED 0x82F63B78u
+
+/* a * b modulo the polynomial, both reflected. Pure; AS-safe. */
+static uint32_t
+crc_gf_mul(uint32_t a, uint32_t b)
 {
-    uint64_t c = ~crc & 0xffffffffu;
-    while (len >= 8) {
+    uint32_t prod = 0;
+    for (int i = 0; i < 32; i++) {
+        prod ^= b & (0u - ((a >> (31 - i)) & 1u)); /* a's x^i term times b */
+        b = (b >> 1) ^ (CRC_POLY_REFLECTED & (0u - (b & 1u))); /* b * x */
+    }
+    return prod;
+}
+
+/* x^(8 * n) modulo the polynomial, reflected: what moves a register past n zero bytes. */
+static uint32_t
+crc_x8n(size_t n)
+{
+    uint32_t r = 0x80000000u;   /* x^0 */
+    uint32_t base = 0x00800000u; /* x^8 */
+    while (n) {
+        if (n & 1) {
+            r = crc_gf_mul(r, base);
+        }
+        base = crc_gf_mul(base, base);
+        n >>= 1;
+    }
+    return r;
+}
+
+/* SSE4.2's crc32 instruction computes exactly CRC-32C, 8 bytes per instruction: an order of
+ * magnitude faster than the table, which matters on the agent's flush path. Each
+ * instruction waits 3 cycles for the one before in its chain, so long inputs run as three
+ * chains of CRC_STREAM bytes side by side (combined with two products per 3 x CRC_STREAM
+ * bytes), at the instruction's throughput instead of its latency. */
+#define CRC_STREAM 4096
+
+__attribute__((target("sse4.2"))) static uint64_t
+crc32c_hw_run(uint64_t c, const uint8_t *b, size_t n8)
+{
+    while (n8--) {
         uint64_t w;
         memcpy(&w, b, 8);
         c = __builtin_ia32_crc32di(c, w);
         b += 8;
-        len -= 8;
     }
+    return c;
+}
+
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t crc, const uint8_t *b, size_t len)
+{
+    uint64_t c = ~crc & 0xffffffffu;
+    if (len >= 3 * CRC_STREAM) {
+        /* Racing threads compute the same two constants: no lock. */
+        static uint32_t k1, k2; /* x^(8 CRC_STREAM), x^(16 CRC_STREAM) */
+        if (!__atomic_load_n(&k2, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&k1, crc_x8n(CRC_STREAM), __ATOMIC_RELAXED);
+            __atomic_store_n(&k2, crc_x8n(2 * CRC_STREAM), __ATOMIC_RELAXED);
+        }
+        uint32_t m1 = __atomic_load_n(&k1, __ATOMIC_RELAXED);
+        uint32_t m2 = __atomic_load_n(&k2, __ATOMIC_RELAXED);
+        while (len >= 3 * CRC_STREAM) {
+            uint64_t c0 = c, c1 = 0, c2 = 0;
+            const uint8_t *b1 = b + CRC_STREAM, *b2 = b + 2 * CRC_STREAM;
+            for (size_t i = 0; i < CRC_STREAM; i += 8) {
+                uint64_t w0, w1, w2;
+                memcpy(&w0, b + i, 8);
+                memcpy(&w1, b1 + i, 8);
+                memcpy(&w2, b2 + i, 8);
+                c0 = __builtin_ia32_crc32di(c0, w0);
+                c1 = __builtin_ia32_crc32di(c1, w1);
+                c2 = __builtin_ia32_crc32di(c2, w2);
+            }
+            c = crc_gf_mul(m2, (uint32_t)c0) ^ crc_gf_mul(m1, (uint32_t)c1) ^ (uint32_t)c2;
+            b += 3 * CRC_STREAM;
+            len -= 3 * CRC_STREAM;
+        }
+    }
+    c = crc32c_hw_run(c, b, len / 8);
+    b += len & ~(size_t)7;
+    len &= 7;
     uint32_t c32 = (uint32_t)c;
     while (len--) {
         c32 = __builtin_ia32_crc32qi(c32, *b++);
