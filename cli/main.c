@@ -26,10 +26,10 @@ usage(FILE *out)
 {
     fputs("usage: leakhound <command> [options]\n\ncommands:\n", out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     }
-    fputs("  help     show this help, or a command's: leakhound help run\n"
-          "  version  show the version\n\n"
+    fputs("  help       show this help, or a command's: leakhound help run\n"
+          "  version    show the version\n\n"
           "options of every command but run (before a --):\n"
           "  --native           keep the interpreter's own frames in Perl and Python stacks\n"
           "                     (shell has its own, per command)\n"
