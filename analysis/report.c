@@ -279,15 +279,13 @@ lh_site_rank_name(lh_site_rank_t r)
     return r <= LH_RANK_ONCE ? names[r] : "leak";
 }
 
-/* Whether the agent recorded Python or Perl frames in this trace (an INTERP record). */
-static int
-traces_script(const lh_trace_t *t)
+int
+lh_trace_records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
     for (size_t i = 0; i < n; i++) {
-        if ((v[i].lang == LH_LANG_PYTHON || v[i].lang == LH_LANG_PERL) &&
-            v[i].status == LH_INTERP_RECORDED) {
+        if ((int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED) {
             return 1;
         }
     }
@@ -325,7 +323,9 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
      * documents the program kept (perl: the loader's dlopen of DBI's XS module above 1000
      * SQLite statements). Its sites rank by bytes (site 0 last); the split still gives each
      * site's kinds. */
-    const lh_leak_split_t *by_class = traces_script(t) ? NULL : split;
+    const lh_leak_split_t *by_class =
+        lh_trace_records_lang(t, LH_LANG_PYTHON) || lh_trace_records_lang(t, LH_LANG_PERL)
+            ? NULL : split;
     int rc;
 
     memset(rep, 0, sizeof *rep);

@@ -158,6 +158,9 @@ long lh_site_user_frame(const lh_frame_t *frames, size_t n);
  * frame outside it with a file of its own, and the views name the location by its sub:
  * "Shop::Request::new in (eval 7):57 (called from app.pl:12 in Shop::App::handle)". */
 int lh_frame_is_perl_eval(const lh_frame_t *f);
+/* Whether the agent recorded script frames of language lang (LH_LANG_PERL, LH_LANG_PYTHON)
+ * in trace t (an INTERP record saying so). */
+int lh_trace_records_lang(const lh_trace_t *t, int lang);
 /* Whether a script frame's file is the user's own (the rule of lh_site_user_frame). */
 int lh_frame_is_user_code(const lh_frame_t *f);
 

@@ -114,20 +114,6 @@ temp_stack(const void *row)
     return ((const lh_temp_site_t *)row)->stack_id;
 }
 
-/* Whether the agent recorded Perl frames in trace t. */
-static int
-traces_perl(const lh_trace_t *t)
-{
-    size_t n = 0;
-    const lh_trace_interp_t *v = lh_trace_interps(t, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].lang == LH_LANG_PERL && v[i].status == LH_INTERP_RECORDED) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Whether stack id's site is located at perl's SV arena (scriptstack.h). */
 static int
 at_perl_arena(lh_pass_t *p, uint32_t id, lh_err_t *err)
@@ -205,7 +191,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     /* suppressed sites are left out, as from every listing */
     if (a->growth) {
         rc = lh_growth_filter(&g, suppressed, &p, err);
-        if (rc >= 0 && traces_perl(p.t)) {
+        if (rc >= 0 && lh_trace_records_lang(p.t, LH_LANG_PERL)) {
             rc = perl_arena_last(&p, &g, err);
         }
         n_all = g.n_sites;

@@ -40,6 +40,12 @@ def lh_field_run(ctx, prog, env=None, name="trace.lht", ok_status=(0,)):
     return trace
 
 
+def need_module(ctx, module, package):
+    """Skips the case when perl cannot load module (Debian package)."""
+    if run(ctx, ["perl", "-M" + module, "-e", "1"]).returncode != 0:
+        raise Skip("%s is not installed (Debian %s)" % (module, package))
+
+
 def where(f):
     return "%s (%s:%s)" % (f.get("function"), os.path.basename(f.get("file") or "?"),
                            f.get("line"))
@@ -238,8 +244,7 @@ def case_dbi(ctx):
     keeps SQLite's C frames under the Perl line that prepared, and the shell says what
     holds the growth: the handle in `my $dbh`, its tied inner hash, CachedKids (it said
     "[held outside Perl data]": the 1000 statement handles hold their parent from C)."""
-    if run(ctx, ["perl", "-MDBD::SQLite", "-e", "1"]).returncode != 0:
-        raise Skip("DBD::SQLite is not installed (Debian libdbd-sqlite3-perl)")
+    need_module(ctx, "DBD::SQLite", "libdbd-sqlite3-perl")
     prog = "orders.pl"
     trace = lh_field_run(ctx, prog)
     prep = marker(prog, "prepare")
@@ -368,8 +373,7 @@ def case_asyncloop(ctx):
     too, so neither variable alone retains it and `roots` credited its 300 sessions to no
     one (%Exporter::Cache was first), and `identify` showed one of the two holders. Devel::MAT,
     dumping at the same SIGUSR2, names both holders."""
-    if run(ctx, ["perl", "-MIO::Async::Loop", "-e", "1"]).returncode != 0:
-        raise Skip("IO::Async is not installed (Debian libio-async-perl)")
+    need_module(ctx, "IO::Async::Loop", "libio-async-perl")
     prog = "async_sessions.pl"
     # LeakHound::snapshot, not a SIGUSR2: a signal snapshot (taken by the agent's ticker
     # thread while the program runs on) lacked the hashes' arrays in 1 run of 5
@@ -402,7 +406,7 @@ def case_asyncloop(ctx):
                   "identify: a session, through each of the loop's two holders", pats, lines)
     # The oracle: Devel::MAT at the same point (its dump answers FieldSnap's wait)
     if run(ctx, ["perl", "-MDevel::MAT", "-e", "1"]).returncode != 0:
-        return
+        return  # (the checks above stand without the oracle)
     pmat = os.path.join(ctx.workdir, "at-usr2.pmat")
     res = run(ctx, ["perl", "-MDevel::MAT::Dumper=-dump_at_SIGUSR2,-file," + pmat,
                     os.path.join(FIELD, prog)], env={"LH_WAIT_FOR": pmat})
@@ -479,8 +483,7 @@ def case_moogen(ctx):
     "(eval N):L", a file nobody can open. The report names it by its sub and the line that
     called it: "Shop::Order::new in (eval N):L (called from moo_orders.pl:19 in
     Shop::Orders::place)" (was "(eval 9):53"), and JSON's user_frame is that line."""
-    if run(ctx, ["perl", "-MMoo", "-e", "1"]).returncode != 0:
-        raise Skip("Moo is not installed (Debian libmoo-perl)")
+    need_module(ctx, "Moo", "libmoo-perl")
     prog = "moo_orders.pl"
     trace = lh_field_run(ctx, prog)
     new = marker(prog, "new")
