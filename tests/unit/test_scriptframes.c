@@ -222,6 +222,10 @@ test_trace_tables(void **state)
 
 /* ---- the displayed stack -------------------------------------------------------------- */
 
+/* A perl and an XS module of it, as the frames below name them. */
+#define PERL_EXE "/usr/bin/perl"
+#define XS_SO "/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/My/XS/XS.so"
+
 static lh_frame_t
 nat(const char *fn, const char *module)
 {
@@ -288,8 +292,7 @@ test_classified_frames(void **state)
     (void)state;
     lh_stacks_t tab;
     perl_frames(&tab);
-    const char *perl = "/usr/bin/perl";
-    const char *xs = "/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/My/XS/XS.so";
+    const char *perl = PERL_EXE, *xs = XS_SO;
     const lh_frame_t v[] = {
         nat("Perl_safesysmalloc", perl),  nat("Perl_more_sv", perl),
         nat("my_xs_helper", xs),          nat("Perl_pp_concat", perl),
@@ -344,8 +347,7 @@ test_merge_keeps_xs_and_libc(void **state)
     (void)state;
     lh_stacks_t tab;
     perl_frames(&tab);
-    const char *perl = "/usr/bin/perl";
-    const char *xs = "/usr/lib/x86_64-linux-gnu/perl5/5.36/auto/My/XS/XS.so";
+    const char *perl = PERL_EXE, *xs = XS_SO;
     /* C library under an XS function under pp_entersub; then an XS that calls back into
      * perl's allocator (Perl_newSV inlined into it as S_ helpers). */
     const lh_frame_t v[] = {
