@@ -121,23 +121,34 @@ lh_nearsym_free(lh_nearsym_t *ix)
     }
 }
 
+/* The index of the last of n elements (stride bytes apart, each starting with its
+ * GElf_Addr, ascending) whose address is <= addr; the caller checks the first is. */
+static size_t
+floor_index(const void *base, size_t n, size_t stride, GElf_Addr addr)
+{
+    size_t lo = 0, hi = n; /* [lo] <= addr < [hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        GElf_Addr a;
+        memcpy(&a, (const char *)base + mid * stride, sizeof a);
+        if (a <= addr) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 const char *
 lh_nearsym_below(const lh_nearsym_t *ix, GElf_Addr addr, GElf_Addr *start)
 {
     if (!ix || !ix->n || ix->v[0].addr > addr) {
         return NULL;
     }
-    size_t lo = 0, hi = ix->n; /* v[lo].addr <= addr < v[hi].addr */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->v[mid].addr <= addr) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    *start = ix->v[lo].addr;
-    return ix->v[lo].name;
+    size_t k = floor_index(ix->v, ix->n, sizeof *ix->v, addr);
+    *start = ix->v[k].addr;
+    return ix->v[k].name;
 }
 
 int
@@ -146,15 +157,6 @@ lh_nearsym_func_start(const lh_nearsym_t *ix, GElf_Addr addr, GElf_Addr *start)
     if (!ix || !ix->n_fde || ix->fde[0] > addr) {
         return -1;
     }
-    size_t lo = 0, hi = ix->n_fde; /* fde[lo] <= addr < fde[hi] */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->fde[mid] <= addr) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    *start = ix->fde[lo];
+    *start = ix->fde[floor_index(ix->fde, ix->n_fde, sizeof *ix->fde, addr)];
     return 0;
 }
