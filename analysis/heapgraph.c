@@ -1077,7 +1077,13 @@ lh_heapgraph_site_str(lh_heapgraph_t *hg, uint32_t stack_id, char *buf, size_t l
         return buf;
     }
     const lh_frame_t *f = &s->frames[s->location];
-    if (f->file && f->line) {
+    const lh_frame_t *u = s->user_frame >= 0 && (size_t)s->user_frame < s->n_frames
+                              ? &s->frames[s->user_frame] : NULL;
+    if (f->file && f->line && u && u->file && lh_frame_is_perl_eval(f)) {
+        /* string-eval'd code (a Moo constructor): the line that called it has a file */
+        snprintf(buf, len, "%s (%s:%u, called from %s:%u)", f->function ? f->function : "??",
+                 f->file, f->line, base_name(u->file), u->line);
+    } else if (f->file && f->line) {
         snprintf(buf, len, "%s (%s:%u)", f->function ? f->function : "??", base_name(f->file),
                  f->line);
     } else if (f->file) { /* no line: an interpreter phase (scriptstack.h), a Perl main */

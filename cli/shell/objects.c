@@ -808,6 +808,16 @@ obj_line(lh_shell_t *sh, uint32_t v, FILE *out)
     if (v < oh->n_objs && oh->objs[v].stack_id) {
         fprintf(out, ", created at %s",
                 lh_heapgraph_site_str(sh->hg, oh->objs[v].stack_id, site, sizeof site));
+        /* made in the stdlib or a package (asyncio's create_task): the program's own line
+         * that asked for it (report.h, lh_site_user_frame) */
+        const lh_site_t *st = lh_heapgraph_site(sh->hg, oh->objs[v].stack_id);
+        if (st->user_frame >= 0 && st->user_frame != st->location &&
+            (size_t)st->user_frame < st->n_frames) {
+            const lh_frame_t *f = &st->frames[st->user_frame];
+            const char *base = strrchr(f->file, '/');
+            fprintf(out, ", called from %s:%" PRIu32 " in %s", base ? base + 1 : f->file,
+                    f->line, f->function ? f->function : "?");
+        }
     }
     fputc('\n', out);
 }

@@ -413,6 +413,15 @@ def case_aioserver(ctx, py, tag):
             "aioserver.SERVER -> %s -> [1200] -> ._result -> aioserver.Request" % w]
     ctx.check(paths(out) == want, "%s: identify a reply future's result, a finished task"
               % tag, want, paths(out))
+    # the task was made in asyncio: its header names the program's line that asked too
+    with open(os.path.join(PROGS, "aioserver.py")) as f:
+        line = [n for n, l in enumerate(f, 1) if "loop.create_task(" in l][0]
+    fn = "aioserver.Server.handle" if minor_of(py) >= 11 else "handle"
+    head = (r"_asyncio\.Task %s, \d+ B, retained \d+ B, created at \S+ \(base_events\.py:"
+            r"\d+\), called from aioserver\.py:%d in %s" % (said["task"], line, re.escape(fn)))
+    got = [l for l in out.splitlines() if l.startswith("_asyncio.Task ")]
+    ctx.check(len(got) == 1 and re.fullmatch(head, got[0]) is not None, "%s: identify's "
+              "header of a task made by asyncio names the user's line" % tag, head, got)
     out = one_shell(ctx, trace, "after", ["show " + said["task"]])
     fields = [l.split()[1] for l in out.splitlines() if re.match(r"^\s+\d+\s+\S+\s+\S+ 0x", l)]
     want = ["._loop", "._result", ".coro", ".name", ".context"]

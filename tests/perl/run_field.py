@@ -511,6 +511,14 @@ def case_moogen(ctx):
     got = [ln for ln in out.splitlines() if "[site %d]" % s["stack_id"] in ln]
     ctx.check(len(got) == 1 and got[0].endswith(want), "text: the sub and its caller's line",
               want, got)
+    # the shell's sites too (count --by site, identify's "created at")
+    out = shell(ctx, trace, "count --by site")
+    label = r"Shop::Order::new \(\(eval \d+\):\d+, called from %s:%d\)" % (
+        re.escape(os.path.basename(new[0])), new[1])
+    rows = [int(m.group(1)) for m in re.finditer(r"^\s*\d+\s+(\d+)\s+\S+ \S+  %s$" % label,
+                                                 out, re.M)]
+    ctx.check(len(rows) == 1 and rows[0] >= 500, "count --by site: the constructor's row names "
+              "its caller", label + ": >= 500 objects", out[:800])
 
 
 CASES = {
