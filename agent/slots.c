@@ -466,6 +466,62 @@ lh_flush_all(int bounded)
     drain_queue();
 }
 
+static int hold_hi; /* under sweep_lock: the slots lh_slots_hold asked */
+
+static void
+hold_clear(void)
+{
+    for (int i = 0; i < hold_hi; i++) {
+        atomic_store_explicit(&lh_g.slots[i].req, 0, memory_order_release);
+    }
+    hold_hi = 0;
+    pthread_mutex_unlock(&sweep_lock);
+}
+
+int
+lh_slots_hold(uint64_t max_ns)
+{
+    if (!lh_g.slots) {
+        return 0;
+    }
+    uint64_t until = lh_sys_clock_ns() + max_ns;
+    while (pthread_mutex_trylock(&sweep_lock) != 0) {
+        if (lh_sys_clock_ns() > until) {
+            return 0;
+        }
+        sched_yield();
+    }
+    hold_hi = 0;
+    for (int i = 0, n = slots_seen(); i < n; i++) {
+        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
+            atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
+            hold_hi = i + 1;
+        }
+    }
+    barrier_all();
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < hold_hi; i++) {
+            busy += atomic_load_explicit(&lh_g.slots[i].req, memory_order_relaxed) &&
+                    atomic_load_explicit(&lh_g.slots[i].busy, memory_order_acquire);
+        }
+        if (!busy) {
+            return 1;
+        }
+        if (lh_sys_clock_ns() > until) {
+            hold_clear();
+            return 0;
+        }
+        sched_yield();
+    }
+}
+
+void
+lh_slots_release(void)
+{
+    hold_clear();
+}
+
 uint64_t
 lh_events_total(void)
 {

@@ -69,6 +69,14 @@ void lh_flush_slot_locked(lh_slot_t *s);
 /* Moves every thread's pending records out and writes them. bounded: for the exit paths,
  * where a thread stuck inside a hook must not hang us (its records are counted dropped). */
 void lh_flush_all(int bounded);
+/* Holds every thread's slot for a snapshot's clone: on 1, no thread is between a record's
+ * time stamp and its end, and none records until lh_slots_release, so the heap the clone
+ * copies is the trace's up to any time stamp taken meanwhile. A thread inside a hook
+ * longer than max_ns (stopped, or in a long realloc) makes it give up: 0, nothing held.
+ * Not from inside a hook (the caller's own slot must be free); a thread that records
+ * meanwhile waits in lh_slot_lock. */
+int lh_slots_hold(uint64_t max_ns);
+void lh_slots_release(void);
 /* Events recorded so far, by released and live slots. */
 uint64_t lh_events_total(void);
 

@@ -9,6 +9,7 @@
  */
 #define ZSTD_STATIC_LINKING_ONLY
 #include "snapshot.h"
+#include "slots.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -1217,9 +1218,13 @@ contents_name(unsigned number, char *out, size_t len)
     lh_sys_strlcpy(out + n + k, ".lhs", len - n - k);
 }
 
+/* The record's time stamp is what the live set at the snapshot is read against (the trace's
+ * blocks allocated and not freed before it): `at` when given, else now. */
+#define HOLD_MAX_NS (50u * 1000000u)
+
 static void
 write_record(const char *label, int trigger, const char *file, unsigned number,
-             uint64_t pause_ns, int in_slot)
+             uint64_t pause_ns, int in_slot, uint64_t at)
 {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
@@ -1246,7 +1251,7 @@ write_record(const char *label, int trigger, const char *file, unsigned number,
     lh_enc_varint(&e, pause_ns);
     lh_enc_rec_end(&e, rec);
     if (lh_enc_ok(&e)) {
-        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, at ? at : lh_sys_now_ns(), 0);
     }
 }
 
@@ -1328,7 +1333,7 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     if (contents_mode == LH_CONTENTS_NONE || lh_g.fd < 0 ||
         lock_take(trigger) != 0) {
         /* No contents (or another capture is starting right now): the record alone. */
-        write_record(label, trigger, "", 0, 0, in_slot);
+        write_record(label, trigger, "", 0, 0, in_slot, 0);
         return;
     }
     if (!lh_recording() && trigger != LH_SNAP_EXIT) {
@@ -1365,7 +1370,7 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     }
     if (free_slot < 0) {
         pthread_mutex_unlock(&take_lock);
-        write_record(label, trigger, "", 0, 0, in_slot); /* too many captures running */
+        write_record(label, trigger, "", 0, 0, in_slot, 0); /* too many captures running */
         return;
     }
     if (numbered_pid != lh_g.pid) { /* a fork child numbers its trace's snapshots from 1 */
@@ -1401,7 +1406,7 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
         lh_sys_strlcpy(why + k, "); snapshot without contents", sizeof why - k);
         pthread_mutex_unlock(&take_lock);
         lh_sys_log("cannot create snapshot file ", job.path, why);
-        write_record(label, trigger, "", job.number, 0, in_slot);
+        write_record(label, trigger, "", job.number, 0, in_slot, 0);
         return;
     }
     lh_sys_strlcpy(job.label, label, sizeof job.label);
@@ -1420,12 +1425,29 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
      * written pages between the mark and the clone. */
     job.reserved = lh_g.cfg.snapshot_delta && lh_snapdelta_reserve(job.number);
     job.marked = job.reserved && lh_g.cfg.snapshot_wp && lh_snapwp_mark();
+    /* The copy and the record must see the same heap. The record used to be stamped after
+     * the clone, and no thread stopped: the program's threads went on allocating and freeing
+     * during the clone (the kernel copies page tables while they run) and until the record,
+     * so the live set did not hold what the copy held (a perl hash split meanwhile: its
+     * array, in the copy, was a block the live set said was freed, and the hash decoded
+     * without its keys; a C program replacing blocks in a loop had "definitely lost" blocks
+     * in 16 of 60 signal snapshots). Now no thread records from just before the clone until
+     * the record, stamped then, is written: the copy holds the heap the trace has at that
+     * stamp, but for a block whose address the program has not yet stored, or a free its
+     * thread has recorded and not yet made. A thread inside a hook for long (stopped by a
+     * debugger) makes the hold give up after HOLD_MAX_NS: the snapshot is taken as before. */
+    int held = lh_slots_hold(HOLD_MAX_NS);
     uint64_t t0 = lh_sys_now_ns();
     pid_t pid = clone_child(&job);
+    uint64_t t1 = lh_sys_now_ns();
+    uint64_t pause = t1 - t0;
+    if (held) {
+        write_record(label, trigger, pid > 0 ? job.path : "", job.number, pause, 0, t1);
+        lh_slots_release();
+    }
     if (job.reserved) {
         lh_snapdelta_assign(job.number, pid);
     }
-    uint64_t pause = lh_sys_now_ns() - t0;
     if (sp_pipe[0] >= 0) {
         close(sp_pipe[0]);
         if (pid > 0) {
@@ -1444,7 +1466,9 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     /* The record before the lock goes: a capture waiting for the lock (exit, while the
      * ticker takes a signal's) must not write its record first, or the trace would list
      * the snapshots out of the order they were taken in (seen under load). */
-    write_record(label, trigger, pid > 0 ? job.path : "", job.number, pause, in_slot);
+    if (!held) {
+        write_record(label, trigger, pid > 0 ? job.path : "", job.number, pause, in_slot, 0);
+    }
     pthread_mutex_unlock(&take_lock);
 }
 

@@ -277,6 +277,26 @@ def case_snap_signal(ctx, usr1=False):
     E.expect_no_leak(ctx, rep, "phase_small")
 
 
+def case_snap_ring(ctx):
+    """20 SIGUSR2 snapshots of a program that replaces blocks in a ring without pause
+    (progs/snap_ring.c): the live set of each is what its copy holds, so no snapshot has a
+    lost block. Before the agent held every thread's recording across the clone, the
+    program's frees and allocations during the clone and until the record made 16 of 60
+    such snapshots report blocks "definitely lost" (the copy held their predecessors)."""
+    n = 20
+    trace = record(ctx, [ctx.prog("snap_ring"), str(n)], name="ring.lht")
+    rows = shell_snapshots(ctx, trace)
+    eq(ctx, [r[0] for r in rows], ["signal-%d" % (i + 1) for i in range(n)] + ["exit"],
+       "ring: the snapshots")
+    cmds = "; ".join("use signal-%d; summary" % (i + 1) for i in range(n))
+    res = E.run(ctx, [ctx.lh, "shell", trace, "exit", "-c", cmds])
+    lost = re.findall(r"definitely lost: (\d+) bytes in (\d+) blocks; indirectly lost: "
+                      r"(\d+) bytes in (\d+) blocks; possibly lost: (\d+) bytes", res.stdout)
+    eq(ctx, len(lost), n, "ring: a leak summary per signal snapshot")
+    eq(ctx, [i + 1 for i, v in enumerate(lost) if v != ("0",) * 5], [],
+       "ring: the signal snapshots with lost blocks")
+
+
 def shell_snapshots(ctx, trace):
     """The rows of the shell's `snapshots`: (label, trigger, live blocks, bytes, contents)."""
     res = E.run(ctx, [ctx.lh, "shell", trace, "exit", "-c", "snapshots"])
@@ -922,6 +942,7 @@ CASES = {
     "snap_signal_n": case_snap_signal_n,
     "snap_period": case_snap_period,
     "snap_race": case_snap_race,
+    "snap_ring": case_snap_ring,
     "reg_race": case_reg_race,
     "snap_growth": case_snap_growth,
     "snap_exit_off": case_snap_exit_off,
