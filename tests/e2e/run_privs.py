@@ -14,6 +14,7 @@ Usage:
   run_privs.py --list
 """
 
+import atexit
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +55,28 @@ def expect_priv_drop(ctx, trace, label):
     E.expect_site(ctx, rep, "priv_held", 2, 1110, allocations=2, label=label)
 
 
+def where_nobody_reaches(ctx, progs=()):
+    """Moves the case's files to a directory nobody can reach and write: the checkout may
+    sit in a directory only root can enter (CI clones into a 0700 parent), where a program
+    that became nobody can neither load the agent, nor be executed, nor write its trace,
+    nor serve a file. The agent (LEAKHOUND_AGENT) and progs are copied there; returns
+    {prog: its copy}. The directory goes when the case passed."""
+    d = tempfile.mkdtemp(prefix="leakhound-privs.", dir=tempfile.gettempdir())
+    os.chmod(d, 0o777)
+    ctx.workdir = d
+    atexit.register(lambda: None if ctx.failures else shutil.rmtree(d, ignore_errors=True))
+    agent = os.path.join(d, "libleakhound.so")
+    shutil.copy(os.path.join(ctx.build, "lib", "libleakhound.so"), agent)
+    os.chmod(agent, 0o755)
+    os.environ["LEAKHOUND_AGENT"] = agent
+    copies = {}
+    for name in progs:
+        copies[name] = os.path.join(d, name)
+        shutil.copy(ctx.prog(name), copies[name])
+        os.chmod(copies[name], 0o755)
+    return copies
+
+
 def case_capdrop(ctx):
     """priv_drop: PR_SET_KEEPCAPS, setresuid(nobody), capset raising CAP_SETGID on the main
     thread, setgroups and setresgid (glibc aborted on the agent's thread, which had lost
@@ -80,10 +104,10 @@ def case_setpriv(ctx):
     need_root()
     if not shutil.which("setpriv"):
         raise E.Skip("no setpriv")
-    os.chmod(ctx.workdir, 0o777)  # the program, now nobody, writes its trace here
+    prog = where_nobody_reaches(ctx, ["priv_drop"])["priv_drop"]  # it writes its trace
     trace = os.path.join(ctx.workdir, "sp.lht")
     E.lh_run(ctx, ["setpriv", "--reuid=nobody", "--regid=nogroup", "--init-groups", "--",
-                   ctx.prog("priv_drop"), "norun"], out=trace, expect_status=0)
+                   prog, "norun"], out=trace, expect_status=0)
     rep = E.load_report(ctx, trace)
     ctx.check(rep["summary"].get("exit_kind") == "exec", "setpriv's trace ends in its exec",
               "exec", rep["summary"].get("exit_kind"))
@@ -205,7 +229,7 @@ def case_nginx(ctx):
                                       else None)
     if not nginx:
         raise E.Skip("no nginx")
-    os.chmod(ctx.workdir, 0o777)  # the workers, nobody, write their traces here
+    where_nobody_reaches(ctx)  # the workers, nobody, write their traces and serve files
     for sub in ("logs", "html", "tmp"):
         os.makedirs(os.path.join(ctx.workdir, sub))
     with open(os.path.join(ctx.workdir, "html", "index.html"), "w") as f:
