@@ -278,12 +278,12 @@ def case_snap_signal(ctx, usr1=False):
 
 
 def case_snap_ring(ctx):
-    """20 SIGUSR2 snapshots of a program that replaces blocks in a ring without pause
+    """12 SIGUSR2 snapshots of a program that replaces blocks in a ring without pause
     (progs/snap_ring.c): the live set of each is what its copy holds, so no snapshot has a
     lost block. Before the agent held every thread's recording across the clone, the
     program's frees and allocations during the clone and until the record made 16 of 60
     such snapshots report blocks "definitely lost" (the copy held their predecessors)."""
-    n = 20
+    n = 12
     trace = record(ctx, [ctx.prog("snap_ring"), str(n)], name="ring.lht")
     rows = shell_snapshots(ctx, trace)
     eq(ctx, [r[0] for r in rows], ["signal-%d" % (i + 1) for i in range(n)] + ["exit"],

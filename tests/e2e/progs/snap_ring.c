@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #define RING 1024
-#define STEPS 300000
+#define STEPS 50000
 
 void *ring[RING];
 
