@@ -401,6 +401,23 @@ thread_exit(void *arg)
     }
 }
 
+/* Sets req on every slot in use (sweep_lock held), then the barrier after which each
+ * owner is either visibly busy or will step aside: the asking side of the slot lock
+ * (lh_slot_lock). Returns one past the last slot asked. */
+static int
+ask_all(void)
+{
+    int hi = 0;
+    for (int i = 0, n = slots_seen(); i < n; i++) {
+        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
+            atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
+            hi = i + 1;
+        }
+    }
+    barrier_all();
+    return hi;
+}
+
 /* Moves every thread's pending records to the queue (or writes them), then drains the
  * queue: the sweep of the asymmetric slot lock (see lh_slot_lock). bounded: for the exit
  * paths, where a thread stuck inside a hook (or a sweep stuck on it) must not hang us. */
@@ -425,14 +442,7 @@ lh_flush_all(int bounded)
     } else {
         pthread_mutex_lock(&sweep_lock);
     }
-    int hi = 0;
-    for (int i = 0, n = slots_seen(); i < n; i++) {
-        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
-            atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
-            hi = i + 1;
-        }
-    }
-    barrier_all();
+    int hi = ask_all();
     for (int pass = 0;; pass++) {
         int left = 0;
         for (int i = 0; i < hi; i++) {
@@ -491,14 +501,7 @@ lh_slots_hold(uint64_t max_ns)
         }
         sched_yield();
     }
-    hold_hi = 0;
-    for (int i = 0, n = slots_seen(); i < n; i++) {
-        if (atomic_load_explicit(&lh_g.slots[i].in_use, memory_order_acquire)) {
-            atomic_store_explicit(&lh_g.slots[i].req, 1, memory_order_relaxed);
-            hold_hi = i + 1;
-        }
-    }
-    barrier_all();
+    hold_hi = ask_all();
     for (;;) {
         int busy = 0;
         for (int i = 0; i < hold_hi; i++) {

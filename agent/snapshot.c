@@ -1218,10 +1218,12 @@ contents_name(unsigned number, char *out, size_t len)
     lh_sys_strlcpy(out + n + k, ".lhs", len - n - k);
 }
 
-/* The record's time stamp is what the live set at the snapshot is read against (the trace's
- * blocks allocated and not freed before it): `at` when given, else now. */
+/* How long a capture waits for a thread inside a hook before it goes without the hold
+ * (lh_slots_hold; lh_snapshot_take_at says why it holds). */
 #define HOLD_MAX_NS (50u * 1000000u)
 
+/* The record's time stamp is what the live set at the snapshot is read against (the trace's
+ * blocks allocated and not freed before it): `at` when given, else now. */
 static void
 write_record(const char *label, int trigger, const char *file, unsigned number,
              uint64_t pause_ns, int in_slot, uint64_t at)

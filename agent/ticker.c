@@ -419,17 +419,25 @@ lh_ticker_after_fork(void)
     atomic_store(&serving, 0); /* a parent thread's, not this process's */
 }
 
+/* Waits, tries times at most, step_ns apart, for the ticker asked to stop to be gone:
+ * whether it is. */
+static int
+gone_within(int tries, long step_ns)
+{
+    for (int i = 0; i < tries && atomic_load(&ticker_alive); i++) {
+        struct timespec ts = {0, step_ns};
+        nanosleep(&ts, NULL);
+    }
+    return !atomic_load(&ticker_alive);
+}
+
 int
 lh_ticker_stop(void)
 {
     atomic_store(&lh_g.ticker_stop, 1);
     lh_slots_wake();
     /* Bounded: a ticker stuck in a write to a full disk must not hang the detach. */
-    for (int i = 0; i < 2000 && atomic_load(&ticker_alive); i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    if (atomic_load(&ticker_alive)) {
+    if (!gone_within(2000, 1000000)) {
         return -1;
     }
     join_gone();
@@ -474,20 +482,13 @@ lh_ticker_follow_begin(void)
     atomic_store(&lh_g.ticker_stop, 1);
     lh_slots_wake();
     /* It stops at its next wake-up: at once, unless it is taking a snapshot. */
-    for (int i = 0; i < 10000 && atomic_load(&ticker_alive); i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
     int one = 1;
-    if (atomic_load(&ticker_alive) && atomic_compare_exchange_strong(&lh_g.ticker_stop, &one, 0)) {
+    if (!gone_within(10000, 1000000) &&
+        atomic_compare_exchange_strong(&lh_g.ticker_stop, &one, 0)) {
         lh_tls.guard = saved;
         return 1; /* still busy: it runs on, and takes part in the call as before */
     }
-    for (int i = 0; i < 10000 && atomic_load(&ticker_alive); i++) {
-        struct timespec ts = {0, 100000}; /* it took the stop: a few steps from its end */
-        nanosleep(&ts, NULL);
-    }
-    if (atomic_load(&ticker_alive)) {
+    if (!gone_within(10000, 100000)) { /* it took the stop: a few steps from its end */
         lh_tls.guard = saved;
         return 1; /* cannot happen: it had nothing left but to return */
     }
