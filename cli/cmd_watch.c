@@ -237,21 +237,10 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
  * Time and interruption
  * ------------------------------------------------------------------------------------- */
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_stop_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
 static double
 now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    return (double)lh_cli_clock_ns(CLOCK_MONOTONIC) / 1e6;
 }
 
 /* Sleeps ms milliseconds, or less when SIGINT/SIGTERM arrives. */
@@ -260,7 +249,7 @@ sleep_ms(double ms)
 {
     double until = now_ms() + ms;
     double left;
-    while (!stop_requested && (left = until - now_ms()) > 0) {
+    while (!lh_cli_stop && (left = until - now_ms()) > 0) {
         struct timespec ts = {(time_t)(left / 1000.0), (long)(fmod(left, 1000.0) * 1e6)};
         nanosleep(&ts, NULL);
     }
@@ -442,11 +431,11 @@ run_load(const char *cmd, int show_load, target_t *t, lh_err_t *err)
             return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? LOAD_OK : LOAD_FAILED;
         }
         int gone = 0;
-        if (!stop_requested && now_ms() >= next_check) {
+        if (!lh_cli_stop && now_ms() >= next_check) {
             gone = !target_alive(t);
             next_check = now_ms() + 50;
         }
-        if (stop_requested || gone) {
+        if (lh_cli_stop || gone) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -509,7 +498,7 @@ take_sample(watch_state_t *w, unsigned round, lh_err_t *err)
 static void
 note_exit(watch_state_t *w, const char *when)
 {
-    if (stop_requested) {
+    if (lh_cli_stop) {
         snprintf(w->exit_note, sizeof w->exit_note, "interrupted %s", when);
         return;
     }
@@ -530,7 +519,7 @@ static int
 load_round(watch_state_t *w, int counted, lh_err_t *err)
 {
     for (unsigned long i = 0; i < w->cfg.n; i++) {
-        if (stop_requested || !target_alive(&w->target)) {
+        if (lh_cli_stop || !target_alive(&w->target)) {
             return 0;
         }
         int rc = run_load(w->load, w->show_load, &w->target, err);
@@ -588,7 +577,7 @@ watch_by_load(watch_state_t *w, lh_err_t *err)
                 sleep_ms(w->cfg.settle_ms);
             }
         }
-        if (stop_requested || (rc = take_sample(w, (unsigned)r, err)) == 0) {
+        if (lh_cli_stop || (rc = take_sample(w, (unsigned)r, err)) == 0) {
             note_exit(w, round_words(when, sizeof when, w));
             return 0;
         }
@@ -609,7 +598,7 @@ watch_by_time(watch_state_t *w, lh_err_t *err)
             return 0;
         }
         sleep_ms(w->t0_ms + at - now_ms());
-        int rc = stop_requested ? 0 : take_sample(w, (unsigned)i, err);
+        int rc = lh_cli_stop ? 0 : take_sample(w, (unsigned)i, err);
         if (rc == 0) {
             note_exit(w, round_words(when, sizeof when, w));
             return 0;
@@ -684,7 +673,7 @@ watch(int argc, char **argv, lh_err_t *err)
 {
     watch_args_t a = {0};
     watch_state_t w = {0};
-    struct sigaction sa = {0}, old_int, old_term;
+    struct sigaction old[2];
     int rc;
 
     if ((rc = parse_args(argc, argv, &a, err)) < 0) {
@@ -700,12 +689,7 @@ watch(int argc, char **argv, lh_err_t *err)
     w.load = a.load;
     w.show_load = a.show_load;
 
-    /* No SA_RESTART: a sleep or wait ends early and the watch stops with what it has. */
-    stop_requested = 0;
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    lh_cli_stop_catch(old); /* a sleep or wait ends early: the watch stops with what it has */
 
     if (a.cmd) {
         if ((rc = start_target(a.cmd, &w.target, err)) < 0) {
@@ -725,8 +709,7 @@ watch(int argc, char **argv, lh_err_t *err)
     rc = report(&w, a.cmd, err);
 fail:
     stop_target(&w.target);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    lh_cli_stop_restore(old);
     free(w.samples);
     return rc;
 }
