@@ -61,7 +61,11 @@ const char lh_cmd_run_usage[] =
     "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
     "  --check            exit 23 with one line saying why when PROG leaked more than\n"
     "                     allowed (PROG's own failure status wins: it is returned as is)\n"
-    "  --max-leak SIZE    allowed leaked bytes (default 0; 4096, 64K, 1M)\n"
+    "                     leaked: what nothing reaches at exit (definitely, indirectly or\n"
+    "                     possibly lost); what a global or a thread still points to is not\n"
+    "  --check-reachable  count the still reachable blocks too (everything live at exit)\n"
+    "  --max-leak SIZE    allowed leaked bytes (default 0; 4096, 64K, 1M; with 0, a lost\n"
+    "                     block of 0 bytes fails too)\n"
     "  --suppressions FILE  LeakSanitizer-style rules (leak:function, leak:libfoo.so,\n"
     "                     leak:file.c, * globs, # comments); may be repeated\n"
     "  --no-default-suppressions  also count the C library's, loader's and C++ runtime's\n"
@@ -165,6 +169,7 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
             {"--check", NULL, LH_OPT_BOOL, &a->check, 0, 0, NULL},
             {"--default-suppressions", NULL, LH_OPT_BOOL, &default_supp, 0, 0, NULL},
+            {"--check-reachable", NULL, LH_OPT_BOOL, &a->check_opts.count_reachable, 0, 0, NULL},
             {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &snap_exit, 0, 0, NULL},
         };
         int at = i;
@@ -244,9 +249,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
         return LH_EINVAL;
     }
     if (!a->check && (a->max_leak || a->check_opts.supp_files.n ||
-                      a->check_opts.no_default_supp)) {
-        return lh_err_set(err, LH_EINVAL, "run: --max-leak, --suppressions and "
-                          "--no-default-suppressions go with --check");
+                      a->check_opts.no_default_supp || a->check_opts.count_reachable)) {
+        return lh_err_set(err, LH_EINVAL, "run: --max-leak, --check-reachable, --suppressions "
+                          "and --no-default-suppressions go with --check");
     }
     return check_snapshot_args(a, err);
 }
