@@ -959,22 +959,30 @@ lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, 
 }
 
 /* The path from holder h to v that a backward search left in prev[] (h: its first edge;
- * a root: from its target), written to path[0..max); returns its length (at most max). */
+ * a root: from its target), written to path[0..max); returns its length (at most max). A
+ * path longer than max keeps its two ends, the hops next to the holder and those next to
+ * v, with one NULL for the hops left out between them: what holds v and what v is in
+ * stay readable (the 300th closure of a chain each link of which wraps the one before). */
 static int
 path_back(const lh_objheap_t *oh, const uint32_t *prev, uint32_t h, uint32_t v,
           const lh_objedge_t **path, size_t max)
 {
-    size_t n = 0;
-    uint32_t u = h >= oh->n_objs + oh->n_ext ? prev[h] : h;
-    while (u != v) {
-        uint32_t next = prev[u];
-        if (n < max) {
-            path[n] = edge_to(oh, u, next);
-        }
-        n++;
-        u = next;
+    uint32_t first = h >= oh->n_objs + oh->n_ext ? prev[h] : h;
+    size_t total = 0;
+    for (uint32_t u = first; u != v; u = prev[u]) {
+        total++;
     }
-    return (int)(n > max ? max : n);
+    size_t head = total <= max ? total : max / 2;
+    size_t tail_from = total <= max ? total : total - (max - head - 1);
+    size_t n = 0, i = 0;
+    for (uint32_t u = first; u != v; u = prev[u], i++) {
+        if (i < head || i >= tail_from) {
+            path[n++] = edge_to(oh, u, prev[u]);
+        } else if (i == head) {
+            path[n++] = NULL;
+        }
+    }
+    return (int)n;
 }
 
 /* Whether every name of the named object v is a frame's variable (LH_OBJNAME_LEXICAL). */

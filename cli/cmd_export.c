@@ -125,7 +125,7 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
             co.event_ctx = db;
         }
     }
-    if ((rc = lh_load_run(&a.load, &co, &c, err)) < 0 ||
+    if ((rc = lh_load_run(&a.load, &co, NULL, &c, err)) < 0 ||
         (rc = lh_funcs_build(&f, c, sp, err)) < 0) {
         goto done;
     }

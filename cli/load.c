@@ -71,12 +71,16 @@ lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_t
 }
 
 int
-lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
-            lh_err_t *err)
+lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_supp_t *supp,
+            lh_collect_t **out, lh_err_t *err)
 {
     lh_collect_opts_t o = {0};
     lh_progress_t bar;
     int rc;
+    *out = NULL;
+    if (supp && (rc = lh_load_suppressions(a, supp, err)) < 0) {
+        return rc;
+    }
     if (opts) {
         o = *opts;
     }
@@ -87,6 +91,9 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
     rc = load_advise(lh_collect_run(a->path, &o, out, err), err);
     lh_progress_done(&bar);
     if (rc < 0) {
+        if (supp) {
+            lh_supp_fini(supp);
+        }
         return rc;
     }
     lh_load_warnings(&lh_trace_parts(lh_collect_trace(*out))->warnings);
@@ -139,12 +146,11 @@ lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load
 {
     int rc;
     memset(lf, 0, sizeof *lf);
-    if ((rc = lh_load_suppressions(a, &lf->supp, err)) < 0) {
+    if ((rc = lh_load_run(a, NULL, &lf->supp, &lf->c, err)) < 0) {
         return rc;
     }
     const lh_supp_t *sp = lf->supp.n ? &lf->supp : NULL;
-    if ((rc = lh_load_run(a, NULL, &lf->c, err)) < 0 ||
-        (rc = lh_funcs_build(&lf->f, lf->c, sp, err)) < 0) {
+    if ((rc = lh_funcs_build(&lf->f, lf->c, sp, err)) < 0) {
         lh_supp_fini(&lf->supp);
         lh_collect_free(lf->c);
         return rc;
