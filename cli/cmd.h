@@ -62,13 +62,19 @@ typedef struct lh_record_opts {
     {"--snapshot-every", NULL, LH_OPT_STR, &(r)->snap_every, 0, 0, NULL}
 /* Checks r's values (messages "CMD: --depth: ...") and fills its settings. 0 or LH_EINVAL. */
 int lh_record_check(const char *cmd, lh_record_opts_t *r, lh_err_t *err);
-/* A duration option's value v in whole milliseconds (at least 1 unless 0, at most max_ms)
- * and a size option's in bytes (at most max), as decimal text in out for the agent's
- * environment; LH_EINVAL with "CMD: OPT: expected a duration/size such as ..." */
+/* The value v of option opt as a duration in ns (size 0: lh_parse_duration_ns) or a size
+ * in bytes (size 1: lh_parse_size_bytes) from lo to hi: 0, or LH_EINVAL with the one
+ * message of every command: "CMD: OPT: expected a duration from 1ns to 168h (such as 500ms,
+ * 10s or 1.5m), got 'V'" ("of at most 1T", "of at least 1": an end left open). */
+int lh_cli_value(const char *cmd, const char *opt, const char *v, int size, uint64_t lo,
+                 uint64_t hi, uint64_t *out, lh_err_t *err);
+/* The same as decimal text in out for the agent's environment: a size in bytes, at most
+ * max; a duration in whole milliseconds, 0 or at least 1ms ("CMD: OPT V: the agent counts
+ * in milliseconds"), at most max_ms. */
+int lh_cli_env_bytes(const char *cmd, const char *opt, const char *v, uint64_t max, char *out,
+                     size_t len, lh_err_t *err);
 int lh_cli_env_ms(const char *cmd, const char *opt, const char *v, uint64_t max_ms, char *out,
                   size_t len, lh_err_t *err);
-int lh_cli_env_bytes(const char *cmd, const char *opt, const char *v, uint64_t max,
-                     const char *examples, char *out, size_t len, lh_err_t *err);
 
 /* leakhound report FILE --by function [--sort inclusive|exclusive] [--metric M] [--top N]
  * [--format text|json]: called by lh_cmd_report when --by is given. */

@@ -171,9 +171,9 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
         return LH_EINVAL;
     }
     uint64_t duration_ns = 0;
-    if (a.duration && (lh_parse_duration_ns(a.duration, &duration_ns) < 0 || !duration_ns)) {
-        return lh_err_set(err, LH_EINVAL, "attach: --duration: expected a duration such as "
-                          "30s or 5m, got '%s'", a.duration);
+    if (a.duration && lh_cli_value("attach", "--duration", a.duration, 0, 1, UINT64_MAX,
+                                   &duration_ns, err) < 0) {
+        return LH_EINVAL;
     }
     char lib[PATH_MAX], path[PATH_MAX], vars[3 * PATH_MAX];
     lh_target_t t;

@@ -129,8 +129,8 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
         return LH_EINVAL;
     }
     if (a->snap_growth && lh_cli_env_bytes("run", "--snapshot-on-growth", a->snap_growth,
-                                           1ull << 50, "64M, 512K or 0 (at most 1P)",
-                                           a->env_growth, sizeof a->env_growth, err) < 0) {
+                                           1ull << 50, a->env_growth, sizeof a->env_growth,
+                                           err) < 0) {
         return LH_EINVAL;
     }
     if (a->contents && strcmp(a->contents, "none") != 0 && strcmp(a->contents, "pointers") != 0 &&
@@ -244,11 +244,9 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
     if (lh_record_check("run", &a->rec, err) < 0) {
         return LH_EINVAL;
     }
-    if (a->max_leak) {
-        if (lh_parse_size_bytes(a->max_leak, &a->check_opts.max_leak_bytes) < 0) {
-            return lh_err_set(err, LH_EINVAL, "run: --max-leak: expected a size such as 0, 4096, "
-                              "64K or 1M, got '%s'", a->max_leak);
-        }
+    if (a->max_leak && lh_cli_value("run", "--max-leak", a->max_leak, 1, 0, UINT64_MAX,
+                                    &a->check_opts.max_leak_bytes, err) < 0) {
+        return LH_EINVAL;
     }
     if (!a->check && (a->max_leak || a->check_opts.supp_files.n ||
                       a->check_opts.no_default_supp || a->check_opts.count_reachable)) {

@@ -434,9 +434,9 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     uint64_t interval_ns = 10ull * 1000000000u;
-    if (a.interval && lh_parse_duration_ns(a.interval, &interval_ns) < 0) {
-        return lh_err_set(err, LH_EINVAL, "snapshot: --interval: expected a duration such as "
-                          "10s or 500ms, got '%s'", a.interval);
+    if (a.interval && lh_cli_value("snapshot", "--interval", a.interval, 0, 0, UINT64_MAX,
+                                   &interval_ns, err) < 0) {
+        return LH_EINVAL;
     }
     lh_target_t t;
     if ((rc = lh_target_check((pid_t)pid_ul, "snapshot -p", &t, err)) < 0) {

@@ -37,7 +37,7 @@
 #define WATCH_KILL_GRACE_MS 2000
 #define WATCH_MAX_ROUNDS 100000ul
 #define WATCH_MAX_LOADS 1000000000ul
-#define WATCH_MAX_MS (7.0 * 24 * 3600 * 1000) /* a week */
+#define WATCH_MAX_NS (7ull * 24 * 3600 * 1000000000) /* a week */
 
 const char lh_cmd_watch_usage[] =
     "usage: leakhound watch (-p PID | [--] CMD [ARGS...]) [--load 'CMD' [-n N] [--rounds K]\n"
@@ -139,36 +139,15 @@ parse_args(int argc, char **argv, watch_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* A duration with a unit (lh_parse_duration_ns: "200ms", "1.5s", "2m") into milliseconds,
- * at most a week. Zero is allowed only if allow_zero. */
+/* A duration option, into milliseconds (at least lo ns, at most a week). */
 static int
-parse_duration(const char *opt, const char *s, int allow_zero, double *ms, lh_err_t *err)
+duration_ms(const char *opt, const char *s, uint64_t lo, double *ms, lh_err_t *err)
 {
     uint64_t ns;
-    if (lh_parse_duration_ns(s, &ns) < 0 || (double)ns / 1e6 > WATCH_MAX_MS) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: expected a duration like 200ms, 1s, 1.5m or 1h (at most a week), "
-                          "got '%s'",
-                          opt, s ? s : "");
-    }
-    if (ns == 0 && !allow_zero) {
-        return lh_err_set(err, LH_EINVAL, "%s: must be more than 0, got '%s'", opt, s);
+    if (lh_cli_value("watch", opt, s, 0, lo, WATCH_MAX_NS, &ns, err) < 0) {
+        return LH_EINVAL;
     }
     *ms = (double)ns / 1e6;
-    return 0;
-}
-
-/* A size above 0 (lh_parse_size_bytes: "512K", "4M", "1.5GiB"). */
-static int
-parse_size(const char *opt, const char *s, double *bytes, lh_err_t *err)
-{
-    uint64_t b;
-    if (lh_parse_size_bytes(s, &b) < 0 || b == 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: expected a size above 0 like 512K, 4M or 1G, got '%s'", opt,
-                          s ? s : "");
-    }
-    *bytes = (double)b;
     return 0;
 }
 
@@ -218,13 +197,16 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
     c->interval_ms = 1000;
     c->duration_ms = 30000;
     c->startup_ms = a->cmd ? 500 : 0;
-    if ((a->settle && parse_duration("--settle", a->settle, 1, &c->settle_ms, err) < 0) ||
-        (a->interval && parse_duration("--interval", a->interval, 0, &c->interval_ms, err) < 0) ||
-        (a->duration && parse_duration("--duration", a->duration, 0, &c->duration_ms, err) < 0) ||
-        (a->startup && parse_duration("--startup", a->startup, 1, &c->startup_ms, err) < 0) ||
-        (a->threshold && parse_size("--threshold", a->threshold, &c->threshold_bytes, err) < 0)) {
+    uint64_t thr = 0;
+    if ((a->settle && duration_ms("--settle", a->settle, 0, &c->settle_ms, err) < 0) ||
+        (a->interval && duration_ms("--interval", a->interval, 1, &c->interval_ms, err) < 0) ||
+        (a->duration && duration_ms("--duration", a->duration, 1, &c->duration_ms, err) < 0) ||
+        (a->startup && duration_ms("--startup", a->startup, 0, &c->startup_ms, err) < 0) ||
+        (a->threshold &&
+         lh_cli_value("watch", "--threshold", a->threshold, 1, 1, UINT64_MAX, &thr, err) < 0)) {
         return LH_EINVAL;
     }
+    c->threshold_bytes = (double)thr;
     if (!a->load && c->interval_ms > c->duration_ms) {
         return lh_err_set(err, LH_EINVAL, "--interval is longer than --duration");
     }

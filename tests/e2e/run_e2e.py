@@ -1339,12 +1339,12 @@ def case_badinput(ctx, what):
         bad = [(["--depth", "0"], "--depth: expected a number from 1 to 256, got '0'"),
                (["--unwind", "sideways"], "CMD: unknown unwinder 'sideways' (table, libunwind "
                 "or fp)"),
-               (["--sample-rate", "2X"], "CMD: --sample-rate: expected a size such as 512K or 0 "
-                "(record everything), got '2X'"),
+               (["--sample-rate", "2X"], "CMD: --sample-rate: expected a size of at most 1T "
+                "(such as 512K, 64M or 1G), got '2X'"),
                (["--snapshot-every", "500us"], "CMD: --snapshot-every 500us: the agent counts "
                 "in milliseconds; use at least 1ms (or 0 for off)"),
-               (["--snapshot-every", "2d"], "CMD: --snapshot-every: expected a duration such as "
-                "10s, 500ms or 0, got '2d'")]
+               (["--snapshot-every", "25h"], "CMD: --snapshot-every: expected a duration of at "
+                "most 24h (such as 500ms, 10s or 1.5m), got '25h'")]
         for opt, msg in bad:
             for cmd, argv in (("run", [lh, "run"] + opt + ["--", ctx.prog("clean")]),
                               ("attach", [lh, "attach", "-p", "2147483647"] + opt)):
