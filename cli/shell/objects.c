@@ -16,7 +16,9 @@
 #include "keyindex.h"
 #include "shell_int.h"
 
-#define PATH_MAX_HOPS 64
+/* Hops of a path shown (a longer one shows its two ends, lh_objheap_path): a chain of 4096
+ * closures or list nodes is still shown whole, its repetition folded (fold_repeats). */
+#define PATH_MAX_HOPS 4096
 
 static const char *
 lang_name(const lh_objheap_t *oh)
@@ -96,11 +98,11 @@ render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
     return 0;
 }
 
-/* The edges path[0..n) from start (a name, a root or any object) to v, as render_path
- * writes them. */
+/* The edges path[0..n) from start to v into buf, unfolded; seg (may be NULL): where each
+ * edge's text starts, seg[n] where the text after the last one does. */
 static void
-render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
-             uint32_t v, char *buf, size_t len)
+render_raw(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
+           uint32_t v, char *buf, size_t len, size_t *seg)
 {
     const lh_objheap_t *oh = sh->oh;
     char lab[300];
@@ -141,8 +143,11 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
     int last_ref = 0;
     for (int i = 0; i < n; i++) {
         const lh_objedge_t *e = path[i];
+        if (seg) {
+            seg[i] = k < len ? k : len - 1;
+        }
         if (!e) {
-            PUT(" -> ?");
+            PUT(" -> ..."); /* hops left out of a path longer than PATH_MAX_HOPS */
             continue;
         }
         if (e->kind == LH_OBJEDGE_REF) {
@@ -167,6 +172,9 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
             }
         }
     }
+    if (seg) {
+        seg[n > 0 ? n : 0] = k < len ? k : len - 1;
+    }
     if (n > 0 && !last_ref) {
         PUT(" -> %s", v < oh->n_objs && oh->objs[v].detail ? oh->strs[oh->objs[v].detail]
                                                              : lh_objheap_type(oh, v));
@@ -175,6 +183,98 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
     if (k >= len && len > 4) {
         memcpy(buf + len - 4, "...", 4);
     }
+}
+
+/* The longest run of edges that repeat folding looks for: a closure that captures the one
+ * before it is two edges (CODE -> closure $prev), a linked list's node one or two. */
+#define FOLD_MAX_PERIOD 4
+/* Repeats shown as they are: fewer than this many are read at a glance. */
+#define FOLD_MIN_REPEATS 3
+
+/* Edges i..i+p and j..j+p of raw (pieces between seg[]) say the same. */
+static int
+same_pieces(const char *raw, const size_t *seg, int i, int j, int p)
+{
+    size_t a = seg[i + p] - seg[i], b = seg[j + p] - seg[j];
+    return a == b && memcmp(raw + seg[i], raw + seg[j], a) == 0;
+}
+
+/* raw with every run of FOLD_MIN_REPEATS or more of the same edges written once, as
+ * "(CODE -> closure $prev) x 299": a path through a chain (a __WARN__ handler that wraps
+ * the one before, each request's) says how long the chain is and what is at its end,
+ * instead of 600 hops. Only edges that begin with " -> " fold (not a variable's first
+ * subscript). */
+static void
+fold_repeats(const char *raw, const size_t *seg, int n, char *buf, size_t len)
+{
+    size_t k = 0;
+#define PUTN(s_, n_)                                                                         \
+    do {                                                                                     \
+        size_t m_ = (n_) < len - k ? (n_) : len - k;                                         \
+        memcpy(buf + k, (s_), m_);                                                           \
+        k += m_;                                                                             \
+    } while (0)
+    static const char arrow[] = " -> ";
+    const size_t na = sizeof arrow - 1;
+    if (len == 0) {
+        return;
+    }
+    len--; /* room for the NUL */
+    PUTN(raw, seg[0]);
+    for (int i = 0; i < n;) {
+        int best_p = 0, best_r = 0;
+        for (int p = 1; p <= FOLD_MAX_PERIOD && i + FOLD_MIN_REPEATS * p <= n; p++) {
+            int ok = 1;
+            for (int j = i; j < i + p && ok; j++) {
+                ok = seg[j + 1] - seg[j] > na && memcmp(raw + seg[j], arrow, na) == 0;
+            }
+            int r = 1;
+            while (ok && i + (r + 1) * p <= n && same_pieces(raw, seg, i, i + r * p, p)) {
+                r++;
+            }
+            if (ok && r >= FOLD_MIN_REPEATS && r * p > best_r * best_p) {
+                best_p = p;
+                best_r = r;
+            }
+        }
+        if (!best_r) {
+            PUTN(raw + seg[i], seg[i + 1] - seg[i]);
+            i++;
+            continue;
+        }
+        PUTN(" -> (", 5);
+        PUTN(raw + seg[i] + na, seg[i + best_p] - seg[i] - na);
+        char times[32];
+        int w = snprintf(times, sizeof times, ") x %d", best_r);
+        PUTN(times, (size_t)w);
+        i += best_p * best_r;
+    }
+    PUTN(raw + seg[n], strlen(raw + seg[n]));
+#undef PUTN
+    buf[k] = '\0';
+    if (k >= len && len > 3) {
+        memcpy(buf + len - 3, "...", 3);
+    }
+}
+
+/* The edges path[0..n) from start (a name, a root or any object) to v, as render_path
+ * writes them: repeated runs folded (fold_repeats). */
+static void
+render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
+             uint32_t v, char *buf, size_t len)
+{
+    /* an edge's text is at most a label (300) and an object's detail */
+    size_t cap = (size_t)(n > 0 ? n : 0) * 1024 + len + 1024;
+    char *raw = malloc(cap);
+    size_t *seg = malloc((size_t)(n > 0 ? n + 1 : 1) * sizeof *seg);
+    if (!raw || !seg) {
+        LH_FREE_ALL(raw, seg);
+        render_raw(sh, start, path, n, v, buf, len, NULL); /* unfolded: no memory to fold */
+        return;
+    }
+    render_raw(sh, start, path, n, v, raw, cap, seg);
+    fold_repeats(raw, seg, n, buf, len);
+    LH_FREE_ALL(raw, seg);
 }
 
 static const char *
