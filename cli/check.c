@@ -140,7 +140,8 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     lh_leak_split_init(&split);
     int rc = lh_load_supp(&supp, !o->no_default_supp, &o->supp_files, err);
     if (rc < 0 || (rc = lh_leak_split_begin(&split, trace, &hook, err)) < 0 ||
-        (rc = lh_stream_run(trace, &so, &t, &r, err)) < 0) {
+        (rc = lh_stream_run(trace, &so, &t, &r, err)) < 0 ||
+        (!o->no_default_supp && (rc = lh_load_embedded_supp(&supp, t, err)) < 0)) {
         goto done;
     }
     if (lh_leak_split_captured(&split)) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
 #include "keyindex.h"
@@ -1243,16 +1244,8 @@ done:
 static int
 in_sorted(const uint64_t *v, size_t n, uint64_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < n && v[lo] == x;
+    size_t i = lh_bound_u64(v, n, sizeof *v, 0, x, 0);
+    return i < n && v[i] == x;
 }
 
 /* The objects of the shell's snapshot at no address of an object in the earlier one

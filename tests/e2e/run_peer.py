@@ -267,13 +267,41 @@ def case_check_classes(ctx):
               "357 bytes lost ... largest 234 B ... in returns_block", line)
 
 
+def case_embedded(ctx):
+    """The rules a program embeds for LeakSanitizer (__lsan_default_suppressions, heaptrack's
+    embedded_lsan_suppressions): applied by run --check and report --default-suppressions,
+    not by a plain report nor with --no-default-suppressions."""
+    line = check_line(ctx, "embedded", 23)
+    ctx.check(line.startswith("leakhound: check failed: 44 B (44 bytes) lost in 1 block from "
+                              "1 site (definitely 44, indirectly 0, possibly 0 bytes; 0 bytes "
+                              "still reachable, not counted); largest 44 B at ") and
+              " in peer_shown (allowed 0 bytes; 33 B suppressed)" in line,
+              "verdict: the program's rules hide 11 and 22 bytes", "44 B lost ... 33 B "
+              "suppressed", line)
+    line = check_line(ctx, "embedded", 23, ["--no-default-suppressions"])
+    ctx.check(line.startswith("leakhound: check failed: 77 B (77 bytes) lost in 3 blocks "),
+              "verdict without the built-in and embedded lists", "77 B lost in 3 blocks", line)
+    trace = os.path.join(ctx.workdir, "embedded.check.lht")
+    rep = E.load_report(ctx, trace, ["--default-suppressions"])
+    eq(ctx, "report --default-suppressions: suppressed bytes", 33,
+       rep["summary"].get("suppressed_bytes"))
+    ctx.check(all(s["frames"][0]["function"] not in ("peer_hidden_by_program",
+                                                     "peer_embedded_too")
+                  for s in rep["sites"] if s["frames"]),
+              "report --default-suppressions: the program's rules hide their sites",
+              "no site in peer_hidden_by_program or peer_embedded_too",
+              [s["frames"][0]["function"] for s in rep["sites"] if s["frames"]])
+    rep = E.load_report(ctx, trace)
+    eq(ctx, "plain report: nothing suppressed", 77, rep["summary"]["leaked_bytes"])
+
+
 CASES = {
     "chains": case_chains, "selfref": case_selfref, "unaligned": case_unaligned,
     "zero": case_zero, "fails": case_fails, "onepast": case_onepast, "tree": case_tree,
     "cycles": case_cycles, "stale": case_stale, "unreadable": case_unreadable,
     "allocfns": case_allocfns, "large": case_large, "threads": case_threads,
     "kept": case_kept, "check_kept": case_check_kept, "check_zero": case_check_zero,
-    "check_classes": case_check_classes,
+    "check_classes": case_check_classes, "embedded": case_embedded,
 }
 
 
