@@ -521,6 +521,52 @@ def case_moogen(ctx):
               "its caller", label + ": >= 500 objects", out[:800])
 
 
+def case_warnchain(ctx):
+    """A server whose every request wraps $SIG{__WARN__} in a closure that calls the one it
+    replaced (warn_chain.pl, real HTTP requests): 301 handlers, each holding the one before.
+    `roots` named perl's copy "[the interpreter]" (it is PL_warnhook, $SIG{__WARN__});
+    `identify` on a request 290 closures down showed 32 hops and then "closure $prev ->
+    SCALAR(PV)", a path that does not exist (the hops past 64 were cut); a chain is shown
+    folded, "(CODE -> closure $prev) x N", whole."""
+    prog = "warn_chain.pl"
+    trace = lh_field_run(ctx, prog)
+    handler, req = marker(prog, "handler"), marker(prog, "req")
+    at = "Shop::Server::tag_warnings (%s:%d)" % (os.path.basename(handler[0]), handler[1])
+    out = shell(ctx, trace, "roots 1")
+    want = "REF held by %main::SIG and [PL_warnhook ($SIG{__WARN__})]"
+    row = re.search(r"^\s+1\s+\S+ \S+\s+\S+ \S+  (.*)$", out, re.M)
+    ctx.check(row is not None and row.group(1) == want, "roots: the handler, by both holders",
+              want, out)
+    # every handler: k closures down the chain, for each k from 0 to 300
+    out = shell(ctx, trace, "largest 3000 --retained")
+    paths = [m.group(1).strip() for m in re.finditer(
+        r"^\s*\d+\s+CODE\s+\S+ \S+\s+\S+ \S+  (.*?)\s*%s$" % re.escape(at), out, re.M)]
+    base = '%main::SIG{"__WARN__"}'
+    shown = [base + " -> CODE" if k == 0 else
+             base + " -> CODE" + " -> closure $prev -> CODE" * k if k < 3 else
+             base + " -> (CODE -> closure $prev) x %d -> CODE" % k for k in range(301)]
+    ctx.check(sorted(paths, key=lambda p: shown.index(p) if p in shown else -1) == shown,
+              "largest: the 301 handlers, each k closures down, the chain folded",
+              "%d paths, e.g. %s" % (len(shown), shown[150]),
+              "%d paths, not so: %s" % (len(paths), [p for p in paths if p not in shown][:2]))
+    # a request's path string: both holders, the chain folded, its request at the end
+    out = shell(ctx, trace, "count --by site")
+    rows = [int(m.group(1)) for m in re.finditer(
+        r"^\s*(\d+)\s+(\d+)\s+\S+ \S+  Shop::Server::parse_request \(%s:%d\)$" %
+        (re.escape(os.path.basename(req[0])), req[1]), out, re.M)]
+    ctx.check(bool(rows), "count --by site: the request's line", req, out[:600])
+    if not rows:
+        return
+    out = shell(ctx, trace, "count --by site; identify @%d" % rows[0])
+    tail = r" -> \(CODE -> closure \$prev\) x (\d+) -> CODE -> closure \$req -> HASH"
+    pats = [r"^  " + re.escape(base) + tail, r"^  \[PL_warnhook \(\$SIG\{__WARN__\}\)\] -> REF" +
+            tail]
+    got = [re.search(p, out, re.M) for p in pats]
+    ctx.check(all(got) and got[0].group(1) == got[1].group(1) and
+              1 <= int(got[0].group(1)) <= 300, "identify: a request through both holders",
+              pats, out[out.find("identify"):][-800:])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -533,6 +579,7 @@ CASES = {
     "asyncloop": case_asyncloop,
     "psgicache": case_psgicache,
     "moogen": case_moogen,
+    "warnchain": case_warnchain,
 }
 
 
