@@ -51,7 +51,8 @@ exact figures:
              frames), an atexit partial per request: +100 of each; an exception's and a
              traceback's getters by name (.__traceback__, .tb_next), not +0x28; a logger
              a local of the running main() holds is also shown held by logging's
-             loggerDict (what keeps it once main() returns)
+             loggerDict (what keeps it once main() returns); `roots` names a module's
+             globals dict (held by its functions too) reqserver.__dict__
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -493,6 +494,16 @@ def case_reqserver(ctx, py, tag):
     ctx.check(got == want, "%s: identify a per-request logger a local holds, what a kept "
               "traceback holds, an atexit callback" % tag, want, got)
     check_oracle(ctx, out, prefix, "after", tag)
+    # a module's namespace, which its functions hold too (__globals__), is the module's
+    # globals, not "dict held by reqserver, reqserver.cleanup and more"
+    out = one_shell(ctx, trace, "after", ["roots 3000"])
+    rows = [l.split(None, 5)[5] for l in out.splitlines()
+            if re.match(r"^\s*\d+\s+[\d.]+ \S+\s+[\d.]+ \S+\s+"
+                        r"(dict held by )?(reqserver|logging)[ .,]", l)]
+    want = ["reqserver.__dict__ (dict: the module's globals)",
+            "logging.__dict__ (dict: the module's globals)"]
+    got = [r for r in rows if r.startswith("dict held by ") or ".__dict__ " in r]
+    ctx.check(got == want, "%s: roots: the modules' globals" % tag, want, got)
 
 
 def case_gcoff(ctx, py, tag):
