@@ -15,6 +15,7 @@
 #include "enc.h"
 #include "format.h"
 #include "fork.h"
+#include "lsansupp.h"
 #include "maps.h"
 #include "output.h"
 #include "preinit.h"
@@ -253,6 +254,26 @@ static void
 write_end(int exit_kind, int status)
 {
     write_end_as(exit_kind, status, 0);
+}
+
+void
+lh_recorder_lsan_supp(void)
+{
+    lh_lsansupp_read();
+    const char *s = lh_lsansupp_text();
+    if (!s || !lh_recording()) {
+        return;
+    }
+    static uint8_t buf[LH_LSANSUPP_MAX + 32]; /* under the guard, once, at start */
+    lh_enc_t e;
+    lh_enc_init(&e, buf, sizeof buf);
+    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SUPPRESSIONS);
+    lh_enc_varint(&e, 0);
+    lh_enc_str(&e, s);
+    lh_enc_rec_end(&e, r);
+    if (lh_enc_ok(&e)) {
+        lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
 }
 
 void

@@ -304,6 +304,10 @@ typedef struct root_map {
     uint32_t sym_root;
 } root_map_t;
 
+/* The key of a module's unnamed data region: its start, tagged apart from symbols' starts
+ * (user-space addresses are below 2^57) and from thread roots' (bit 63). */
+#define REGION_KEY (1ull << 62)
+
 static int
 map_put(root_map_t *m, uint64_t key, uint32_t val)
 {
@@ -413,8 +417,14 @@ data_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg, uint64_t add
         return m->sym_root;
     }
     lh_dsym_t ds;
-    int found = lh_datasym_lookup(hg->ds, addr, hg->epoch, &ds) > 0;
-    uint64_t key = found ? ds.start : rg->start;
+    /* Only a symbol with a size is a variable. One without is a label the linker put at a
+     * section's edge (__data_start, data_start, _edata, __bss_start, _end): libdw calls
+     * every later unnamed word of its section by it, the static variables of a stripped
+     * program (lighttpd's) among them; they are the module's data. The region's key is
+     * tagged apart from symbols' starts: a region that starts where a symbol does (.data
+     * at a page's start, after RELRO) would otherwise share that symbol's root. */
+    int found = lh_datasym_lookup(hg->ds, addr, hg->epoch, &ds) > 0 && ds.size > 0;
+    uint64_t key = found ? ds.start : rg->start | REGION_KEY;
     uint32_t id = map_get(m, key);
     if (id == LH_NODE_NONE && found && is_allocator_state(&ds)) {
         id = ROOT_IGNORED;
@@ -431,11 +441,14 @@ data_root(lh_heapgraph_t *hg, root_map_t *m, const lh_region_t *rg, uint64_t add
         }
         id = new_root(hg, m, key, LH_ROOT_DATA, name, found ? ds.file : NULL,
                       ds.module ? ds.module : rg->name);
+        if (id != LH_NODE_NONE) {
+            hg->roots[id].start = found ? ds.start : rg->start;
+        }
     }
     if (found && id != LH_NODE_NONE) {
         /* Cache the symbol's extent: the words of one array cost one lookup. */
         m->sym_lo = ds.start;
-        m->sym_hi = ds.size ? ds.start + ds.size : addr + 8;
+        m->sym_hi = ds.start + ds.size;
         m->sym_root = id;
     }
     return id;

@@ -6,10 +6,34 @@
 
 #include <stdlib.h>
 
+enum { UNREACHED = 0, POSSIBLE = 1, REACHABLE = 2, IN_CLIQUE = 3 };
+
+/* Marks the blocks node v points to: a start pointer from a node reached for certain (a
+ * root, a reachable block: definite) makes the target reachable; anything else makes an
+ * unreached target possibly lost. Pushes each block it marks. */
+static void
+mark_targets(const lh_refgraph_t *g, uint32_t v, int definite, uint8_t *st, uint32_t *stack,
+             size_t *sp)
+{
+    for (uint64_t e = g->off[v]; e < g->off[v + 1]; e++) {
+        uint32_t t = LH_EDGE_NODE(g->dst[e]);
+        if (t >= g->n_blocks) {
+            continue;
+        }
+        int strong = !(g->dst[e] & LH_EDGE_INTERIOR);
+        if (strong && definite && st[t] != REACHABLE) {
+            st[t] = REACHABLE;
+            stack[(*sp)++] = t;
+        } else if (st[t] == UNREACHED) {
+            st[t] = POSSIBLE;
+            stack[(*sp)++] = t;
+        }
+    }
+}
+
 int
 lh_refgraph_classify(lh_refgraph_t *g, lh_err_t *err)
 {
-    enum { UNREACHED = 0, POSSIBLE = 1, REACHABLE = 2, IN_CLIQUE = 3 };
     uint32_t nb = g->n_blocks;
     uint8_t *st = calloc(nb ? nb : 1, 1);
     uint32_t *stack = malloc(((size_t)nb * 2 + 1) * sizeof *stack);
@@ -21,42 +45,14 @@ lh_refgraph_classify(lh_refgraph_t *g, lh_err_t *err)
         free(cls);
         return lh_err_set(err, LH_ENOMEM, "out of memory classifying blocks");
     }
-    /* Marking from the roots: a start pointer from a root or a reachable block makes the
-     * target reachable; anything else makes an unreached target possibly lost. A block is
-     * pushed at most twice (once possible, once reachable), so the stack holds 2 n. */
+    /* Marking from the roots, then from what they reached. A block is pushed at most twice
+     * (once possible, once reachable), so the stack holds 2 n. */
     for (uint32_t r = nb; r < g->super; r++) {
-        for (uint64_t e = g->off[r]; e < g->off[r + 1]; e++) {
-            uint32_t t = LH_EDGE_NODE(g->dst[e]);
-            if (t >= nb) {
-                continue;
-            }
-            int strong = !(g->dst[e] & LH_EDGE_INTERIOR);
-            if (strong && st[t] != REACHABLE) {
-                st[t] = REACHABLE;
-                stack[sp++] = t;
-            } else if (st[t] == UNREACHED) {
-                st[t] = POSSIBLE;
-                stack[sp++] = t;
-            }
-        }
+        mark_targets(g, r, 1, st, stack, &sp);
     }
     while (sp) {
         uint32_t v = stack[--sp];
-        int definite = st[v] == REACHABLE;
-        for (uint64_t e = g->off[v]; e < g->off[v + 1]; e++) {
-            uint32_t t = LH_EDGE_NODE(g->dst[e]);
-            if (t >= nb) {
-                continue;
-            }
-            int strong = !(g->dst[e] & LH_EDGE_INTERIOR);
-            if (strong && definite && st[t] != REACHABLE) {
-                st[t] = REACHABLE;
-                stack[sp++] = t;
-            } else if (st[t] == UNREACHED) {
-                st[t] = POSSIBLE;
-                stack[sp++] = t;
-            }
-        }
+        mark_targets(g, v, st[v] == REACHABLE, st, stack, &sp);
     }
     for (uint32_t v = 0; v < nb; v++) {
         cls[v] = st[v] == REACHABLE ? LH_CLASS_REACHABLE

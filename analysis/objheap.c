@@ -959,22 +959,57 @@ lh_objheap_cycle(const lh_objheap_t *oh, uint32_t v, const lh_objedge_t **path, 
 }
 
 /* The path from holder h to v that a backward search left in prev[] (h: its first edge;
- * a root: from its target), written to path[0..max); returns its length (at most max). */
+ * a root: from its target), written to path[0..max); returns its length (at most max). A
+ * path longer than max keeps its two ends, the hops next to the holder and those next to
+ * v, with one NULL for the hops left out between them: what holds v and what v is in
+ * stay readable (the 300th closure of a chain each link of which wraps the one before). */
 static int
 path_back(const lh_objheap_t *oh, const uint32_t *prev, uint32_t h, uint32_t v,
           const lh_objedge_t **path, size_t max)
 {
-    size_t n = 0;
-    uint32_t u = h >= oh->n_objs + oh->n_ext ? prev[h] : h;
-    while (u != v) {
-        uint32_t next = prev[u];
-        if (n < max) {
-            path[n] = edge_to(oh, u, next);
-        }
-        n++;
-        u = next;
+    uint32_t first = h >= oh->n_objs + oh->n_ext ? prev[h] : h;
+    size_t total = 0;
+    for (uint32_t u = first; u != v; u = prev[u]) {
+        total++;
     }
-    return (int)(n > max ? max : n);
+    size_t head = total <= max ? total : max / 2;
+    size_t tail_from = total <= max ? total : total - (max - head - 1);
+    size_t n = 0, i = 0;
+    for (uint32_t u = first; u != v; u = prev[u], i++) {
+        if (i < head || i >= tail_from) {
+            path[n++] = edge_to(oh, u, prev[u]);
+        } else if (i == head) {
+            path[n++] = NULL;
+        }
+    }
+    return (int)n;
+}
+
+/* Whether every name of the named object v is a frame's variable (LH_OBJNAME_LEXICAL). */
+static int
+only_lexical(const lh_objheap_t *oh, uint32_t v)
+{
+    size_t first, n = lh_objheap_names(oh, v, &first);
+    for (size_t i = 0; i < n; i++) {
+        if (oh->names[first + i].kind != LH_OBJNAME_LEXICAL) {
+            return 0;
+        }
+    }
+    return n > 0;
+}
+
+/* Whether holder h -> v is what makes v a frame's variable: a stack or main program root,
+ * a pad entry. */
+static int
+names_it(const lh_objheap_t *oh, uint32_t h, uint32_t v)
+{
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    if (h >= nn) {
+        return h - nn < oh->n_roots && (oh->roots[h - nn].kind == LH_OBJROOT_STACK ||
+                                        oh->roots[h - nn].kind == LH_OBJROOT_MAIN);
+    }
+    const lh_objedge_t *e = edge_to(oh, h, v);
+    return e && e->kind == LH_OBJEDGE_PAD;
 }
 
 int
@@ -983,9 +1018,19 @@ lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
 {
     uint32_t nn = oh->n_objs + oh->n_ext;
     const lh_refgraph_t *g = &oh->g;
-    if (v >= nn || (v < oh->n_objs && oh->objs[v].name)) {
+    int self_named = v < oh->n_objs && oh->objs[v].name;
+    if (v >= nn || (self_named && (limit <= 1 || !only_lexical(oh, v)))) {
         fn(arg, v, path, 0);
         return 1;
+    }
+    /* A variable of a frame being run (a local, a `my`) is its own first holder, but not
+     * the reason it outlives that frame: what else holds it follows (a per-request logger
+     * in a local is also in logging's loggerDict). The frame's own reference to it (its
+     * stack root, its pad entry) is not searched again. */
+    size_t found = 0;
+    if (self_named) {
+        fn(arg, v, path, 0);
+        found = 1;
     }
     /* Backwards breadth-first search to the nearest named objects and roots, not past
      * them: shortest first. */
@@ -993,15 +1038,15 @@ lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
     if (bfs_alloc(g, &prev, &queue) < 0) {
         return LH_ENOMEM;
     }
-    size_t found = 0;
-    for (int pass = 0; pass < 2 && found == 0; pass++) {
+    for (int pass = 0; pass < 2 && found == (size_t)self_named; pass++) {
         size_t qh = 0, qt = bfs_start(g, v, prev, queue);
         int held_seen = 0;
         while (qh < qt && found < limit) {
             uint32_t u = queue[qh++];
             for (uint64_t j = g->roff[u]; j < g->roff[u + 1] && found < limit; j++) {
                 uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
-                if (h == g->super || prev[h] != LH_NODE_NONE) {
+                if (h == g->super || prev[h] != LH_NODE_NONE ||
+                    (self_named && u == v && names_it(oh, h, v))) {
                     continue;
                 }
                 if (pass == 0 && h >= nn && h - nn < oh->n_roots &&

@@ -261,7 +261,8 @@ size_t lh_objheap_names(const lh_objheap_t *oh, uint32_t v, size_t *first);
  * from a LH_OBJROOT_HELD root only when no other exists: `my $dbh` says more than "held
  * outside Perl data" about a DBI handle its 6000 statement handles also hold from C):
  * *start is the named object or the root node, path[0..n) the edges taken (pointers into
- * oh->edges), written up to max. Returns n (0 when v itself is named or a root), or -1 when
+ * oh->edges), at most max: a longer path keeps its first max / 2 edges and its last ones,
+ * with one NULL between them for the hops left out. Returns n (0 when v itself is named or a root), or -1 when
  * nothing reaches v (an unreachable cycle), or LH_ENOMEM. */
 int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
                     const lh_objedge_t **path, size_t max);
@@ -273,7 +274,9 @@ int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
  * IO::Async loop held by `my $loop` and by $IO::Async::Loop::ONE_TRUE_LOOP): undefining
  * one of them frees nothing. Calls fn(arg, start, path, n) for each of the first limit
  * holders (path: the scratch array, max edges, valid during the call; n = 0 when v itself
- * is named or a root, its one holder). Returns how many were found (at most limit), -1
+ * is named or a root: its one holder, or, when its names are all frame variables
+ * (LH_OBJNAME_LEXICAL) and limit > 1, its first, then the holders a search from v finds
+ * past the frame's own reference: what keeps it alive once the frame returns). Returns how many were found (at most limit), -1
  * when nothing reaches v, or LH_ENOMEM. */
 typedef void lh_objheap_holder_fn(void *arg, uint32_t start, const lh_objedge_t *const *path,
                                   int n);

@@ -354,7 +354,10 @@ add_objects(pctx_t *c)
                 uint64_t arr = pl ? rd64(c, pl + L->padlist_arr) : 0;
                 rc = own(c, id, pl);
                 rc = rc < 0 ? rc : own(c, id, arr);
-                uint64_t pnl = arr ? rd64(c, arr) : 0;
+                /* a closure shares its prototype's pad names (cv_clone counts a reference
+                 * to them): they are the prototype's, made when its line was compiled, and
+                 * one closure of many owning them took that line as where it was made */
+                uint64_t pnl = arr && !(cvf & L->cvf_cloned) ? rd64(c, arr) : 0;
                 if (pnl) {
                     rc = rc < 0 ? rc : own(c, id, pnl);
                     rc = rc < 0 ? rc : own(c, id, rd64(c, pnl + L->padnl_alloc));
@@ -792,35 +795,79 @@ root_range(pctx_t *c, int kind, const char *name, uint64_t base, int64_t n)
     return 0;
 }
 
+/* What a Perl programmer calls the interpreter members that hold what a program put there
+ * (perlvar): the rest are named by their member alone. */
+static const struct {
+    const char *member;
+    const char *perl;
+} perl_names[] = {
+    {"PL_warnhook", "$SIG{__WARN__}"},
+    {"PL_diehook", "$SIG{__DIE__}"},
+    {"PL_strtab", "the shared hash keys"},
+    {"PL_curstack", "the Perl stack"},
+    {"PL_mainstack", "the Perl stack"},
+    {"PL_patchlevel", "$^V"},
+    {"PL_errgv", "*@"},
+    {"PL_defgv", "*_"},
+    {"PL_incgv", "*INC"},
+    {"PL_envgv", "*ENV"},
+    {"PL_argvgv", "*ARGV"},
+    {"PL_stdingv", "*STDIN"},
+    {"PL_stderrgv", "*STDERR"},
+    {"PL_defoutgv", "the selected output handle"},
+    {"PL_rs", "$/"},
+    {"PL_ors_sv", "$\\"},
+    {"PL_beginav", "BEGIN blocks"},
+    {"PL_endav", "END blocks"},
+    {"PL_initav", "INIT blocks"},
+    {"PL_checkav", "CHECK blocks"},
+    {"PL_unitcheckav", "UNITCHECK blocks"},
+    {"PL_main_cv", "the main program"},
+    {"PL_defstash", "%main::"},
+    {"PL_regex_padav", "the op tree's compiled patterns"},
+    {"PL_modglobal", "XS modules' per-interpreter data"},
+    {"PL_fdpid", "the pids of piped opens"},
+};
+
+/* "PL_warnhook ($SIG{__WARN__})", "PL_regex_padav (the op tree's compiled patterns)",
+ * "PL_sv_consts": the interpreter member at byte off, or "the interpreter" when no member
+ * covers it (a build whose table is missing). */
+static const char *
+interp_member(uint32_t off, char *buf, size_t len)
+{
+    for (uint32_t i = 0; i < L->n_ifields; i++) {
+        const lh_perl_ifield_t *f = &L->ifields[i];
+        if (off < f->off || off - f->off >= f->size) {
+            continue;
+        }
+        for (size_t k = 0; k < sizeof perl_names / sizeof perl_names[0]; k++) {
+            if (strcmp(perl_names[k].member, f->name) == 0) {
+                snprintf(buf, len, "%s (%s)", f->name, perl_names[k].perl);
+                return buf;
+            }
+        }
+        return f->name;
+    }
+    return "the interpreter";
+}
+
 /* SVs the interpreter holds: every word of its struct that is an SV head (PL_strtab,
- * PL_modglobal, PL_regex_padav, the BEGIN/END blocks, ...). The native blocks it points to
- * are not scanned: stacks (save, context, mortals) keep stale pointers past their tops;
- * what those blocks hold for real is found by the reference counts (held_roots). */
+ * PL_modglobal, PL_regex_padav, the BEGIN/END blocks, $SIG{__WARN__}...), each named by
+ * its member. The native blocks it points to are not scanned: stacks (save, context,
+ * mortals) keep stale pointers past their tops; what those blocks hold for real is found
+ * by the reference counts (held_roots). */
 static int
 interp_roots(pctx_t *c)
 {
-    static const struct {
-        size_t field; /* offset of the offset in lh_perl_layout_t */
-        const char *name;
-    } known[] = {
-        {offsetof(lh_perl_layout_t, i_strtab), "PL_strtab (the shared hash keys)"},
-        {offsetof(lh_perl_layout_t, i_curstack), "PL_curstack (the Perl stack)"},
-        {offsetof(lh_perl_layout_t, i_mainstack), "PL_mainstack"},
-        {offsetof(lh_perl_layout_t, i_patchlevel), "PL_patchlevel ($^V)"},
-    };
     int rc = 0;
     for (uint32_t off = 0; off + 8 <= L->sizeof_interp && rc == 0; off += 8) {
         uint64_t v = ivar(c, off);
         if (!v || !sv_at(c, v)) {
             continue;
         }
-        const char *name = "the interpreter";
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
-            if (layout_at(known[k].field) == off) {
-                name = known[k].name;
-            }
-        }
-        rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, name, v);
+        char name[96];
+        rc = lh_objheap_add_root(c->oh, LH_OBJROOT_INTERP, interp_member(off, name, sizeof name),
+                                 v);
     }
     return rc;
 }

@@ -22,6 +22,27 @@
 /* The interpreter's members are perl's PL_x names, Ix in the struct (intrpvar.h). */
 #define INTERP(x) .i_##x = OFF(PerlInterpreter, I##x)
 
+/* Every member of the interpreter struct, from the header that declares them (perl.h
+ * includes intrpvar.h the same way to lay the struct out), so an SV the interpreter holds
+ * is named by its member: PL_warnhook, PL_regex_padav, PL_sv_consts. */
+#define PERLVAR(prefix, var, type) {OFF(PerlInterpreter, I##var), sizeof(type), "PL_" #var},
+#define PERLVARA(prefix, var, n, type)                                                      \
+    {OFF(PerlInterpreter, I##var), (uint32_t)sizeof(type) * (n), "PL_" #var},
+#define PERLVARI(prefix, var, type, init) PERLVAR(prefix, var, type)
+#define PERLVARIC(prefix, var, type, init) PERLVAR(prefix, var, type)
+/* the header's warning pragmas cannot stand inside an initializer */
+#undef GCC_DIAG_IGNORE
+#undef GCC_DIAG_RESTORE
+#define GCC_DIAG_IGNORE(x)
+#define GCC_DIAG_RESTORE
+static const lh_perl_ifield_t ifields[] = {
+#include "intrpvar.h"
+};
+#undef PERLVAR
+#undef PERLVARA
+#undef PERLVARI
+#undef PERLVARIC
+
 const lh_perl_layout_t lh_perl_layout = {
     .has_layout = 1,
     .core = LH_PERL_CORE_DIR,
@@ -101,4 +122,5 @@ const lh_perl_layout_t lh_perl_layout = {
 #endif
     .has_multiplicity = 1,
     .ptrsize = PTRSIZE, .ivsize = IVSIZE, .nvsize = NVSIZE,
+    .ifields = ifields, .n_ifields = sizeof ifields / sizeof ifields[0],
 };

@@ -54,12 +54,22 @@
     X(revision) X(version) X(subversion) X(has_threads) X(has_multiplicity) X(ptrsize)       \
     X(ivsize) X(nvsize)
 
+/* A member of perl's interpreter struct (intrpvar.h), by its PL_ name: the SVs the
+ * interpreter holds are named after the member that holds them. */
+typedef struct lh_perl_ifield {
+    uint32_t off;      /* offset in the interpreter struct */
+    uint32_t size;     /* bytes (an array member: all its elements) */
+    const char *name;  /* "PL_warnhook" */
+} lh_perl_ifield_t;
+
 typedef struct lh_perl_layout {
     int has_layout;     /* 0: built without perl headers (nothing below is valid) */
     const char *core;   /* the CORE directory the table was compiled from */
 #define LH_PERL_LAYOUT_MEMBER(n) uint32_t n;
     LH_PERL_LAYOUT_FIELDS(LH_PERL_LAYOUT_MEMBER)
 #undef LH_PERL_LAYOUT_MEMBER
+    const lh_perl_ifield_t *ifields; /* every member of the interpreter struct, in order */
+    uint32_t n_ifields;
 } lh_perl_layout_t;
 
 extern const lh_perl_layout_t lh_perl_layout;

@@ -900,7 +900,11 @@ member_is_object(const dec_t *d, const member_t *mb)
  * functools.lru_cache's wrapper (Modules/_functoolsmodule.c, lru_cache_object: after the
  * root link of its list, the wrapper and typed, the cache dict at 72 and the function at
  * 88 in 3.8-3.13, probed the same way): its cache is what keeps every argument it was
- * called with (a method's self) alive, ".<cache>" (no attribute shows it). */
+ * called with (a method's self) alive, ".<cache>" (no attribute shows it). An exception
+ * (Include/cpython/pyerrors.h, PyException_HEAD: dict, args, [notes 3.11+], traceback,
+ * context, cause; every exception type has that head) and a traceback's tb_next are
+ * getters too (probed the same way: the words holding e.args, e.__traceback__,
+ * e.__context__, e.__cause__, tb.tb_next). */
 typedef struct cfield {
     int16_t off;
     const char *name;
@@ -934,6 +938,16 @@ static const c_layout_t c_layouts[] = {
     {"functools._lru_cache_wrapper", minor, size, {{72, ".<cache>"}, {88, ".__wrapped__"}}}
     LRU(8, 128), LRU(9, 136), LRU(10, 152), LRU(11, 152), LRU(12, 152), LRU(13, 152),
 #undef LRU
+#define EXC(minor) {"BaseException", minor, 64, {{24, ".args"}, {32, ".__traceback__"}, \
+                                          {40, ".__context__"}, {48, ".__cause__"}}}
+#define EXC11(minor) {"BaseException", minor, 72, {{24, ".args"}, {32, ".__notes__"}, \
+                      {40, ".__traceback__"}, {48, ".__context__"}, {56, ".__cause__"}}}
+    EXC(8), EXC(9), EXC(10), EXC11(11), EXC11(12), EXC11(13),
+#undef EXC
+#undef EXC11
+#define TB(minor) {"traceback", minor, 40, {{16, ".tb_next"}}}
+    TB(8), TB(9), TB(10), TB(11), TB(12), TB(13),
+#undef TB
 };
 #undef FUT_HEAD
 

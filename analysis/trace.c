@@ -88,6 +88,15 @@ set_str(char **dst, const char *s, size_t n)
     return 0;
 }
 
+/* Decodes a string of pl into *dst when pl is still good. Returns 0 or LH_ENOMEM. */
+static int
+dec_str_into(lh_dec_t *pl, const char **dst)
+{
+    size_t len;
+    const char *s = lh_dec_str(pl, &len);
+    return lh_dec_ok(pl) ? set_str((char **)dst, s, len) : 0;
+}
+
 /* Reads up to n bytes; returns how many were read (short only at end of file or error). */
 static size_t
 read_some(lh_trace_t *t, void *buf, size_t n)
@@ -168,8 +177,6 @@ static int
 info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
 {
     lh_trace_info_t *in = &t->parts.info;
-    const char *s;
-    size_t len;
     int rc = 0;
     switch (type) {
     case LH_REC_INFO_PID:
@@ -177,10 +184,7 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
         in->ppid = lh_dec_varint(pl);
         break;
     case LH_REC_INFO_EXE:
-        s = lh_dec_str(pl, &len);
-        if (lh_dec_ok(pl)) {
-            rc = set_str((char **)&in->exe, s, len);
-        }
+        rc = dec_str_into(pl, &in->exe);
         break;
     case LH_REC_INFO_CMDLINE:
         return info_cmdline(t, pl);
@@ -191,15 +195,13 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
         in->has_clock = lh_dec_ok(pl);
         break;
     case LH_REC_INFO_AGENT:
-        s = lh_dec_str(pl, &len);
-        if (lh_dec_ok(pl) && (rc = set_str((char **)&in->agent_version, s, len)) < 0) {
+        if ((rc = dec_str_into(pl, &in->agent_version)) < 0) {
             return rc;
         }
         in->unwinder = lh_dec_varint(pl);
         in->max_depth = lh_dec_varint(pl);
         in->pointer_size = lh_dec_varint(pl);
-        s = lh_dec_str(pl, &len);
-        if (lh_dec_ok(pl) && (rc = set_str((char **)&in->arch, s, len)) < 0) {
+        if ((rc = dec_str_into(pl, &in->arch)) < 0) {
             return rc;
         }
         in->sample_rate_bytes = lh_dec_varint(pl);
@@ -216,8 +218,7 @@ info_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl)
         in->has_parent = lh_dec_ok(pl);
         if (in->has_parent && lh_dec_left(pl) > 0) { /* minor 3 */
             in->fork_ts_ns = lh_dec_varint(pl);
-            s = lh_dec_str(pl, &len);
-            if (lh_dec_ok(pl) && (rc = set_str((char **)&in->parent_trace, s, len)) < 0) {
+            if ((rc = dec_str_into(pl, &in->parent_trace)) < 0) {
                 return rc;
             }
             in->parent_trace_pid = lh_dec_varint(pl);
@@ -523,6 +524,21 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->addr = rd_addr(pl, st);
         ev->label = lh_dec_str(pl, &ev->label_len);
         break;
+    case LH_REC_SUPPRESSIONS: {
+        size_t len;
+        (void)rd_ts(pl, st);
+        const char *s = lh_dec_str(pl, &len);
+        if (!lh_dec_ok(pl)) {
+            return LH_EFORMAT;
+        }
+        char *copy = lh_dupstr(s, len);
+        if (!copy) {
+            return LH_ENOMEM;
+        }
+        free((char *)t->parts.lsan_supp); /* the last one wins */
+        t->parts.lsan_supp = copy;
+        return 0; /* not an event */
+    }
     case LH_REC_THREAD:
         ev->ts_ns = rd_ts(pl, st);
         ev->tid = (uint32_t)lh_dec_varint(pl);
@@ -1225,6 +1241,7 @@ lh_trace_close(lh_trace_t *t)
     }
     free((char *)t->parts.path);
     free((char *)t->parts.info.exe);
+    free((char *)t->parts.lsan_supp);
     free((char *)t->parts.info.agent_version);
     free((char *)t->parts.info.arch);
     free((char *)t->parts.info.parent_trace);

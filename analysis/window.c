@@ -116,31 +116,17 @@ before(const lh_pending_t *x, const lh_pending_t *y)
 
 #define MAX_RUNS 512
 
-/* First entry of v[lo, hi) that key comes before, v[lo, hi) sorted. */
+/* The first entry of v[lo, hi) (sorted) that key comes before (after: 1), or that does not
+ * come before key (after: 0). */
 static size_t
-upper(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key)
+search(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key, int after)
 {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (before(key, &v[mid])) {
+        if (after ? before(key, &v[mid]) : !before(&v[mid], key)) {
             hi = mid;
         } else {
             lo = mid + 1;
-        }
-    }
-    return lo;
-}
-
-/* First entry of v[lo, hi) that does not come before key, v[lo, hi) sorted. */
-static size_t
-lower(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key)
-{
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (before(&v[mid], key)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
         }
     }
     return lo;
@@ -155,8 +141,8 @@ lower(const lh_pending_t *v, size_t lo, size_t hi, const lh_pending_t *key)
 static void
 merge_pair(lh_pending_t *v, size_t a, size_t m, size_t b, lh_pending_t *tmp)
 {
-    a = upper(v, a, m, &v[m]);
-    b = lower(v, m, b, &v[m - 1]);
+    a = search(v, a, m, &v[m], 1);
+    b = search(v, m, b, &v[m - 1], 0);
     if (a == m || b == m) {
         return;
     }

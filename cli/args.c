@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,132 @@ lh_cli_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned lon
     }
     *out = v;
     return 0;
+}
+
+int
+lh_cli_value(const char *cmd, const char *opt, const char *v, int size, uint64_t lo, uint64_t hi,
+             uint64_t *out, lh_err_t *err)
+{
+    static const char *const sfx[2][6] = {{"h", "m", "s", "ms", "us", "ns"},
+                                          {"T", "G", "M", "K", "", ""}};
+    static const uint64_t mult[2][6] = {
+        {3600000000000, 60000000000, 1000000000, 1000000, 1000, 1},
+        {1ull << 40, 1ull << 30, 1ull << 20, 1ull << 10, 1, 1}};
+    const uint64_t end[2] = {lo, hi};
+    char t[2][32], range[80] = "";
+    if ((size ? lh_parse_size_bytes(v, out) : lh_parse_duration_ns(v, out)) == 0 &&
+        *out >= lo && *out <= hi) {
+        return 0;
+    }
+    for (int k = 0; k < 2; k++) { /* in the largest unit that divides it: "24h", "1T", "1536" */
+        int u = 0;
+        while (end[k] % mult[size][u]) {
+            u++;
+        }
+        snprintf(t[k], sizeof t[k], "%llu%s", (unsigned long long)(end[k] / mult[size][u]),
+                 end[k] ? sfx[size][u] : "");
+    }
+    if (lo || hi != UINT64_MAX) {
+        snprintf(range, sizeof range, hi == UINT64_MAX ? " of at least %s" : lo ? " from %s to %s"
+                 : " of at most %.0s%s", t[0], t[1]);
+    }
+    return lh_err_set(err, LH_EINVAL, "%s: %s: expected a %s%s (such as %s), got '%s'", cmd, opt,
+                      size ? "size" : "duration", range,
+                      size ? "512K, 64M or 1G" : "500ms, 10s or 1.5m", v);
+}
+
+int
+lh_cli_env_ms(const char *cmd, const char *opt, const char *v, uint64_t max_ms, char *out,
+              size_t len, lh_err_t *err)
+{
+    uint64_t ns;
+    if (lh_cli_value(cmd, opt, v, 0, 0, max_ms * 1000000, &ns, err) < 0) {
+        return LH_EINVAL;
+    }
+    if (ns && ns < 1000000) {
+        return lh_err_set(err, LH_EINVAL, "%s: %s %s: the agent counts in milliseconds; use at "
+                          "least 1ms (or 0 for off)", cmd, opt, v);
+    }
+    snprintf(out, len, "%llu", (unsigned long long)(ns / 1000000));
+    return 0;
+}
+
+int
+lh_cli_env_bytes(const char *cmd, const char *opt, const char *v, uint64_t max, char *out,
+                 size_t len, lh_err_t *err)
+{
+    uint64_t bytes;
+    if (lh_cli_value(cmd, opt, v, 1, 0, max, &bytes, err) < 0) {
+        return LH_EINVAL;
+    }
+    snprintf(out, len, "%llu", (unsigned long long)bytes);
+    return 0;
+}
+
+int
+lh_record_check(const char *cmd, lh_record_opts_t *r, lh_err_t *err)
+{
+    unsigned long depth;
+    r->n_env = 0;
+    if (r->depth) {
+        if (lh_cli_parse_uint("--depth", r->depth, 1, 256, &depth, err) < 0) {
+            return LH_EINVAL;
+        }
+        r->env_name[r->n_env] = "LEAKHOUND_DEPTH";
+        snprintf(r->env_value[r->n_env++], sizeof r->env_value[0], "%lu", depth);
+    }
+    if (r->unwind) {
+        if (strcmp(r->unwind, "table") != 0 && strcmp(r->unwind, "libunwind") != 0 &&
+            strcmp(r->unwind, "fp") != 0) {
+            return lh_err_set(err, LH_EINVAL, "%s: unknown unwinder '%s' (table, libunwind or "
+                              "fp)", cmd, r->unwind);
+        }
+        r->env_name[r->n_env] = "LEAKHOUND_UNWIND";
+        snprintf(r->env_value[r->n_env++], sizeof r->env_value[0], "%s", r->unwind);
+    }
+    if (r->sample_rate) {
+        r->env_name[r->n_env] = "LEAKHOUND_SAMPLE_RATE";
+        if (lh_cli_env_bytes(cmd, "--sample-rate", r->sample_rate, 1ull << 40,
+                             r->env_value[r->n_env++], sizeof r->env_value[0], err) < 0) {
+            return LH_EINVAL;
+        }
+    }
+    if (r->snap_every) {
+        r->env_name[r->n_env] = "LEAKHOUND_SNAPSHOT_EVERY_MS";
+        if (lh_cli_env_ms(cmd, "--snapshot-every", r->snap_every, 86400000,
+                          r->env_value[r->n_env++], sizeof r->env_value[0], err) < 0) {
+            return LH_EINVAL;
+        }
+    }
+    return 0;
+}
+
+volatile sig_atomic_t lh_cli_stop;
+
+static void
+on_stop_signal(int sig)
+{
+    (void)sig;
+    lh_cli_stop = 1;
+}
+
+void
+lh_cli_stop_catch(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    lh_cli_stop = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void
+lh_cli_stop_restore(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
 }
 
 int

@@ -10,8 +10,10 @@
 #ifndef LH_CMD_H
 #define LH_CMD_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "err.h"
 
@@ -43,15 +45,36 @@
     extern const char lh_cmd_##name##_usage[];
 LH_COMMANDS(LH_CMD_DECLARE)
 
-/* The options of what the agent records, taken alike by run and attach (their values
- * checked by each), as rows of an lh_opt_t table filling the fields of the same names in
- * the struct a points to: -o/--output, --depth, --unwind, --sample-rate, --snapshot-every. */
-#define LH_RECORD_OPTS(a)                                                                  \
-    {"--output", "-o", LH_OPT_STR, &(a)->output, 0, 0, NULL},                              \
-    {"--depth", NULL, LH_OPT_STR, &(a)->depth, 0, 0, NULL},                                \
-    {"--unwind", NULL, LH_OPT_STR, &(a)->unwind, 0, 0, NULL},                              \
-    {"--sample-rate", NULL, LH_OPT_STR, &(a)->sample_rate, 0, 0, NULL},                    \
-    {"--snapshot-every", NULL, LH_OPT_STR, &(a)->snap_every, 0, 0, NULL}
+/* The options of what the agent records, taken alike by run and attach: -o/--output,
+ * --depth, --unwind, --sample-rate, --snapshot-every, as given (LH_RECORD_OPTS: rows of an
+ * lh_opt_t table filling them), then checked by lh_record_check into the agent's settings. */
+typedef struct lh_record_opts {
+    const char *output, *depth, *unwind, *sample_rate, *snap_every;
+    size_t n_env;               /* after lh_record_check: LEAKHOUND_<env_name[i]> = env_value[i] */
+    const char *env_name[4];
+    char env_value[4][24];
+} lh_record_opts_t;
+#define LH_RECORD_OPTS(r)                                                                  \
+    {"--output", "-o", LH_OPT_STR, &(r)->output, 0, 0, NULL},                              \
+    {"--depth", NULL, LH_OPT_STR, &(r)->depth, 0, 0, NULL},                                \
+    {"--unwind", NULL, LH_OPT_STR, &(r)->unwind, 0, 0, NULL},                              \
+    {"--sample-rate", NULL, LH_OPT_STR, &(r)->sample_rate, 0, 0, NULL},                    \
+    {"--snapshot-every", NULL, LH_OPT_STR, &(r)->snap_every, 0, 0, NULL}
+/* Checks r's values (messages "CMD: --depth: ...") and fills its settings. 0 or LH_EINVAL. */
+int lh_record_check(const char *cmd, lh_record_opts_t *r, lh_err_t *err);
+/* The value v of option opt as a duration in ns (size 0: lh_parse_duration_ns) or a size
+ * in bytes (size 1: lh_parse_size_bytes) from lo to hi: 0, or LH_EINVAL with the one
+ * message of every command: "CMD: OPT: expected a duration from 1ns to 168h (such as 500ms,
+ * 10s or 1.5m), got 'V'" ("of at most 1T", "of at least 1": an end left open). */
+int lh_cli_value(const char *cmd, const char *opt, const char *v, int size, uint64_t lo,
+                 uint64_t hi, uint64_t *out, lh_err_t *err);
+/* The same as decimal text in out for the agent's environment: a size in bytes, at most
+ * max; a duration in whole milliseconds, 0 or at least 1ms ("CMD: OPT V: the agent counts
+ * in milliseconds"), at most max_ms. */
+int lh_cli_env_bytes(const char *cmd, const char *opt, const char *v, uint64_t max, char *out,
+                     size_t len, lh_err_t *err);
+int lh_cli_env_ms(const char *cmd, const char *opt, const char *v, uint64_t max_ms, char *out,
+                  size_t len, lh_err_t *err);
 
 /* leakhound report FILE --by function [--sort inclusive|exclusive] [--metric M] [--top N]
  * [--format text|json]: called by lh_cmd_report when --by is given. */
@@ -92,6 +115,22 @@ int lh_parse_size_bytes(const char *s, uint64_t *bytes);
 /* signals: "USR2", "SIGUSR2", "sigusr2", "12", "RTMIN+3"; "none" or "0" give 0. Returns the
  * signal number, 0, or LH_EINVAL (unknown, or KILL/STOP, which cannot be caught). */
 int lh_parse_signal(const char *s);
+
+/* clock_gettime(id) in nanoseconds: the one clock read of the CLI's timers. */
+static inline uint64_t
+lh_cli_clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* From lh_cli_stop_catch on, SIGINT and SIGTERM set lh_cli_stop (cleared there) and, with
+ * no SA_RESTART, end a sleep or wait early; lh_cli_stop_restore puts back the handlers that
+ * catch saved in old (attach and watch stop what they do and report). */
+extern volatile sig_atomic_t lh_cli_stop;
+void lh_cli_stop_catch(struct sigaction old[2]);
+void lh_cli_stop_restore(const struct sigaction old[2]);
 
 /* Exit status of `leakhound run --check` when the program leaked more than allowed. */
 #define LH_EXIT_CHECK_LEAK 23

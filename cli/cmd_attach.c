@@ -44,18 +44,10 @@ const char lh_cmd_attach_usage[] =
     "The process is stopped while gdb loads the agent and while it unloads it (see the\n"
     "pause times printed at the end); in between it runs, recorded as under `run`.\n";
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_stop_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 typedef struct attach_args { /* the options' values, as given */
     const char *pid, *duration;
-    const char *output, *depth, *unwind, *sample_rate, *snap_every; /* LH_RECORD_OPTS */
+    lh_record_opts_t rec;
 } attach_args_t;
 
 static int
@@ -65,7 +57,7 @@ parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
     const lh_opt_t opts[] = {
         {"--pid", "-p", LH_OPT_STR, &a->pid, 0, 0, NULL},
         {"--duration", NULL, LH_OPT_STR, &a->duration, 0, 0, NULL},
-        LH_RECORD_OPTS(a),
+        LH_RECORD_OPTS(&a->rec),
     };
     int rc = lh_args_parse_own("attach", lh_cmd_attach_usage, opts, sizeof opts / sizeof opts[0],
                                argc, argv, err);
@@ -75,7 +67,7 @@ parse_args(int argc, char **argv, attach_args_t *a, lh_err_t *err)
     if (!a->pid) {
         return lh_err_set(err, LH_EINVAL, "attach: which process? give -p PID");
     }
-    return 0;
+    return lh_record_check("attach", &a->rec, err);
 }
 
 /* An absolute trace path that does not exist yet. */
@@ -88,11 +80,11 @@ trace_path(const attach_args_t *a, const lh_target_t *t, char *out, size_t len,
         return lh_err_set(err, LH_EIO, "attach: getcwd: %s", strerror(errno));
     }
     struct stat st;
-    if (a->output) {
-        int k = a->output[0] == '/' ? snprintf(out, len, "%s", a->output)
-                                    : snprintf(out, len, "%s/%s", cwd, a->output);
+    if (a->rec.output) {
+        int k = a->rec.output[0] == '/' ? snprintf(out, len, "%s", a->rec.output)
+                                        : snprintf(out, len, "%s/%s", cwd, a->rec.output);
         if (k < 0 || (size_t)k >= len) {
-            return lh_err_set(err, LH_EINVAL, "attach: -o %s: path too long", a->output);
+            return lh_err_set(err, LH_EINVAL, "attach: -o %s: path too long", a->rec.output);
         }
         if (lstat(out, &st) == 0) {
             return lh_err_set(err, LH_EINVAL, "attach: %s already exists (the trace is never "
@@ -145,38 +137,9 @@ build_vars(const attach_args_t *a, const char *path, char *out, size_t len, lh_e
         return lh_err_set(err, LH_EINVAL, "attach: the trace path is too long");
     }
     n = (size_t)w;
-    if (a->depth) {
-        unsigned long d;
-        if (lh_cli_parse_uint("--depth", a->depth, 1, 256, &d, err) < 0) {
-            return LH_EINVAL;
-        }
-        n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_DEPTH=%lu\n", d);
-    }
-    if (a->unwind) {
-        if (strcmp(a->unwind, "fp") != 0 && strcmp(a->unwind, "libunwind") != 0 &&
-            strcmp(a->unwind, "table") != 0) {
-            return lh_err_set(err, LH_EINVAL, "attach: --unwind: table, libunwind or fp, "
-                              "not '%s'", a->unwind);
-        }
-        n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_UNWIND=%s\n", a->unwind);
-    }
-    if (a->sample_rate) {
-        uint64_t b;
-        if (lh_parse_size_bytes(a->sample_rate, &b) < 0 || b > (1ull << 40)) {
-            return lh_err_set(err, LH_EINVAL, "attach: --sample-rate: expected a size such as "
-                              "512K or 0, got '%s'", a->sample_rate);
-        }
-        n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_SAMPLE_RATE=%llu\n",
-                              (unsigned long long)b);
-    }
-    if (a->snap_every) {
-        uint64_t ns;
-        if (lh_parse_duration_ns(a->snap_every, &ns) < 0 || ns / 1000000 > 86400000) {
-            return lh_err_set(err, LH_EINVAL, "attach: --snapshot-every: expected a duration "
-                              "such as 10s or 500ms, got '%s'", a->snap_every);
-        }
-        n += (size_t)snprintf(out + n, len - n, "LEAKHOUND_SNAPSHOT_EVERY_MS=%llu\n",
-                              (unsigned long long)(ns / 1000000));
+    for (size_t i = 0; i < a->rec.n_env && n < len; i++) {
+        n += (size_t)snprintf(out + n, len - n, "%s=%s\n", a->rec.env_name[i],
+                              a->rec.env_value[i]);
     }
     return n < len ? 0 : lh_err_set(err, LH_EINVAL, "attach: settings too long");
 }
@@ -208,9 +171,9 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
         return LH_EINVAL;
     }
     uint64_t duration_ns = 0;
-    if (a.duration && (lh_parse_duration_ns(a.duration, &duration_ns) < 0 || !duration_ns)) {
-        return lh_err_set(err, LH_EINVAL, "attach: --duration: expected a duration such as "
-                          "30s or 5m, got '%s'", a.duration);
+    if (a.duration && lh_cli_value("attach", "--duration", a.duration, 0, 1, UINT64_MAX,
+                                   &duration_ns, err) < 0) {
+        return LH_EINVAL;
     }
     char lib[PATH_MAX], path[PATH_MAX], vars[3 * PATH_MAX];
     lh_target_t t;
@@ -222,11 +185,8 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
         (rc = build_vars(&a, path, vars, sizeof vars, err)) < 0) {
         return rc;
     }
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old[2];
+    lh_cli_stop_catch(old);
 
     int frc = 0;
     uint64_t pause_start = 0, pause_stop = 0;
@@ -241,28 +201,23 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
     fprintf(stderr, "leakhound: attached to process %d (%s), recording into %s; %s\n",
             (int)t.pid, t.comm, path, a.duration ? "detaching after --duration" : "Ctrl-C "
             "detaches");
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = lh_cli_clock_ns(CLOCK_MONOTONIC);
     int gone = 0;
     for (;;) {
-        if (stop_requested) {
+        if (lh_cli_stop) {
             break;
         }
         if (!lh_target_alive(t.pid)) {
             gone = 1;
             break;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t el = (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000u +
-                      (uint64_t)(now.tv_nsec - t0.tv_nsec);
-        if (duration_ns && el >= duration_ns) {
+        if (duration_ns && lh_cli_clock_ns(CLOCK_MONOTONIC) - t0 >= duration_ns) {
             break;
         }
         struct timespec ts = {0, 50000000};
         nanosleep(&ts, NULL);
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double secs = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+    double secs = (double)(lh_cli_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
     if (gone) {
         fprintf(stderr, "leakhound: process %d exited while attached; the trace %s ends at "
                 "its exit\n", (int)t.pid, path);
@@ -290,7 +245,6 @@ lh_cmd_attach(int argc, char **argv, lh_err_t *err)
                 "the trace is complete\n", (int)t.pid);
     }
 out:
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    lh_cli_stop_restore(old);
     return rc;
 }

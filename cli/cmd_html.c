@@ -50,14 +50,14 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     char cwd[PATH_MAX], ptitle[512], psub[512], ftitle[512];
     lh_supp_t supp;
     co.n_columns = HTML_COLUMNS;
-    if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
+    if ((rc = lh_load_run(&la, &co, &supp, &c, err)) < 0) {
         return rc;
     }
     const lh_supp_t *sp = supp.n ? &supp : NULL;
     if (sp) {
         ro.top = 0; /* every site, filtered, then cut to --top */
     }
-    if ((rc = lh_load_run(&la, &co, &c, err)) < 0 || (rc = lh_growth_rank(&g, c, sp, err)) < 0) {
+    if ((rc = lh_growth_rank(&g, c, sp, err)) < 0) {
         goto done;
     }
     have_g = 1;

@@ -44,13 +44,10 @@ lh_cmd_plot(int argc, char **argv, lh_err_t *err)
     lh_evolution_t e;
     lh_supp_t supp;
     int have_e = 0;
-    if ((rc = lh_load_suppressions(&la, &supp, err)) < 0) {
-        return rc;
-    }
     char cwd[PATH_MAX], head[512], sub[512];
     co.n_columns = PLOT_COLUMNS;
-    if ((rc = lh_load_run(&la, &co, &c, err)) < 0) {
-        goto done;
+    if ((rc = lh_load_run(&la, &co, &supp, &c, err)) < 0) {
+        return rc;
     }
     if ((rc = lh_evolution_build(&e, c, top, x_marks, &supp, err)) < 0) {
         size_t np;

@@ -83,9 +83,9 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     if ((rc = LH_ARGS_PARSE(report, LH_ARGS_FORMAT, opts, argc, argv, &a->load, err)) != 0) {
         return rc;
     }
-    if (a->threshold && lh_parse_duration_ns(a->threshold, &a->threshold_ns) < 0) {
-        return lh_err_set(err, LH_EINVAL, "report: --threshold: expected a duration such as "
-                          "1ms, 500us or 2s, got '%s'", a->threshold);
+    if (a->threshold && lh_cli_value("report", "--threshold", a->threshold, 0, 0, UINT64_MAX,
+                                     &a->threshold_ns, err) < 0) {
+        return LH_EINVAL;
     }
     if (a->growth && a->temporary) {
         return lh_err_set(err, LH_EINVAL, "report: --growth or --temporary, one at a time");

@@ -26,7 +26,6 @@
 extern char **environ;
 
 /* The agent refuses deeper stacks (agent/agent.h LH_MAX_DEPTH). */
-#define RUN_MAX_DEPTH 256
 
 const char lh_cmd_run_usage[] =
     "usage: leakhound run [-o FILE] [--depth N] [--unwind table|libunwind|fp] [--follow-exec]\n"
@@ -62,7 +61,12 @@ const char lh_cmd_run_usage[] =
     "CI (like LeakSanitizer): after PROG exits, analyse the trace and fail when it leaked:\n"
     "  --check            exit 23 with one line saying why when PROG leaked more than\n"
     "                     allowed (PROG's own failure status wins: it is returned as is)\n"
-    "  --max-leak SIZE    allowed leaked bytes (default 0; 4096, 64K, 1M)\n"
+    "                     leaked: what nothing reaches at exit (definitely or indirectly\n"
+    "                     lost); what a global or a thread still points to, even into a\n"
+    "                     block's middle (possibly lost), is not\n"
+    "  --check-reachable  count every block live at exit (possibly lost, still reachable)\n"
+    "  --max-leak SIZE    allowed leaked bytes (default 0; 4096, 64K, 1M; with 0, a lost\n"
+    "                     block of 0 bytes fails too)\n"
     "  --suppressions FILE  LeakSanitizer-style rules (leak:function, leak:libfoo.so,\n"
     "                     leak:file.c, * globs, # comments); may be repeated\n"
     "  --no-default-suppressions  also count the C library's, loader's and C++ runtime's\n"
@@ -94,7 +98,7 @@ const char lh_cmd_run_usage[] =
     "directory of the leakhound executable.\n";
 
 typedef struct run_args {
-    const char *output, *depth, *unwind, *sample_rate, *snap_every; /* LH_RECORD_OPTS */
+    lh_record_opts_t rec;
     int follow_exec; /* 1: --follow-exec, 0: --no-follow-exec, -1: the exec chain */
     char mark_functions[1024]; /* --mark-function, comma-separated */
     int check;             /* --check (check.h) */
@@ -102,48 +106,11 @@ typedef struct run_args {
     const char *max_leak;
     int help;
     const char *snap_signal, *snap_growth, *snap_exit, *rss_interval, *contents;
-    char env_signal[16], env_every[24], env_growth[24], env_rss[24]; /* checked values */
-    char env_sample[24];
+    char env_signal[16], env_growth[24], env_rss[24]; /* checked values */
     char **prog_argv; /* NULL-terminated, points into argv */
     const char *mark_subs[16]; /* --mark-sub */
     size_t n_mark_subs;
 } run_args_t;
-
-/* A duration option in whole milliseconds for the agent, at most max_ms (0 allowed). */
-static int
-duration_ms(const char *opt, const char *v, uint64_t max_ms, char *out, size_t len,
-            lh_err_t *err)
-{
-    uint64_t ns;
-    if (lh_parse_duration_ns(v, &ns) < 0) {
-        return lh_err_set(err, LH_EINVAL, "run: %s: expected a duration such as 10s, 500ms or 0, "
-                          "got '%s'", opt, v);
-    }
-    if (ns && ns < 1000000) {
-        return lh_err_set(err, LH_EINVAL, "run: %s %s: the agent counts in milliseconds; use at "
-                          "least 1ms (or 0 for off)", opt, v);
-    }
-    if (ns / 1000000 > max_ms) {
-        return lh_err_set(err, LH_EINVAL, "run: %s %s: at most %llu ms", opt, v,
-                          (unsigned long long)max_ms);
-    }
-    snprintf(out, len, "%llu", (unsigned long long)(ns / 1000000));
-    return 0;
-}
-
-/* Size option opt's value v (at most max bytes) as the agent's env value, in bytes. */
-static int
-size_env(const char *opt, const char *v, uint64_t max, const char *examples, char *out,
-         size_t len, lh_err_t *err)
-{
-    uint64_t bytes;
-    if (lh_parse_size_bytes(v, &bytes) < 0 || bytes > max) {
-        return lh_err_set(err, LH_EINVAL, "run: %s: expected a size such as %s, got '%s'", opt,
-                          examples, v);
-    }
-    snprintf(out, len, "%llu", (unsigned long long)bytes);
-    return 0;
-}
 
 /* Checks the snapshot options and turns them into the agent's env values. */
 static int
@@ -158,28 +125,19 @@ check_snapshot_args(run_args_t *a, lh_err_t *err)
         }
         snprintf(a->env_signal, sizeof a->env_signal, sig ? "%d" : "none", sig);
     }
-    if (a->snap_every && duration_ms("--snapshot-every", a->snap_every, 86400000, a->env_every,
-                                     sizeof a->env_every, err) < 0) {
+    if (a->rss_interval && lh_cli_env_ms("run", "--rss-interval", a->rss_interval, 3600000,
+                                         a->env_rss, sizeof a->env_rss, err) < 0) {
         return LH_EINVAL;
     }
-    if (a->rss_interval && duration_ms("--rss-interval", a->rss_interval, 3600000, a->env_rss,
-                                       sizeof a->env_rss, err) < 0) {
-        return LH_EINVAL;
-    }
-    if (a->snap_growth && size_env("--snapshot-on-growth", a->snap_growth, 1ull << 50,
-                                   "64M, 512K or 0 (at most 1P)", a->env_growth,
-                                   sizeof a->env_growth, err) < 0) {
+    if (a->snap_growth && lh_cli_env_bytes("run", "--snapshot-on-growth", a->snap_growth,
+                                           1ull << 50, a->env_growth, sizeof a->env_growth,
+                                           err) < 0) {
         return LH_EINVAL;
     }
     if (a->contents && strcmp(a->contents, "none") != 0 && strcmp(a->contents, "pointers") != 0 &&
         strcmp(a->contents, "full") != 0) {
         return lh_err_set(err, LH_EINVAL, "run: --snapshot-contents: expected none, pointers or "
                           "full, got '%s'", a->contents);
-    }
-    if (a->sample_rate && size_env("--sample-rate", a->sample_rate, 1ull << 40,
-                                   "512K or 0 (record everything)", a->env_sample,
-                                   sizeof a->env_sample, err) < 0) {
-        return LH_EINVAL;
     }
     return 0;
 }
@@ -212,6 +170,7 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             {"--follow-exec", NULL, LH_OPT_BOOL, &a->follow_exec, 0, 0, NULL},
             {"--check", NULL, LH_OPT_BOOL, &a->check, 0, 0, NULL},
             {"--default-suppressions", NULL, LH_OPT_BOOL, &default_supp, 0, 0, NULL},
+            {"--check-reachable", NULL, LH_OPT_BOOL, &a->check_opts.count_reachable, 0, 0, NULL},
             {"--snapshot-at-exit", NULL, LH_OPT_BOOL, &snap_exit, 0, 0, NULL},
         };
         int at = i;
@@ -252,7 +211,7 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
             continue;
         }
         const lh_opt_t values[] = {
-            LH_RECORD_OPTS(a),
+            LH_RECORD_OPTS(&a->rec),
             {"--snapshot-signal", NULL, LH_OPT_STR, &a->snap_signal, 0, 0, NULL},
             {"--snapshot-on-growth", NULL, LH_OPT_STR, &a->snap_growth, 0, 0, NULL},
             {"--rss-interval", NULL, LH_OPT_STR, &a->rss_interval, 0, 0, NULL},
@@ -283,27 +242,17 @@ parse_args(int argc, char **argv, run_args_t *a, lh_err_t *err)
                           "run: which program? usage: leakhound run [options] -- PROG [ARGS...]");
     }
     a->prog_argv = argv + i;
-    if (a->depth) {
-        unsigned long d;
-        if (lh_cli_parse_uint("--depth", a->depth, 1, RUN_MAX_DEPTH, &d, err) < 0) {
-            return LH_EINVAL;
-        }
+    if (lh_record_check("run", &a->rec, err) < 0) {
+        return LH_EINVAL;
     }
-    if (a->unwind && strcmp(a->unwind, "libunwind") != 0 && strcmp(a->unwind, "fp") != 0 &&
-        strcmp(a->unwind, "table") != 0) {
-        return lh_err_set(err, LH_EINVAL, "run: unknown unwinder '%s' (table, libunwind or fp)",
-                          a->unwind);
-    }
-    if (a->max_leak) {
-        if (lh_parse_size_bytes(a->max_leak, &a->check_opts.max_leak_bytes) < 0) {
-            return lh_err_set(err, LH_EINVAL, "run: --max-leak: expected a size such as 0, 4096, "
-                              "64K or 1M, got '%s'", a->max_leak);
-        }
+    if (a->max_leak && lh_cli_value("run", "--max-leak", a->max_leak, 1, 0, UINT64_MAX,
+                                    &a->check_opts.max_leak_bytes, err) < 0) {
+        return LH_EINVAL;
     }
     if (!a->check && (a->max_leak || a->check_opts.supp_files.n ||
-                      a->check_opts.no_default_supp)) {
-        return lh_err_set(err, LH_EINVAL, "run: --max-leak, --suppressions and "
-                          "--no-default-suppressions go with --check");
+                      a->check_opts.no_default_supp || a->check_opts.count_reachable)) {
+        return lh_err_set(err, LH_EINVAL, "run: --max-leak, --check-reachable, --suppressions "
+                          "and --no-default-suppressions go with --check");
     }
     return check_snapshot_args(a, err);
 }
@@ -488,11 +437,10 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
         (rc = perl_env(a, agent, err)) < 0) {
         return rc;
     }
-    if (a->depth && (rc = set_env("LEAKHOUND_DEPTH", a->depth, err)) < 0) {
-        return rc;
-    }
-    if (a->unwind && (rc = set_env("LEAKHOUND_UNWIND", a->unwind, err)) < 0) {
-        return rc;
+    for (size_t i = 0; i < a->rec.n_env; i++) {
+        if ((rc = set_env(a->rec.env_name[i], a->rec.env_value[i], err)) < 0) {
+            return rc;
+        }
     }
     if (a->follow_exec >= 0 && (rc = set_env("LEAKHOUND_FOLLOW_EXEC",
                                              a->follow_exec ? "1" : "0", err)) < 0) {
@@ -512,14 +460,12 @@ prepare_env(const run_args_t *a, const char *agent, const char *pattern, lh_err_
         return rc;
     }
     if ((a->snap_signal && (rc = set_env("LEAKHOUND_SNAPSHOT_SIGNAL", a->env_signal, err)) < 0) ||
-        (a->snap_every && (rc = set_env("LEAKHOUND_SNAPSHOT_EVERY_MS", a->env_every, err)) < 0) ||
         (a->snap_growth &&
          (rc = set_env("LEAKHOUND_SNAPSHOT_ON_GROWTH", a->env_growth, err)) < 0) ||
         (a->snap_exit && (rc = set_env("LEAKHOUND_SNAPSHOT_AT_EXIT",
                                        strcmp(a->snap_exit, "on") == 0 ? "1" : "0", err)) < 0) ||
         (a->rss_interval && (rc = set_env("LEAKHOUND_RSS_MS", a->env_rss, err)) < 0) ||
-        (a->contents && (rc = set_env("LEAKHOUND_SNAPSHOT_CONTENTS", a->contents, err)) < 0) ||
-        (a->sample_rate && (rc = set_env("LEAKHOUND_SAMPLE_RATE", a->env_sample, err)) < 0)) {
+        (a->contents && (rc = set_env("LEAKHOUND_SNAPSHOT_CONTENTS", a->contents, err)) < 0)) {
         return rc;
     }
     return 0;
@@ -967,15 +913,16 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
                               sizeof agent, err)) < 0) {
         return rc;
     }
-    if (a.output) {
+    if (a.rec.output) {
         /* The agent creates the trace with O_EXCL; -o means replace. Its name is used as
          * is: '%' doubled so the agent does not expand it. */
-        if (unlink(a.output) != 0 && errno != ENOENT) {
-            return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.output, strerror(errno));
+        if (unlink(a.rec.output) != 0 && errno != ENOENT) {
+            return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.rec.output,
+                              strerror(errno));
         }
-        remove_old_snapshots(a.output);
+        remove_old_snapshots(a.rec.output);
         size_t k = 0;
-        for (const char *p = a.output; *p && k + 2 < sizeof pattern; p++) {
+        for (const char *p = a.rec.output; *p && k + 2 < sizeof pattern; p++) {
             if (*p == '%') {
                 pattern[k++] = '%';
             }

@@ -59,14 +59,6 @@ typedef struct snap_args {
     unsigned long count;
 } snap_args_t;
 
-static uint64_t
-clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---------------------------------------------------------------------------------------
  * The trace: info block, modules, threads
  * ------------------------------------------------------------------------------------- */
@@ -107,7 +99,7 @@ info_block(uint8_t *buf, size_t cap, const lh_target_t *t, uint64_t mono0)
     r = lh_enc_rec_begin(&e, LH_REC_INFO_CLOCK);
     lh_enc_varint(&e, 1);
     lh_enc_varint(&e, mono0);
-    lh_enc_varint(&e, clock_ns(CLOCK_REALTIME) - (clock_ns(CLOCK_MONOTONIC) - mono0));
+    lh_enc_varint(&e, lh_cli_clock_ns(CLOCK_REALTIME) - (lh_cli_clock_ns(CLOCK_MONOTONIC) - mono0));
     lh_enc_rec_end(&e, r);
     r = lh_enc_rec_begin(&e, LH_REC_INFO_AGENT);
     lh_enc_str(&e, "snapshot -p");
@@ -442,9 +434,9 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     uint64_t interval_ns = 10ull * 1000000000u;
-    if (a.interval && lh_parse_duration_ns(a.interval, &interval_ns) < 0) {
-        return lh_err_set(err, LH_EINVAL, "snapshot: --interval: expected a duration such as "
-                          "10s or 500ms, got '%s'", a.interval);
+    if (a.interval && lh_cli_value("snapshot", "--interval", a.interval, 0, 0, UINT64_MAX,
+                                   &interval_ns, err) < 0) {
+        return LH_EINVAL;
     }
     lh_target_t t;
     if ((rc = lh_target_check((pid_t)pid_ul, "snapshot -p", &t, err)) < 0) {
@@ -566,7 +558,7 @@ lh_cmd_snapshot(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     lh_enc_t *e = lh_fw_rec_begin(&fw, LH_REC_END, 80);
-    lh_fw_ts(&fw, clock_ns(CLOCK_MONOTONIC));
+    lh_fw_ts(&fw, lh_cli_clock_ns(CLOCK_MONOTONIC));
     lh_enc_varint(e, LH_EXIT_DETACH);
     lh_enc_varint(e, 0);
     lh_enc_varint(e, 0);

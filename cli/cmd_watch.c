@@ -37,7 +37,7 @@
 #define WATCH_KILL_GRACE_MS 2000
 #define WATCH_MAX_ROUNDS 100000ul
 #define WATCH_MAX_LOADS 1000000000ul
-#define WATCH_MAX_MS (7.0 * 24 * 3600 * 1000) /* a week */
+#define WATCH_MAX_NS (7ull * 24 * 3600 * 1000000000) /* a week */
 
 const char lh_cmd_watch_usage[] =
     "usage: leakhound watch (-p PID | [--] CMD [ARGS...]) [--load 'CMD' [-n N] [--rounds K]\n"
@@ -139,36 +139,15 @@ parse_args(int argc, char **argv, watch_args_t *a, lh_err_t *err)
     return 0;
 }
 
-/* A duration with a unit (lh_parse_duration_ns: "200ms", "1.5s", "2m") into milliseconds,
- * at most a week. Zero is allowed only if allow_zero. */
+/* A duration option, into milliseconds (at least lo ns, at most a week). */
 static int
-parse_duration(const char *opt, const char *s, int allow_zero, double *ms, lh_err_t *err)
+duration_ms(const char *opt, const char *s, uint64_t lo, double *ms, lh_err_t *err)
 {
     uint64_t ns;
-    if (lh_parse_duration_ns(s, &ns) < 0 || (double)ns / 1e6 > WATCH_MAX_MS) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: expected a duration like 200ms, 1s, 1.5m or 1h (at most a week), "
-                          "got '%s'",
-                          opt, s ? s : "");
-    }
-    if (ns == 0 && !allow_zero) {
-        return lh_err_set(err, LH_EINVAL, "%s: must be more than 0, got '%s'", opt, s);
+    if (lh_cli_value("watch", opt, s, 0, lo, WATCH_MAX_NS, &ns, err) < 0) {
+        return LH_EINVAL;
     }
     *ms = (double)ns / 1e6;
-    return 0;
-}
-
-/* A size above 0 (lh_parse_size_bytes: "512K", "4M", "1.5GiB"). */
-static int
-parse_size(const char *opt, const char *s, double *bytes, lh_err_t *err)
-{
-    uint64_t b;
-    if (lh_parse_size_bytes(s, &b) < 0 || b == 0) {
-        return lh_err_set(err, LH_EINVAL,
-                          "%s: expected a size above 0 like 512K, 4M or 1G, got '%s'", opt,
-                          s ? s : "");
-    }
-    *bytes = (double)b;
     return 0;
 }
 
@@ -218,13 +197,16 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
     c->interval_ms = 1000;
     c->duration_ms = 30000;
     c->startup_ms = a->cmd ? 500 : 0;
-    if ((a->settle && parse_duration("--settle", a->settle, 1, &c->settle_ms, err) < 0) ||
-        (a->interval && parse_duration("--interval", a->interval, 0, &c->interval_ms, err) < 0) ||
-        (a->duration && parse_duration("--duration", a->duration, 0, &c->duration_ms, err) < 0) ||
-        (a->startup && parse_duration("--startup", a->startup, 1, &c->startup_ms, err) < 0) ||
-        (a->threshold && parse_size("--threshold", a->threshold, &c->threshold_bytes, err) < 0)) {
+    uint64_t thr = 0;
+    if ((a->settle && duration_ms("--settle", a->settle, 0, &c->settle_ms, err) < 0) ||
+        (a->interval && duration_ms("--interval", a->interval, 1, &c->interval_ms, err) < 0) ||
+        (a->duration && duration_ms("--duration", a->duration, 1, &c->duration_ms, err) < 0) ||
+        (a->startup && duration_ms("--startup", a->startup, 0, &c->startup_ms, err) < 0) ||
+        (a->threshold &&
+         lh_cli_value("watch", "--threshold", a->threshold, 1, 1, UINT64_MAX, &thr, err) < 0)) {
         return LH_EINVAL;
     }
+    c->threshold_bytes = (double)thr;
     if (!a->load && c->interval_ms > c->duration_ms) {
         return lh_err_set(err, LH_EINVAL, "--interval is longer than --duration");
     }
@@ -237,21 +219,10 @@ check_args(const watch_args_t *a, watch_cfg_t *c, lh_err_t *err)
  * Time and interruption
  * ------------------------------------------------------------------------------------- */
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_stop_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
 static double
 now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    return (double)lh_cli_clock_ns(CLOCK_MONOTONIC) / 1e6;
 }
 
 /* Sleeps ms milliseconds, or less when SIGINT/SIGTERM arrives. */
@@ -260,7 +231,7 @@ sleep_ms(double ms)
 {
     double until = now_ms() + ms;
     double left;
-    while (!stop_requested && (left = until - now_ms()) > 0) {
+    while (!lh_cli_stop && (left = until - now_ms()) > 0) {
         struct timespec ts = {(time_t)(left / 1000.0), (long)(fmod(left, 1000.0) * 1e6)};
         nanosleep(&ts, NULL);
     }
@@ -442,11 +413,11 @@ run_load(const char *cmd, int show_load, target_t *t, lh_err_t *err)
             return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? LOAD_OK : LOAD_FAILED;
         }
         int gone = 0;
-        if (!stop_requested && now_ms() >= next_check) {
+        if (!lh_cli_stop && now_ms() >= next_check) {
             gone = !target_alive(t);
             next_check = now_ms() + 50;
         }
-        if (stop_requested || gone) {
+        if (lh_cli_stop || gone) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -509,7 +480,7 @@ take_sample(watch_state_t *w, unsigned round, lh_err_t *err)
 static void
 note_exit(watch_state_t *w, const char *when)
 {
-    if (stop_requested) {
+    if (lh_cli_stop) {
         snprintf(w->exit_note, sizeof w->exit_note, "interrupted %s", when);
         return;
     }
@@ -530,7 +501,7 @@ static int
 load_round(watch_state_t *w, int counted, lh_err_t *err)
 {
     for (unsigned long i = 0; i < w->cfg.n; i++) {
-        if (stop_requested || !target_alive(&w->target)) {
+        if (lh_cli_stop || !target_alive(&w->target)) {
             return 0;
         }
         int rc = run_load(w->load, w->show_load, &w->target, err);
@@ -588,7 +559,7 @@ watch_by_load(watch_state_t *w, lh_err_t *err)
                 sleep_ms(w->cfg.settle_ms);
             }
         }
-        if (stop_requested || (rc = take_sample(w, (unsigned)r, err)) == 0) {
+        if (lh_cli_stop || (rc = take_sample(w, (unsigned)r, err)) == 0) {
             note_exit(w, round_words(when, sizeof when, w));
             return 0;
         }
@@ -609,7 +580,7 @@ watch_by_time(watch_state_t *w, lh_err_t *err)
             return 0;
         }
         sleep_ms(w->t0_ms + at - now_ms());
-        int rc = stop_requested ? 0 : take_sample(w, (unsigned)i, err);
+        int rc = lh_cli_stop ? 0 : take_sample(w, (unsigned)i, err);
         if (rc == 0) {
             note_exit(w, round_words(when, sizeof when, w));
             return 0;
@@ -684,7 +655,7 @@ watch(int argc, char **argv, lh_err_t *err)
 {
     watch_args_t a = {0};
     watch_state_t w = {0};
-    struct sigaction sa = {0}, old_int, old_term;
+    struct sigaction old[2];
     int rc;
 
     if ((rc = parse_args(argc, argv, &a, err)) < 0) {
@@ -700,12 +671,7 @@ watch(int argc, char **argv, lh_err_t *err)
     w.load = a.load;
     w.show_load = a.show_load;
 
-    /* No SA_RESTART: a sleep or wait ends early and the watch stops with what it has. */
-    stop_requested = 0;
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    lh_cli_stop_catch(old); /* a sleep or wait ends early: the watch stops with what it has */
 
     if (a.cmd) {
         if ((rc = start_target(a.cmd, &w.target, err)) < 0) {
@@ -725,8 +691,7 @@ watch(int argc, char **argv, lh_err_t *err)
     rc = report(&w, a.cmd, err);
 fail:
     stop_target(&w.target);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    lh_cli_stop_restore(old);
     free(w.samples);
     return rc;
 }

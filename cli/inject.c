@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd.h"
+
 static const char script[] =
     "import gdb, os\n"
     "def main():\n"
@@ -98,14 +100,6 @@ static const char script[] =
     "    print('LH_RESULT error ' + str(e).replace('\\n', ' '))\n"
     "gdb.execute('detach')\n";
 
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The first line of out that starts with key (NUL-terminated in place), or NULL. */
 static char *
 find_line(char *out, const char *key)
@@ -152,7 +146,7 @@ lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
     }
     char pid_s[16];
     snprintf(pid_s, sizeof pid_s, "%d", (int)pid);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = lh_cli_clock_ns(CLOCK_MONOTONIC);
     pid_t g = fork();
     if (g < 0) {
         ret = lh_err_set(err, LH_EIO, "fork: %s", strerror(errno));
@@ -200,7 +194,7 @@ lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
             st[m > 0 ? m : 0] = '\0';
             const char *rp = strrchr(st, ')');
             if (rp && rp[1] == ' ' && rp[2] == 't') {
-                stop_last = now_ns();
+                stop_last = lh_cli_clock_ns(CLOCK_MONOTONIC);
                 if (!stop_first) {
                     stop_first = stop_last;
                 }
@@ -221,7 +215,7 @@ lh_inject_call(pid_t pid, const char *lib, int start, const char *vars, int *rc,
             }
             break;
         }
-        if (now_ns() > deadline) {
+        if (lh_cli_clock_ns(CLOCK_MONOTONIC) > deadline) {
             kill(g, SIGINT);
             waitpid(g, &status, 0);
             out[n_out] = '\0';

@@ -37,6 +37,29 @@ lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
     return lh_load_supp(s, a->default_supp, &a->supp_files, err);
 }
 
+int
+lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err)
+{
+    static const char origin[] = "__lsan_default_suppressions()";
+    const char *text = lh_trace_parts(t)->lsan_supp;
+    if (!text) {
+        return 0;
+    }
+    lh_supp_t trial = {0};
+    lh_err_t e2 = {{0}};
+    int rc = lh_supp_parse(&trial, text, strlen(text), origin, &e2);
+    lh_supp_fini(&trial);
+    if (rc == LH_EINVAL) {
+        fprintf(stderr, "leakhound: warning: the program's embedded suppressions are not used: "
+                        "%s\n", e2.msg);
+        return 0;
+    }
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s", e2.msg);
+    }
+    return lh_supp_parse(s, text, strlen(text), origin, err);
+}
+
 void
 lh_load_warnings(const lh_warnings_t *w)
 {
@@ -71,12 +94,16 @@ lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, lh_t
 }
 
 int
-lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
-            lh_err_t *err)
+lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_supp_t *supp,
+            lh_collect_t **out, lh_err_t *err)
 {
     lh_collect_opts_t o = {0};
     lh_progress_t bar;
     int rc;
+    *out = NULL;
+    if (supp && (rc = lh_load_suppressions(a, supp, err)) < 0) {
+        return rc;
+    }
     if (opts) {
         o = *opts;
     }
@@ -87,9 +114,19 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_
     rc = load_advise(lh_collect_run(a->path, &o, out, err), err);
     lh_progress_done(&bar);
     if (rc < 0) {
+        if (supp) {
+            lh_supp_fini(supp);
+        }
         return rc;
     }
     lh_load_warnings(&lh_trace_parts(lh_collect_trace(*out))->warnings);
+    if (supp && a->default_supp &&
+        (rc = lh_load_embedded_supp(supp, lh_collect_trace(*out), err)) < 0) {
+        lh_supp_fini(supp);
+        lh_collect_free(*out);
+        *out = NULL;
+        return rc;
+    }
     return 0;
 }
 
@@ -139,12 +176,11 @@ lh_load_funcs(const lh_trace_args_t *a, const lh_tree_opts_t *tree_opts, lh_load
 {
     int rc;
     memset(lf, 0, sizeof *lf);
-    if ((rc = lh_load_suppressions(a, &lf->supp, err)) < 0) {
+    if ((rc = lh_load_run(a, NULL, &lf->supp, &lf->c, err)) < 0) {
         return rc;
     }
     const lh_supp_t *sp = lf->supp.n ? &lf->supp : NULL;
-    if ((rc = lh_load_run(a, NULL, &lf->c, err)) < 0 ||
-        (rc = lh_funcs_build(&lf->f, lf->c, sp, err)) < 0) {
+    if ((rc = lh_funcs_build(&lf->f, lf->c, sp, err)) < 0) {
         lh_supp_fini(&lf->supp);
         lh_collect_free(lf->c);
         return rc;

@@ -24,10 +24,12 @@ int lh_load_stream(const lh_trace_args_t *a, const lh_consumer_t *cs, size_t n, 
 /* Prints warnings to stderr, one "leakhound: warning: ..." line each. */
 void lh_load_warnings(const lh_warnings_t *w);
 
-/* Runs the collecting pass (opts may be NULL; salvage and the progress callback are set from a).
- * Prints the trace's and symbolizer's warnings. Returns 0 or a negative LH_E* code. */
-int lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_collect_t **out,
-                lh_err_t *err);
+/* Loads the suppressions a asks for into *supp (NULL: the caller has: export, before it
+ * creates its database), then runs the collecting pass (opts may be NULL; salvage and the
+ * progress callback are set from a) and prints the trace's warnings. Returns 0, or a
+ * negative LH_E* code with *supp empty and *out NULL. */
+int lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_supp_t *supp,
+                lh_collect_t **out, lh_err_t *err);
 
 /* Prints the symbolizer's warnings (call after rendering: symbolization is lazy). */
 void lh_load_sym_warnings(lh_collect_t *c);
@@ -43,6 +45,11 @@ void lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len);
 int lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err);
 /* Loads the suppressions a asks for into s. */
 int lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err);
+/* Where the built-in list applies (run --check, --default-suppressions), once t was read:
+ * adds to s the rules the program embeds for LeakSanitizer (its __lsan_default_suppressions,
+ * trace.h), as LeakSanitizer and heaptrack apply them. Rules that do not parse are left out
+ * whole, with a warning naming the problem. Returns 0 or LH_ENOMEM. */
+int lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err);
 
 /* What report --by, tree and flamegraph start from: the suppressions, the pass, the
  * per-function figures and (for a tree) the call tree. */

@@ -10,14 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd.h"
+
 #define BAR_WIDTH 30
 
 static double
 now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)lh_cli_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 void

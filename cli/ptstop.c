@@ -13,17 +13,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "cmd.h"
 #include "grow.h"
 
 #define STOP_WAIT_NS (2ull * 1000000000u)
-
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int
 known(const lh_ptstop_t *s, pid_t tid)
@@ -44,7 +37,7 @@ known(const lh_ptstop_t *s, pid_t tid)
 static int
 wait_stop(lh_pthread_regs_t *t)
 {
-    uint64_t deadline = now_ns() + STOP_WAIT_NS;
+    uint64_t deadline = lh_cli_clock_ns(CLOCK_MONOTONIC) + STOP_WAIT_NS;
     for (;;) {
         int st;
         pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
@@ -55,7 +48,7 @@ wait_stop(lh_pthread_regs_t *t)
             return -1;
         }
         if (r == 0) {
-            if (now_ns() > deadline) {
+            if (lh_cli_clock_ns(CLOCK_MONOTONIC) > deadline) {
                 return -2;
             }
             struct timespec ts = {0, 200 * 1000};
@@ -90,7 +83,7 @@ lh_ptstop_stop(lh_ptstop_t *s, pid_t pid, lh_err_t *err)
     sigaddset(&block, SIGQUIT);
     sigprocmask(SIG_BLOCK, &block, &s->saved_mask);
     s->held = 1;
-    s->t_stop_ns = now_ns();
+    s->t_stop_ns = lh_cli_clock_ns(CLOCK_MONOTONIC);
     char dir[64];
     snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
     size_t cap = 0;
@@ -179,7 +172,7 @@ lh_ptstop_release(lh_ptstop_t *s)
         ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
                (void *)(uintptr_t)s->threads[i].pending_sig);
     }
-    s->t_release_ns = now_ns();
+    s->t_release_ns = lh_cli_clock_ns(CLOCK_MONOTONIC);
     s->held = 0;
     sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
 }

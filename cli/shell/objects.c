@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
 #include "keyindex.h"
 #include "shell_int.h"
 
-#define PATH_MAX_HOPS 64
+/* Hops of a path shown (a longer one shows its two ends, lh_objheap_path): a chain of 4096
+ * closures or list nodes is still shown whole, its repetition folded (fold_repeats). */
+#define PATH_MAX_HOPS 4096
 
 static const char *
 lang_name(const lh_objheap_t *oh)
@@ -95,11 +98,11 @@ render_path(lh_shell_t *sh, uint32_t v, char *buf, size_t len)
     return 0;
 }
 
-/* The edges path[0..n) from start (a name, a root or any object) to v, as render_path
- * writes them. */
+/* The edges path[0..n) from start to v into buf, unfolded; seg (may be NULL): where each
+ * edge's text starts, seg[n] where the text after the last one does. */
 static void
-render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
-             uint32_t v, char *buf, size_t len)
+render_raw(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
+           uint32_t v, char *buf, size_t len, size_t *seg)
 {
     const lh_objheap_t *oh = sh->oh;
     char lab[300];
@@ -140,8 +143,11 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
     int last_ref = 0;
     for (int i = 0; i < n; i++) {
         const lh_objedge_t *e = path[i];
+        if (seg) {
+            seg[i] = k < len ? k : len - 1;
+        }
         if (!e) {
-            PUT(" -> ?");
+            PUT(" -> ..."); /* hops left out of a path longer than PATH_MAX_HOPS */
             continue;
         }
         if (e->kind == LH_OBJEDGE_REF) {
@@ -166,6 +172,9 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
             }
         }
     }
+    if (seg) {
+        seg[n > 0 ? n : 0] = k < len ? k : len - 1;
+    }
     if (n > 0 && !last_ref) {
         PUT(" -> %s", v < oh->n_objs && oh->objs[v].detail ? oh->strs[oh->objs[v].detail]
                                                              : lh_objheap_type(oh, v));
@@ -174,6 +183,98 @@ render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, in
     if (k >= len && len > 4) {
         memcpy(buf + len - 4, "...", 4);
     }
+}
+
+/* The longest run of edges that repeat folding looks for: a closure that captures the one
+ * before it is two edges (CODE -> closure $prev), a linked list's node one or two. */
+#define FOLD_MAX_PERIOD 4
+/* Repeats shown as they are: fewer than this many are read at a glance. */
+#define FOLD_MIN_REPEATS 3
+
+/* Edges i..i+p and j..j+p of raw (pieces between seg[]) say the same. */
+static int
+same_pieces(const char *raw, const size_t *seg, int i, int j, int p)
+{
+    size_t a = seg[i + p] - seg[i], b = seg[j + p] - seg[j];
+    return a == b && memcmp(raw + seg[i], raw + seg[j], a) == 0;
+}
+
+/* raw with every run of FOLD_MIN_REPEATS or more of the same edges written once, as
+ * "(CODE -> closure $prev) x 299": a path through a chain (a __WARN__ handler that wraps
+ * the one before, each request's) says how long the chain is and what is at its end,
+ * instead of 600 hops. Only edges that begin with " -> " fold (not a variable's first
+ * subscript). */
+static void
+fold_repeats(const char *raw, const size_t *seg, int n, char *buf, size_t len)
+{
+    size_t k = 0;
+#define PUTN(s_, n_)                                                                         \
+    do {                                                                                     \
+        size_t m_ = (n_) < len - k ? (n_) : len - k;                                         \
+        memcpy(buf + k, (s_), m_);                                                           \
+        k += m_;                                                                             \
+    } while (0)
+    static const char arrow[] = " -> ";
+    const size_t na = sizeof arrow - 1;
+    if (len == 0) {
+        return;
+    }
+    len--; /* room for the NUL */
+    PUTN(raw, seg[0]);
+    for (int i = 0; i < n;) {
+        int best_p = 0, best_r = 0;
+        for (int p = 1; p <= FOLD_MAX_PERIOD && i + FOLD_MIN_REPEATS * p <= n; p++) {
+            int ok = 1;
+            for (int j = i; j < i + p && ok; j++) {
+                ok = seg[j + 1] - seg[j] > na && memcmp(raw + seg[j], arrow, na) == 0;
+            }
+            int r = 1;
+            while (ok && i + (r + 1) * p <= n && same_pieces(raw, seg, i, i + r * p, p)) {
+                r++;
+            }
+            if (ok && r >= FOLD_MIN_REPEATS && r * p > best_r * best_p) {
+                best_p = p;
+                best_r = r;
+            }
+        }
+        if (!best_r) {
+            PUTN(raw + seg[i], seg[i + 1] - seg[i]);
+            i++;
+            continue;
+        }
+        PUTN(" -> (", 5);
+        PUTN(raw + seg[i] + na, seg[i + best_p] - seg[i] - na);
+        char times[32];
+        int w = snprintf(times, sizeof times, ") x %d", best_r);
+        PUTN(times, (size_t)w);
+        i += best_p * best_r;
+    }
+    PUTN(raw + seg[n], strlen(raw + seg[n]));
+#undef PUTN
+    buf[k] = '\0';
+    if (k >= len && len > 3) {
+        memcpy(buf + len - 3, "...", 3);
+    }
+}
+
+/* The edges path[0..n) from start (a name, a root or any object) to v, as render_path
+ * writes them: repeated runs folded (fold_repeats). */
+static void
+render_edges(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int n,
+             uint32_t v, char *buf, size_t len)
+{
+    /* an edge's text is at most a label (300) and an object's detail */
+    size_t cap = (size_t)(n > 0 ? n : 0) * 1024 + len + 1024;
+    char *raw = malloc(cap);
+    size_t *seg = malloc((size_t)(n > 0 ? n + 1 : 1) * sizeof *seg);
+    if (!raw || !seg) {
+        LH_FREE_ALL(raw, seg);
+        render_raw(sh, start, path, n, v, buf, len, NULL); /* unfolded: no memory to fold */
+        return;
+    }
+    render_raw(sh, start, path, n, v, raw, cap, seg);
+    fold_repeats(raw, seg, n, buf, len);
+    LH_FREE_ALL(raw, seg);
 }
 
 static const char *
@@ -594,9 +695,35 @@ add_holder(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
     if (start < oh->n_objs && oh->objs[start].name && variable_name(oh->strs[oh->objs[start].name])) {
         h->variable = 1;
     }
+
     if (h->n < SHARED_HOLDERS + 1) {
         h->start[h->n++] = start;
     }
+}
+
+/* The named python module whose namespace v is (module -> .__dict__ -> v), or NONE. */
+static uint32_t
+module_of_dict(const lh_objheap_t *oh, uint32_t v)
+{
+    const lh_refgraph_t *g = &oh->g;
+    if (oh->lang != LH_OBJLANG_PYTHON) {
+        return LH_NODE_NONE;
+    }
+    for (uint64_t j = g->roff[v]; j < g->roff[v + 1]; j++) {
+        uint32_t m = LH_EDGE_NODE(g->rsrc[j]);
+        if (m >= oh->n_objs || !oh->objs[m].name ||
+            strcmp(lh_objheap_type(oh, m), "module") != 0) {
+            continue;
+        }
+        for (uint64_t e = oh->eoff[m]; e < oh->eoff[m + 1]; e++) {
+            const lh_objedge_t *x = &oh->edges[e];
+            if (x->dst == v && x->kind == LH_OBJEDGE_ATTR &&
+                strcmp(oh->strs[x->label], "__dict__") == 0) {
+                return m;
+            }
+        }
+    }
+    return LH_NODE_NONE;
 }
 
 /* "IO::Async::Loop::Poll held by my $loop in main and $IO::Async::Loop::ONE_TRUE_LOOP" */
@@ -606,6 +733,14 @@ shared_desc(lh_shell_t *sh, uint32_t v, const shared_holders_t *h, char *buf, si
     const lh_objheap_t *oh = sh->oh;
     size_t k = 0, shown = h->n > SHARED_HOLDERS ? SHARED_HOLDERS - 1 : h->n;
     uint32_t nn = oh->n_objs + oh->n_ext;
+    uint32_t mod = module_of_dict(oh, v);
+    if (mod != LH_NODE_NONE) {
+        /* a module's namespace, which its functions hold too (.__globals__): what a Python
+         * developer calls vars(app), not "dict held by app, app.handle and more" */
+        snprintf(buf, len, "%s.__dict__ (%s: the module's globals)",
+                 oh->strs[oh->objs[mod].name], lh_objheap_type(oh, v));
+        return buf;
+    }
     k += (size_t)snprintf(buf, len, "%s held by", lh_objheap_type(oh, v));
     for (size_t i = 0; i < shown && k < len; i++) {
         uint32_t s = h->start[i];
@@ -1109,16 +1244,8 @@ done:
 static int
 in_sorted(const uint64_t *v, size_t n, uint64_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < n && v[lo] == x;
+    size_t i = lh_bound_u64(v, n, sizeof *v, 0, x, 0);
+    return i < n && v[i] == x;
 }
 
 /* The objects of the shell's snapshot at no address of an object in the earlier one

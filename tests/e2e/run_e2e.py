@@ -1350,6 +1350,29 @@ def case_badinput(ctx, what):
         ctx.check(not trace_files(ctx.workdir), "no trace from a refused run", [],
                   trace_files(ctx.workdir))
         return
+    if what == "record_opts":
+        # run and attach check what the agent records by one rule, with one message each,
+        # and attach checks before it looks for the process (pid 2147483647 is none).
+        bad = [(["--depth", "0"], "--depth: expected a number from 1 to 256, got '0'"),
+               (["--unwind", "sideways"], "CMD: unknown unwinder 'sideways' (table, libunwind "
+                "or fp)"),
+               (["--sample-rate", "2X"], "CMD: --sample-rate: expected a size of at most 1T "
+                "(such as 512K, 64M or 1G), got '2X'"),
+               (["--snapshot-every", "500us"], "CMD: --snapshot-every 500us: the agent counts "
+                "in milliseconds; use at least 1ms (or 0 for off)"),
+               (["--snapshot-every", "25h"], "CMD: --snapshot-every: expected a duration of at "
+                "most 24h (such as 500ms, 10s or 1.5m), got '25h'")]
+        for opt, msg in bad:
+            for cmd, argv in (("run", [lh, "run"] + opt + ["--", ctx.prog("clean")]),
+                              ("attach", [lh, "attach", "-p", "2147483647"] + opt)):
+                res = run(ctx, argv)
+                ctx.check(res.returncode == 2, " ".join(argv[1:]) + ": exit status", 2,
+                          res.returncode)
+                want = "leakhound: " + msg.replace("CMD", cmd) + "\n"
+                ctx.check(res.stderr == want, " ".join(argv[1:]) + ": stderr", want, res.stderr)
+        ctx.check(not trace_files(ctx.workdir), "no trace from a refused run", [],
+                  trace_files(ctx.workdir))
+        return
     if what == "run_missing_prog":
         missing = os.path.join(ctx.workdir, "no-such-program")
         expect_one_error(ctx, [lh, "run", "--", missing], "no-such-program",
@@ -1443,7 +1466,7 @@ SPECIAL = {
 }
 BADINPUT = ["truncated", "truncated_salvage", "flipped_byte", "bad_magic", "major99", "empty",
             "missing", "bogus_flag", "unknown_command", "frame_boundary", "run_bad_unwind",
-            "run_missing_prog"]
+            "run_missing_prog", "record_opts"]
 
 
 def all_cases():

@@ -458,6 +458,31 @@ def case_mmap(ctx):
     valgrind_agrees(ctx, "roots_mmap", dict(list(want.items()) + [(606, "reachable")]), check=0)
 
 
+def case_stripped_data(ctx):
+    """A stripped program's globals (roots_stripped.c): the blocks held by a static of .bss
+    and a static of .data are reachable from "[data of roots_stripped]" (2 pointers, 333
+    bytes), the one held by the exported g_stripped_exported from that global, as Valgrind
+    says; no root is named after a label of the linker (data_start, __data_start, _edata,
+    __bss_start, _end), which have no size and hold no variable: that name once took in
+    every unnamed word of the writable data (lighttpd's statics)."""
+    trace = record(ctx, "roots_stripped")
+    prog = "[data of roots_stripped]"
+    out = shell(ctx, trace, "roots", "exit")
+    rows = re.findall(r"^\s+\d+\s+(\S+ \S+)\s+(\d+)\s+(.+)$", out, re.M)
+    ctx.check(sorted(rows) == sorted([("333 B", "2", prog), ("999 B", "1",
+                                                                "g_stripped_exported")]),
+              "roots at exit", [("333 B", "2", prog), ("999 B", "1", "g_stripped_exported")],
+              out)
+    for size, root in ((111, prog), (222, prog), (999, "g_stripped_exported")):
+        expect_class(ctx, trace, "exit", size, "reachable", root)
+    out = shell(ctx, trace, "summary", "exit")
+    expect_in(ctx, "exit: leak summary", "definitely lost: 0 bytes in 0 blocks; indirectly "
+              "lost: 0 bytes in 0 blocks; possibly lost: 0 bytes in 0 blocks; still reachable: "
+              "1332 bytes in 3 blocks", out)
+    valgrind_agrees(ctx, "roots_stripped", {111: "reachable", 222: "reachable",
+                                            999: "reachable"})
+
+
 # Blocks found by size: libstdc++'s operator new has no frame pointer, so the fp unwinder
 # does not see make_string's frame.
 HEUR = [("heur_stdstring", "stdstring", 125), ("heur_length64", "length64", 208),
@@ -569,6 +594,7 @@ CASES = {
     "heuristics_report": case_heuristics_report,
     "heuristics_badarg": case_heuristics_badarg,
     "mmap": case_mmap,
+    "stripped_data": case_stripped_data,
 }
 
 

@@ -358,32 +358,54 @@ def case_pprof(ctx):
 def case_check(ctx):
     prog = os.path.join(ctx.progs, "calltree")
     out = ctx.path("check.lht")
-    p = ctx.run([ctx.lh, "run", "--check", "-o", out, "--", prog], expect=23)
+    # calltree keeps every block it leaves live in a global array: nothing is lost, so the
+    # check passes (LeakSanitizer's use_globals); --check-reachable counts them
+    p = ctx.run([ctx.lh, "run", "--check", "-o", out, "--", prog], expect=0)
+    ctx.eq("check passed: every block still reachable",
+           "leakhound: check passed: 0 B (0 bytes) lost in 0 blocks from 0 sites (definitely "
+           "0, indirectly 0 bytes; not counted: possibly lost 0, still reachable 1507 bytes) "
+           "(allowed 0 bytes)",
+           [l for l in p.stderr.splitlines() if "check " in l][0])
+    reach = ["--check-reachable"]
+    p = ctx.run([ctx.lh, "run", "--check"] + reach + ["-o", out, "--", prog], expect=23)
     line = [l for l in p.stderr.splitlines() if "check failed" in l]
-    ctx.check(len(line) == 1 and "1507 bytes" in line[0] and "calltree.c:50" in line[0],
+    ctx.check(len(line) == 1 and "1507 bytes) leaked in 10 blocks" in line[0] and
+              "calltree.c:50" in line[0] and "counted too: possibly lost 0, still reachable 1507 "
+              "bytes" in line[0],
               "one line saying why", "check failed: ... 1507 bytes ... calltree.c:50", p.stderr)
-    ctx.run([ctx.lh, "run", "--check", "--max-leak", "1507", "-o", out, "--", prog], expect=0)
-    ctx.run([ctx.lh, "run", "--check", "--max-leak", "1506", "-o", out, "--", prog], expect=23)
+    ctx.run([ctx.lh, "run", "--check", "--max-leak", "1507"] + reach + ["-o", out, "--", prog],
+            expect=0)
+    ctx.run([ctx.lh, "run", "--check", "--max-leak", "1506"] + reach + ["-o", out, "--", prog],
+            expect=23)
+    # without the exit snapshot's pointers nothing tells lost from reachable: all counts
+    p = ctx.run([ctx.lh, "run", "--check", "--snapshot-contents", "none", "-o", out, "--", prog],
+                expect=23)
+    ctx.check("1507 bytes) leaked in 10 blocks from 6 sites (every block live at exit: no exit "
+              "snapshot with pointers to tell the lost ones)" in p.stderr,
+              "no contents: every live block", "1507 bytes) leaked ...", p.stderr)
     supp = ctx.path("calltree.supp")
     with open(supp, "w") as f:
         f.write("# the known leaks of calltree\nleak:^d$\n  leak:grow\nleak:calltree.c\n")
-    p = ctx.run([ctx.lh, "run", "--check", "--suppressions", supp, "-o", out, "--", prog],
-                expect=0)
+    p = ctx.run([ctx.lh, "run", "--check", "--suppressions", supp] + reach +
+                ["-o", out, "--", prog], expect=0)
     ctx.check("check passed" in p.stderr, "passes with suppressions", "check passed", p.stderr)
     with open(supp, "w") as f:
         f.write("leak:^d$\n")
-    p = ctx.run([ctx.lh, "run", "--check", "--suppressions", supp, "-o", out, "--", prog],
-                expect=23)
+    p = ctx.run([ctx.lh, "run", "--check", "--suppressions", supp] + reach +
+                ["-o", out, "--", prog], expect=23)
     ctx.check("507 bytes" in p.stderr, "what is left after suppressing d", "507 bytes", p.stderr)
     # a program that frees everything it allocates, but uses stdio, locale, NSS, threads
     clean = os.path.join(ctx.progs, "stdio_clean")
     p = ctx.run([ctx.lh, "run", "--check", "-o", ctx.path("stdio.lht"), "--", clean], expect=0)
     ctx.check("suppressed" in p.stderr, "default suppressions used", "suppressed", p.stderr)
-    ctx.run([ctx.lh, "run", "--check", "--no-default-suppressions", "-o", ctx.path("stdio.lht"),
-             "--", clean], expect=23)
+    ctx.run([ctx.lh, "run", "--check", "--check-reachable", "--no-default-suppressions", "-o",
+             ctx.path("stdio.lht"), "--", clean], expect=23)
     # the program's own failure wins
     ctx.run([ctx.lh, "run", "--check", "-o", ctx.path("false.lht"), "--", "/bin/false"],
             expect=1)
+    p = ctx.run([ctx.lh, "run", "--check-reachable", "--", prog], expect=2)
+    ctx.check("go with --check" in p.stderr, "--check-reachable needs --check",
+              "go with --check", p.stderr)
     p = ctx.run([ctx.lh, "run", "--max-leak", "1", "--", prog], expect=2)
     ctx.check("go with --check" in p.stderr, "--max-leak needs --check", "go with --check",
               p.stderr)

@@ -521,6 +521,94 @@ def case_moogen(ctx):
               "its caller", label + ": >= 500 objects", out[:800])
 
 
+def case_warnchain(ctx):
+    """A server whose every request wraps $SIG{__WARN__} in a closure that calls the one it
+    replaced (warn_chain.pl, real HTTP requests): 301 handlers, each holding the one before.
+    `roots` named perl's copy "[the interpreter]" (it is PL_warnhook, $SIG{__WARN__});
+    `identify` on a request 290 closures down showed 32 hops and then "closure $prev ->
+    SCALAR(PV)", a path that does not exist (the hops past 64 were cut); a chain is shown
+    folded, "(CODE -> closure $prev) x N", whole."""
+    prog = "warn_chain.pl"
+    trace = lh_field_run(ctx, prog)
+    handler, req = marker(prog, "handler"), marker(prog, "req")
+    at = "Shop::Server::tag_warnings (%s:%d)" % (os.path.basename(handler[0]), handler[1])
+    out = shell(ctx, trace, "roots 1")
+    want = "REF held by %main::SIG and [PL_warnhook ($SIG{__WARN__})]"
+    row = re.search(r"^\s+1\s+\S+ \S+\s+\S+ \S+  (.*)$", out, re.M)
+    ctx.check(row is not None and row.group(1) == want, "roots: the handler, by both holders",
+              want, out)
+    # every handler: k closures down the chain, for each k from 0 to 300
+    out = shell(ctx, trace, "largest 3000 --retained")
+    paths = [m.group(1).strip() for m in re.finditer(
+        r"^\s*\d+\s+CODE\s+\S+ \S+\s+\S+ \S+  (.*?)\s*%s$" % re.escape(at), out, re.M)]
+    base = '%main::SIG{"__WARN__"}'
+    shown = [base + " -> CODE" if k == 0 else
+             base + " -> CODE" + " -> closure $prev -> CODE" * k if k < 3 else
+             base + " -> (CODE -> closure $prev) x %d -> CODE" % k for k in range(301)]
+    ctx.check(sorted(paths, key=lambda p: shown.index(p) if p in shown else -1) == shown,
+              "largest: the 301 handlers, each k closures down, the chain folded",
+              "%d paths, e.g. %s" % (len(shown), shown[150]),
+              "%d paths, not so: %s" % (len(paths), [p for p in paths if p not in shown][:2]))
+    # a request's path string: both holders, the chain folded, its request at the end
+    out = shell(ctx, trace, "count --by site")
+    rows = [int(m.group(1)) for m in re.finditer(
+        r"^\s*(\d+)\s+(\d+)\s+\S+ \S+  Shop::Server::parse_request \(%s:%d\)$" %
+        (re.escape(os.path.basename(req[0])), req[1]), out, re.M)]
+    ctx.check(bool(rows), "count --by site: the request's line", req, out[:600])
+    if not rows:
+        return
+    out = shell(ctx, trace, "count --by site; identify @%d" % rows[0])
+    tail = r" -> \(CODE -> closure \$prev\) x (\d+) -> CODE -> closure \$req -> HASH"
+    pats = [r"^  " + re.escape(base) + tail, r"^  \[PL_warnhook \(\$SIG\{__WARN__\}\)\] -> REF" +
+            tail]
+    got = [re.search(p, out, re.M) for p in pats]
+    ctx.check(all(got) and got[0].group(1) == got[1].group(1) and
+              1 <= int(got[0].group(1)) <= 300, "identify: a request through both holders",
+              pats, out[out.find("identify"):][-800:])
+
+
+def case_evalsubs(ctx):
+    """A router compiling a validator per request path with a string eval and keeping each
+    (eval_routes.pl): 400 evals at one line, "(eval 1)" to "(eval 400)". Each was a site of
+    its own, 400 sites of 2.4 KiB ranked below a qr// cache line of a tenth of their sum;
+    they are one site now, at the line that evals, first in the report with all their bytes,
+    and one row in the shell's count --by site."""
+    prog = "eval_routes.pl"
+    trace = lh_field_run(ctx, prog)
+    at = marker(prog, "eval")
+
+    def under_eval(s):
+        fr = s["frames"]
+        return any(lh_eval(f) for f in fr) and \
+            any((f.get("function"), f.get("line")) == ("Shop::Router::validator", at[1])
+                for f in fr)
+
+    def lh_eval(f):
+        return f.get("language") == "perl" and re.match(r"^\(eval \d+\)$", f.get("file") or "")
+
+    sites = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    located = [s for s in sites if lh_eval(s["location"]) and under_eval(s)]
+    ctx.check(len(located) == 1, "one site in the eval'd code, for the 400 evals", 1,
+              [(s["location"].get("file"), s["leaked_bytes"]) for s in located][:5])
+    uf = located[0].get("user_frame") or {} if located else {}
+    ctx.check(bool(located) and sites[0] is located[0] and
+              (uf.get("function"), uf.get("line")) == ("Shop::Router::validator", at[1]),
+              "report: the eval'd code first, named by the line that evals",
+              "#1, user frame Shop::Router::validator:%d" % at[1],
+              [(where(s["location"]), s["leaked_bytes"]) for s in sites[:3]])
+    # every byte the evals left: the sum of the native stacks under that line
+    native = lh_json(ctx, ["report", trace, "--native", "--top", "1000000"])["sites"]
+    want = sum(s["leaked_bytes"] for s in native if under_eval(s))
+    got = sum(s["leaked_bytes"] for s in sites if under_eval(s))
+    ctx.check(got == want and want > 400 * 2000, "report: the evals' bytes, all of them",
+              want, got)
+    out = shell(ctx, trace, "count --by site")
+    rows = re.findall(r"^\s*\d+\s+(\d+)\s+\S+ \S+  \(eval\) \(\(eval \d+\):1, called from %s:%d\)$"
+                      % (re.escape(os.path.basename(at[0])), at[1]), out, re.M)
+    ctx.check(len(rows) == 1 and int(rows[0]) >= 400, "count --by site: one row for the evals",
+              ">= 400 objects in one row", rows[:5] if rows else out[:600])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -533,6 +621,8 @@ CASES = {
     "asyncloop": case_asyncloop,
     "psgicache": case_psgicache,
     "moogen": case_moogen,
+    "warnchain": case_warnchain,
+    "evalsubs": case_evalsubs,
 }
 
 

@@ -103,6 +103,53 @@ test_size(void **state)
     bad_size(NULL);
 }
 
+/* Every command's duration and size options: one check, one message with the range in
+ * the largest exact unit. */
+static void
+test_value_range(void **state)
+{
+    (void)state;
+    lh_err_t err = {{0}};
+    uint64_t v = 7;
+    assert_int_equal(lh_cli_value("watch", "--interval", "1.5s", 0, 1, 604800000000000ull, &v,
+                                  &err), 0);
+    assert_int_equal(v, 1500000000ull);
+    assert_int_equal(lh_cli_value("watch", "--interval", "0", 0, 1, 604800000000000ull, &v,
+                                  &err), LH_EINVAL);
+    assert_string_equal(err.msg, "watch: --interval: expected a duration from 1ns to 168h "
+                                 "(such as 500ms, 10s or 1.5m), got '0'");
+    assert_int_equal(lh_cli_value("run", "--x", "2d", 0, 0, 86400000000000ull, &v, &err),
+                     LH_EINVAL);
+    assert_string_equal(err.msg, "run: --x: expected a duration of at most 24h (such as 500ms, "
+                                 "10s or 1.5m), got '2d'");
+    assert_int_equal(lh_cli_value("attach", "--duration", "0s", 0, 1, UINT64_MAX, &v, &err),
+                     LH_EINVAL);
+    assert_string_equal(err.msg, "attach: --duration: expected a duration of at least 1ns "
+                                 "(such as 500ms, 10s or 1.5m), got '0s'");
+    assert_int_equal(lh_cli_value("report", "--threshold", "1e3", 0, 0, UINT64_MAX, &v, &err),
+                     LH_EINVAL);
+    assert_string_equal(err.msg, "report: --threshold: expected a duration (such as 500ms, 10s "
+                                 "or 1.5m), got '1e3'");
+    assert_int_equal(lh_cli_value("run", "--sample-rate", "1.5K", 1, 0, 1ull << 40, &v, &err), 0);
+    assert_int_equal(v, 1536);
+    assert_int_equal(lh_cli_value("run", "--snapshot-on-growth", "2048T", 1, 0, 1ull << 50, &v,
+                                  &err), LH_EINVAL);
+    assert_string_equal(err.msg, "run: --snapshot-on-growth: expected a size of at most 1024T "
+                                 "(such as 512K, 64M or 1G), got '2048T'");
+    assert_int_equal(lh_cli_value("x", "--y", "1000", 1, 1, 1536, &v, &err), 0);
+    assert_int_equal(lh_cli_value("x", "--y", "0", 1, 1, 1536, &v, &err), LH_EINVAL);
+    assert_string_equal(err.msg, "x: --y: expected a size from 1 to 1536 (such as 512K, 64M or "
+                                 "1G), got '0'");
+    char out[24];
+    assert_int_equal(lh_cli_env_ms("run", "--rss-interval", "1.5s", 3600000, out, sizeof out,
+                                   &err), 0);
+    assert_string_equal(out, "1500");
+    assert_int_equal(lh_cli_env_ms("run", "--rss-interval", "500us", 3600000, out, sizeof out,
+                                   &err), LH_EINVAL);
+    assert_string_equal(err.msg, "run: --rss-interval 500us: the agent counts in milliseconds; "
+                                 "use at least 1ms (or 0 for off)");
+}
+
 static void
 test_signal(void **state)
 {
@@ -266,6 +313,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_size),
+        cmocka_unit_test(test_value_range),
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_opt_value),
         cmocka_unit_test(test_args_parse),

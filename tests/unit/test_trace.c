@@ -169,6 +169,44 @@ test_basic_zstd(void **state)
     lh_tb_free(tb);
 }
 
+/* SUPPRESSIONS (minor 5): the program's embedded rules are kept whole (the last record
+ * wins), are no event, and move no time stamp; a trace without one has none. */
+static void
+test_suppressions(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t;
+    lh_err_t err;
+    got_t g;
+    lh_tb_info_pid(tb, 7, 1);
+    lh_tb_frame_begin(tb, 0, 1000);
+    lh_tb_suppressions(tb, 1000, "leak:old\n");
+    lh_tb_suppressions(tb, 1010, "leak:foo\nleak:^bar$\n");
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_frame_begin(tb, 7, 1000);
+    lh_tb_mark(tb, 1400, "m");
+    lh_tb_end(tb, 1500, LH_EXIT_NORMAL, 0);
+    lh_tb_frame_end(tb, LH_CODEC_RAW, 0);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.ev[0].type, LH_REC_MARK);
+    assert_int_equal(g.ev[0].ts_ns, 1400);
+    assert_string_equal(lh_trace_parts(t)->lsan_supp, "leak:foo\nleak:^bar$\n");
+    lh_trace_close(t);
+    lh_tb_free(tb);
+
+    tb = lh_tb_new();
+    basic_trace(tb, LH_CODEC_RAW);
+    lh_tb_write(tb, path, SIZE_MAX);
+    read_all(path, 0, &t, &g, &err);
+    assert_null(lh_trace_parts(t)->lsan_supp);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+}
+
 static void
 test_basic_raw(void **state)
 {
@@ -797,6 +835,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_zstd),
         cmocka_unit_test(test_basic_raw),
+        cmocka_unit_test(test_suppressions),
         cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_equal_times_stable),
         cmocka_unit_test(test_realloc_halves),

@@ -364,7 +364,8 @@ def case_badinput(ctx):
         (["--load", "true"], "which process"),
         ([], "which process"),
         (["--"], "which process"),
-        (["--interval", "0", "--", "true"], "--interval: must be more than 0"),
+        (["--interval", "0", "--", "true"], "watch: --interval: expected a duration from 1ns "
+         "to 168h (such as 500ms, 10s or 1.5m), got '0'"),
         (["--interval", "1x", "--", "true"], "--interval"),
         (["--duration", "-1s", "--", "true"], "--duration"),
         (["--rounds", "-1", "--load", "true", "--", "true"], "--rounds"),
@@ -375,7 +376,8 @@ def case_badinput(ctx):
         (["--load", "", "--", "true"], "option '--load' needs a value"),  # opts.h's message
         (["--format", "xml", "--", "true"], "--format: expected text or json"),  # opts.h
         (["--metric", "vsz", "--", "true"], "--metric: expected rss or pss"),
-        (["--threshold", "12Q", "--", "true"], "--threshold"),
+        (["--threshold", "12Q", "--", "true"], "watch: --threshold: expected a size of at least "
+         "1 (such as 512K, 64M or 1G), got '12Q'"),
         (["--bogus", "--", "true"], "unknown option"),
         (["--rounds"], "needs a value"),
         (["-p", "1", "--", "true"], "not both"),
