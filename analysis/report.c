@@ -114,13 +114,6 @@ lh_frame_is_user_code(const lh_frame_t *f)
            !in_python_lib(f->file);
 }
 
-int
-lh_frame_is_perl_eval(const lh_frame_t *f)
-{
-    return f->lang == LH_LANG_PERL && !f->phase && f->file &&
-           (starts_with(f->file, "(eval ") || starts_with(f->file, "(re_eval "));
-}
-
 long
 lh_site_user_frame(const lh_frame_t *frames, size_t n)
 {

@@ -36,6 +36,7 @@
 
 #include "err.h"
 #include "replay.h"
+#include "scriptstack.h"
 #include "symbolize.h"
 #include "timeline.h"
 #include "trace.h"
@@ -153,11 +154,6 @@ long lh_site_location(const lh_frame_t *frames, size_t n);
  * where it was made, and this names the user's line that asked for it. -1 when no frame
  * is the user's. Python; for Perl only a location in string-eval'd code (below). */
 long lh_site_user_frame(const lh_frame_t *frames, size_t n);
-/* Whether f is a Perl frame in code a string eval compiled (file "(eval N)" or
- * "(re_eval N)"). When a site's location is one, lh_site_user_frame is the innermost Perl
- * frame outside it with a file of its own, and the views name the location by its sub:
- * "Shop::Request::new in (eval 7):57 (called from app.pl:12 in Shop::App::handle)". */
-int lh_frame_is_perl_eval(const lh_frame_t *f);
 /* Whether the agent recorded script frames of language lang (LH_LANG_PERL, LH_LANG_PYTHON)
  * in trace t (an INTERP record saying so). */
 int lh_trace_records_lang(const lh_trace_t *t, int lang);
