@@ -224,7 +224,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
      * pass. A trace on standard input has no directory: its snapshots' contents files
      * cannot be found, so there is no reference graph to read. */
-    lh_consumer_t hook = {NULL, NULL};
+    lh_consumer_t hook = {NULL, NULL, 0};
     int graph = !a.no_graph && !a.load.stdin_path[0];
     split.heuristics = a.heur_bits;
     if ((graph && (rc = lh_leak_split_begin(&split, a.load.path, &hook, err)) < 0) ||
