@@ -106,6 +106,7 @@ lh_ctor(void)
         strip_preload();
     }
     lh_recorder_begin();
+    lh_recorder_lsan_supp();
     /* After the ticker started (it blocks every signal): the stop signals and the snapshot
      * signal, where the program has no disposition of its own (stopsig.h). */
     lh_stopsig_install(lh_shims_real_sigaction(), lh_g.cfg.snapshot_signal);

@@ -25,6 +25,10 @@
 int lh_recorder_init(void);
 /* Starts recording: fork handlers, state RECORDING, modules, ticker. Guard held. */
 void lh_recorder_begin(void);
+/* After lh_recorder_begin, with the guard held, before the program's code runs: writes
+ * the program's embedded LeakSanitizer suppressions, if it has any (lsansupp.h), into the
+ * trace. */
+void lh_recorder_lsan_supp(void);
 /* A second start in the same process (after lh_recorder_detach): reuses the memory of the
  * first, opens a new trace. lh_g.cfg must be filled. Returns 0 or -1 (said why). */
 int lh_recorder_restart(void);

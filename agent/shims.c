@@ -161,6 +161,12 @@ find_allocator_text(void)
     }
 }
 
+int
+lh_shims_in_allocator(uintptr_t addr)
+{
+    return addr - alloc_text_lo < alloc_text_len;
+}
+
 void
 lh_shims_resolve(void)
 {
@@ -203,6 +209,7 @@ lh_shims_resolve(void)
     RESOLVE(sysv_signal);
     RESOLVE(sigset);
     find_allocator_text();
+    lh_shims_cxx_resolve();
     real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
     real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
     if (!real.malloc || !real.free || !real.calloc || !real.realloc) {

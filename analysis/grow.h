@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include "err.h"
+#include "hugepages.h"
 
 /* Makes *(T **)pv hold at least need elements of elem bytes; *cap is its capacity, first
- * the capacity of a new array. Returns 0, or LH_ENOMEM (the array unchanged). */
+ * the capacity of a new array. An array of LH_HUGEPAGES_MIN or more is hinted to huge
+ * pages. Returns 0, or LH_ENOMEM (the array unchanged). */
 static inline int
 lh_grow_to(void *pv, size_t *cap, size_t need, size_t elem, size_t first)
 {
@@ -33,6 +35,7 @@ lh_grow_to(void *pv, size_t *cap, size_t need, size_t elem, size_t first)
     if (!p) {
         return LH_ENOMEM;
     }
+    lh_hugepages_hint(p, c * elem);
     *(void **)pv = p;
     *cap = c;
     return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "err.h"
 #include "grow.h"
 
@@ -126,18 +127,8 @@ lh_nearsym_free(lh_nearsym_t *ix)
 static size_t
 floor_index(const void *base, size_t n, size_t stride, GElf_Addr addr)
 {
-    size_t lo = 0, hi = n; /* [lo] <= addr < [hi] */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        GElf_Addr a;
-        memcpy(&a, (const char *)base + mid * stride, sizeof a);
-        if (a <= addr) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
+    size_t above = lh_bound_u64(base, n, stride, 0, addr, 1);
+    return above ? above - 1 : 0;
 }
 
 const char *

@@ -985,15 +985,52 @@ path_back(const lh_objheap_t *oh, const uint32_t *prev, uint32_t h, uint32_t v,
     return (int)n;
 }
 
+/* Whether every name of the named object v is a frame's variable (LH_OBJNAME_LEXICAL). */
+static int
+only_lexical(const lh_objheap_t *oh, uint32_t v)
+{
+    size_t first, n = lh_objheap_names(oh, v, &first);
+    for (size_t i = 0; i < n; i++) {
+        if (oh->names[first + i].kind != LH_OBJNAME_LEXICAL) {
+            return 0;
+        }
+    }
+    return n > 0;
+}
+
+/* Whether holder h -> v is what makes v a frame's variable: a stack or main program root,
+ * a pad entry. */
+static int
+names_it(const lh_objheap_t *oh, uint32_t h, uint32_t v)
+{
+    uint32_t nn = oh->n_objs + oh->n_ext;
+    if (h >= nn) {
+        return h - nn < oh->n_roots && (oh->roots[h - nn].kind == LH_OBJROOT_STACK ||
+                                        oh->roots[h - nn].kind == LH_OBJROOT_MAIN);
+    }
+    const lh_objedge_t *e = edge_to(oh, h, v);
+    return e && e->kind == LH_OBJEDGE_PAD;
+}
+
 int
 lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
                    const lh_objedge_t **path, size_t max, lh_objheap_holder_fn *fn, void *arg)
 {
     uint32_t nn = oh->n_objs + oh->n_ext;
     const lh_refgraph_t *g = &oh->g;
-    if (v >= nn || (v < oh->n_objs && oh->objs[v].name)) {
+    int self_named = v < oh->n_objs && oh->objs[v].name;
+    if (v >= nn || (self_named && (limit <= 1 || !only_lexical(oh, v)))) {
         fn(arg, v, path, 0);
         return 1;
+    }
+    /* A variable of a frame being run (a local, a `my`) is its own first holder, but not
+     * the reason it outlives that frame: what else holds it follows (a per-request logger
+     * in a local is also in logging's loggerDict). The frame's own reference to it (its
+     * stack root, its pad entry) is not searched again. */
+    size_t found = 0;
+    if (self_named) {
+        fn(arg, v, path, 0);
+        found = 1;
     }
     /* Backwards breadth-first search to the nearest named objects and roots, not past
      * them: shortest first. */
@@ -1001,15 +1038,15 @@ lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
     if (bfs_alloc(g, &prev, &queue) < 0) {
         return LH_ENOMEM;
     }
-    size_t found = 0;
-    for (int pass = 0; pass < 2 && found == 0; pass++) {
+    for (int pass = 0; pass < 2 && found == (size_t)self_named; pass++) {
         size_t qh = 0, qt = bfs_start(g, v, prev, queue);
         int held_seen = 0;
         while (qh < qt && found < limit) {
             uint32_t u = queue[qh++];
             for (uint64_t j = g->roff[u]; j < g->roff[u + 1] && found < limit; j++) {
                 uint32_t h = LH_EDGE_NODE(g->rsrc[j]);
-                if (h == g->super || prev[h] != LH_NODE_NONE) {
+                if (h == g->super || prev[h] != LH_NODE_NONE ||
+                    (self_named && u == v && names_it(oh, h, v))) {
                     continue;
                 }
                 if (pass == 0 && h >= nn && h - nn < oh->n_roots &&

@@ -274,7 +274,9 @@ int lh_objheap_path(const lh_objheap_t *oh, uint32_t v, uint32_t *start,
  * IO::Async loop held by `my $loop` and by $IO::Async::Loop::ONE_TRUE_LOOP): undefining
  * one of them frees nothing. Calls fn(arg, start, path, n) for each of the first limit
  * holders (path: the scratch array, max edges, valid during the call; n = 0 when v itself
- * is named or a root, its one holder). Returns how many were found (at most limit), -1
+ * is named or a root: its one holder, or, when its names are all frame variables
+ * (LH_OBJNAME_LEXICAL) and limit > 1, its first, then the holders a search from v finds
+ * past the frame's own reference: what keeps it alive once the frame returns). Returns how many were found (at most limit), -1
  * when nothing reaches v, or LH_ENOMEM. */
 typedef void lh_objheap_holder_fn(void *arg, uint32_t start, const lh_objedge_t *const *path,
                                   int n);

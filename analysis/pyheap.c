@@ -417,6 +417,34 @@ obj_get(dec_t *d, uint64_t addr)
     return obj_add(d, addr, ti, 0);
 }
 
+/* obj_get for a word a conservative scan found (scan_words), which may be any pointer: a
+ * block whose second word points to a type is no object when its first word, the
+ * reference count, is the address of an object too (a C module's state, which starts
+ * with its objects: _sqlite3's with &DataError, &DatabaseError, was taken for a
+ * DatabaseError). A count as large as an address is no real one, but a small address
+ * (Debian's python3 is no PIE: its data from 0x400000) can be: only an object's is
+ * refused, which no count equals. */
+static uint32_t
+obj_get_scanned(dec_t *d, uint64_t addr)
+{
+    uint32_t i = addr && !(addr & 7) ? lh_addrmap_get(&d->objmap, addr, NONE32) : NONE32;
+    if (i != NONE32 || !addr || (addr & 7)) {
+        return i;
+    }
+    int ok;
+    uint64_t rc = rd(d, addr + d->o->ob_refcnt, &ok);
+    if (ok && rc && !(rc & 7)) {
+        if (lh_addrmap_get(&d->objmap, rc, NONE32) != NONE32) {
+            return NONE32;
+        }
+        uint64_t t = rd(d, rc + d->o->ob_type, &ok);
+        if (ok && type_info(d, t) != NONE32) {
+            return NONE32;
+        }
+    }
+    return obj_get(d, addr);
+}
+
 static void
 edge_add(dec_t *d, uint32_t src, uint32_t dst, uint32_t lab, int count)
 {
@@ -900,7 +928,11 @@ member_is_object(const dec_t *d, const member_t *mb)
  * functools.lru_cache's wrapper (Modules/_functoolsmodule.c, lru_cache_object: after the
  * root link of its list, the wrapper and typed, the cache dict at 72 and the function at
  * 88 in 3.8-3.13, probed the same way): its cache is what keeps every argument it was
- * called with (a method's self) alive, ".<cache>" (no attribute shows it). */
+ * called with (a method's self) alive, ".<cache>" (no attribute shows it). An exception
+ * (Include/cpython/pyerrors.h, PyException_HEAD: dict, args, [notes 3.11+], traceback,
+ * context, cause; every exception type has that head) and a traceback's tb_next are
+ * getters too (probed the same way: the words holding e.args, e.__traceback__,
+ * e.__context__, e.__cause__, tb.tb_next). */
 typedef struct cfield {
     int16_t off;
     const char *name;
@@ -934,6 +966,16 @@ static const c_layout_t c_layouts[] = {
     {"functools._lru_cache_wrapper", minor, size, {{72, ".<cache>"}, {88, ".__wrapped__"}}}
     LRU(8, 128), LRU(9, 136), LRU(10, 152), LRU(11, 152), LRU(12, 152), LRU(13, 152),
 #undef LRU
+#define EXC(minor) {"BaseException", minor, 64, {{24, ".args"}, {32, ".__traceback__"}, \
+                                          {40, ".__context__"}, {48, ".__cause__"}}}
+#define EXC11(minor) {"BaseException", minor, 72, {{24, ".args"}, {32, ".__notes__"}, \
+                      {40, ".__traceback__"}, {48, ".__context__"}, {56, ".__cause__"}}}
+    EXC(8), EXC(9), EXC(10), EXC11(11), EXC11(12), EXC11(13),
+#undef EXC
+#undef EXC11
+#define TB(minor) {"traceback", minor, 40, {{16, ".tb_next"}}}
+    TB(8), TB(9), TB(10), TB(11), TB(12), TB(13),
+#undef TB
 };
 #undef FUT_HEAD
 
@@ -1013,7 +1055,7 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
         uint64_t v;
         memcpy(&v, buf + off, 8);
         if (v && !(v & 7) && v != self) {
-            uint32_t dst = obj_get(d, v);
+            uint32_t dst = obj_get_scanned(d, v);
             if (dst != NONE32) {
                 lab[0] = '.';
                 if (d->nolab) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "grow.h"
 #include "trace.h"
 #include "err.h"
@@ -155,16 +156,7 @@ set_points(lh_activity_t *a, const lh_replay_totals_t *tot, uint64_t total, uint
 static size_t
 slice_of(const uint64_t *limit, uint64_t ts)
 {
-    size_t lo = 1, hi = LH_SURV_SLICES;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ts <= limit[mid]) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    return lo;
+    return 1 + lh_bound_u64(limit + 1, LH_SURV_SLICES - 1, sizeof *limit, 0, ts, 0);
 }
 
 static int

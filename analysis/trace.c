@@ -524,6 +524,21 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         ev->addr = rd_addr(pl, st);
         ev->label = lh_dec_str(pl, &ev->label_len);
         break;
+    case LH_REC_SUPPRESSIONS: {
+        size_t len;
+        (void)rd_ts(pl, st);
+        const char *s = lh_dec_str(pl, &len);
+        if (!lh_dec_ok(pl)) {
+            return LH_EFORMAT;
+        }
+        char *copy = lh_dupstr(s, len);
+        if (!copy) {
+            return LH_ENOMEM;
+        }
+        free((char *)t->parts.lsan_supp); /* the last one wins */
+        t->parts.lsan_supp = copy;
+        return 0; /* not an event */
+    }
     case LH_REC_THREAD:
         ev->ts_ns = rd_ts(pl, st);
         ev->tid = (uint32_t)lh_dec_varint(pl);
@@ -1226,6 +1241,7 @@ lh_trace_close(lh_trace_t *t)
     }
     free((char *)t->parts.path);
     free((char *)t->parts.info.exe);
+    free((char *)t->parts.lsan_supp);
     free((char *)t->parts.info.agent_version);
     free((char *)t->parts.info.arch);
     free((char *)t->parts.info.parent_trace);

@@ -130,6 +130,10 @@ typedef struct lh_trace_parts {
     lh_modules_t modules;   /* complete only after lh_trace_next returned 0 */
     lh_stacks_t stacks;     /* complete only after lh_trace_next returned 0 */
     lh_warnings_t warnings; /* non-fatal problems found so far */
+    /* The rules the program embeds for LeakSanitizer (a SUPPRESSIONS record: its
+     * __lsan_default_suppressions()), NUL-terminated, or NULL; complete only after
+     * lh_trace_next returned 0. */
+    const char *lsan_supp;
 } lh_trace_parts_t;
 const lh_trace_parts_t *lh_trace_parts(const lh_trace_t *t);
 /* The last name recorded for tid (NUL-terminated), or NULL. */

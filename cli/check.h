@@ -3,9 +3,11 @@
  * check.h: `leakhound run --check`: the CI verdict on a trace, like LeakSanitizer's or
  * `valgrind --error-exitcode`: fail when the program leaked more than allowed, after
  * suppressions. What leaked is what nothing reaches at exit: the blocks the exit snapshot's
- * reference graph finds definitely, indirectly or possibly lost (leaksplit.h); a block a
- * global, a thread's stack or TLS still points to is the program's choice to keep, not a
- * failure (LeakSanitizer's use_globals, use_stacks, use_tls). With count_reachable, or when
+ * reference graph finds definitely or indirectly lost (leaksplit.h), LeakSanitizer's direct
+ * and indirect leaks; a block a global, a thread's stack or TLS still points to, even
+ * through an interior pointer only (possibly lost), is not a failure, as LeakSanitizer
+ * takes any pointer into a block as a reference (its use_globals, use_stacks, use_tls
+ * tests). With count_reachable (all four classes count), or when
  * the trace has no such snapshot (--snapshot-contents none, --sample-rate,
  * --no-snapshot-at-exit), every block live at exit counts.
  */
@@ -22,12 +24,13 @@ typedef struct lh_check_opts {
     uint64_t max_leak_bytes;    /* allowed leaked bytes (default 0) */
     lh_opt_files_t supp_files;  /* --suppressions */
     int no_default_supp;        /* --no-default-suppressions */
-    int count_reachable;        /* --check-reachable: still reachable blocks count too */
+    int count_reachable;        /* --check-reachable: possibly lost and still reachable
+                                   blocks count too */
 } lh_check_opts_t;
 
 /* Analyses trace and prints one line on standard error: "leakhound: check passed: ..." or
  * "leakhound: check failed: N bytes lost in B blocks from S sites (definitely D, indirectly
- * I, possibly P bytes; R bytes still reachable, not counted); largest ... (allowed M)"
+ * I bytes; not counted: possibly lost P, still reachable R bytes); largest ... (allowed M)"
  * ("leaked", without the classes, when every live block counts). Fails when the bytes
  * counted exceed max_leak_bytes, or, with max_leak_bytes 0, when any block counts (a lost
  * malloc(0)). Returns 0 (passed), LH_EXIT_CHECK_LEAK (failed), or a negative LH_E* code. */

@@ -115,7 +115,7 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
     if (rc != 0 || (rc = lh_load_suppressions(&a.load, &supp, err)) < 0) {
         return rc < 0 ? rc : 0;
     }
-    const lh_supp_t *sp = supp.n ? &supp : NULL;
+    const lh_supp_t *sp = NULL;
     if (a.sqlite) {
         if ((rc = lh_sqlite_open(a.sqlite, a.events, &db, err)) < 0) {
             goto done;
@@ -126,7 +126,12 @@ lh_cmd_export(int argc, char **argv, lh_err_t *err)
         }
     }
     if ((rc = lh_load_run(&a.load, &co, NULL, &c, err)) < 0 ||
-        (rc = lh_funcs_build(&f, c, sp, err)) < 0) {
+        (a.load.default_supp &&
+         (rc = lh_load_embedded_supp(&supp, lh_collect_trace(c), err)) < 0)) {
+        goto done;
+    }
+    sp = supp.n ? &supp : NULL;
+    if ((rc = lh_funcs_build(&f, c, sp, err)) < 0) {
         goto done;
     }
     if (db && (rc = lh_sqlite_finish(db, c, &f, err)) < 0) {

@@ -37,6 +37,29 @@ lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err)
     return lh_load_supp(s, a->default_supp, &a->supp_files, err);
 }
 
+int
+lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err)
+{
+    static const char origin[] = "__lsan_default_suppressions()";
+    const char *text = lh_trace_parts(t)->lsan_supp;
+    if (!text) {
+        return 0;
+    }
+    lh_supp_t trial = {0};
+    lh_err_t e2 = {{0}};
+    int rc = lh_supp_parse(&trial, text, strlen(text), origin, &e2);
+    lh_supp_fini(&trial);
+    if (rc == LH_EINVAL) {
+        fprintf(stderr, "leakhound: warning: the program's embedded suppressions are not used: "
+                        "%s\n", e2.msg);
+        return 0;
+    }
+    if (rc < 0) {
+        return lh_err_set(err, rc, "%s", e2.msg);
+    }
+    return lh_supp_parse(s, text, strlen(text), origin, err);
+}
+
 void
 lh_load_warnings(const lh_warnings_t *w)
 {
@@ -97,6 +120,13 @@ lh_load_run(const lh_trace_args_t *a, const lh_collect_opts_t *opts, lh_supp_t *
         return rc;
     }
     lh_load_warnings(&lh_trace_parts(lh_collect_trace(*out))->warnings);
+    if (supp && a->default_supp &&
+        (rc = lh_load_embedded_supp(supp, lh_collect_trace(*out), err)) < 0) {
+        lh_supp_fini(supp);
+        lh_collect_free(*out);
+        *out = NULL;
+        return rc;
+    }
     return 0;
 }
 

@@ -45,6 +45,11 @@ void lh_load_subtitle(const lh_collect_t *c, char *buf, size_t len);
 int lh_load_supp(lh_supp_t *s, int defaults, const lh_opt_files_t *files, lh_err_t *err);
 /* Loads the suppressions a asks for into s. */
 int lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err);
+/* Where the built-in list applies (run --check, --default-suppressions), once t was read:
+ * adds to s the rules the program embeds for LeakSanitizer (its __lsan_default_suppressions,
+ * trace.h), as LeakSanitizer and heaptrack apply them. Rules that do not parse are left out
+ * whole, with a warning naming the problem. Returns 0 or LH_ENOMEM. */
+int lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err);
 
 /* What report --by, tree and flamegraph start from: the suppressions, the pass, the
  * per-function figures and (for a tree) the call tree. */

@@ -35,7 +35,8 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     if (hook) {
         cs[n++] = *hook;
     }
-    if ((rc = lh_load_stream(a, cs, n, &p->t, &p->r, err)) < 0) {
+    if ((rc = lh_load_stream(a, cs, n, &p->t, &p->r, err)) < 0 ||
+        (a->default_supp && (rc = lh_load_embedded_supp(&p->supp, p->t, err)) < 0)) {
         goto fail;
     }
     sopts.exe_path = lh_trace_parts(p->t)->info.exe;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bound.h"
 #include "cmd.h"
 #include "filewriter.h"
 #include "format.h"
@@ -175,18 +176,8 @@ build_regions(const lh_memcopy_t *m, const lh_ptstop_t *th, const lh_glibc_layou
 static const reg_t *
 find_reg(const regs_t *rs, uint64_t a)
 {
-    size_t lo = 0, hi = rs->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a < rs->r[mid].lo) {
-            hi = mid;
-        } else if (a >= rs->r[mid].hi) {
-            lo = mid + 1;
-        } else {
-            return &rs->r[mid];
-        }
-    }
-    return NULL;
+    size_t i = LH_UPPER(rs->r, rs->n, reg_t, hi, a); /* the first that ends after a */
+    return i < rs->n && a >= rs->r[i].lo ? &rs->r[i] : NULL;
 }
 
 /* A pointer worth writing: into heap memory, or into a module (vtables, functions). */

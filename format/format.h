@@ -29,8 +29,9 @@
 #define LH_FILE_MAGIC "LHTRACE"   /* 8 bytes with the terminating NUL */
 #define LH_FILE_MAGIC_LEN 8
 #define LH_FORMAT_MAJOR 1
-#define LH_FORMAT_MINOR 4 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME;
-                            3: INFO_PARENT's fork ts and parent trace; 4: EVENTS */
+#define LH_FORMAT_MINOR 5 /* 1: SFRAME, INTERP, script frames on STACK; 2: .lhs BASE, SAME;
+                            3: INFO_PARENT's fork ts and parent trace; 4: EVENTS;
+                            5: SUPPRESSIONS */
 #define LH_FILE_HEADER_LEN 16
 
 #define LH_FRAME_MAGIC 0x3146484cu /* "LHF1" read as a little-endian u32 */
@@ -157,6 +158,9 @@ enum lh_rec_type {
                                     varint snapshot number, varint pause_ns] */
     LH_REC_RSS = 0x52,           /* ts, varint rss_bytes, [varint pss_bytes, varint anon_bytes] */
     LH_REC_TAG = 0x53,           /* ts, addr, string type */
+    LH_REC_SUPPRESSIONS = 0x54,  /* (minor 5) ts, string: the rules the program embeds for
+                                    LeakSanitizer (__lsan_default_suppressions), as it
+                                    returned them at start */
     LH_REC_SYNC = 0x60,          /* ts: every record stamped before ts is in an earlier
                                     frame or in this one */
     LH_REC_EXEC = 0x61,          /* ts, string path: the process called execve() */

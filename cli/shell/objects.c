@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
 #include "keyindex.h"
@@ -694,9 +695,35 @@ add_holder(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
     if (start < oh->n_objs && oh->objs[start].name && variable_name(oh->strs[oh->objs[start].name])) {
         h->variable = 1;
     }
+
     if (h->n < SHARED_HOLDERS + 1) {
         h->start[h->n++] = start;
     }
+}
+
+/* The named python module whose namespace v is (module -> .__dict__ -> v), or NONE. */
+static uint32_t
+module_of_dict(const lh_objheap_t *oh, uint32_t v)
+{
+    const lh_refgraph_t *g = &oh->g;
+    if (oh->lang != LH_OBJLANG_PYTHON) {
+        return LH_NODE_NONE;
+    }
+    for (uint64_t j = g->roff[v]; j < g->roff[v + 1]; j++) {
+        uint32_t m = LH_EDGE_NODE(g->rsrc[j]);
+        if (m >= oh->n_objs || !oh->objs[m].name ||
+            strcmp(lh_objheap_type(oh, m), "module") != 0) {
+            continue;
+        }
+        for (uint64_t e = oh->eoff[m]; e < oh->eoff[m + 1]; e++) {
+            const lh_objedge_t *x = &oh->edges[e];
+            if (x->dst == v && x->kind == LH_OBJEDGE_ATTR &&
+                strcmp(oh->strs[x->label], "__dict__") == 0) {
+                return m;
+            }
+        }
+    }
+    return LH_NODE_NONE;
 }
 
 /* "IO::Async::Loop::Poll held by my $loop in main and $IO::Async::Loop::ONE_TRUE_LOOP" */
@@ -706,6 +733,14 @@ shared_desc(lh_shell_t *sh, uint32_t v, const shared_holders_t *h, char *buf, si
     const lh_objheap_t *oh = sh->oh;
     size_t k = 0, shown = h->n > SHARED_HOLDERS ? SHARED_HOLDERS - 1 : h->n;
     uint32_t nn = oh->n_objs + oh->n_ext;
+    uint32_t mod = module_of_dict(oh, v);
+    if (mod != LH_NODE_NONE) {
+        /* a module's namespace, which its functions hold too (.__globals__): what a Python
+         * developer calls vars(app), not "dict held by app, app.handle and more" */
+        snprintf(buf, len, "%s.__dict__ (%s: the module's globals)",
+                 oh->strs[oh->objs[mod].name], lh_objheap_type(oh, v));
+        return buf;
+    }
     k += (size_t)snprintf(buf, len, "%s held by", lh_objheap_type(oh, v));
     for (size_t i = 0; i < shown && k < len; i++) {
         uint32_t s = h->start[i];
@@ -1209,16 +1244,8 @@ done:
 static int
 in_sorted(const uint64_t *v, size_t n, uint64_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < n && v[lo] == x;
+    size_t i = lh_bound_u64(v, n, sizeof *v, 0, x, 0);
+    return i < n && v[i] == x;
 }
 
 /* The objects of the shell's snapshot at no address of an object in the earlier one

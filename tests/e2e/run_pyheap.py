@@ -46,6 +46,16 @@ exact figures:
              Session; the path through the wrapper's C cache is ".<cache>", not "+0x48"
   loghandlers  a logging handler added per request and never removed: +150 handlers
              and their StringIO streams; the path from the module's logger
+  reqserver  a ThreadingHTTPServer driven by real requests: a logger named per request,
+             failed validations' exceptions kept (their tracebacks hold the handler's
+             frames), an atexit partial per request: +100 of each; an exception's and a
+             traceback's getters by name (.__traceback__, .tb_next), not +0x28; a logger
+             a local of the running main() holds is also shown held by logging's
+             loggerDict (what keeps it once main() returns); `roots` names a module's
+             globals dict (held by its functions too) reqserver.__dict__
+  sqliteconns  sqlite3 connections never closed: +60; no object is made up of the words
+             of a C module's state a connection points to (3.11+: _sqlite3's, which
+             starts with its exception types, read as a DatabaseError)
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -74,7 +84,7 @@ import run_e2e as E  # noqa: E402
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
          "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod",
-         "loghandlers"]
+         "loghandlers", "reqserver", "sqliteconns"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -268,11 +278,11 @@ def case_suspended(ctx, py, tag):
     ctx.check(got[:2] == want, "%s: identify a suspended coroutine's and generator's local"
               % tag, want, got[:2])
     # (the exception and traceback types are C types: a field that is a member of the
-    # type (PyMemberDef: the traceback's tb_frame) by its name, the others (getters:
-    # __traceback__, tb_next) by offset, which differs by version)
-    want = (r"suspended\.errors -> \[5\] -> \+0x[0-9a-f]+ -> \+0x[0-9a-f]+ -> \.tb_frame -> "
-            r"\.f_locals\['blob'\] -> suspended\.Blob")
-    ctx.check(len(got) == 3 and re.fullmatch(want, got[2]),
+    # type (PyMemberDef: the traceback's tb_frame) by its name, the getters
+    # (__traceback__, tb_next) by the name Python shows too)
+    want = ("suspended.errors -> [5] -> .__traceback__ -> .tb_next -> .tb_frame -> "
+            ".f_locals['blob'] -> suspended.Blob")
+    ctx.check(len(got) == 3 and want == got[2],
               "%s: identify a local of a frame a kept traceback holds" % tag, want, got[2:])
     check_oracle(ctx, out, prefix, "after", tag)
 
@@ -461,6 +471,60 @@ def case_loghandlers(ctx, py, tag):
     ctx.check(paths(out) == want, "%s: identify a handler and its stream" % tag, want,
               paths(out))
     check_oracle(ctx, out, prefix, "after", tag)
+
+
+def case_reqserver(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "reqserver", tag)
+    out, d = after_shell(ctx, trace, said, ("logger", "order", "scratch", "partial"))
+    for t, n in (("logging.Logger", 100), ("ValueError", 100), ("reqserver.Order", 100),
+                 ("reqserver.Scratch", 100), ("reqserver.Handler", 100),
+                 ("functools.partial", 100), ("traceback", 200)):
+        ctx.check(d.get(t, (0,))[0] == n, "%s: diff: +%s" % (tag, t), n, d.get(t))
+    # 3.11+ keep instance attributes without a dict object; before, through __dict__
+    ld = ".loggerDict" if minor_of(py) >= 11 else ".__dict__ -> ['loggerDict']"
+    # (ERRORS[0] is the warm-up request's)
+    want = ["main() local 'lg' [thread TID]",
+            "logging.Logger.manager -> %s -> ['svc.req7'] -> logging.Logger" % ld,
+            "reqserver.ERRORS -> [8] -> .__traceback__ -> .tb_frame -> .f_locals['log'] -> "
+            "logging.Logger",
+            "reqserver.ERRORS -> [6] -> .__traceback__ -> .tb_frame -> .f_locals['order'] -> "
+            "reqserver.Order",
+            "reqserver.ERRORS -> [6] -> .__traceback__ -> .tb_next -> .tb_frame -> "
+            ".f_locals['scratch'] -> reqserver.Scratch",
+            "[referenced from C] -> functools.partial"]
+    got = [re.sub(r"\[thread \d+\]", "[thread TID]", l.strip()) for l in out.splitlines()
+           if l.startswith("  ") and not re.match(r"^\s+(\d|@)", l)]
+    ctx.check(got == want, "%s: identify a per-request logger a local holds, what a kept "
+              "traceback holds, an atexit callback" % tag, want, got)
+    check_oracle(ctx, out, prefix, "after", tag)
+    # a module's namespace, which its functions hold too (__globals__), is the module's
+    # globals, not "dict held by reqserver, reqserver.cleanup and more"
+    out = one_shell(ctx, trace, "after", ["roots 3000"])
+    rows = [l.split(None, 5)[5] for l in out.splitlines()
+            if re.match(r"^\s*\d+\s+[\d.]+ \S+\s+[\d.]+ \S+\s+"
+                        r"(dict held by )?(reqserver|logging)[ .,]", l)]
+    want = ["reqserver.__dict__ (dict: the module's globals)",
+            "logging.__dict__ (dict: the module's globals)"]
+    got = [r for r in rows if r.startswith("dict held by ") or ".__dict__ " in r]
+    ctx.check(got == want, "%s: roots: the modules' globals" % tag, want, got)
+
+
+def case_sqliteconns(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "sqliteconns", tag)
+    out, d = after_shell(ctx, trace, said, ("conn",))
+    ctx.check(d.get("sqlite3.Connection", (0,))[0] == 60, "%s: diff: +sqlite3.Connection" % tag,
+              60, d.get("sqlite3.Connection"))
+    want = ["sqliteconns.CONNS -> [20] -> sqlite3.Connection"]
+    ctx.check(paths(out) == want, "%s: identify a connection" % tag, want, paths(out))
+    # gc.get_objects() has no exception at all: none made up of the module state's words
+    exc = {t: c for t, c in parse_counts(out).items() if t.endswith("Error")}
+    ctx.check(exc == {}, "%s: count --by type: no exception objects" % tag, {}, exc)
+    out = one_shell(ctx, trace, "after", ["show " + said["conn"]])
+    bad = [l.strip() for l in out.splitlines() if re.match(r"^\s+\d+\s+\+0x\S+\s+\S*Error ", l)]
+    ctx.check(bad == [], "%s: show a connection: no word of it is an exception" % tag, [],
+              bad)
+    check_oracle(ctx, one_shell(ctx, trace, "after", ["count --by type"]), prefix, "after",
+                 tag)
 
 
 def case_gcoff(ctx, py, tag):

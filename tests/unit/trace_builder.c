@@ -306,6 +306,14 @@ lh_tb_mark(lh_tb_t *tb, uint64_t ts, const char *label)
 }
 
 void
+lh_tb_suppressions(lh_tb_t *tb, uint64_t ts, const char *text)
+{
+    uint8_t *r = rec_ts(tb, LH_REC_SUPPRESSIONS, ts);
+    lh_enc_str(&tb->fe, text);
+    rec_end(tb, r);
+}
+
+void
 lh_tb_snapshot(lh_tb_t *tb, uint64_t ts, const char *label, uint64_t trigger)
 {
     uint8_t *r = rec_ts(tb, LH_REC_SNAPSHOT, ts);

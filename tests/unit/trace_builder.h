@@ -53,6 +53,7 @@ void lh_tb_module_unload(lh_tb_t *tb, uint64_t ts, uint64_t epoch, uint64_t load
                          const char *path);
 void lh_tb_thread(lh_tb_t *tb, uint64_t ts, uint64_t tid, const char *name);
 void lh_tb_mark(lh_tb_t *tb, uint64_t ts, const char *label);
+void lh_tb_suppressions(lh_tb_t *tb, uint64_t ts, const char *text);
 void lh_tb_snapshot(lh_tb_t *tb, uint64_t ts, const char *label, uint64_t trigger);
 void lh_tb_rss(lh_tb_t *tb, uint64_t ts, uint64_t rss_bytes);
 void lh_tb_sync(lh_tb_t *tb, uint64_t ts);

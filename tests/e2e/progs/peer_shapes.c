@@ -313,6 +313,46 @@ kept(void)
     t_kept = malloc(1339);
 }
 
+/* The rules the program embeds for LeakSanitizer: leakhound applies them where it applies
+ * its built-in list (run --check, --default-suppressions), as LeakSanitizer and heaptrack
+ * do. They name only the functions below. */
+const char *__lsan_default_suppressions(void);
+void *peer_hidden_by_program(void);
+void *peer_embedded_too(void);
+void *peer_shown(void);
+
+const char *
+__lsan_default_suppressions(void)
+{
+    return "# the program's own\nleak:^peer_hidden_by_program$\nleak:peer_emb*_too\n";
+}
+
+__attribute__((noinline)) void *
+peer_hidden_by_program(void)
+{
+    return malloc(11);
+}
+
+__attribute__((noinline)) void *
+peer_embedded_too(void)
+{
+    return malloc(22);
+}
+
+__attribute__((noinline)) void *
+peer_shown(void)
+{
+    return malloc(44);
+}
+
+/* Three lost blocks: two the program's own rules suppress, one they do not. */
+__attribute__((noinline)) static void
+embedded(void)
+{
+    g_sink = (uintptr_t)peer_hidden_by_program() + (uintptr_t)peer_embedded_too() +
+             (uintptr_t)peer_shown();
+}
+
 /* Overwrites the stack below main's frame, where the mode's frames were. */
 __attribute__((noinline)) static void
 scrub(void)
@@ -357,6 +397,8 @@ main(int argc, char **argv)
         exit(0); /* the blocked thread still runs */
     } else if (strcmp(mode, "kept") == 0) {
         kept();
+    } else if (strcmp(mode, "embedded") == 0) {
+        embedded();
     } else {
         fprintf(stderr, "usage: peer_shapes MODE (see run_peer.py)\n");
         return 2;
