@@ -257,23 +257,30 @@ write_end(int exit_kind, int status)
     write_end_as(exit_kind, status, 0);
 }
 
-void
-lh_recorder_lsan_supp(void)
+/* One agent record of a time stamp (now: delta 0 from the frame's base) and a string, in
+ * buf (cap bytes): EXEC, SUPPRESSIONS. Not written when it does not fit. */
+static void
+write_str_record(uint8_t type, const char *s, uint8_t *buf, size_t cap)
 {
-    lh_lsansupp_read();
-    const char *s = lh_lsansupp_text();
-    if (!s || !lh_recording()) {
-        return;
-    }
-    static uint8_t buf[LH_LSANSUPP_MAX + 32]; /* under the guard, once, at start */
     lh_enc_t e;
-    lh_enc_init(&e, buf, sizeof buf);
-    uint8_t *r = lh_enc_rec_begin(&e, LH_REC_SUPPRESSIONS);
+    lh_enc_init(&e, buf, cap);
+    uint8_t *r = lh_enc_rec_begin(&e, type);
     lh_enc_varint(&e, 0);
     lh_enc_str(&e, s);
     lh_enc_rec_end(&e, r);
     if (lh_enc_ok(&e)) {
         lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
+    }
+}
+
+void
+lh_recorder_lsan_supp(void)
+{
+    lh_lsansupp_read();
+    const char *s = lh_lsansupp_text();
+    if (s && lh_recording()) {
+        static uint8_t buf[LH_LSANSUPP_MAX + 32]; /* under the guard, once, at start */
+        write_str_record(LH_REC_SUPPRESSIONS, s, buf, sizeof buf);
     }
 }
 
@@ -290,15 +297,7 @@ lh_recorder_exec(const char *path)
     lh_flush_all(1);
     if (lh_g.fd >= 0 || lh_events_total() > 0) {
         uint8_t buf[LH_PATH_MAX + 32];
-        lh_enc_t e;
-        lh_enc_init(&e, buf, sizeof buf);
-        uint8_t *r = lh_enc_rec_begin(&e, LH_REC_EXEC);
-        lh_enc_varint(&e, 0);
-        lh_enc_str(&e, path);
-        lh_enc_rec_end(&e, r);
-        if (lh_enc_ok(&e)) {
-            lh_write_agent_frame(buf, (size_t)(e.p - buf), 1, lh_sys_now_ns(), 0);
-        }
+        write_str_record(LH_REC_EXEC, path, buf, sizeof buf);
         /* The trace ends here if the exec succeeds. If it fails, recording goes on and the
          * END written at exit supersedes this one (readers keep the last END). */
         write_end(LH_EXIT_EXEC, 0);

@@ -381,7 +381,7 @@ lh_collect_run(const char *path, const lh_collect_opts_t *opts, lh_collect_t **o
     if ((rc = lh_timeline_new(&tlo, &c->tl, err)) < 0) {
         goto fail;
     }
-    lh_consumer_t cs[2] = {{apply, c}, lh_timeline_consumer(c->tl)};
+    lh_consumer_t cs[2] = {{apply, c, 0}, lh_timeline_consumer(c->tl)};
     lh_stream_opts_t so = {c->opts.salvage, cs, 2, c->opts.on_progress, c->opts.progress_ctx};
     if ((rc = lh_stream_run(path, &so, &c->t, &c->r, err)) < 0 || (rc = finish(c, err)) < 0) {
         goto fail;

@@ -246,7 +246,8 @@ lh_growth_rank(lh_growth_t *g, lh_collect_t *c, const lh_supp_t *supp, lh_err_t 
     if (rc < 0) {
         return rc == LH_ENOMEM ? rc : 0; /* fewer than 2 points: g->n_points < 2 */
     }
-    if ((rc = lh_growth_filter(g, drop_suppressed, &d, err)) < 0) {
+    if ((rc = lh_growth_filter(g, drop_suppressed, &d, err)) < 0 ||
+        (rc = lh_growth_arena_last(g, lh_collect_trace(c), lh_collect_symbolizer(c), err)) < 0) {
         lh_growth_fini(g);
     }
     return rc;

@@ -57,8 +57,8 @@ int lh_evolution_build(lh_evolution_t *e, lh_collect_t *c, size_t top, int x_mar
 void lh_evolution_fini(lh_evolution_t *e);
 
 /* The growth ranking: the sites that grow (timeline.h: lh_timeline_growth, the one growth
- * model), by least-squares slope, descending; sites a rule of supp matches (supp may be
- * NULL) are left out. With fewer than 2 boundaries, 0 and g->n_points < 2. Returns 0 or
+ * model), by least-squares slope, descending, perl's arena last (report.h:
+ * lh_growth_arena_last); sites a rule of supp matches (supp may be NULL) are left out. With fewer than 2 boundaries, 0 and g->n_points < 2. Returns 0 or
  * LH_ENOMEM; release with lh_growth_fini. */
 int lh_growth_rank(lh_growth_t *g, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err);
 

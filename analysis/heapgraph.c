@@ -202,7 +202,7 @@ static int
 read_trace(lh_heapgraph_t *hg, int salvage, lh_err_t *err)
 {
     pass_t *ps = hg->pass;
-    lh_consumer_t me = {on_event, ps};
+    lh_consumer_t me = {on_event, ps, 1};
     lh_stream_opts_t so = {salvage, &me, 1, NULL, NULL};
     lh_replay_t *r = NULL;
     lh_trace_close(hg->trace);
@@ -921,7 +921,7 @@ lh_heapgraph_begin(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgra
 lh_consumer_t
 lh_heapgraph_consumer(lh_heapgraph_t *hg)
 {
-    return (lh_consumer_t){on_event, hg->pass};
+    return (lh_consumer_t){on_event, hg->pass, 1}; /* modules, tags and snapshots only */
 }
 
 int

@@ -116,5 +116,5 @@ consume(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *
 lh_consumer_t
 lh_history_consumer(lh_history_t *h)
 {
-    return (lh_consumer_t){consume, h};
+    return (lh_consumer_t){consume, h, 0};
 }

@@ -417,6 +417,34 @@ obj_get(dec_t *d, uint64_t addr)
     return obj_add(d, addr, ti, 0);
 }
 
+/* obj_get for a word a conservative scan found (scan_words), which may be any pointer: a
+ * block whose second word points to a type is no object when its first word, the
+ * reference count, is the address of an object too (a C module's state, which starts
+ * with its objects: _sqlite3's with &DataError, &DatabaseError, was taken for a
+ * DatabaseError). A count as large as an address is no real one, but a small address
+ * (Debian's python3 is no PIE: its data from 0x400000) can be: only an object's is
+ * refused, which no count equals. */
+static uint32_t
+obj_get_scanned(dec_t *d, uint64_t addr)
+{
+    uint32_t i = addr && !(addr & 7) ? lh_addrmap_get(&d->objmap, addr, NONE32) : NONE32;
+    if (i != NONE32 || !addr || (addr & 7)) {
+        return i;
+    }
+    int ok;
+    uint64_t rc = rd(d, addr + d->o->ob_refcnt, &ok);
+    if (ok && rc && !(rc & 7)) {
+        if (lh_addrmap_get(&d->objmap, rc, NONE32) != NONE32) {
+            return NONE32;
+        }
+        uint64_t t = rd(d, rc + d->o->ob_type, &ok);
+        if (ok && type_info(d, t) != NONE32) {
+            return NONE32;
+        }
+    }
+    return obj_get(d, addr);
+}
+
 static void
 edge_add(dec_t *d, uint32_t src, uint32_t dst, uint32_t lab, int count)
 {
@@ -1027,7 +1055,7 @@ scan_words(dec_t *d, uint32_t src, uint64_t base, int64_t from, int64_t bytes,
         uint64_t v;
         memcpy(&v, buf + off, 8);
         if (v && !(v & 7) && v != self) {
-            uint32_t dst = obj_get(d, v);
+            uint32_t dst = obj_get_scanned(d, v);
             if (dst != NONE32) {
                 lab[0] = '.';
                 if (d->nolab) {

@@ -4,6 +4,7 @@
  */
 #include "report.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,13 +113,6 @@ lh_frame_is_user_code(const lh_frame_t *f)
     return f->lang == LH_LANG_PYTHON && !f->phase && f->file && f->file[0] != '<' &&
            !strstr(f->file, "/site-packages/") && !strstr(f->file, "/dist-packages/") &&
            !in_python_lib(f->file);
-}
-
-int
-lh_frame_is_perl_eval(const lh_frame_t *f)
-{
-    return f->lang == LH_LANG_PERL && !f->phase && f->file &&
-           (starts_with(f->file, "(eval ") || starts_with(f->file, "(re_eval "));
 }
 
 long
@@ -292,20 +286,51 @@ lh_trace_records_lang(const lh_trace_t *t, int lang)
     return 0;
 }
 
-/* A site to rank: its group, then lh_rank_t's keys (bytes, blocks, id). */
+/* A site to rank: its place among the growing sites (report.h), its group, then
+ * lh_rank_t's keys (bytes, blocks, id). */
 typedef struct ranked {
     lh_rank_t k;
     lh_site_rank_t group;
+    size_t growth; /* index in the growth listing when the site grows, else SIZE_MAX */
 } ranked_t;
 
 static int
 ranked_cmp(const void *a, const void *b)
 {
     const ranked_t *x = a, *y = b;
+    if (x->growth != y->growth) {
+        return x->growth < y->growth ? -1 : 1;
+    }
     if (x->group != y->group) {
         return x->group < y->group ? -1 : 1;
     }
     return lh_rank_cmp(&x->k, &y->k);
+}
+
+/* Per stack id below n: the index in g's listing of the site when it grows, else SIZE_MAX;
+ * *out NULL when g is NULL, nothing grows or g was not measured over marks or snapshots
+ * (report.h). Returns 0 or LH_ENOMEM. */
+static int
+growth_index(const lh_growth_t *g, size_t n, size_t **out)
+{
+    *out = NULL;
+    if (!g || !g->n_growing || g->kind == LH_BOUND_ACTIVITY) {
+        return 0;
+    }
+    size_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        return LH_ENOMEM;
+    }
+    for (size_t id = 0; id < n; id++) {
+        v[id] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < g->n_sites; i++) {
+        if (g->sites[i].growing && g->sites[i].stack_id < n) {
+            v[g->sites[i].stack_id] = i;
+        }
+    }
+    *out = v;
+    return 0;
 }
 
 int
@@ -347,9 +372,12 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
 
     ranks = malloc((n_stacks ? n_stacks : 1) * sizeof *ranks);
     lh_stack_stats_t *inh = NULL; /* per stack: inherited blocks still live */
+    size_t *grows = NULL;         /* per stack: its index in the growth listing, or SIZE_MAX */
     if (!ranks || (rep->info->inherited &&
-                   (rc = inherited_live(r, rep->info->fork_ts_ns, n_stacks, &inh)) < 0)) {
+                   (rc = inherited_live(r, rep->info->fork_ts_ns, n_stacks, &inh)) < 0) ||
+        (rc = growth_index(opts ? opts->growth : NULL, n_stacks, &grows)) < 0) {
         free(ranks);
+        free(inh);
         return lh_err_set(err, LH_ENOMEM, "out of memory building the report");
     }
     for (size_t id = 0; id < n_stacks; id++) {
@@ -361,10 +389,13 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
             rep->inherited_bytes += inh[id].live_bytes;
         }
         if (s.live_blocks) {
+            size_t gi = grows ? grows[id] : SIZE_MAX;
             ranks[n_ranks++] = (ranked_t){{(uint32_t)id, s.live_bytes, s.live_blocks},
-                                          lh_site_rank((uint32_t)id, &s, by_class)};
+                                          lh_site_rank((uint32_t)id, &s, by_class), gi};
+            rep->n_growing += gi != SIZE_MAX;
         }
     }
+    rep->growth = rep->n_growing ? opts->growth : NULL;
     rep->ranked_by_class = by_class && by_class->present;
     lh_qsort(ranks, n_ranks, sizeof *ranks, ranked_cmp);
     rep->n_leak_sites = n_ranks;
@@ -384,6 +415,8 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         /* (a Python site's kind still says what the split found: JSON "rank") */
         site->rank = by_class == split ? ranks[i].group
                                        : lh_site_rank(site->stack_id, &site->stats, split);
+        site->growth = ranks[i].growth != SIZE_MAX ? &rep->growth->sites[ranks[i].growth]
+                                                   : NULL;
         site->location = -1;
         site->user_frame = -1;
         if (st) {
@@ -398,10 +431,12 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
     }
     free(ranks);
     free(inh);
+    free(grows);
     return 0;
 fail:
     free(ranks);
     free(inh);
+    free(grows);
     lh_report_fini(rep);
     return rc;
 }
@@ -415,4 +450,48 @@ lh_report_fini(lh_report_t *rep)
     free(rep->sites);
     rep->sites = NULL;
     rep->n_sites = 0;
+}
+
+/* Whether stack id's site is located at perl's SV arena (scriptstack.h): 1, 0 or an error. */
+static int
+at_perl_arena(const lh_trace_t *t, lh_symbolizer_t *sym, uint32_t id, lh_err_t *err)
+{
+    lh_site_t s;
+    memset(&s, 0, sizeof s);
+    s.stack_id = id;
+    int rc = lh_site_symbolize(&s, t, sym, err);
+    if (rc == 0) {
+        rc = s.location >= 0 && s.frames[s.location].function &&
+             strcmp(s.frames[s.location].function, LH_SCRIPTSTACK_PERL_ARENA) == 0;
+    }
+    lh_site_fini(&s);
+    return rc;
+}
+
+int
+lh_growth_arena_last(lh_growth_t *g, const lh_trace_t *t, lh_symbolizer_t *sym, lh_err_t *err)
+{
+    if (!lh_trace_records_lang(t, LH_LANG_PERL)) {
+        return 0;
+    }
+    size_t n = g->n_growing < g->n_sites ? g->n_growing : g->n_sites, k = 0, m = 0;
+    lh_growth_site_t *arena = malloc((n ? n : 1) * sizeof *arena);
+    if (!arena) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory ranking the growing sites");
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = at_perl_arena(t, sym, g->sites[i].stack_id, err);
+        if (rc < 0) {
+            free(arena);
+            return rc;
+        }
+        if (rc) {
+            arena[m++] = g->sites[i];
+        } else {
+            g->sites[k++] = g->sites[i];
+        }
+    }
+    memcpy(g->sites + k, arena, m * sizeof *arena);
+    free(arena);
+    return 0;
 }

@@ -4,7 +4,17 @@
  * been replayed: the summary numbers, and the top sites (stacks with live blocks at the
  * end) by leaked bytes, each with its symbolized frames.
  *
- * The order of the sites (lh_site_rank): first the sites that may leak, then those whose
+ * The order of the sites. When the run shows growth (opts.growth: the one growth model's
+ * listing, growth.h, in the order `report --growth` prints it), the sites that grow come
+ * first, in that order (by bytes per mark or snapshot): what grows while the program runs
+ * is where a leak is, whatever its class at exit (a cache a global still reaches, growing
+ * per request, above a start-up buffer of a fixed size that was lost). Each keeps its
+ * class (rank, the split's kinds). Growth means over the run's marks, else the snapshots
+ * taken while it ran: without them `report --growth` infers growth from when the blocks
+ * live at the end were made (survivors.h), too weak an answer to reorder the report (a
+ * Python program's imports, made over the whole run, "grow" there in 4 of 20 slices and
+ * would lead it). Then, and in a run without growth for every site:
+ * (lh_site_rank) first the sites that may leak, then those whose
  * every block live at exit was still reachable, then the one-time still reachable ones;
  * by leaked bytes within each group. A block still reachable at exit is one the program
  * chose to keep (Valgrind does not even list them by default), and a one-time one (its
@@ -36,6 +46,7 @@
 
 #include "err.h"
 #include "replay.h"
+#include "scriptstack.h"
 #include "symbolize.h"
 #include "timeline.h"
 #include "trace.h"
@@ -51,6 +62,8 @@ typedef struct lh_site {
     uint32_t stack_id;
     lh_stack_stats_t stats;
     lh_site_rank_t rank;
+    /* Borrowed from opts.growth: the site's entry when it grows (ranked first), else NULL. */
+    const lh_growth_site_t *growth;
     int has_stack;       /* the stack record was in the trace */
     lh_frame_t *frames;  /* innermost first, agent frames removed; owned by the report */
     size_t n_frames;
@@ -77,8 +90,12 @@ typedef struct lh_report {
     double duration_s;     /* start to END, else to the last event */
     double peak_time_s;    /* since start */
     size_t n_leak_sites;   /* stacks with live blocks */
-    lh_site_t *sites;      /* the top ones, by rank group, then leaked bytes descending */
+    lh_site_t *sites;      /* the top ones: growing, then by rank group, then leaked bytes */
     int ranked_by_class;   /* the order used the exit snapshot's split (opts.split) */
+    /* Borrowed, NULL when the run shows no growth: the listing that ranked the growing
+     * sites first (opts.growth); n_growing of the n_leak_sites grow (not suppressed). */
+    const lh_growth_t *growth;
+    size_t n_growing;
     size_t n_sites;
     const lh_rss_cmp_t *rss; /* borrowed, NULL when not tracked: RSS against heap */
     /* Set by lh_report_suppress (suppress.h): what the suppression rules hid. n_leak_sites
@@ -113,6 +130,10 @@ typedef struct lh_report_opts {
     size_t top; /* sites to keep; 0: all */
     /* Borrowed, may be NULL: the built split (leaksplit.h) that ranks the sites. */
     const struct lh_leak_split *split;
+    /* Borrowed, may be NULL: the growth listing (timeline.h: lh_timeline_growth, its growing
+     * sites first in listing order) that ranks the growing sites first; it must outlive the
+     * report. A listing in which nothing grows changes nothing. */
+    const lh_growth_t *growth;
 } lh_report_opts_t;
 
 /* Builds the report. sym may be NULL (no symbolization: frames carry addresses only).
@@ -131,6 +152,14 @@ void lh_site_fini(lh_site_t *site);
  * LH_ENOMEM. */
 int lh_site_growers(lh_site_t *site, const lh_trace_t *t, const lh_replay_t *r,
                     lh_symbolizer_t *sym, lh_err_t *err);
+
+/* perl's SV arena slabs grow when live SVs do, whichever line made them: interpreter
+ * bookkeeping, not a line to fix. In a trace with Perl frames, moves g's growing sites
+ * located there after its other growing sites (a stable partition of the growing ones),
+ * for every listing of what grows (report --growth, the report's order, html). sym may be
+ * NULL. Returns 0 or an error. */
+int lh_growth_arena_last(lh_growth_t *g, const lh_trace_t *t, lh_symbolizer_t *sym,
+                         lh_err_t *err);
 
 /* The rank group of a stack with stats s (live figures as reported), given the split (may
  * be NULL). */
@@ -153,11 +182,6 @@ long lh_site_location(const lh_frame_t *frames, size_t n);
  * where it was made, and this names the user's line that asked for it. -1 when no frame
  * is the user's. Python; for Perl only a location in string-eval'd code (below). */
 long lh_site_user_frame(const lh_frame_t *frames, size_t n);
-/* Whether f is a Perl frame in code a string eval compiled (file "(eval N)" or
- * "(re_eval N)"). When a site's location is one, lh_site_user_frame is the innermost Perl
- * frame outside it with a file of its own, and the views name the location by its sub:
- * "Shop::Request::new in (eval 7):57 (called from app.pl:12 in Shop::App::handle)". */
-int lh_frame_is_perl_eval(const lh_frame_t *f);
 /* Whether the agent recorded script frames of language lang (LH_LANG_PERL, LH_LANG_PYTHON)
  * in trace t (an INTERP record saying so). */
 int lh_trace_records_lang(const lh_trace_t *t, int lang);

@@ -290,3 +290,10 @@ lh_scriptstack_merge(const lh_frame_t *nat, size_t n_nat, const uint32_t *script
     }
     return k;
 }
+
+int
+lh_frame_is_perl_eval(const lh_frame_t *f)
+{
+    return f->lang == LH_LANG_PERL && !f->phase && f->file &&
+           (starts_with(f->file, "(eval ") || starts_with(f->file, "(re_eval "));
+}

@@ -69,6 +69,13 @@ int lh_scriptstack_is_interp_alloc(const lh_frame_t *f);
  * point is on the stack or an eval loop is (script code runs). */
 size_t lh_scriptstack_phase(lh_frame_t *v, size_t n);
 
+/* Whether f is a Perl frame in code a string eval compiled (file "(eval N)" or
+ * "(re_eval N)"). When a site's location is one, lh_site_user_frame is the innermost Perl
+ * frame outside it with a file of its own, and the views name the location by its sub:
+ * "Shop::Request::new in (eval 7):57 (called from app.pl:12 in Shop::App::handle)"
+ * (report.h), and sites are keyed without the eval's number (sitecanon.h). */
+int lh_frame_is_perl_eval(const lh_frame_t *f);
+
 /* The function of the frame that stands for one of perl's arenas (Perl_more_bodies,
  * Perl_more_sv): a slab for SV heads, bodies or hash entries made anywhere, taken by
  * whichever line first needed a new one. It is a phase frame (no file) and the site's

@@ -9,6 +9,9 @@
  * (in the order asked) whose displayed stack is the same; the trace reader delivers events
  * with it (trace.c), so every figure, view, export and `--site N` sees one site per line.
  *
+ * Perl code compiled by string evals is keyed without the eval's number ("(eval N)"): a
+ * line that evals a new string each time is one site, not one per eval.
+ *
  * Only stacks with script frames are mapped, and only when the interpreter's frames are
  * hidden (not `--native`): a purely native stack is always its own site, as before.
  *

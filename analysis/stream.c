@@ -49,8 +49,12 @@ lh_stream_run(const char *path, const lh_stream_opts_t *o, lh_trace_t **tp, lh_r
             }
         }
         int stop = 0;
+        int heap = ev.type == LH_REC_ALLOC || ev.type == LH_REC_REALLOC || ev.type == LH_REC_FREE;
         for (size_t i = 0; i < o->n_consumers; i++) {
             const lh_consumer_t *c = &o->consumers[i];
+            if (heap && c->skip_heap) {
+                continue;
+            }
             if ((rc = c->event(c->ctx, t, r, &ev, err)) < 0) {
                 goto fail;
             }

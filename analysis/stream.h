@@ -26,6 +26,9 @@ typedef struct lh_consumer {
     int (*event)(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev,
                  lh_err_t *err);
     void *ctx;
+    /* 1: event does nothing with ALLOC, REALLOC and FREE events (most of a trace: a
+     * python3 trace's 600k), so the stream does not call it for them; 0: every event. */
+    int skip_heap;
 } lh_consumer_t;
 
 typedef struct lh_stream_opts {

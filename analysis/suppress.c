@@ -301,12 +301,16 @@ lh_report_suppress(lh_report_t *rep, lh_supp_t *s, size_t top)
             rep->n_suppressed_sites++;
             rep->suppressed_bytes += site->stats.live_bytes;
             rep->suppressed_blocks += site->stats.live_blocks;
+            rep->n_growing -= site->growth != NULL;
             lh_site_fini(site);
             continue;
         }
         rep->sites[k++] = *site;
     }
     rep->n_leak_sites -= rep->n_suppressed_sites;
+    if (!rep->n_growing) {
+        rep->growth = NULL; /* what grew is suppressed: the order is the one without growth */
+    }
     for (size_t i = top && top < k ? top : k; i < k; i++) {
         lh_site_fini(&rep->sites[i]);
     }

@@ -385,7 +385,11 @@ consume(void *tl, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *e
 lh_consumer_t
 lh_timeline_consumer(lh_timeline_t *tl)
 {
-    return (lh_consumer_t){consume, tl};
+    /* Without series, differential leaks, temporaries or the activity, a heap event
+     * changes nothing here (lh_timeline_event): the plain report's timeline is only its
+     * RSS samples, marks and snapshots. */
+    int heap = tl->o.series || tl->o.diff || tl->o.temporary || tl->act;
+    return (lh_consumer_t){consume, tl, !heap};
 }
 
 const lh_boundary_t *

@@ -129,7 +129,7 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
 {
     /* salvage: a crashed program is still checked; the split's consumer captures the exit
      * snapshot's live set in the same pass */
-    lh_consumer_t hook = {NULL, NULL};
+    lh_consumer_t hook = {NULL, NULL, 0};
     lh_stream_opts_t so = {1, &hook, 1, NULL, NULL};
     lh_trace_t *t = NULL;
     lh_replay_t *r = NULL;

@@ -40,7 +40,7 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     lh_collect_opts_t co = {0};
     lh_collect_t *c = NULL;
     lh_report_t rep;
-    lh_report_opts_t ro = {top, NULL};
+    lh_report_opts_t ro = {top, NULL, NULL};
     lh_funcs_t f;
     lh_tree_t t;
     lh_evolution_t e;
@@ -57,6 +57,11 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
     if (sp) {
         ro.top = 0; /* every site, filtered, then cut to --top */
     }
+    if ((rc = lh_growth_rank(&g, c, sp, err)) < 0) {
+        goto done;
+    }
+    have_g = 1;
+    ro.growth = &g; /* the growing sites first in the table too (report.h) */
     if ((rc = lh_report_build(&rep, lh_collect_trace(c), lh_collect_replay(c),
                               lh_collect_symbolizer(c), &ro, err)) < 0) {
         goto done;
@@ -81,10 +86,6 @@ lh_cmd_html(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_e = 1;
-    if ((rc = lh_growth_rank(&g, c, sp, err)) < 0) {
-        goto done;
-    }
-    have_g = 1;
     size_t ng = g.n_sites < HTML_GROWTH_ROWS ? g.n_sites : HTML_GROWTH_ROWS;
     if (!(gsites = calloc(ng ? ng : 1, sizeof *gsites))) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory");

@@ -29,7 +29,8 @@ const char lh_cmd_report_usage[] =
     "                        [--heuristics H] [--by function ...]\n"
     "\n"
     "Reads a trace written by `leakhound run` and reports the blocks still allocated when\n"
-    "the program ended, grouped by allocation stack, largest first. When the trace has RSS\n"
+    "the program ended, grouped by allocation stack, largest first; the sites that grow\n"
+    "over the marks (or snapshots) first, as --growth ranks them. When the trace has RSS\n"
     "samples, compares RSS growth with heap growth.\n"
     "\n"
     "  --growth         instead: per site, live bytes and blocks at each mark (or snapshot),\n"
@@ -114,49 +115,26 @@ temp_stack(const void *row)
     return ((const lh_temp_site_t *)row)->stack_id;
 }
 
-/* Whether stack id's site is located at perl's SV arena (scriptstack.h). */
+/* The growth listing of the pass (its timeline kept series), in the order report --growth
+ * prints it: growing sites first by bytes per point, suppressed sites left out, perl's
+ * arena after the other growing sites. The plain report ranks by it too (report.h), so
+ * that both put the same site first. Returns 0, LH_EINVAL with g->why (fewer than 2
+ * points), or another error; g is released on failure. */
 static int
-at_perl_arena(lh_pass_t *p, uint32_t id, lh_err_t *err)
+growth_listing(lh_pass_t *p, lh_growth_t *g, lh_err_t *err)
 {
-    lh_site_t s;
-    memset(&s, 0, sizeof s);
-    s.stack_id = id;
-    int rc = lh_site_symbolize(&s, p->t, p->sym, err);
-    if (rc == 0) {
-        rc = s.location >= 0 && s.frames[s.location].function &&
-             strcmp(s.frames[s.location].function, LH_SCRIPTSTACK_PERL_ARENA) == 0;
+    int rc = lh_timeline_growth(p->tl, NULL, g, err);
+    if (rc < 0) {
+        return rc;
     }
-    lh_site_fini(&s);
-    return rc;
-}
-
-/* perl's SV arena slabs grow when live SVs do, whichever line made them: interpreter
- * bookkeeping, not a line to fix. Its growing sites go after the other growing sites (the
- * leaking lines first; the text view folds them into one entry). A stable partition of
- * g->sites[0 .. n_growing). Returns 0 or an error. */
-static int
-perl_arena_last(lh_pass_t *p, lh_growth_t *g, lh_err_t *err)
-{
-    size_t n = g->n_growing < g->n_sites ? g->n_growing : g->n_sites, k = 0, m = 0;
-    lh_growth_site_t *arena = malloc((n ? n : 1) * sizeof *arena);
-    if (!arena) {
-        return lh_err_set(err, LH_ENOMEM, "report --growth: out of memory");
+    rc = lh_growth_filter(g, suppressed, p, err);
+    if (rc >= 0) {
+        rc = lh_growth_arena_last(g, p->t, p->sym, err);
     }
-    for (size_t i = 0; i < n; i++) {
-        int rc = at_perl_arena(p, g->sites[i].stack_id, err);
-        if (rc < 0) {
-            free(arena);
-            return rc;
-        }
-        if (rc) {
-            arena[m++] = g->sites[i];
-        } else {
-            g->sites[k++] = g->sites[i];
-        }
+    if (rc < 0) {
+        lh_growth_fini(g);
     }
-    memcpy(g->sites + k, arena, m * sizeof *arena);
-    free(arena);
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* report --growth and report --temporary: one pass through a timeline. */
@@ -177,8 +155,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         return rc;
     }
     if (a->growth) {
-        rc = lh_timeline_growth(p.tl, NULL, &g, err);
-        rc = lh_pass_advise(rc, g.why, err);
+        rc = lh_pass_advise(growth_listing(&p, &g, err), g.why, err);
         n_all = g.n_sites;
     } else {
         rc = lh_timeline_temporary(p.tl, p.r, &tmp, err);
@@ -188,14 +165,8 @@ report_over_time(const report_args_t *a, lh_err_t *err)
         goto done;
     }
     have = 1;
-    /* suppressed sites are left out, as from every listing */
-    if (a->growth) {
-        rc = lh_growth_filter(&g, suppressed, &p, err);
-        if (rc >= 0 && lh_trace_records_lang(p.t, LH_LANG_PERL)) {
-            rc = perl_arena_last(&p, &g, err);
-        }
-        n_all = g.n_sites;
-    } else {
+    /* suppressed sites are left out, as from every listing (growth_listing did it) */
+    if (!a->growth) {
         rc = lh_pass_drop_suppressed(&p, tmp.sites, &tmp.n_sites, sizeof *tmp.sites, temp_stack,
                                      NULL, err);
         n_all = tmp.n_sites;
@@ -233,8 +204,11 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     lh_report_t rep = {0};
     lh_report_opts_t ropts = {0};
     lh_leak_split_t split;
-    int have_rep = 0, have_pass = 0;
+    lh_timeline_opts_t tlo = {0};
+    lh_growth_t g;
+    int have_rep = 0, have_pass = 0, have_growth = 0;
     lh_leak_split_init(&split);
+    tlo.series = 1;
     for (int i = 1; i < argc; i++) { /* --by function: cmd_report_by.c */
         if (strcmp(argv[i], "--by") == 0 || strncmp(argv[i], "--by=", 5) == 0) {
             return lh_cmd_report_by(argc, argv, err);
@@ -250,14 +224,19 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
      * pass. A trace on standard input has no directory: its snapshots' contents files
      * cannot be found, so there is no reference graph to read. */
-    lh_consumer_t hook = {NULL, NULL};
+    lh_consumer_t hook = {NULL, NULL, 0};
     int graph = !a.no_graph && !a.load.stdin_path[0];
     split.heuristics = a.heur_bits;
     if ((graph && (rc = lh_leak_split_begin(&split, a.load.path, &hook, err)) < 0) ||
-        (rc = lh_pass_run(&p, &a.load, NULL, NULL, graph ? &hook : NULL, err)) < 0) {
+        (rc = lh_pass_run(&p, &a.load, &tlo, NULL, graph ? &hook : NULL, err)) < 0) {
         goto done;
     }
     have_pass = 1;
+    /* the growing sites rank first (report.h); a run with fewer than 2 points has none */
+    if ((rc = growth_listing(&p, &g, err)) < 0 && rc != LH_EINVAL) {
+        goto done;
+    }
+    have_growth = rc == 0;
     int have_split = 0;
     if (lh_leak_split_captured(&split)) {
         lh_err_t e2 = {{0}};
@@ -269,6 +248,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     }
     ropts.top = p.supp.n ? 0 : a.top; /* with suppressions: every site, filtered, then cut */
     ropts.split = have_split ? &split : NULL; /* lost first, one-time reachable last */
+    ropts.growth = have_growth ? &g : NULL;
     if ((rc = lh_report_build(&rep, p.t, p.r, p.sym, &ropts, err)) < 0) {
         goto done;
     }
@@ -293,6 +273,9 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
 done:
     if (have_rep) {
         lh_report_fini(&rep);
+    }
+    if (have_growth) {
+        lh_growth_fini(&g);
     }
     lh_leak_split_fini(&split);
     if (have_pass) {

@@ -190,19 +190,33 @@ sites(FILE *out, const lh_html_page_t *p)
 {
     const lh_report_t *r = p->rep;
     char a[32], b[32];
-    fputs("<section id=\"sites\"><h2>Top sites by leaked bytes</h2>\n", out);
+    /* report.h: when the run shows growth, what grows first, in the growth table's order */
+    fputs(r->growth ? "<section id=\"sites\"><h2>Top sites: growing first, then by leaked "
+                      "bytes</h2>\n"
+                    : "<section id=\"sites\"><h2>Top sites by leaked bytes</h2>\n",
+          out);
     if (!r->n_sites) {
         fputs("<p>No leaks: every block allocated while tracing was freed.</p></section>\n", out);
         return;
     }
-    fprintf(out, "<p class=\"muted\">%zu of %zu site%s with blocks live at exit; click a site "
-                 "for its stack (the highlighted frame is the line to look at).</p>\n",
+    fprintf(out, "<p class=\"muted\">%zu of %zu site%s with blocks live at exit",
             r->n_sites, r->n_leak_sites, r->n_leak_sites == 1 ? "" : "s");
+    if (r->growth) {
+        fprintf(out, "; the %zu that grow%s over the run's %s (marked <b>growing</b>) first, by "
+                     "bytes per %s, as in Growth below",
+                r->n_growing, r->n_growing == 1 ? "s" : "", lh_bound_noun(r->growth->kind, 1),
+                lh_bound_noun(r->growth->kind, 0));
+    }
+    fputs("; click a site for its stack (the highlighted frame is the line to look at).</p>\n",
+          out);
     fputs("<table id=\"sites-table\"><thead><tr><th class=\"n\">#</th><th class=\"n\">Leaked</th>"
           "<th class=\"n\">Blocks</th><th class=\"n\">Allocations</th><th class=\"n\">Allocated"
           "</th><th>Site</th></tr></thead><tbody>\n",
           out);
-    uint64_t top = r->sites[0].stats.live_bytes;
+    uint64_t top = 0; /* the bars' scale: the largest (growing sites rank first) */
+    for (size_t i = 0; i < r->n_sites; i++) {
+        top = r->sites[i].stats.live_bytes > top ? r->sites[i].stats.live_bytes : top;
+    }
     for (size_t i = 0; i < r->n_sites; i++) {
         const lh_site_t *s = &r->sites[i];
         double w = top ? 100.0 * (double)s->stats.live_bytes / (double)top : 0;
@@ -211,6 +225,9 @@ sites(FILE *out, const lh_html_page_t *p)
                      "<td class=\"n\">%" PRIu64 "</td><td class=\"n\">%s</td><td>",
                 i + 1, bytes(a, sizeof a, s->stats.live_bytes), w, s->stats.live_blocks,
                 s->stats.n_allocs, bytes(b, sizeof b, s->stats.alloc_bytes));
+        if (s->growth) {
+            fputs("<b>growing</b> ", out);
+        }
         site_cell(out, s, p->cwd);
         fputs("</td></tr>\n", out);
     }

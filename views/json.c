@@ -161,6 +161,14 @@ print_summary(FILE *out, const lh_report_t *rep)
                 rep->inherited_bytes);
     }
     fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
+    /* the keys that ordered "sites", first to last (report.h) */
+    fprintf(out, ", \"ranked_by\": [%s%s\"bytes\"]", rep->growth ? "\"growth\", " : "",
+            rep->ranked_by_class ? "\"class\", " : "");
+    if (rep->growth) {
+        fprintf(out, ", \"growing_sites\": %zu, \"growth_boundaries\": \"%s\""
+                     ", \"growth_points\": %zu",
+                rep->n_growing, lh_bound_noun(rep->growth->kind, 1), rep->growth->n_points);
+    }
     if (rep->n_suppressed_sites) { /* report --suppressions */
         fprintf(out, ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64
                      ", \"suppressed_sites\": %zu",
@@ -233,6 +241,13 @@ print_site(FILE *out, const lh_report_t *rep, const lh_site_t *site)
             site->stack_id, lh_site_rank_name(site->rank));
     lh_json_site_frames(out, site);
     lh_json_site_split(out, rep, site); /* issue 5: nothing without an exit snapshot */
+    if (site->growth) { /* ranked first because it grows (report.h) */
+        fputs(", \"growth\": {", out);
+        lh_json_growth(out, site->growth, rep->growth);
+        fputs("}", out);
+    } else if (rep->growth) {
+        fputs(", \"growth\": null", out);
+    }
     fputs("}", out);
 }
 
@@ -262,6 +277,38 @@ lh_json_site_frames(FILE *out, const lh_site_t *site)
         }
         fputs("]", out);
     }
+}
+
+void
+lh_json_num(FILE *out, double x)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6f", x);
+    char *p = buf + strlen(buf) - 1;
+    while (*p == '0') {
+        *p-- = '\0';
+    }
+    if (*p == '.') {
+        *p = '\0';
+    }
+    fputs(strcmp(buf, "-0") == 0 ? "0" : buf, out);
+}
+
+void
+lh_json_growth(FILE *out, const lh_growth_site_t *s, const lh_growth_t *g)
+{
+    size_t last = g->n_points - 1;
+    fprintf(out, "\"growing\": %s, \"trend\": \"%s\", \"trend_z\": %.3f"
+                 ", \"growth_bytes_per_mark\": ",
+            s->growing ? "true" : "false", lh_trend_name(s->trend.kind), s->trend.z);
+    lh_json_num(out, s->slope_bytes);
+    fputs(", \"growth_blocks_per_mark\": ", out);
+    lh_json_num(out, s->slope_blocks);
+    fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
+                 ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
+                 ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
+            s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
+            s->blocks[0], s->blocks[last]);
 }
 
 int

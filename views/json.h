@@ -33,6 +33,12 @@ int lh_view_json(FILE *out, const lh_report_t *rep, lh_err_t *err);
  * writes them (no surrounding braces). */
 void lh_json_site_frames(FILE *out, const lh_site_t *site);
 
+/* A double with up to 6 decimals, trailing zeros dropped ("64", "0.48", "0.009505"). */
+void lh_json_num(FILE *out, double x);
+/* The members of a site's figures in growth listing g, as report --growth writes them (no
+ * braces): "growing", "trend", "trend_z", "growth_bytes_per_mark", ..., "last_blocks". */
+void lh_json_growth(FILE *out, const lh_growth_site_t *s, const lh_growth_t *g);
+
 /* Writes s[0..len) as a JSON string literal, quotes included. */
 void lh_json_string(FILE *out, const char *s, size_t len);
 /* Writes the NUL-terminated s as a JSON string literal, or null when s is NULL. */

@@ -350,6 +350,35 @@ lh_text_cxx_lib_run(const lh_site_t *site, size_t i)
     return j - i;
 }
 
+const char *
+lh_text_rate_bytes(char *buf, size_t len, double bytes)
+{
+    if (bytes < 0) {
+        char h[48];
+        snprintf(buf, len, "-%s", lh_text_rate_bytes(h, sizeof h, -bytes));
+        return buf;
+    }
+    if (bytes < 1024) {
+        snprintf(buf, len, bytes == (double)(uint64_t)bytes ? "%.0f B" : "%.2f B", bytes);
+        return buf;
+    }
+    return lh_text_human_bytes(buf, len, (uint64_t)(bytes + 0.5));
+}
+
+void
+lh_text_growth(FILE *out, const lh_growth_site_t *s, const lh_growth_t *g)
+{
+    char h[48], h2[48], h3[48];
+    size_t last = g->n_points - 1;
+    fprintf(out, "%s%s per %s (%+.2f blocks), grows in %zu of %zu intervals; %s -> %s; "
+                 "%s (z %.2f)",
+            s->slope_bytes >= 0 ? "+" : "", lh_text_rate_bytes(h, sizeof h, s->slope_bytes),
+            lh_bound_noun(g->kind, 0), s->slope_blocks, s->grew_intervals, s->intervals,
+            lh_text_human_bytes(h2, sizeof h2, s->bytes[0]),
+            lh_text_human_bytes(h3, sizeof h3, s->bytes[last]), lh_trend_name(s->trend.kind),
+            s->trend.z);
+}
+
 static void
 print_site(FILE *out, size_t rank, const lh_site_t *site, const char *cwd)
 {
@@ -471,23 +500,40 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
     } else {
         const char *order = rep->ranked_by_class ? " (lost blocks first)" : "";
         if (rep->n_sites < rep->n_leak_sites) {
-            fprintf(out, "\nTop %zu of %zu sites by leaked bytes%s:\n", rep->n_sites,
-                    rep->n_leak_sites, order);
+            fprintf(out, "\nTop %zu of %zu sites", rep->n_sites, rep->n_leak_sites);
         } else {
-            fprintf(out, "\n%zu site%s by leaked bytes%s:\n", rep->n_sites,
-                    rep->n_sites == 1 ? "" : "s", order);
+            fprintf(out, "\n%zu site%s", rep->n_sites, rep->n_sites == 1 ? "" : "s");
+        }
+        if (rep->growth) { /* report.h: what grows first, in report --growth's order */
+            fprintf(out, ": the %zu growing first, by bytes per %s (report --growth), then by "
+                         "leaked bytes%s:\n",
+                    rep->n_growing, lh_bound_noun(rep->growth->kind, 0), order);
+        } else {
+            fprintf(out, " by leaked bytes%s:\n", order);
         }
         for (size_t i = 0; i < rep->n_sites; i++) {
-            /* report.h: the groups after the leaks, each said once where it starts */
-            if (rep->ranked_by_class && rep->sites[i].rank != LH_RANK_LEAK &&
-                (i == 0 || rep->sites[i - 1].rank != rep->sites[i].rank)) {
-                fputs(rep->sites[i].rank == LH_RANK_REACHABLE
+            const lh_site_t *site = &rep->sites[i], *prev = i ? &rep->sites[i - 1] : NULL;
+            /* report.h: each group after the first said once where it starts */
+            if (site->growth && !prev) {
+                fprintf(out, "\n-- growing over the run's %zu %s:\n", rep->growth->n_points,
+                        lh_bound_noun(rep->growth->kind, 1));
+            } else if (!site->growth && prev && prev->growth) {
+                fputs("\n-- not growing:\n", out);
+            }
+            if (!site->growth && rep->ranked_by_class && site->rank != LH_RANK_LEAK &&
+                (!prev || prev->growth || prev->rank != site->rank)) {
+                fputs(site->rank == LH_RANK_REACHABLE
                           ? "\n-- still reachable at exit (the program kept them):\n"
                           : "\n-- still reachable at exit, allocated once (start-up, buffers):\n",
                       out);
             }
-            print_site(out, i + 1, &rep->sites[i], cwd);
-            lh_text_site_split(out, rep, &rep->sites[i]);
+            print_site(out, i + 1, site, cwd);
+            lh_text_site_split(out, rep, site);
+            if (site->growth) {
+                fputs("    growth: ", out);
+                lh_text_growth(out, site->growth, rep->growth);
+                fputc('\n', out);
+            }
         }
     }
     return lh_view_flush(out, "the report", err);

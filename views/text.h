@@ -49,6 +49,12 @@ const char *lh_text_inline_note(char *buf, size_t len, const lh_frame_t *f, size
 /* Formats bytes in binary units ("1023 B", "1.5 KiB", "12.0 MiB") into buf. Returns buf. */
 const char *lh_text_human_bytes(char *buf, size_t len, uint64_t bytes);
 
+/* "12.5 B", "1.2 KiB": a fractional byte rate, into buf. Returns buf. */
+const char *lh_text_rate_bytes(char *buf, size_t len, double bytes);
+/* A growing site's figures in g as report --growth prints them, no newline: "+96 B per
+ * mark (+1.00 blocks), grows in 399 of 399 intervals; 0 B -> 37.4 KiB; growing (z 8.03)". */
+void lh_text_growth(FILE *out, const lh_growth_site_t *s, const lh_growth_t *g);
+
 /* A signal's name, "SIGTERM" ("signal 99" for a number the C library does not name), in
  * buf. Returns buf. */
 const char *lh_text_signal_name(char *buf, size_t len, uint64_t sig);

@@ -100,38 +100,6 @@ json_site_end(FILE *out, const char *k1, const uint64_t *v1, const char *k2, con
     fputc('}', out);
 }
 
-/* A double with up to 6 decimals, trailing zeros dropped ("64", "0.48", "0.009505"). */
-static void
-json_num(FILE *out, double x)
-{
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.6f", x);
-    char *p = buf + strlen(buf) - 1;
-    while (*p == '0') {
-        *p-- = '\0';
-    }
-    if (*p == '.') {
-        *p = '\0';
-    }
-    fputs(strcmp(buf, "-0") == 0 ? "0" : buf, out);
-}
-
-/* "12.5 B", "1.2 KiB": a fractional byte rate. */
-static const char *
-rate_bytes(char *buf, size_t len, double bytes)
-{
-    if (bytes < 0) {
-        char h[48];
-        snprintf(buf, len, "-%s", rate_bytes(h, sizeof h, -bytes));
-        return buf;
-    }
-    if (bytes < 1024) {
-        snprintf(buf, len, bytes == (double)(uint64_t)bytes ? "%.0f B" : "%.2f B", bytes);
-        return buf;
-    }
-    return lh_text_human_bytes(buf, len, (uint64_t)(bytes + 0.5));
-}
-
 static void
 text_site_head(FILE *out, const lh_tl_view_t *v, size_t rank, const lh_site_t *site)
 {
@@ -167,20 +135,20 @@ lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_sit
             const lh_diff_site_t *s = &d->sites[i];
             fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"trend\": \"%s\", \"score\": ",
                     i ? ",\n  " : "\n  ", s->stack_id, lh_trend_name(s->trend));
-            json_num(out, s->score);
+            lh_json_num(out, s->score);
             fprintf(out, ", \"leaked_intervals\": %zu, \"intervals\": %zu, \"share\": ",
                     s->leaked_intervals, d->n_intervals);
-            json_num(out, s->share);
+            lh_json_num(out, s->share);
             fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64,
                     s->total_bytes, s->total_blocks);
             fputs(", \"bytes_per_interval\": ", out);
-            json_num(out, (double)s->total_bytes / (double)d->n_intervals);
+            lh_json_num(out, (double)s->total_bytes / (double)d->n_intervals);
             fputs(", \"blocks_per_interval\": ", out);
-            json_num(out, (double)s->total_blocks / (double)d->n_intervals);
+            lh_json_num(out, (double)s->total_blocks / (double)d->n_intervals);
             fputs(", \"bytes_per_mark\": ", out);
-            json_num(out, (double)s->total_bytes / per_mark);
+            lh_json_num(out, (double)s->total_bytes / per_mark);
             fputs(", \"blocks_per_mark\": ", out);
-            json_num(out, (double)s->total_blocks / per_mark);
+            lh_json_num(out, (double)s->total_blocks / per_mark);
             json_site_end(out, "interval_blocks", s->blocks, "interval_bytes", s->bytes,
                           d->n_intervals, &sites[i]);
         }
@@ -233,10 +201,10 @@ lh_view_leaks(FILE *out, const lh_tl_view_t *v, const lh_diff_t *d, const lh_sit
                 s->leaked_intervals, d->n_intervals, 100.0 * s->share,
                 lh_text_human_bytes(h, sizeof h, s->total_bytes), s->total_bytes,
                 s->total_blocks, s->total_blocks == 1 ? "" : "s",
-                rate_bytes(h2, sizeof h2, (double)s->total_bytes / (double)d->n_intervals));
+                lh_text_rate_bytes(h2, sizeof h2, (double)s->total_bytes / (double)d->n_intervals));
         if (d->kind == LH_BOUND_SNAPSHOTS && d->n_marks) {
             fprintf(out, ", %s per mark",
-                    rate_bytes(h2, sizeof h2, (double)s->total_bytes / (double)d->n_marks));
+                    lh_text_rate_bytes(h2, sizeof h2, (double)s->total_bytes / (double)d->n_marks));
         }
         fprintf(out, ", score %.1f; %s\n", s->score, lh_trend_name(s->trend));
         lh_text_stack(out, &sites[i], v->max_frames, v->cwd);
@@ -307,12 +275,12 @@ perl_arena_entry(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const l
                  "SVs of the lines above do;\n    the Perl line that took each slab (not the "
                  "owner of what it holds):\n",
             first + 1, LH_SCRIPTSTACK_PERL_ARENA, slope >= 0 ? "+" : "",
-            rate_bytes(h, sizeof h, slope), lh_bound_noun(g->kind, 0), m, m == 1 ? "" : "s",
+            lh_text_rate_bytes(h, sizeof h, slope), lh_bound_noun(g->kind, 0), m, m == 1 ? "" : "s",
             lh_text_human_bytes(h2, sizeof h2, b0), lh_text_human_bytes(h3, sizeof h3, b1));
     for (size_t i = first; i < first + m; i++) {
         const lh_site_t *st = &sites[i];
         fprintf(out, "      %s%s per %s [site %" PRIu32 "] ", g->sites[i].slope_bytes >= 0 ? "+" : "",
-                rate_bytes(h, sizeof h, g->sites[i].slope_bytes), lh_bound_noun(g->kind, 0),
+                lh_text_rate_bytes(h, sizeof h, g->sites[i].slope_bytes), lh_bound_noun(g->kind, 0),
                 st->stack_id);
         if ((size_t)st->location + 1 < st->n_frames) {
             const lh_frame_t *f = &st->frames[st->location + 1];
@@ -329,7 +297,7 @@ int
 lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_site_t *sites,
                size_t n_shown, lh_err_t *err)
 {
-    char h[48], h2[48], h3[48];
+    char h[48], h2[48];
     if (v->json) {
         json_head(out, v);
         fprintf(out, ", \"boundaries\": \"%s\", \"points\": %zu, \"all_points\": %zu"
@@ -344,19 +312,8 @@ lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_
         fputs(",\n \"sites\": [", out);
         for (size_t i = 0; i < n_shown; i++) {
             const lh_growth_site_t *s = &g->sites[i];
-            size_t last = g->n_points - 1;
-            fprintf(out, "%s{\"stack_id\": %" PRIu32 ", \"growing\": %s, \"trend\": \"%s\""
-                         ", \"trend_z\": %.3f, \"growth_bytes_per_mark\": ",
-                    i ? ",\n  " : "\n  ", s->stack_id, s->growing ? "true" : "false",
-                    lh_trend_name(s->trend.kind), s->trend.z);
-            json_num(out, s->slope_bytes);
-            fputs(", \"growth_blocks_per_mark\": ", out);
-            json_num(out, s->slope_blocks);
-            fprintf(out, ", \"grew_intervals\": %zu, \"intervals\": %zu, \"gained_bytes\": %" PRIu64
-                         ", \"first_bytes\": %" PRIu64 ", \"last_bytes\": %" PRIu64
-                         ", \"first_blocks\": %" PRIu64 ", \"last_blocks\": %" PRIu64,
-                    s->grew_intervals, s->intervals, s->gained_bytes, s->bytes[0], s->bytes[last],
-                    s->blocks[0], s->blocks[last]);
+            fprintf(out, "%s{\"stack_id\": %" PRIu32 ", ", i ? ",\n  " : "\n  ", s->stack_id);
+            lh_json_growth(out, s, g);
             json_site_end(out, "live_bytes", s->bytes, "live_blocks", s->blocks, g->n_points,
                           &sites[i]);
         }
@@ -393,19 +350,13 @@ lh_view_growth(FILE *out, const lh_tl_view_t *v, const lh_growth_t *g, const lh_
     size_t k = sample_points(g->n_points, 8, idx);
     for (size_t i = 0; i < n_shown; i++) {
         const lh_growth_site_t *s = &g->sites[i];
-        size_t last = g->n_points - 1;
         if (at_perl_arena(&sites[i])) {
             perl_arena_entry(out, v, g, sites, i, n_shown);
             break;
         }
         text_site_head(out, v, i + 1, &sites[i]);
-        fprintf(out, "%s%s per %s (%+.2f blocks), grows in %zu of %zu intervals; %s -> %s; "
-                     "%s (z %.2f)\n",
-                s->slope_bytes >= 0 ? "+" : "", rate_bytes(h, sizeof h, s->slope_bytes), noun,
-                s->slope_blocks, s->grew_intervals, s->intervals,
-                lh_text_human_bytes(h2, sizeof h2, s->bytes[0]),
-                lh_text_human_bytes(h3, sizeof h3, s->bytes[last]),
-                lh_trend_name(s->trend.kind), s->trend.z);
+        lh_text_growth(out, s, g);
+        fputc('\n', out);
         lh_text_stack(out, &sites[i], v->max_frames, v->cwd);
         fprintf(out, "    live at %s:", noun);
         for (size_t j = 0; j < k; j++) {

@@ -63,7 +63,7 @@ collect(const char *path, int salvage, long ia, long ib, counts_t *a, counts_t *
         lh_err_t *err)
 {
     want_t w = {ia, ib, -1, a, b};
-    lh_consumer_t me = {at_snapshot, &w};
+    lh_consumer_t me = {at_snapshot, &w, 0};
     lh_stream_opts_t so = {salvage, &me, 1, NULL, NULL};
     lh_trace_t *t;
     lh_replay_t *r;

@@ -282,12 +282,29 @@ def check_consistency(ctx, rep, trace):
                   + summ.get("total_reallocs", 0),
                   "leaked_blocks <= allocations", "<= %d" % summ["total_allocations"],
                   summ["leaked_blocks"])
-    # report.h: by rank group (the leaks, still reachable, one-time still reachable), then
-    # leaked bytes descending; a Perl or Python program's sites by bytes, site 0 last (its
-    # leaks are all still reachable)
+    # report.h: when the run shows growth, the growing sites first, in report --growth's
+    # order (bytes per point descending, perl's SV arena after the others); then by rank
+    # group (the leaks, still reachable, one-time still reachable), then leaked bytes
+    # descending; a Perl or Python program's sites by bytes, site 0 last (its leaks are all
+    # still reachable)
     groups = {"leak": 0, "reachable": 1, "reachable_once": 2}
     script = any(f.get("language") in ("perl", "python") for s in sites
                  for f in s.get("frames") or [])
+    n_grow = 0
+    while n_grow < len(sites) and sites[n_grow].get("growth"):
+        n_grow += 1
+    ctx.check(not [s for s in sites[n_grow:] if s.get("growth")],
+              "the growing sites come first", "all %d before the others" % n_grow,
+              [i for i, s in enumerate(sites) if s.get("growth")][:20])
+    ranked_by = summ.get("ranked_by") or []
+    ctx.check(("growth" in ranked_by) == bool(n_grow) and
+              summ.get("growing_sites", 0) == n_grow, "summary: ranked_by and growing_sites "
+              "say the growing sites", n_grow, (ranked_by, summ.get("growing_sites")))
+    arena = lambda s: (s.get("location") or {}).get("function", "").startswith("perl SV arena")
+    order = [(arena(s), -s["growth"]["growth_bytes_per_mark"]) for s in sites[:n_grow]]
+    ctx.check(order == sorted(order), "growing sites by bytes per point (report --growth)",
+              "descending, perl's arena last", order[:20])
+    sites = sites[n_grow:]
     if script:
         order = [(s.get("stack_id") == 0, -s.get("leaked_bytes", 0)) for s in sites]
         ctx.check(order == sorted(order), "a script's sites ordered by leaked bytes",

@@ -53,6 +53,9 @@ exact figures:
              a local of the running main() holds is also shown held by logging's
              loggerDict (what keeps it once main() returns); `roots` names a module's
              globals dict (held by its functions too) reqserver.__dict__
+  sqliteconns  sqlite3 connections never closed: +60; no object is made up of the words
+             of a C module's state a connection points to (3.11+: _sqlite3's, which
+             starts with its exception types, read as a DatabaseError)
   stdlib     a real workload no one here wrote (stdlib.py: the unittest runner on the
              stdlib's test.test_json, a minidom DOM, parsed email messages, json data):
              the 1% check below on the types the collector tracks; tuple, int, dict,
@@ -81,7 +84,7 @@ import run_e2e as E  # noqa: E402
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
          "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod",
-         "loghandlers", "reqserver"]
+         "loghandlers", "reqserver", "sqliteconns"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -504,6 +507,24 @@ def case_reqserver(ctx, py, tag):
             "logging.__dict__ (dict: the module's globals)"]
     got = [r for r in rows if r.startswith("dict held by ") or ".__dict__ " in r]
     ctx.check(got == want, "%s: roots: the modules' globals" % tag, want, got)
+
+
+def case_sqliteconns(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "sqliteconns", tag)
+    out, d = after_shell(ctx, trace, said, ("conn",))
+    ctx.check(d.get("sqlite3.Connection", (0,))[0] == 60, "%s: diff: +sqlite3.Connection" % tag,
+              60, d.get("sqlite3.Connection"))
+    want = ["sqliteconns.CONNS -> [20] -> sqlite3.Connection"]
+    ctx.check(paths(out) == want, "%s: identify a connection" % tag, want, paths(out))
+    # gc.get_objects() has no exception at all: none made up of the module state's words
+    exc = {t: c for t, c in parse_counts(out).items() if t.endswith("Error")}
+    ctx.check(exc == {}, "%s: count --by type: no exception objects" % tag, {}, exc)
+    out = one_shell(ctx, trace, "after", ["show " + said["conn"]])
+    bad = [l.strip() for l in out.splitlines() if re.match(r"^\s+\d+\s+\+0x\S+\s+\S*Error ", l)]
+    ctx.check(bad == [], "%s: show a connection: no word of it is an exception" % tag, [],
+              bad)
+    check_oracle(ctx, one_shell(ctx, trace, "after", ["count --by type"]), prefix, "after",
+                 tag)
 
 
 def case_gcoff(ctx, py, tag):

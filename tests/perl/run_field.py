@@ -567,6 +567,61 @@ def case_warnchain(ctx):
               pats, out[out.find("identify"):][-800:])
 
 
+def case_evalsubs(ctx):
+    """A router compiling a validator per request path with a string eval and keeping each
+    (eval_routes.pl): 400 evals at one line, "(eval 1)" to "(eval 400)". Each was a site of
+    its own, 400 sites of 2.4 KiB ranked below a qr// cache line of a tenth of their sum;
+    they are one site now, at the line that evals, first in the report with all their bytes,
+    and one row in the shell's count --by site. `roots` credits %VALIDATORS with the subs'
+    op trees."""
+    prog = "eval_routes.pl"
+    trace = lh_field_run(ctx, prog)
+    at = marker(prog, "eval")
+
+    def under_eval(s):
+        fr = s["frames"]
+        return any(lh_eval(f) for f in fr) and \
+            any((f.get("function"), f.get("line")) == ("Shop::Router::validator", at[1])
+                for f in fr)
+
+    def lh_eval(f):
+        return f.get("language") == "perl" and re.match(r"^\(eval \d+\)$", f.get("file") or "")
+
+    sites = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    located = [s for s in sites if lh_eval(s["location"]) and under_eval(s)]
+    ctx.check(len(located) == 1, "one site in the eval'd code, for the 400 evals", 1,
+              [(s["location"].get("file"), s["leaked_bytes"]) for s in located][:5])
+    uf = located[0].get("user_frame") or {} if located else {}
+    ctx.check(bool(located) and sites[0] is located[0] and
+              (uf.get("function"), uf.get("line")) == ("Shop::Router::validator", at[1]),
+              "report: the eval'd code first, named by the line that evals",
+              "#1, user frame Shop::Router::validator:%d" % at[1],
+              [(where(s["location"]), s["leaked_bytes"]) for s in sites[:3]])
+    # every byte the evals left: the sum of the native stacks under that line
+    native = lh_json(ctx, ["report", trace, "--native", "--top", "1000000"])["sites"]
+    want = sum(s["leaked_bytes"] for s in native if under_eval(s))
+    got = sum(s["leaked_bytes"] for s in sites if under_eval(s))
+    ctx.check(got == want and want > 400 * 2000, "report: the evals' bytes, all of them",
+              want, got)
+    out = shell(ctx, trace, "count --by site")
+    rows = re.findall(r"^\s*\d+\s+(\d+)\s+\S+ \S+  \(eval\) \(\(eval \d+\):1, called from %s:%d\)$"
+                      % (re.escape(os.path.basename(at[0])), at[1]), out, re.M)
+    ctx.check(len(rows) == 1 and int(rows[0]) >= 400, "count --by site: one row for the evals",
+              ">= 400 objects in one row", rows[:5] if rows else out[:600])
+    # what %VALIDATORS holds is those subs, their op trees with them: it retained 272.5 KiB
+    # of the 967.7 KiB, the ops (in slabs no SV points to the start of) under no object.
+    # What it does not hold of the evals' bytes: the patterns of their m{} ops, which a
+    # threaded perl keeps in PL_regex_padav (Devel::MAT's "the REGEXP pad AV"): 5% here.
+    out = shell(ctx, trace, "roots 1")
+    row = re.search(r"^\s+1\s+(\S+) (\S+)\s+\S+ \S+  %Shop::Router::VALIDATORS \(HASH\)$", out,
+                    re.M)
+    unit = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+    kept = float(row.group(1)) * unit.get(row.group(2), 0) if row else 0
+    in_eval = located[0]["leaked_bytes"] if located else 0
+    ctx.check(row is not None and kept >= 0.9 * in_eval, "roots: %VALIDATORS first, holding "
+              "the subs' op trees", ">= 90%% of the site's %d B" % in_eval, out)
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -580,6 +635,7 @@ CASES = {
     "psgicache": case_psgicache,
     "moogen": case_moogen,
     "warnchain": case_warnchain,
+    "evalsubs": case_evalsubs,
 }
 
 

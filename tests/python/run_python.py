@@ -871,7 +871,47 @@ def case_imports_clean(build, py, work):
                            "[(0, 0)] * 3")])
 
 
-CASES = {"startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
+@with_work
+def case_rank(build, py, work):
+    """A daemon whose dict cache, still reachable, grows by one bytes(3000) per request
+    (--mark-function __main__.handle: 60 marks), beside a bytes(200000) made at start-up
+    and the interpreter's own imports: the report ranks the growing cache first, with
+    report --growth's figures (3033 bytes per entry and the dict's table, resized as it
+    grows, at the same line), ahead of the larger sites that do not grow (issue 10)."""
+    import json
+    rep, _, trace = traced(build, py, "rank_cache.py", work,
+                           extra=["--mark-function", "__main__.handle"])
+    summ = rep["summary"]
+    entry, config = site_line("rank_cache.py", "entry"), site_line("rank_cache.py", "config")
+    keys = ("growth_bytes_per_mark", "grew_intervals", "intervals", "first_bytes",
+            "last_bytes", "last_blocks", "trend")
+    mine = [(i, s["location"].get("line"), s["leaked_bytes"], s["leaked_blocks"],
+             s.get("growth") and {k: s["growth"].get(k) for k in keys})
+            for i, s in enumerate(rep["sites"])
+            if os.path.basename(s["location"].get("file") or "") == "rank_cache.py"]
+    grows = {"growth_bytes_per_mark": 3073.319644, "grew_intervals": 59, "intervals": 59,
+             "first_bytes": 0, "last_bytes": 181147, "last_blocks": 60, "trend": "growing"}
+    larger = [s["leaked_bytes"] for s in rep["sites"][1:] if s["leaked_bytes"] > 184180]
+    r = lh(build, "report", trace, "--growth", "--top", "1", "--format", "json")
+    g = json.loads(r.stdout)["sites"] if r.returncode == 0 else []
+    return report_checks([
+        ((summ.get("ranked_by"), summ.get("growing_sites"), summ.get("growth_points")) ==
+         (["growth", "bytes"], 1, 60), "ranked by %s, %s growing over %s marks"
+         % (summ.get("ranked_by"), summ.get("growing_sites"), summ.get("growth_points")),
+         "growth then bytes, 1 growing over 60 marks"),
+        (mine[:1] == [(0, entry, 184180, 61, grows)], "the first site: %s" % mine[:1],
+         "rank_cache.py:%d, 184180 bytes in 61 blocks, growing %s" % (entry, grows)),
+        ([m[1:] for m in mine[1:2]] == [(config, 200041, 2, None)],
+         "the next of the program's sites: %s" % mine[1:2],
+         "rank_cache.py:%d, 200041 bytes in 2 blocks, not growing" % config),
+        (len(larger) >= 2, "%d larger sites after it (the start-up buffer, an import's)"
+         % len(larger), "at least 2"),
+        (g[:1] and g[0]["stack_id"] == rep["sites"][0]["stack_id"] and
+         {k: g[0].get(k) for k in keys} == grows, "report --growth's first site: %s"
+         % (g[:1] and {k: g[0].get(k) for k in keys}), "the same site and figures")])
+
+
+CASES = {"rank": case_rank, "startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
          "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
          "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,

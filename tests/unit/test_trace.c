@@ -17,6 +17,8 @@
 
 #include "enc.h"
 #include "replay.h"
+#include "stream.h"
+#include "timeline.h"
 #include "trace.h"
 #include "trace_builder.h"
 
@@ -829,11 +831,80 @@ test_fork_seed_unreadable(void **state)
     unlink(fifo);
 }
 
+typedef struct seen {
+    uint8_t types[16];
+    uint64_t heap_blocks[16]; /* the heap model's live blocks as each event came */
+    int n;
+} seen_t;
+
+static int
+see(void *ctx, const lh_trace_t *t, const lh_replay_t *r, const lh_event_t *ev, lh_err_t *err)
+{
+    seen_t *s = ctx;
+    (void)t;
+    (void)err;
+    if (s->n < 16) {
+        s->types[s->n] = ev->type;
+        s->heap_blocks[s->n] = lh_replay_totals(r)->heap_blocks;
+    }
+    s->n++;
+    return 0;
+}
+
+/* A consumer with skip_heap is not called for ALLOC, REALLOC and FREE events, one without
+ * sees every event, and the heap model applies them all either way; the plain report's
+ * timeline (no series, differences or temporaries) is such a consumer, one with a series
+ * is not. */
+static void
+test_stream_skip_heap(void **state)
+{
+    (void)state;
+    lh_tb_t *tb = lh_tb_new();
+    lh_trace_t *t = NULL;
+    lh_replay_t *r = NULL;
+    lh_err_t err;
+    seen_t all = {0}, some = {0};
+    basic_trace(tb, LH_CODEC_ZSTD); /* THREAD, ALLOC, ALLOC, FREE, MARK */
+    lh_tb_write(tb, path, SIZE_MAX);
+    lh_consumer_t cs[2] = {{see, &all, 0}, {see, &some, 1}};
+    lh_stream_opts_t so = {0, cs, 2, NULL, NULL};
+    assert_int_equal(lh_stream_run(path, &so, &t, &r, &err), 0);
+    assert_int_equal(all.n, 5);
+    assert_int_equal(all.types[1], LH_REC_ALLOC);
+    assert_int_equal(all.types[3], LH_REC_FREE);
+    assert_int_equal(all.heap_blocks[2], 2);
+    assert_int_equal(some.n, 2);
+    assert_int_equal(some.types[0], LH_REC_THREAD);
+    assert_int_equal(some.types[1], LH_REC_MARK);
+    assert_int_equal(some.heap_blocks[0], 0);
+    assert_int_equal(some.heap_blocks[1], 1); /* two allocations and a free applied */
+    assert_int_equal(lh_replay_totals(r)->n_allocs, 2);
+    lh_replay_free(r);
+    lh_trace_close(t);
+    lh_tb_free(tb);
+
+    lh_timeline_t *tl = NULL;
+    lh_timeline_opts_t o = {0};
+    assert_int_equal(lh_timeline_new(NULL, &tl, &err), 0);
+    assert_int_equal(lh_timeline_consumer(tl).skip_heap, 1);
+    lh_timeline_free(tl);
+    o.series = 1;
+    assert_int_equal(lh_timeline_new(&o, &tl, &err), 0);
+    assert_int_equal(lh_timeline_consumer(tl).skip_heap, 0);
+    lh_timeline_free(tl);
+    o.series = 0;
+    o.temporary = 1;
+    assert_int_equal(lh_timeline_new(&o, &tl, &err), 0);
+    assert_int_equal(lh_timeline_consumer(tl).skip_heap, 0);
+    lh_timeline_free(tl);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_zstd),
+        cmocka_unit_test(test_stream_skip_heap),
         cmocka_unit_test(test_basic_raw),
         cmocka_unit_test(test_suppressions),
         cmocka_unit_test(test_merge_order),
