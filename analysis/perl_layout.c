@@ -7,6 +7,9 @@
  */
 #include <stddef.h>
 
+/* The op slabs' structs (op.h) are declared for perl's own sources only; their layout is
+ * what the decoder needs to find the slabs of a sub's op tree. */
+#define PERL_CORE
 #include "EXTERN.h"
 #include "perl.h"
 
@@ -112,6 +115,9 @@ const lh_perl_layout_t lh_perl_layout = {
     .mgf_refcounted = MGf_REFCOUNTED, .sizeof_magic = sizeof(MAGIC),
     .xpvio_ofp = OFF(XPVIO, xio_ofp),
     .xpvio_ifp = OFF(SV, sv_u.svu_fp),
+    .opslab_next = OFF(OPSLAB, opslab_next), .opslab_head = OFF(OPSLAB, opslab_head),
+    .opslab_freed = OFF(OPSLAB, opslab_freed), .opslab_slots = OFF(OPSLAB, opslab_slots),
+    .opslot_op = OFF(OPSLOT, opslot_op), .opslot_offset = OFF(OPSLOT, opslot_offset),
     INTERP(stack_sp), INTERP(stack_base), INTERP(tmps_stack), INTERP(tmps_ix),
     INTERP(strtab), INTERP(defstash), INTERP(curstack), INTERP(mainstack),
     INTERP(sv_arenaroot), INTERP(sv_count), INTERP(main_cv), INTERP(patchlevel),

@@ -48,6 +48,8 @@
     X(mg_moremagic) X(mg_type) X(mg_flags) X(mg_obj) X(mg_ptr) X(mg_len) X(mgf_refcounted)   \
     X(sizeof_magic)                                                                          \
     X(xpvio_ofp) X(xpvio_ifp)                                                                \
+    X(opslab_next) X(opslab_head) X(opslab_freed) X(opslab_slots) X(opslot_op)              \
+    X(opslot_offset)                                                                         \
     X(i_stack_sp) X(i_stack_base) X(i_tmps_stack) X(i_tmps_ix) X(i_strtab) X(i_defstash)     \
     X(i_curstack) X(i_mainstack) X(i_sv_arenaroot) X(i_sv_count) X(i_main_cv)               \
     X(i_patchlevel) X(sizeof_interp)                                       \
