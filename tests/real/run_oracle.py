@@ -37,7 +37,11 @@ copies with setenv: glibc's setenv keeps a tsearch tree whose pointers carry a c
 interior pointers, so how many of its 24-byte nodes are possibly lost follows the tree's
 shape (7 more here, 168 bytes).
 
-Usage: run_oracle.py --build DIR --program sqlite3|git|git-diff|python3|perl|redis-server
+dnsmasq: a DNS server on a free UDP port, 1,000 queries (drive_dnsmasq), then SIGTERM.
+Measured: both still reachable 77,753 bytes in 72 blocks, nothing lost. Before
+agent/ownfd.h its trace held no allocation at all (dnsmasq closed the agent's descriptor).
+
+Usage: run_oracle.py --build DIR --program sqlite3|git|git-diff|python3|perl|redis-server|dnsmasq
        [--keep] [-v]
 Exit status: 0 pass, 1 fail, 77 valgrind or the program is not installed (skipped).
 """
@@ -46,6 +50,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -86,7 +91,60 @@ def workload(name, workdir):
                  "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log"),
                  "--daemonize", "no", "--slowlog-log-slower-than", "-1",
                  "--jemalloc-bg-thread", "no"], {}, None)
+    if name == "dnsmasq":
+        # in the foreground, on a free port of 127.0.0.1, answering from its cache and two
+        # names of its own; as root without dropping to nobody (--user=root)
+        return (["/usr/sbin/dnsmasq", "-k", "-p", str(free_udp_port()),
+                 "--listen-address=127.0.0.1", "--bind-interfaces", "--no-resolv", "--no-hosts",
+                 "--cache-size=500", "--address=/alpha.test/10.0.0.1",
+                 "--address=/beta.test/10.0.0.2", "--user=root", "--pid-file=",
+                 "--log-facility=-"], {}, None)
     raise SystemExit("run_oracle: unknown program %r" % name)
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def drive_dnsmasq(workdir, proc, port):
+    """1,000 DNS queries over UDP, one at a time (alpha.test, beta.test and 50 names it
+    does not know), each answer read before the next query; then SIGTERM, dnsmasq's clean
+    exit. dnsmasq closes every descriptor it did not open at its start: the agent's trace
+    must survive that (agent/ownfd.h)."""
+    import struct
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(1)
+    deadline = time.monotonic() + TIMEOUT / 2
+
+    def query(i):
+        name = ["alpha.test", "beta.test", "nx%d.test" % (i % 50)][i % 3]
+        q = struct.pack(">HHHHHH", i & 0xffff, 0x0100, 1, 0, 0, 0)
+        q += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\0"
+        sock.sendto(q + struct.pack(">HH", 1, 1), ("127.0.0.1", port))
+        return sock.recvfrom(4096)[0]
+
+    with sock:
+        while True:  # until it answers
+            if proc.poll() is not None:
+                raise SystemExit("dnsmasq ended before it answered (%d)" % proc.returncode)
+            try:
+                query(0)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("dnsmasq did not answer on port %d" % port)
+        for i in range(1, 1000):
+            for attempt in range(20):
+                try:
+                    query(i)
+                    break
+                except socket.timeout:
+                    pass
+            else:
+                raise SystemExit("dnsmasq: no answer to query %d" % i)
+    proc.send_signal(signal.SIGTERM)
 
 
 def resp(*args):
@@ -226,7 +284,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True)
     ap.add_argument("--program", required=True,
-                    choices=["sqlite3", "git", "git-diff", "python3", "perl", "redis-server"])
+                    choices=["sqlite3", "git", "git-diff", "python3", "perl", "redis-server",
+                             "dnsmasq"])
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -255,6 +314,13 @@ def main():
         env = {k: env[k] for k in ("PATH", "HOME", "LC_ALL") if k in env}
     prepare(args.program, workdir, env)
     drive = drive_redis if args.program == "redis-server" else None
+    if args.program == "dnsmasq":
+        if os.geteuid() != 0:
+            print("skip oracle.dnsmasq: needs root (--user=root keeps it from dropping to "
+                  "nobody, who could not read the work directory)")
+            return 77
+        port = int(argv[3])
+        drive = lambda cwd, p: drive_dnsmasq(cwd, p, port)  # noqa: E731
     lh = leakhound_classes(build, argv, env, stdin_path, workdir, args.verbose, drive)
     vg = valgrind_classes(argv, env, stdin_path, workdir, args.verbose, drive)
     failures = []
