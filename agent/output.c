@@ -17,6 +17,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: zstd on our own mmap memory */
 #include <zstd.h>
 
+#include "ownfd.h"
 #include "output.h"
 
 #include "agent.h"
@@ -220,6 +221,7 @@ open_output_locked(void)
         return -1;
     }
     lh_g.fd = fd;
+    (void)lh_ownfd_add(fd);
     lh_sys_strlcpy(lh_g.path, try, sizeof lh_g.path);
     index_append();
 
@@ -413,9 +415,7 @@ void
 lh_output_close(void)
 {
     pthread_mutex_lock(&lh_g.wlock);
-    if (lh_g.fd >= 0) {
-        close(lh_g.fd);
-    }
+    lh_ownfd_close(lh_g.fd);
     lh_g.fd = -1;
     lh_g.open_failed = 1; /* a straggling frame must not start a new file */
     pthread_mutex_unlock(&lh_g.wlock);
@@ -445,9 +445,7 @@ lh_output_after_fork(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     lh_g.wlock = fresh;
-    if (lh_g.fd >= 0) {
-        close(lh_g.fd);
-    }
+    lh_ownfd_close(lh_g.fd);
     lh_g.fd = -1;
     lh_g.open_failed = 0;
     atomic_store(&io_failed, 0);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ownfd.h"
 #include "recorder.h"
 
 #include "agent.h"
@@ -471,7 +472,13 @@ lh_recorder_init(void)
     if (lh_output_init(on_file_open) != 0) {
         goto off; /* io_failure said why */
     }
+    /* libunwind checks the addresses it reads by writing them to a pipe of its own, made
+     * now: a program that closes every descriptor it did not open would close it, and
+     * libunwind, finding it broken, would close both numbers again, by then the
+     * program's (its own file: e2e.closefds). Kept open like the trace (ownfd.h). */
+    uint64_t fds_before = lh_ownfd_open_mask();
     lh_unwind_init();
+    lh_ownfd_add_mask(lh_ownfd_open_mask() & ~fds_before);
     if (lh_sample_init(lh_g.cfg.sample_rate) != 0) {
         lh_sys_log("cannot reserve memory for sampling; recording everything", "", "");
         lh_g.cfg.sample_rate = 0;

@@ -36,6 +36,7 @@
 #include "format.h"
 #include "maps.h"
 #include "mmaps.h"
+#include "ownfd.h"
 #include "recorder.h"
 #include "sample.h"
 #include "snapshot.h"
@@ -68,6 +69,8 @@ static struct {
     int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*ioctl)(int, unsigned long, ...);
+    int (*close)(int);
+    int (*close_range)(unsigned, unsigned, int);
     int (*setuid)(uid_t);
     int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
@@ -191,6 +194,8 @@ lh_shims_resolve(void)
     RESOLVE(execvp);
     RESOLVE(execvpe);
     RESOLVE(ioctl);
+    RESOLVE(close);
+    RESOLVE(close_range);
     RESOLVE(setuid);
     RESOLVE(seteuid);
     RESOLVE(setreuid);
@@ -520,6 +525,53 @@ malloc_usable_size(void *p)
         lh_shims_resolve();
     }
     return real.malloc_usable_size ? real.malloc_usable_size(p) : 0;
+}
+
+/* -------------------------------------------------------------------------------------
+ * close, close_range: the agent's own descriptors stay open (ownfd.h)
+ * ----------------------------------------------------------------------------------- */
+
+LH_EXPORT int
+close(int fd)
+{
+    if (unlikely(lh_ownfd_has(fd))) {
+        return 0; /* the program closes what it did not open: the agent's trace */
+    }
+    if (unlikely(!real.close)) {
+        return (int)syscall(SYS_close, fd);
+    }
+    return real.close(fd);
+}
+
+static int
+close_range_real(unsigned lo, unsigned hi, int flags)
+{
+    if (real.close_range) {
+        return real.close_range(lo, hi, flags);
+    }
+    return (int)syscall(SYS_close_range, lo, hi, flags);
+}
+
+/* The range less the agent's descriptors: the pieces between them. */
+LH_EXPORT int
+close_range(unsigned lo, unsigned hi, int flags)
+{
+    int own[8];
+    int n = lo <= hi ? lh_ownfd_in_range(lo, hi, own, 8) : 0;
+    unsigned from = lo;
+    for (int i = 0; i < n; i++) {
+        if ((unsigned)own[i] > from) {
+            int rc = close_range_real(from, (unsigned)own[i] - 1, flags);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        from = (unsigned)own[i] + 1;
+    }
+    if (n > 0 && (from > hi || from == 0)) {
+        return 0; /* the range ended with one of ours (or at UINT_MAX) */
+    }
+    return close_range_real(from, hi, flags);
 }
 
 /* -------------------------------------------------------------------------------------

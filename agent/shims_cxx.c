@@ -214,55 +214,30 @@ new_al_nt_slow(int i, size_t n, size_t al, const void *nt)
 }
 
 /* The exported shims: a jump to the real operator when it calls malloc itself. */
-#define NEW_SHIM(name, i)                                                                    \
-    __attribute__((visibility("default"))) void *name(size_t n);                             \
-    __attribute__((visibility("default"))) void *name(size_t n)                              \
+#define NEW_SHIM(name, i, fn_t, slow, params, args)                                          \
+    __attribute__((visibility("default"))) void *name params;                                \
+    __attribute__((visibility("default"))) void *name params                                 \
     {                                                                                        \
-        new_fn f = (new_fn)__atomic_load_n(&real_op[i], __ATOMIC_ACQUIRE);                   \
+        fn_t f = (fn_t)__atomic_load_n(&real_op[i], __ATOMIC_ACQUIRE);                       \
         if (likely(f != NULL) && !own_op[i]) {                                               \
-            return f(n);                                                                     \
+            return f args;                                                                   \
         }                                                                                    \
-        return new_slow(i, n);                                                               \
+        return slow(i, UNPAREN args);                                                        \
     }
-#define NEW_NT_SHIM(name, i)                                                                 \
-    __attribute__((visibility("default"))) void *name(size_t n, const void *nt);             \
-    __attribute__((visibility("default"))) void *name(size_t n, const void *nt)              \
-    {                                                                                        \
-        new_nt_fn f = (new_nt_fn)__atomic_load_n(&real_op[i], __ATOMIC_ACQUIRE);             \
-        if (likely(f != NULL) && !own_op[i]) {                                               \
-            return f(n, nt);                                                                 \
-        }                                                                                    \
-        return new_nt_slow(i, n, nt);                                                        \
-    }
-#define NEW_AL_SHIM(name, i)                                                                 \
-    __attribute__((visibility("default"))) void *name(size_t n, size_t al);                  \
-    __attribute__((visibility("default"))) void *name(size_t n, size_t al)                   \
-    {                                                                                        \
-        new_al_fn f = (new_al_fn)__atomic_load_n(&real_op[i], __ATOMIC_ACQUIRE);             \
-        if (likely(f != NULL) && !own_op[i]) {                                               \
-            return f(n, al);                                                                 \
-        }                                                                                    \
-        return new_al_slow(i, n, al);                                                        \
-    }
-#define NEW_AL_NT_SHIM(name, i)                                                              \
-    __attribute__((visibility("default"))) void *name(size_t n, size_t al, const void *nt);  \
-    __attribute__((visibility("default"))) void *name(size_t n, size_t al, const void *nt)   \
-    {                                                                                        \
-        new_al_nt_fn f = (new_al_nt_fn)__atomic_load_n(&real_op[i], __ATOMIC_ACQUIRE);       \
-        if (likely(f != NULL) && !own_op[i]) {                                               \
-            return f(n, al, nt);                                                             \
-        }                                                                                    \
-        return new_al_nt_slow(i, n, al, nt);                                                 \
-    }
+#define UNPAREN(...) __VA_ARGS__
 
-NEW_SHIM(_Znwm, NEW)
-NEW_NT_SHIM(_ZnwmRKSt9nothrow_t, NEW_NT)
-NEW_AL_SHIM(_ZnwmSt11align_val_t, NEW_AL)
-NEW_AL_NT_SHIM(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT)
-NEW_SHIM(_Znam, NEWA)
-NEW_NT_SHIM(_ZnamRKSt9nothrow_t, NEWA_NT)
-NEW_AL_SHIM(_ZnamSt11align_val_t, NEWA_AL)
-NEW_AL_NT_SHIM(_ZnamSt11align_val_tRKSt9nothrow_t, NEWA_AL_NT)
+NEW_SHIM(_Znwm, NEW, new_fn, new_slow, (size_t n), (n))
+NEW_SHIM(_ZnwmRKSt9nothrow_t, NEW_NT, new_nt_fn, new_nt_slow, (size_t n, const void *nt),
+         (n, nt))
+NEW_SHIM(_ZnwmSt11align_val_t, NEW_AL, new_al_fn, new_al_slow, (size_t n, size_t al), (n, al))
+NEW_SHIM(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT, new_al_nt_fn, new_al_nt_slow,
+         (size_t n, size_t al, const void *nt), (n, al, nt))
+NEW_SHIM(_Znam, NEWA, new_fn, new_slow, (size_t n), (n))
+NEW_SHIM(_ZnamRKSt9nothrow_t, NEWA_NT, new_nt_fn, new_nt_slow, (size_t n, const void *nt),
+         (n, nt))
+NEW_SHIM(_ZnamSt11align_val_t, NEWA_AL, new_al_fn, new_al_slow, (size_t n, size_t al), (n, al))
+NEW_SHIM(_ZnamSt11align_val_tRKSt9nothrow_t, NEWA_AL_NT, new_al_nt_fn, new_al_nt_slow,
+         (size_t n, size_t al, const void *nt), (n, al, nt))
 
 /* -------------------------------------------------------------------------------------
  * operator delete: the allocator's own is recorded here, before it runs

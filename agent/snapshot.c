@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "ownfd.h"
 #include "agent.h"
 #include "output.h"
 #include "record.h"
@@ -1170,6 +1171,8 @@ lh_snapshot_before_setuid(void)
         reserved_fd = create_contents(reserved_path, sizeof reserved_path);
         contents_name(next + 1, exit_reserved_path, sizeof exit_reserved_path);
         exit_reserved_fd = create_contents(exit_reserved_path, sizeof exit_reserved_path);
+        (void)(reserved_fd >= 0 && lh_ownfd_add(reserved_fd));
+        (void)(exit_reserved_fd >= 0 && lh_ownfd_add(exit_reserved_fd));
     }
     pthread_mutex_unlock(&take_lock);
 }
@@ -1181,12 +1184,12 @@ static void
 drop_reservations(void)
 {
     if (reserved_fd >= 0) {
-        close(reserved_fd);
+        lh_ownfd_close(reserved_fd);
         reserved_fd = -1;
         (void)unlink(reserved_path);
     }
     if (exit_reserved_fd >= 0) {
-        close(exit_reserved_fd);
+        lh_ownfd_close(exit_reserved_fd);
         exit_reserved_fd = -1;
         (void)unlink(exit_reserved_path);
     }
@@ -1382,10 +1385,12 @@ lh_snapshot_take_at(const char *label, int trigger, int in_slot, uintptr_t progr
     job.number = ++n_snapshots;
     if (reserved_fd >= 0) { /* made before the uid changed */
         job.fd = reserved_fd;
+        lh_ownfd_forget(reserved_fd);
         reserved_fd = -1;
         lh_sys_strlcpy(job.path, reserved_path, sizeof job.path);
     } else if (trigger == LH_SNAP_EXIT && exit_reserved_fd >= 0) {
         job.fd = exit_reserved_fd;
+        lh_ownfd_forget(exit_reserved_fd);
         exit_reserved_fd = -1;
         lh_sys_strlcpy(job.path, exit_reserved_path, sizeof job.path);
     } else {
@@ -1537,11 +1542,11 @@ lh_snapshot_after_fork(void)
 {
     pthread_mutex_init(&take_lock, NULL);
     if (reserved_fd >= 0) { /* the parent's, named after its trace: it keeps its copy */
-        close(reserved_fd);
+        lh_ownfd_close(reserved_fd);
         reserved_fd = -1;
     }
     if (exit_reserved_fd >= 0) {
-        close(exit_reserved_fd);
+        lh_ownfd_close(exit_reserved_fd);
         exit_reserved_fd = -1;
     }
     for (int i = 0; i < MAX_CHILDREN; i++) {

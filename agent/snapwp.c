@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ownfd.h"
 #include "sys.h"
 
 /* The kernel ABI (userfaultfd.h of Linux 6.7; PAGEMAP_SCAN's is in sys.h): spelled out
@@ -181,12 +182,8 @@ lh_snapwp_prepare(void)
     if (owner_pid) {
         /* A forked copy: the descriptors and the shared lists are its parent's (the
          * pagemap descriptor reads the parent's memory). Let go and start over. */
-        if (uffd >= 0) {
-            close(uffd);
-        }
-        if (pagemap >= 0) {
-            close(pagemap);
-        }
+        lh_ownfd_close(uffd);
+        lh_ownfd_close(pagemap);
         if (sh) {
             lh_sys_unmap(sh, SHARED_BYTES);
         }
@@ -230,6 +227,8 @@ lh_snapwp_prepare(void)
         return -1;
     }
     uffd = fd;
+    (void)lh_ownfd_add(uffd);
+    (void)lh_ownfd_add(pagemap);
     acc[0] = (lh_wp_range_t *)(p + SHARED_HEAD);
     acc[1] = acc[0] + MAX_LIST;
     sh = (shared_t *)p; /* zeroed: A empty, nothing registered */

@@ -6,7 +6,7 @@
 set -eu
 set_name=${1:-build}
 build="gcc g++ make cmake pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev libcmocka-dev libsqlite3-dev libedit-dev zlib1g-dev"
-test="python3 perl libperl-dev sqlite3 binutils file gdb libjemalloc2 chromium golang-go redis-server redis-tools nginx-light apache2-utils clang libclang-rt-14-dev zstd cppcheck util-linux strace python3.11-dbg libc6-dbg python3.11-dev libpython3.11-testsuite libdevel-mat-perl libdevel-mat-dumper-perl python3-numpy memcached haproxy"
+test="python3 perl libperl-dev sqlite3 binutils file gdb libjemalloc2 chromium golang-go redis-server redis-tools nginx-light apache2-utils clang libclang-rt-14-dev zstd cppcheck util-linux strace python3.11-dbg libc6-dbg python3.11-dev libpython3.11-testsuite libdevel-mat-perl libdevel-mat-dumper-perl python3-numpy memcached haproxy libtcmalloc-minimal4 libmimalloc2.0"
 bench="heaptrack valgrind redis-server redis-tools time"
 case "$set_name" in
   build) want="$build" ;;

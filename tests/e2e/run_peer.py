@@ -205,6 +205,27 @@ def case_threads(ctx):
                                                  (123, 1): "definitely_lost"})
 
 
+def case_thread_exits(ctx):
+    """A thread calls exit while main waits in pthread_join: what either stack holds is
+    reachable, the dropped block lost; the thread's descriptor (DTV, its size glibc's
+    business) possibly lost: compared with Valgrind block by block."""
+    got = summary(ctx, "thread_exits")
+    eq(ctx, "thread_exits: definitely, indirectly lost, still reachable",
+       ((900, 1), (0, 0), (2100, 3)),
+       (got["definitely_lost"], got["indirectly_lost"], got["still_reachable"]))
+    eq(ctx, "thread_exits: possibly lost blocks (the DTV)", 1, got["possibly_lost"][1])
+    expect_summary(ctx, "thread_exits", got, vg={(900, 1): "definitely_lost",
+                                                 (800, 1): "still_reachable",
+                                                 (700, 1): "still_reachable",
+                                                 (600, 1): "still_reachable"})
+
+
+def case_coroutine_exits(ctx):
+    """exit from a coroutine whose stack is a heap block: the block its frame holds, the
+    stack block and the one main's frame holds are all reachable."""
+    expect_summary(ctx, "coroutine_exits", {"still_reachable": (131072 + 777 + 555, 3)})
+
+
 def case_kept(ctx):
     """Blocks held by initialized data, .bss and the main thread's TLS: all reachable
     (LeakSanitizer's use_globals_initialized, use_globals_uninitialized, use_tls_static)."""
@@ -351,7 +372,8 @@ CASES = {
     "allocfns": case_allocfns, "large": case_large, "threads": case_threads,
     "kept": case_kept, "check_kept": case_check_kept, "check_zero": case_check_zero,
     "check_classes": case_check_classes, "embedded": case_embedded,
-    "check_python": case_check_python,
+    "check_python": case_check_python, "thread_exits": case_thread_exits,
+    "coroutine_exits": case_coroutine_exits,
 }
 
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* Where results go so that the compiler keeps them, without stdio's buffer (a block of its
@@ -313,6 +314,60 @@ kept(void)
     t_kept = malloc(1339);
 }
 
+static void *
+exits_process(void *arg)
+{
+    (void)arg;
+    void *volatile mine = malloc(600); /* on this thread's stack when it calls exit */
+    usleep(50000);
+    exit(0);
+    return (void *)mine;
+}
+
+/* exit called by a thread while main waits in pthread_join (LeakSanitizer's
+ * exit_atexit_stale_stack): both stacks are live, the caller's from its stack pointer. */
+__attribute__((noinline)) static void
+thread_exits(void)
+{
+    void *volatile on_main = malloc(700);
+    g_data = malloc(800);
+    g_sink = (uintptr_t)malloc(900);
+    g_sink = 0; /* lost */
+    pthread_t t;
+    pthread_create(&t, NULL, exits_process, NULL);
+    pthread_join(t, NULL);
+    g_sink = (uintptr_t)on_main;
+}
+
+static ucontext_t main_ctx, co_ctx;
+
+static void
+coroutine(void)
+{
+    void *volatile on_co_stack = malloc(777);
+    swapcontext(&co_ctx, &main_ctx);
+    g_sink = (uintptr_t)on_co_stack;
+    exit(0); /* on the coroutine's stack, a heap block */
+}
+
+/* A coroutine (makecontext) whose stack is a heap block, holding the only pointer to a
+ * block; the process exits from it while main's frame, on the thread's own stack, holds
+ * another (LeakSanitizer's swapcontext): all reachable. */
+__attribute__((noinline)) static void
+coroutine_exits(void)
+{
+    void *volatile on_main = malloc(555);
+    size_t size = 128 * 1024;
+    getcontext(&co_ctx);
+    co_ctx.uc_stack.ss_sp = malloc(size);
+    co_ctx.uc_stack.ss_size = size;
+    co_ctx.uc_link = &main_ctx;
+    makecontext(&co_ctx, coroutine, 0);
+    swapcontext(&main_ctx, &co_ctx);
+    swapcontext(&main_ctx, &co_ctx); /* it exits */
+    g_sink = (uintptr_t)on_main;
+}
+
 /* The rules the program embeds for LeakSanitizer: leakhound applies them where it applies
  * its built-in list (run --check, --default-suppressions), as LeakSanitizer and heaptrack
  * do. They name only the functions below. */
@@ -399,6 +454,10 @@ main(int argc, char **argv)
         kept();
     } else if (strcmp(mode, "embedded") == 0) {
         embedded();
+    } else if (strcmp(mode, "thread_exits") == 0) {
+        thread_exits();
+    } else if (strcmp(mode, "coroutine_exits") == 0) {
+        coroutine_exits();
     } else {
         fprintf(stderr, "usage: peer_shapes MODE (see run_peer.py)\n");
         return 2;

@@ -1,0 +1,71 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * close_fds.c (e2e.closefds): what daemons do at their start (dnsmasq): close every
+ * descriptor but 0, 1 and 2, by walking /proc/self/fd (argument "walk") or with
+ * close_range(3, ~0U, 0) (argument "range"). Then the program opens its own file, which
+ * gets descriptor 3, writes 1000 lines to it, allocates and leaks 4 blocks of 777 bytes,
+ * and exits. Its file must hold exactly its lines (the agent's trace, once given the same
+ * number, wrote its frames there), and the trace must be whole.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void
+close_walk(void)
+{
+    int fds[1024], n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        exit(3);
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 1024) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd > 2 && fd != dirfd(d)) {
+            fds[n++] = fd;
+        }
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        close(fds[i]);
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 3) {
+        return 2;
+    }
+    if (strcmp(argv[1], "walk") == 0) {
+        close_walk();
+    } else if (close_range(3, ~0U, 0) != 0) {
+        return 4;
+    }
+    int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        return 5;
+    }
+    static void *keep[4];
+    for (int i = 0; i < 1000; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "line %d\n", i);
+        if (write(fd, line, (size_t)n) != n) {
+            return 6;
+        }
+        if (i % 250 == 0) {
+            keep[i / 250] = malloc(777); /* SITE: closefds_block */
+            memset(keep[i / 250], i, 777);
+        }
+    }
+    close(fd);
+    for (int i = 0; i < 4; i++) {
+        keep[i] = NULL; /* lost */
+    }
+    return 0;
+}
