@@ -31,7 +31,8 @@
  * whose file names the phase, "perl start-up, no script frame" (scriptstack.c lists them
  * all). It is
  * the site's location (report.h) and replaces the entry point's frame and those outside it
- * (main, _start); the frames inside it stay, as they tell one start-up site from another.
+ * (main, _start); the frames inside it stay, as they tell one start-up site from another,
+ * but for the interpreter's allocator wrappers innermost (Perl_safesysmalloc), which do not.
  * With `native` nothing is hidden: the phase frame is spliced in just inside the entry
  * point's frame.
  *

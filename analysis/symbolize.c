@@ -672,8 +672,17 @@ lh_sym_stack(lh_symbolizer_t *s, const lh_stack_t *st, lh_frame_t **frames, size
             return lh_err_set(err, LH_ENOMEM, "out of memory symbolizing");
         }
         size_t k = lh_scriptstack_phase(v, nv); /* a phase of an interpreter: scriptstack.h */
-        if (k) {
-            nv = s->native ? nv + 1 : k;
+        if (k && s->native) {
+            nv = nv + 1;
+        } else if (k) {
+            /* The interpreter's allocator wrappers (Perl_safesysmalloc, PyMem_RawMalloc)
+             * innermost tell one start-up site from no other: the frames outside them do. */
+            size_t skip = 0;
+            while (skip + 1 < k && lh_scriptstack_is_interp_alloc(&v[skip])) {
+                skip++;
+            }
+            memmove(v, v + skip, (k - skip) * sizeof *v);
+            nv = k - skip;
         }
     }
     *frames = v;

@@ -582,6 +582,12 @@ def case_startup(ctx):
                 if (s["location"].get("function") or "").startswith("Perl_safesys")]
     ctx.check(not wrappers, "no site located at Perl_safesys*", "none",
               "; ".join(fmt_frames(s) for s in wrappers[:3]))
+    # nor a frame of its stack: a start-up site's frames end at the function that asked
+    # perl's allocator (flame graphs and folded stacks draw every frame)
+    shown = [s for s in start if any((f.get("function") or "").startswith("Perl_safesys")
+                                     for f in s["frames"])]
+    ctx.check(start and not shown, "start-up stacks without Perl_safesys* frames", "none",
+              "; ".join(fmt_frames(s, 20) for s in shown[:3]))
     text = lh_text(ctx, ["report", trace, "--top", "0"])
     ctx.check(re.search(r", at perl start-up, no script frame \[site \d+\]\n(    .*\n)*?"
                         r"    (at|by) perl_construct \(perl start-up, no script frame\)\n",
