@@ -458,6 +458,18 @@ def case_mmap(ctx):
     valgrind_agrees(ctx, "roots_mmap", dict(list(want.items()) + [(606, "reachable")]), check=0)
 
 
+def case_reserve(ctx):
+    """A 1 TiB MAP_NORESERVE reservation with three pages written (roots_reserve.c): the
+    block whose only pointer lies in the middle one is reachable from "[mmap 0x", the other
+    definitely lost, in the snapshot taken while running and at exit (a snapshot lists the
+    pages a private anonymous mapping has in its page tables: PAGEMAP_SCAN where the kernel
+    has it, mincore's byte per page elsewhere)."""
+    trace = record(ctx, "roots_reserve")
+    for snap in ("reserved", "exit"):
+        expect_class(ctx, trace, snap, 607, "reachable", "[mmap 0x")
+        expect_class(ctx, trace, snap, 608, "definitely lost")
+
+
 def case_stripped_data(ctx):
     """A stripped program's globals (roots_stripped.c): the blocks held by a static of .bss
     and a static of .data are reachable from "[data of roots_stripped]" (2 pointers, 333
@@ -594,6 +606,7 @@ CASES = {
     "heuristics_report": case_heuristics_report,
     "heuristics_badarg": case_heuristics_badarg,
     "mmap": case_mmap,
+    "reserve": case_reserve,
     "stripped_data": case_stripped_data,
 }
 
