@@ -220,8 +220,8 @@ open_output_locked(void)
         io_failure("cannot create trace file ", try, errno);
         return -1;
     }
+    fd = lh_ownfd_keep(fd);
     lh_g.fd = fd;
-    (void)lh_ownfd_add(fd);
     lh_sys_strlcpy(lh_g.path, try, sizeof lh_g.path);
     index_append();
 

@@ -4,6 +4,7 @@
  */
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,22 @@ lh_ownfd_add(int fd)
         }
     }
     return -1;
+}
+
+int
+lh_ownfd_keep(int fd)
+{
+    struct rlimit rl;
+    if (fd >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64) {
+        rlim_t low = rl.rlim_cur == RLIM_INFINITY ? 768 : rl.rlim_cur / 4 * 3;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, (int)(low < 768 ? low : 768));
+        if (moved >= 0) {
+            (void)syscall(SYS_close, fd);
+            fd = moved;
+        }
+    }
+    (void)lh_ownfd_add(fd);
+    return fd;
 }
 
 int

@@ -19,6 +19,12 @@
 
 /* Adds fd (>= 0) to the table; -1 when the table is full (then fd is not protected). */
 int lh_ownfd_add(int fd); /* AS-safe */
+/* Moves fd (>= 0) to a number programs do not pick themselves (the lowest free at or above
+ * three quarters of the descriptor limit, at most 768; unmoved under a limit below 64) and
+ * adds it to the table; returns its number now. A shell's `exec 3>file` and a daemon's
+ * dup2 onto 3, 4, ... replace whatever is there without asking: the trace at 3 was
+ * replaced so, and its frames went into the program's file. */
+int lh_ownfd_keep(int fd); /* AS-safe */
 /* Whether fd is in the table. */
 int lh_ownfd_has(int fd); /* AS-safe */
 /* Removes fd from the table (no-op when absent) and closes it with the raw syscall. */

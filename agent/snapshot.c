@@ -1218,8 +1218,8 @@ lh_snapshot_before_setuid(void)
         reserved_fd = create_contents(reserved_path, sizeof reserved_path);
         contents_name(next + 1, exit_reserved_path, sizeof exit_reserved_path);
         exit_reserved_fd = create_contents(exit_reserved_path, sizeof exit_reserved_path);
-        (void)(reserved_fd >= 0 && lh_ownfd_add(reserved_fd));
-        (void)(exit_reserved_fd >= 0 && lh_ownfd_add(exit_reserved_fd));
+        reserved_fd = reserved_fd >= 0 ? lh_ownfd_keep(reserved_fd) : -1;
+        exit_reserved_fd = exit_reserved_fd >= 0 ? lh_ownfd_keep(exit_reserved_fd) : -1;
     }
     pthread_mutex_unlock(&take_lock);
 }

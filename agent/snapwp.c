@@ -226,9 +226,8 @@ lh_snapwp_prepare(void)
         lh_sys_unmap(p, SHARED_BYTES);
         return -1;
     }
-    uffd = fd;
-    (void)lh_ownfd_add(uffd);
-    (void)lh_ownfd_add(pagemap);
+    uffd = lh_ownfd_keep(fd);
+    pagemap = lh_ownfd_keep(pagemap);
     acc[0] = (lh_wp_range_t *)(p + SHARED_HEAD);
     acc[1] = acc[0] + MAX_LIST;
     sh = (shared_t *)p; /* zeroed: A empty, nothing registered */

@@ -6,9 +6,10 @@ writes 1000 lines to a file of its own and leaks 4 blocks of 777 bytes. Under le
 file holds exactly its 1000 lines (before agent/ownfd.h the agent's trace descriptor was
 closed and its number reused by that file, and the agent's frames went into it; with
 dnsmasq, into its netlink socket) and the trace is whole: a clean exit, the 4 blocks
-definitely lost at progs/close_fds.c's marked line.
+definitely lost at progs/close_fds.c's marked line. "dup2": the program puts its file on
+descriptors 3 to 9 (a shell's `exec 3>file`); the same must hold.
 
-Usage: run_closefds.py --build DIR --case walk|range [--keep] [-v]
+Usage: run_closefds.py --build DIR --case walk|range|dup2 [--keep] [-v]
 """
 
 import os
@@ -42,7 +43,7 @@ def case(how):
     return run_case
 
 
-CASES = {"walk": case("walk"), "range": case("range")}
+CASES = {"walk": case("walk"), "range": case("range"), "dup2": case("dup2")}
 
 
 def main():

@@ -6,6 +6,9 @@
  * gets descriptor 3, writes 1000 lines to it, allocates and leaks 4 blocks of 777 bytes,
  * and exits. Its file must hold exactly its lines (the agent's trace, once given the same
  * number, wrote its frames there), and the trace must be whole.
+ * Argument "dup2": nothing is closed; the program puts its file on descriptors 3 to 9 with
+ * dup2, as a shell's `exec 3>file` does, and writes through 3 (the agent's trace, once at
+ * 3, was replaced by the program's file and its frames went there).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -42,14 +45,24 @@ main(int argc, char **argv)
     if (argc < 3) {
         return 2;
     }
+    int dup = strcmp(argv[1], "dup2") == 0;
     if (strcmp(argv[1], "walk") == 0) {
         close_walk();
-    } else if (close_range(3, ~0U, 0) != 0) {
+    } else if (!dup && close_range(3, ~0U, 0) != 0) {
         return 4;
     }
     int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0) {
         return 5;
+    }
+    for (int to = 3; dup && to <= 9; to++) {
+        if (to != fd && dup2(fd, to) != to) {
+            return 7;
+        }
+    }
+    if (dup && fd != 3) {
+        close(fd);
+        fd = 3;
     }
     static void *keep[4];
     for (int i = 0; i < 1000; i++) {
