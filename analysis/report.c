@@ -491,7 +491,9 @@ lh_growth_arena_last(lh_growth_t *g, const lh_trace_t *t, lh_symbolizer_t *sym, 
             g->sites[k++] = g->sites[i];
         }
     }
-    memcpy(g->sites + k, arena, m * sizeof *arena);
+    if (m) { /* g->sites is NULL when there is no site: no memcpy of 0 bytes from it */
+        memcpy(g->sites + k, arena, m * sizeof *arena);
+    }
     free(arena);
     return 0;
 }
