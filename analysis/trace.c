@@ -531,13 +531,7 @@ frame_record(lh_trace_t *t, uint8_t type, lh_dec_t *pl, frame_state_t *st, lh_ev
         if (!lh_dec_ok(pl)) {
             return LH_EFORMAT;
         }
-        char *copy = lh_dupstr(s, len);
-        if (!copy) {
-            return LH_ENOMEM;
-        }
-        free((char *)t->parts.lsan_supp); /* the last one wins */
-        t->parts.lsan_supp = copy;
-        return 0; /* not an event */
+        return set_str((char **)&t->parts.lsan_supp, s, len); /* not an event; the last wins */
     }
     case LH_REC_THREAD:
         ev->ts_ns = rd_ts(pl, st);

@@ -148,14 +148,7 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
         (!o->no_default_supp && (rc = lh_load_embedded_supp(&supp, t, err)) < 0)) {
         goto done;
     }
-    if (lh_leak_split_captured(&split)) {
-        lh_err_t e2 = {{0}};
-        if (lh_leak_split_build(&split, t, &e2) < 0) {
-            fprintf(stderr, "leakhound: warning: %s; every block live at exit counts\n", e2.msg);
-        } else {
-            have_split = 1;
-        }
-    }
+    have_split = lh_load_split(&split, t, "; every block live at exit counts");
     ropts.split = have_split ? &split : NULL;
     sopts.exe_path = lh_trace_parts(t)->info.exe;
     if ((rc = lh_sym_new(&lh_trace_parts(t)->modules, &sopts, &sym, err)) < 0 ||

@@ -237,15 +237,7 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
         goto done;
     }
     have_growth = rc == 0;
-    int have_split = 0;
-    if (lh_leak_split_captured(&split)) {
-        lh_err_t e2 = {{0}};
-        if (lh_leak_split_build(&split, p.t, &e2) < 0) {
-            fprintf(stderr, "leakhound: warning: %s\n", e2.msg);
-        } else {
-            have_split = 1;
-        }
-    }
+    int have_split = lh_load_split(&split, p.t, "");
     ropts.top = p.supp.n ? 0 : a.top; /* with suppressions: every site, filtered, then cut */
     ropts.split = have_split ? &split : NULL; /* lost first, one-time reachable last */
     ropts.growth = have_growth ? &g : NULL;

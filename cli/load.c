@@ -60,6 +60,20 @@ lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err)
     return lh_supp_parse(s, text, strlen(text), origin, err);
 }
 
+int
+lh_load_split(lh_leak_split_t *s, lh_trace_t *t, const char *then)
+{
+    if (!lh_leak_split_captured(s)) {
+        return 0;
+    }
+    lh_err_t e2 = {{0}};
+    if (lh_leak_split_build(s, t, &e2) < 0) {
+        fprintf(stderr, "leakhound: warning: %s%s\n", e2.msg, then);
+        return 0;
+    }
+    return 1;
+}
+
 void
 lh_load_warnings(const lh_warnings_t *w)
 {

@@ -13,6 +13,7 @@
 #include "collect.h"
 #include "funcs.h"
 #include "err.h"
+#include "leaksplit.h"
 #include "opts.h"
 #include "stream.h"
 #include "suppress.h"
@@ -50,6 +51,12 @@ int lh_load_suppressions(const lh_trace_args_t *a, lh_supp_t *s, lh_err_t *err);
  * trace.h), as LeakSanitizer and heaptrack apply them. Rules that do not parse are left out
  * whole, with a warning naming the problem. Returns 0 or LH_ENOMEM. */
 int lh_load_embedded_supp(lh_supp_t *s, const lh_trace_t *t, lh_err_t *err);
+
+/* After a pass with the split's consumer (leaksplit.h): builds the split of the exit
+ * snapshot it captured. 1 when built; 0 when none was captured, or when it could not be
+ * built: then "leakhound: warning: MSG" and then (may be "") on standard error, the rest of
+ * the command going on without it. */
+int lh_load_split(lh_leak_split_t *s, lh_trace_t *t, const char *then);
 
 /* What report --by, tree and flamegraph start from: the suppressions, the pass, the
  * per-function figures and (for a tree) the call tree. */

@@ -695,7 +695,6 @@ add_holder(void *arg, uint32_t start, const lh_objedge_t *const *path, int n)
     if (start < oh->n_objs && oh->objs[start].name && variable_name(oh->strs[oh->objs[start].name])) {
         h->variable = 1;
     }
-
     if (h->n < SHARED_HOLDERS + 1) {
         h->start[h->n++] = start;
     }
