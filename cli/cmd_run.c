@@ -793,6 +793,31 @@ out:
     return rc;
 }
 
+/* The programs the traced line started without tracing them (the default following: a
+ * shell script's commands), each name once, the first few only. */
+typedef struct untraced {
+    size_t n;
+    int more;
+    char names[160];
+} untraced_t;
+
+static void
+note_untraced(untraced_t *u, const char *prog)
+{
+    u->n++;
+    size_t len = strlen(prog), w = strlen(u->names);
+    for (const char *p = u->names; (p = strstr(p, prog)) != NULL; p += len) {
+        if ((p == u->names || p[-1] == ' ') && (p[len] == ',' || !p[len])) {
+            return; /* named already */
+        }
+    }
+    if (w + len + 8 >= sizeof u->names) {
+        u->more = 1;
+        return;
+    }
+    snprintf(u->names + w, sizeof u->names - w, "%s%.63s", w ? ", " : "", prog);
+}
+
 /* Reads the run's index: lists every trace when there is more than one, and puts into
  * main the trace of the program itself (the last one its pid opened: after a wrapper's
  * exec, the real program). With prune (the default following of the exec chain only, where
@@ -817,6 +842,7 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
     size_t n = 0, cap = 0, removed = 0;
     unsigned long long last_image = 0;
     char main_prog[sizeof t->prog] = "";
+    untraced_t untraced = {0};
     if (!f) {
         return 0;
     }
@@ -832,6 +858,10 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
         }
         *gen++ = *prog++ = *file++ = '\0';
         file[strcspn(file, "\n")] = '\0';
+        if (!file[0]) { /* a program the line started, untraced (lh_output_index_untraced) */
+            note_untraced(&untraced, prog);
+            continue;
+        }
         if (n == cap) {
             size_t c = cap ? 2 * cap : 16;
             run_trace_t *nt = realloc(t, c * sizeof *t);
@@ -846,6 +876,8 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
         snprintf(t[n].prog, sizeof t[n].prog, "%s", prog);
         snprintf(t[n].path, sizeof t[n].path, "%s", file);
         if (t[n].pid == (long)pid) {
+            untraced.n = 0; /* what the wrappers before this image ran is theirs */
+            untraced.names[0] = '\0';
             last_image = t[n].image;
             snprintf(main_prog, sizeof main_prog, "%s", t[n].prog);
             snprintf(main, len, "%s", shown_path(file, cwd));
@@ -889,6 +921,13 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
                         shown_path(t[i].path, cwd));
             }
         }
+    }
+    if (untraced.n) {
+        fprintf(stderr, "leakhound: %s started %zu program%s that %s not traced (%s%s); "
+                        "leakhound run --follow-exec traces %s too\n",
+                main_prog[0] ? main_prog : "the program", untraced.n,
+                untraced.n > 1 ? "s" : "", untraced.n > 1 ? "were" : "was", untraced.names,
+                untraced.more ? ", ..." : "", untraced.n > 1 ? "them" : "it");
     }
     free(t);
     return (int)kept;

@@ -1,0 +1,96 @@
+/* leakhound - SPDX-License-Identifier: MIT
+ *
+ * peer_profiles.c (e2e, run_peer2.py): the behaviours the heap profilers' own test suites
+ * check (heaptrack's, memray's, Valgrind massif's), one per mode (argv[1]), so that the
+ * same binary gives the peer tool's answer and leakhound's. Each mode allocates from
+ * functions of its own (noinline) so that each site is one line of this file. The answers
+ * are in run_peer2.py.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where results go so that the compiler keeps every allocation. */
+volatile uintptr_t g_sink;
+
+#define NOINLINE __attribute__((noinline))
+
+/* -- temporary: freed by the thread's next call to the allocator, or not ------------------ */
+
+NOINLINE static void
+tmp_single(void)
+{
+    void *p = malloc(64); /* temporary: freed at once */
+    g_sink = (uintptr_t)p;
+    free(p);
+}
+
+NOINLINE static void
+tmp_pair(void)
+{
+    void *a = malloc(32); /* not temporary: b was made after it */
+    void *b = malloc(48); /* not temporary: a was freed before it */
+    g_sink = (uintptr_t)a ^ (uintptr_t)b;
+    free(a);
+    free(b);
+}
+
+NOINLINE static void *
+tmp_kept(void)
+{
+    return malloc(24); /* not temporary: freed after other calls */
+}
+
+NOINLINE static void
+tmp_in_thread_one(void)
+{
+    char *p = malloc(100); /* temporary, in its thread, whatever main does meanwhile */
+    p[0] = 1;
+    g_sink = (uintptr_t)p;
+    free(p);
+}
+
+static void *
+tmp_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 50; i++) {
+        tmp_in_thread_one();
+    }
+    return NULL;
+}
+
+static int
+temporary(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, tmp_thread, NULL) != 0) {
+        return 1;
+    }
+    void *kept[10];
+    for (int i = 0; i < 100; i++) {
+        tmp_single();
+    }
+    for (int i = 0; i < 10; i++) {
+        tmp_pair();
+        kept[i] = tmp_kept();
+    }
+    for (int i = 0; i < 10; i++) {
+        free(kept[i]);
+    }
+    return pthread_join(t, NULL) != 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "temporary") == 0) {
+        return temporary();
+    }
+    return 2;
+}
