@@ -55,8 +55,10 @@ const char lh_cmd_report_usage[] =
     "site's location, its first frame outside the C/C++ runtime):\n"
     "  --by function    a table of functions instead of sites\n"
     "  --sort KIND      inclusive or exclusive (default) figures first\n"
-    "  --metric M       leaked (default), allocated, peak (live at the heap peak) or growth\n"
-    "                   (live bytes per mark or snapshot, least squares)\n"
+    "  --metric M       leaked (default), allocated, peak (live at the heap peak), growth\n"
+    "                   (live bytes per mark or snapshot, least squares) or allocations\n"
+    "                   (calls that made a block: heaptrack's most calls to allocation\n"
+    "                   functions)\n"
     "  --top N          rows (default 20; 0: all)\n";
 
 typedef struct report_args {
