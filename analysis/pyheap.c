@@ -1914,6 +1914,55 @@ thread_roots(dec_t *d, uint64_t interp)
     }
 }
 
+/* atexit.register()'s callbacks as roots: "atexit.<callbacks>[3]" (the function),
+ * "atexit.<callbacks>[3].<args>" and ".<kwargs>". No object holds them: the interpreter
+ * does (3.10+, the table's fields), or the atexit module's state (3.8-3.9: in no header,
+ * Modules/atexitmodule.c's {callbacks, ncallbacks, callback_len} of callbacks {func,
+ * args, kwargs}, written here and checked by the module's m_size, 16). Without them a
+ * callback is only "[referenced from C]". Named like a module's variable (the program
+ * put them there, atexit keeps them), the number being the order of registration
+ * (atexit._ncallbacks() before it); an unregistered callback's entry is NULL. */
+static void
+atexit_roots(dec_t *d, uint64_t interp, uint64_t modules)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t arr = 0, mod = 0;
+    int64_t n = 0, args = o->ax_args, kwargs = o->ax_kwargs;
+    int ok = 0;
+    if (o->is_atexit_callbacks) {
+        arr = rd(d, interp + o->is_atexit_callbacks, &ok);
+        n = ok ? (int32_t)rd_u32(d, interp + o->is_atexit_ncallbacks, &ok) : 0;
+    } else if (modules && get_dict_item(d, modules, "atexit", &mod) >= 0 &&
+               obj_get(d, mod) != NONE32 &&
+               d->tinfo[d->ph->objs[obj_get(d, mod)].type].kind == K_MODULE) {
+        uint64_t def = rd(d, mod + o->mo_def, &ok);
+        uint64_t st = ok && def ? rd(d, mod + o->mo_state, &ok) : 0;
+        if (ok && st && rd_i64(d, def + o->mdef_size, &ok) == 16 && ok) {
+            arr = rd(d, st, &ok);
+            n = ok ? (int32_t)rd_u32(d, st + 8, &ok) : 0;
+            args = 8;
+            kwargs = 16;
+        }
+    }
+    for (int64_t i = 0; ok && arr && i < n && i < MAX_ITEMS; i++) {
+        uint64_t cb = rd(d, arr + (uint64_t)i * 8, &ok);
+        if (!ok || !cb) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "atexit.<callbacks>[%lld]", (long long)i);
+        root_add(d, LH_PYROOT_GLOBAL, name, rd(d, cb, NULL));
+        uint64_t a = rd(d, cb + (uint64_t)args, NULL);
+        if (a && var_size(d, a) > 0) { /* not (): every call's, the program's own */
+            snprintf(name, sizeof name, "atexit.<callbacks>[%lld].<args>", (long long)i);
+            root_add(d, LH_PYROOT_GLOBAL, name, a);
+        }
+        snprintf(name, sizeof name, "atexit.<callbacks>[%lld].<kwargs>", (long long)i);
+        root_add(d, LH_PYROOT_GLOBAL, name, rd(d, cb + (uint64_t)kwargs, NULL));
+        ok = 1;
+    }
+}
+
 /* Words of the modules' writable data holding objects: C globals and statics. The
  * interpreter's own state (_PyRuntime: 3.12+ keeps the main interpreter in it) is not a C
  * static of anyone's: its objects have their own roots. Symbols are looked up once per
@@ -2341,6 +2390,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
         root_add(&d, LH_PYROOT_INTERP, "sys.__dict__", rd(&d, it + o->is_sysdict, NULL));
         root_add(&d, LH_PYROOT_INTERP, "builtins.__dict__", rd(&d, it + o->is_builtins, NULL));
         thread_roots(&d, it);
+        atexit_roots(&d, it, modules);
     }
     /* Decode every object found, and those their references find. */
     for (uint32_t w = 0; w < d.n_work && !d.oom; w++) {

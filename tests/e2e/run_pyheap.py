@@ -496,11 +496,12 @@ def case_reqserver(ctx, py, tag):
             "reqserver.Order",
             "reqserver.ERRORS -> [6] -> .__traceback__ -> .tb_next -> .tb_frame -> "
             ".f_locals['scratch'] -> reqserver.Scratch",
-            "[referenced from C] -> functools.partial"]
+            "atexit.<callbacks>[%s]" % said["partial_index"]]
     got = [l.strip() for l in out.splitlines()
            if l.startswith("  ") and not re.match(r"^\s+(\d|@)", l)]
     ctx.check(got == want, "%s: identify a per-request logger a local holds, what a kept "
-              "traceback holds, an atexit callback" % tag, want, got)
+              "traceback holds, an atexit callback (by its entry in atexit's callbacks, not "
+              "[referenced from C])" % tag, want, got)
     check_oracle(ctx, out, prefix, "after", tag)
     # a module's namespace, which its functions hold too (__globals__), is the module's
     # globals, not "dict held by reqserver, reqserver.cleanup and more"
