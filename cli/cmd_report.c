@@ -55,8 +55,10 @@ const char lh_cmd_report_usage[] =
     "site's location, its first frame outside the C/C++ runtime):\n"
     "  --by function    a table of functions instead of sites\n"
     "  --sort KIND      inclusive or exclusive (default) figures first\n"
-    "  --metric M       leaked (default), allocated, peak (live at the heap peak) or growth\n"
-    "                   (live bytes per mark or snapshot, least squares)\n"
+    "  --metric M       leaked (default), allocated, peak (live at the heap peak), growth\n"
+    "                   (live bytes per mark or snapshot, least squares) or allocations\n"
+    "                   (calls that made a block: heaptrack's most calls to allocation\n"
+    "                   functions)\n"
     "  --top N          rows (default 20; 0: all)\n";
 
 typedef struct report_args {
@@ -232,6 +234,10 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
+    /* The ranking takes growth over marks or running snapshots only (report.h), not the
+     * survivors' (timeline.h: points_only). With suppressions the listing is kept whole:
+     * filtering it symbolizes its sites, and the symbolizer's warnings follow that order. */
+    tlo.points_only = !a.load.default_supp && !a.load.supp_files.n;
     /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
      * pass. A trace on standard input has no directory: its snapshots' contents files
      * cannot be found, so there is no reference graph to read. */

@@ -53,23 +53,36 @@ def by_function(sites):
     return out
 
 
-def heaptrack_temporaries(ctx, mode):
-    """heaptrack's temporary allocations of `peer_profiles MODE`, {function: count} from
-    heaptrack_print --print-temporary, or None when heaptrack is not installed."""
+def heaptrack_print(ctx, mode, section):
+    """heaptrack_print's SECTION (--print-temporary, --print-allocators, ...) alone, of a
+    heaptrack run of `peer_profiles MODE`, or None when heaptrack is not installed."""
     if not shutil.which("heaptrack") or not shutil.which("heaptrack_print"):
         ctx.log("heaptrack is not installed: its answer is not compared")
         return None
     out = os.path.join(ctx.workdir, "ht." + mode)
-    res = E.run(ctx, ["heaptrack", "-o", out, ctx.prog(PROG), mode], timeout=300)
     files = [f for f in os.listdir(ctx.workdir) if f.startswith("ht." + mode)]
-    if res.returncode != 0 or not files:
-        raise E.Failure("heaptrack %s: exit %d, %s" % (mode, res.returncode, res.stderr[-800:]))
-    res = E.run(ctx, ["heaptrack_print", "-f", os.path.join(ctx.workdir, files[0]),
-                      "--print-temporary", "1", "--print-peaks", "0", "--print-allocators", "0",
-                      "--print-leaks", "0"], timeout=300)
+    if not files:
+        res = E.run(ctx, ["heaptrack", "-o", out, ctx.prog(PROG), mode], timeout=300)
+        files = [f for f in os.listdir(ctx.workdir) if f.startswith("ht." + mode)]
+        if res.returncode != 0 or not files:
+            raise E.Failure("heaptrack %s: exit %d, %s" % (mode, res.returncode,
+                                                          res.stderr[-800:]))
+    sections = ["--print-temporary", "--print-peaks", "--print-allocators", "--print-leaks"]
+    argv = ["heaptrack_print", "-f", os.path.join(ctx.workdir, files[0])]
+    for s in sections:
+        argv += [s, "1" if s == section else "0"]
+    return E.run(ctx, argv, timeout=300).stdout
+
+
+def heaptrack_temporaries(ctx, mode):
+    """heaptrack's temporary allocations of `peer_profiles MODE`, {function: count} from
+    heaptrack_print --print-temporary, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-temporary")
+    if text is None:
+        return None
     got = {}
     for n, fn in re.findall(r"^(\d+) temporary allocations of \d+ allocations in total "
-                            r"\([\d.]+%\) from\n(\S+)\n", res.stdout, re.M):
+                            r"\([\d.]+%\) from\n(\S+)\n", text, re.M):
         got[fn] = got.get(fn, 0) + int(n)
     return got
 
@@ -108,8 +121,130 @@ def case_temporary(ctx):
            (100, None), (ht.get("tmp_single"), ht.get("tmp_pair")))
 
 
+def tree_functions(node, out=None):
+    """{function: value} of every node of a `tree --format json` answer, summed over the
+    places a function appears."""
+    out = {} if out is None else out
+    out[node["function"]] = out.get(node["function"], 0) + node["value"]
+    for c in node["children"]:
+        tree_functions(c, out)
+    return out
+
+
+def massif_peak(ctx, mode):
+    """Massif's peak snapshot of `peer_profiles MODE` (--peak-inaccuracy=0: the exact one):
+    (useful heap bytes, {function: bytes} of the allocating functions at the first level of
+    its tree), or None when valgrind is not installed."""
+    if not shutil.which("valgrind") or not shutil.which("ms_print"):
+        ctx.log("valgrind is not installed: massif's answer is not compared")
+        return None
+    out = os.path.join(ctx.workdir, "massif." + mode)
+    res = E.run(ctx, ["valgrind", "--tool=massif", "--peak-inaccuracy=0.0",
+                      "--massif-out-file=" + out, ctx.prog(PROG), mode], timeout=300)
+    if res.returncode != 0 or not os.path.exists(out):
+        raise E.Failure("massif %s: exit %d, %s" % (mode, res.returncode, res.stderr[-800:]))
+    with open(out) as f:
+        text = f.read()
+    peak = None
+    for snap in text.split("snapshot=")[1:]:
+        if "heap_tree=peak" in snap:
+            peak = snap
+    if peak is None:
+        raise E.Failure("massif %s: no peak snapshot in %s" % (mode, out))
+    useful = int(re.search(r"mem_heap_B=(\d+)", peak).group(1))
+    first = {}
+    for nbytes, fn in re.findall(r"^ n\d+: (\d+) 0x[0-9A-F]+: (\w+) \(", peak, re.M):
+        first.setdefault(fn, int(nbytes))
+    return useful, first
+
+
+def case_peak(ctx):
+    """The heap's high-water mark (heaptrack's peak heap, massif's peak snapshot, memray's
+    high-water mark): a calloc of 300000 bytes in main and, in a thread, a block of 200000
+    realloc grows to 400000: 700000 bytes live at the peak, then a later 350000 while the
+    300000 is still live (650000, not the peak) and 10 bytes left at exit. tree --metric
+    peak gives the two stacks live at the peak; leakhound puts the grown block at the site
+    that made it (with the realloc among its growers), massif at the realloc's."""
+    trace = trace_of(ctx, "peak")
+    rep = E.load_report(ctx, trace)
+    glibc = rep["summary"]["peak_bytes"] - 700000  # the thread's descriptor (DTV), glibc's
+    ctx.check(0 <= glibc < 1024, "peak: 700000 bytes and the thread's DTV", "700000 + < 1 KiB",
+              rep["summary"]["peak_bytes"])
+    tree = lh_json(ctx, ["tree", trace, "--metric", "peak", "--min-percent", "0"])
+    got = tree_functions(tree["root"])
+    eq(ctx, "tree --metric peak: peak_main_block, peak_thread_block, peak_grow, peak_after, "
+       "peak_left", (300000, 400000, None, None, None),
+       tuple(got.get(f) for f in ("peak_main_block", "peak_thread_block", "peak_grow",
+                                  "peak_after", "peak_left")))
+    eq(ctx, "tree --metric peak: the whole", rep["summary"]["peak_bytes"], tree["total"])
+    fns = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "peak", "--top", "0"])
+    rows = {r["function"]: r for r in fns["functions"]}
+    eq(ctx, "report --by function --metric peak: peak (inclusive), peak_thread (inclusive)",
+       (300000, 400000), (rows["peak"]["inclusive"]["peak"],
+                            rows["peak_thread"]["inclusive"]["peak"]))
+    ms = massif_peak(ctx, "peak")
+    if ms is not None:
+        useful, first = ms
+        ctx.check(0 <= useful - 700000 < 1024, "massif: the peak's useful heap",
+                  "700000 + < 1 KiB", useful)
+        eq(ctx, "massif: peak_grow and peak_main_block at the peak", (400000, 300000),
+           (first.get("peak_grow"), first.get("peak_main_block")))
+
+
+def heaptrack_calls(ctx, mode):
+    """heaptrack's calls to allocation functions of `peer_profiles MODE`, {function: count}
+    from heaptrack_print --print-allocators, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-allocators")
+    if text is None:
+        return None
+    got = {}
+    for n, fn in re.findall(r"^(\d+) calls to allocation functions with .* from\n(\S+)\n",
+                            text, re.M):
+        got[fn] = got.get(fn, 0) + int(n)
+    return got
+
+
+def case_allocations(ctx):
+    """Calls to the allocator per site, by count (heaptrack's most calls to allocation
+    functions): --metric allocations of report --by function, tree and export --folded.
+    1000 mallocs freed at once in calls_churn, 10 callocs in calls_kept, 5 reallocs (the
+    first of NULL) in calls_grow; allocations() itself makes none."""
+    trace = trace_of(ctx, "allocations")
+    want = {"calls_churn": 1000, "calls_kept": 10, "calls_grow": 5}
+    fns = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "allocations",
+                        "--top", "0"])
+    rows = {r["function"]: r for r in fns["functions"]}
+    eq(ctx, "report --by function --metric allocations: exclusive calls",
+       want, {f: rows[f]["exclusive"]["allocations"] for f in want if f in rows})
+    eq(ctx, "report --by function --metric allocations: allocations() inclusive, exclusive",
+       (1015, 0), (rows["allocations"]["inclusive"]["allocations"],
+                   rows["allocations"]["exclusive"]["allocations"]))
+    eq(ctx, "report --by function --metric allocations: the first row", "calls_churn",
+       fns["functions"][0]["function"])
+    tree = lh_json(ctx, ["tree", trace, "--metric", "allocations", "--min-percent", "0"])
+    got = tree_functions(tree["root"])
+    eq(ctx, "tree --metric allocations", dict(want, allocations=1015),
+       {f: got.get(f) for f in list(want) + ["allocations"]})
+    folded = os.path.join(ctx.workdir, "allocations.folded")
+    E.run(ctx, [ctx.lh, "export", trace, "--folded", folded, "--metric", "allocations"])
+    mine = {}
+    with open(folded) as f:
+        for line in f:
+            path, n = line.rsplit(" ", 1)
+            leaf = path.split(";")[-1]
+            if leaf in want:
+                mine[leaf] = mine.get(leaf, 0) + int(n)
+    eq(ctx, "export --folded --metric allocations: by leaf", want, mine)
+    ht = heaptrack_calls(ctx, "allocations")
+    if ht is not None:
+        eq(ctx, "heaptrack: calls to allocation functions", want,
+           {f: ht.get(f) for f in want})
+
+
 CASES = {
     "temporary": case_temporary,
+    "peak": case_peak,
+    "allocations": case_allocations,
 }
 
 

@@ -85,12 +85,119 @@ temporary(void)
     return pthread_join(t, NULL) != 0;
 }
 
+/* -- peak: the heap's high-water mark and the stacks live there ---------------------------- */
+
+NOINLINE static void *
+peak_main_block(void)
+{
+    return calloc(3000, 100); /* 300000 bytes, live at the peak */
+}
+
+NOINLINE static void *
+peak_thread_block(void)
+{
+    return malloc(200000); /* grows to 400000 in peak_grow: live at the peak */
+}
+
+NOINLINE static void *
+peak_grow(void *p)
+{
+    return realloc(p, 400000);
+}
+
+NOINLINE static void *
+peak_after(void)
+{
+    return malloc(350000); /* after the peak: 650000 live, less than 700000 */
+}
+
+NOINLINE static void *
+peak_left(void)
+{
+    return malloc(10); /* the one block left at exit */
+}
+
+static void *
+peak_thread(void *arg)
+{
+    char *p = peak_grow(peak_thread_block());
+    if (p) {
+        memset(p, 1, 400000);
+    }
+    free(p);
+    return arg;
+}
+
+static int
+peak(void)
+{
+    pthread_t t;
+    char *a = peak_main_block();
+    if (pthread_create(&t, NULL, peak_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
+        return 1;
+    }
+    char *c = peak_after();
+    g_sink = (uintptr_t)a ^ (uintptr_t)c;
+    free(a);
+    free(c);
+    g_sink = (uintptr_t)peak_left();
+    return 0;
+}
+
+/* -- allocations: calls to the allocator per site, whatever their size or fate ----------- */
+
+NOINLINE static void
+calls_churn(void)
+{
+    void *p = malloc(16); /* 1000 calls, each freed */
+    g_sink = (uintptr_t)p;
+    free(p);
+}
+
+NOINLINE static void *
+calls_kept(void)
+{
+    return calloc(10, 100); /* 10 calls, kept to the end */
+}
+
+NOINLINE static void *
+calls_grow(void *p, size_t n)
+{
+    return realloc(p, n); /* 5 calls: the first is realloc(NULL, n) */
+}
+
+static int
+allocations(void)
+{
+    void *kept[10], *g = NULL;
+    for (int i = 0; i < 1000; i++) {
+        calls_churn();
+    }
+    for (int i = 0; i < 10; i++) {
+        kept[i] = calls_kept();
+    }
+    for (int i = 1; i <= 5; i++) {
+        g = calls_grow(g, (size_t)i * 1000);
+    }
+    for (int i = 0; i < 10; i++) {
+        free(kept[i]);
+    }
+    free(g);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "temporary") == 0) {
         return temporary();
+    }
+    if (strcmp(mode, "peak") == 0) {
+        return peak();
+    }
+    if (strcmp(mode, "allocations") == 0) {
+        return allocations();
     }
     return 2;
 }
