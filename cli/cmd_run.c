@@ -831,10 +831,11 @@ note_untraced(untraced_t *u, const char *prog)
  * too; those of the same program (haproxy -W's first image) stay. Then, when the name
  * the user asked for (WANTED: -o, or the default pattern for the pid) has become free, the
  * program's trace is moved there with its snapshot files (move_trace). Returns the number
- * of traces listed. */
+ * of traces listed, and hands over in LIST (the caller frees it) every trace read, those
+ * removed with pid -1. */
 static int
 index_report(const char *index, pid_t pid, int prune, const char *wanted, char *main,
-             size_t len)
+             size_t len, run_trace_t **list, size_t *n_list)
 {
     FILE *f = fopen(index, "r");
     char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
@@ -929,8 +930,39 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
                 untraced.n > 1 ? "s" : "", untraced.n > 1 ? "were" : "was", untraced.names,
                 untraced.more ? ", ..." : "", untraced.n > 1 ? "them" : "it");
     }
-    free(t);
+    *list = t;
+    *n_list = n;
     return (int)kept;
+}
+
+/* run --check: the program's trace is judged, then every other process the run traced
+ * (its fork children, and with --follow-exec the programs they ran) that ended by exit or
+ * a return from main, each on its own line naming its pid, as LeakSanitizer checks each
+ * process at its exit (check.h). Fails (LH_EXIT_CHECK_LEAK) when any of them leaked more
+ * than allowed. */
+static int
+check_run(const char *trace, const run_trace_t *t, size_t n, const lh_check_opts_t *o,
+          lh_err_t *err)
+{
+    struct stat main_st, st;
+    int verdict = lh_check_trace(trace, o, err);
+    if (verdict < 0 || stat(trace, &main_st) != 0) {
+        return verdict;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].pid < 0 || stat(t[i].path, &st) != 0 ||
+            (st.st_dev == main_st.st_dev && st.st_ino == main_st.st_ino)) {
+            continue; /* removed, or the program's own trace (its name may be relative) */
+        }
+        int v = lh_check_process(t[i].path, o, t[i].pid, t[i].prog, err);
+        if (v < 0) {
+            return v;
+        }
+        if (v == LH_EXIT_CHECK_LEAK) {
+            verdict = v;
+        }
+    }
+    return verdict;
 }
 
 int
@@ -983,6 +1015,8 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     char index[PATH_MAX];
+    run_trace_t *traced = NULL; /* every trace of the run (index_report) */
+    size_t n_traced = 0;
     if (index_create(index, sizeof index) < 0) {
         unsetenv("LEAKHOUND_INDEX"); /* traces are still written; only the list is lost */
     }
@@ -994,11 +1028,13 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         if (rc >= 0 && pid) {
             char wanted[sizeof trace];
             expand_pattern(wanted, sizeof wanted, pattern, pid);
-            index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace);
+            index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace, &traced,
+                         &n_traced);
         }
         unlink(index);
     }
     if (rc < 0 || pid == 0) {
+        free(traced);
         return rc;
     }
     if (!trace[0]) {
@@ -1007,8 +1043,9 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     if (access(trace, F_OK) == 0) {
         fprintf(stderr, "leakhound: trace written to %s\n", trace);
         if (a.check) { /* check.c: the program's own failure status wins */
-            int verdict = lh_check_trace(trace, &a.check_opts, err);
+            int verdict = check_run(trace, traced, n_traced, &a.check_opts, err);
             if (verdict < 0) {
+                free(traced);
                 return verdict;
             }
             if (rc == 0) {
@@ -1028,5 +1065,6 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             rc = 1;
         }
     }
+    free(traced);
     return rc;
 }
