@@ -186,6 +186,37 @@ index_append(void)
     }
 }
 
+/* Appends "pid<TAB>0<TAB>program<TAB><LF>" to the run's index: a program the traced line
+ * started (fork+exec) and that is not traced (agent.h is_descendant). `leakhound run` names
+ * such programs, so whoever traced a shell script sees that its work ran untraced. The name
+ * is argv[0]'s base name, as read_identity makes it. Constructor time: no allocation. */
+void
+lh_output_index_untraced(void)
+{
+    if (!lh_g.cfg.index[0]) {
+        return;
+    }
+    char arg0[256];
+    ssize_t r = lh_sys_read_file("/proc/self/cmdline", arg0, sizeof arg0 - 1);
+    arg0[r > 0 ? r : 0] = '\0';
+    const char *base = strrchr(arg0, '/');
+    base = base ? base + 1 : arg0;
+    char line[320];
+    size_t n = lh_sys_fmt_u64(line, (uint64_t)getpid());
+    memcpy(line + n, "\t0\t", 3);
+    n += 3;
+    for (const char *c = base; *c && n < sizeof line - 3; c++) {
+        line[n++] = (*c < ' ' || *c == 0x7f) ? '_' : *c;
+    }
+    line[n++] = '\t';
+    line[n++] = '\n';
+    int fd = open(lh_g.cfg.index, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!write(fd, line, n);
+        close(fd);
+    }
+}
+
 /* Opens the trace on first use (wlock held). A fork child opens its own file only when it
  * has something to write, so fork+exec children leave no empty traces. */
 static int

@@ -17,6 +17,10 @@
  * into the loader. Returns 0, or -1 (a failed open was said in one line). */
 int lh_output_init(void (*opened)(void));
 
+/* A process the traced line started and that stays untraced (is_descendant) names itself
+ * in the run's index, so `leakhound run` can say what ran untraced. No allocation. */
+void lh_output_index_untraced(void);
+
 /* Compresses and writes one frame of records for thread tid (0: the agent's own). Opens
  * the file on first use. Writer lock held. Failures stop recording (said once). */
 void lh_output_write_frame_locked(const uint8_t *raw, size_t len, uint32_t tid,

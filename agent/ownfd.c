@@ -59,6 +59,12 @@ lh_ownfd_has(int fd)
     return 0;
 }
 
+int
+lh_ownfd_may_replace(int fd)
+{
+    return fd < 64 || !lh_ownfd_has(fd);
+}
+
 void
 lh_ownfd_forget(int fd)
 {

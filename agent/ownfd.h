@@ -6,7 +6,8 @@
  * Daemons close every descriptor they did not open (dnsmasq walks /proc/self/fd and closes
  * each one): the agent's trace was closed at its start, and its number given to the
  * program's next socket, into which the agent then wrote its frames (dnsmasq's
- * NETLINK_ROUTE socket, as root). The close and close_range shims (shims.c) leave the
+ * NETLINK_ROUTE socket, as root). The close, close_range, closefrom and syscall shims
+ * (shims.c; dup2 and dup3 refuse to replace those at 64 or above) leave the
  * descriptors listed here open and tell the program they closed them, as Valgrind does for
  * its own. libunwind's memory-validation pipe, made by the agent's first unwind, is one. The agent closes its own with lh_ownfd_close, which bypasses the shim.
  *
@@ -27,6 +28,12 @@ int lh_ownfd_add(int fd); /* AS-safe */
 int lh_ownfd_keep(int fd); /* AS-safe */
 /* Whether fd is in the table. */
 int lh_ownfd_has(int fd); /* AS-safe */
+/* Whether the program may put another file on descriptor fd (dup2, dup3): not on one the
+ * agent moved up (lh_ownfd_keep: at 64 or above); on one below 64 (libunwind's pipe, found
+ * open after its first unwind: a shell's `exec 4>file` must still work) it may, and the
+ * entry stays (libunwind, finding its pipe broken, closes it: that close must not close
+ * the program's file). */
+int lh_ownfd_may_replace(int fd); /* AS-safe */
 /* Removes fd from the table (no-op when absent) and closes it with the raw syscall. */
 void lh_ownfd_close(int fd); /* AS-safe */
 /* Removes fd from the table without closing it (it is handed on: a snapshot's file). */

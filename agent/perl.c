@@ -28,15 +28,20 @@
  * Interning keys (script.c reads strings only for keys it has not seen):
  *   key  = what names the function: the sub's GV | 1, a GV-less named sub's CV | 2, a sub
  *          without either CV | 3, or a small constant for main, (eval) and (require);
- *   key2 = the COP | tag << 48, tag = 16 bits mixed from the COP's line, parse sequence
- *          number (cop_seq) and file name's address. A COP is freed with its optree (a string eval, a BEGIN block, the
- *          top-level code of every require'd file once it ran) and its slot reused by the
- *          next file compiled: the line alone kept the first file's name for the second
- *          when both lines matched (eight modules of one shape: Delta.pm:5 was shown as
- *          Charlie.pm:5). cop_seq grows with every lexical perl compiles, and the file
- *          name is the COP's own copy, so a reused slot rarely brings back all three.
- * User-space addresses fit in 48 bits on x86-64 and aarch64, so the COP comes back out of
- * key2 for describe().
+ *   key2 = 64 bits mixed from the statement's COP address, line, parse sequence number
+ *          (cop_seq) and file name's address. A COP is freed with its optree (a string
+ *          eval, a BEGIN block, the top-level code of every require'd file once it ran) and
+ *          its slot reused by the next file compiled: the line alone kept the first file's
+ *          name for the second when both lines matched (eight modules of one shape:
+ *          Delta.pm:5 was shown as Charlie.pm:5). cop_seq grows with every lexical perl
+ *          compiles, and the file name is the COP's own copy, so a reused slot rarely
+ *          brings back all three. PL_compiling, the COP of the file being compiled, is one
+ *          address for every file, its cop_seq stays, and its file name's copy is freed
+ *          with the file and often made again at the same address for the next: its key2
+ *          mixes the name's bytes instead (with 16 bits of tag beside the address, a
+ *          Plack app's compile-time allocations were shown at other files: the CV of
+ *          Getopt::Long::GetOptionsFromArray "created at (require) (IO.pm:24)").
+ * The file name's address is kept in the frame for describe().
  *
  * What can go wrong: perl's structures are consistent whenever perl calls malloc, which is
  * the only time the thread reads them. A C signal handler that allocates at an arbitrary
@@ -60,7 +65,6 @@
 #define TAG_GV 1
 #define TAG_NAMED_CV 2
 #define TAG_BARE_CV 3
-#define ADDR_MASK ((1ull << 48) - 1)
 
 /* Bounds against a corrupt context stack. */
 #define MAX_CXIX (1 << 22)
@@ -316,23 +320,44 @@ sub_key(uintptr_t cv)
     return aligned(gv) ? gv | TAG_GV : cv | TAG_BARE_CV;
 }
 
+/* FNV-1a of a C string (at most 1023 bytes): the file name perl is compiling. */
+static uint64_t
+str_hash(const char *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; p && i < 1023 && p[i]; i++) {
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 static void
-set_frame(lh_sframe_t *f, uintptr_t key, uintptr_t cop)
+set_frame(lh_sframe_t *f, uintptr_t key, uintptr_t cop, uintptr_t compiling)
 {
     uint32_t line = aligned(cop) ? rd_u32(cop + L.cop_line) : 0;
     if (line == UINT32_MAX) {
         line = 0; /* NOLINE: a COP perl made with no line (BEGIN block set-up, XS boot) */
     }
     uint64_t seq = aligned(cop) ? rd_u32(cop + L.cop_seq) : 0;
-    uint64_t file = aligned(cop) ? rd_ptr(cop + L.cop_file) : 0;
-    uint64_t mix = (line + seq * 0x9e3779b97f4a7c15ull + (file >> 3)) * 0xff51afd7ed558ccdull;
-    uint64_t tag = (mix >> 48) & 0xffffu;
+    uintptr_t file = aligned(cop) ? rd_ptr(cop + L.cop_file) : 0;
+    uint64_t mix = cop * 0x9e3779b97f4a7c15ull;
+    if (cop == compiling) {
+        /* PL_compiling: one COP for every file compiled, its file name a copy freed when
+         * that file is done and its address often the next file's: the name's bytes */
+        mix ^= str_hash((const char *)file);
+    } else {
+        mix ^= (seq << 32) ^ ((uint64_t)file >> 3) * 0xc2b2ae3d27d4eb4full;
+    }
+    mix = (mix ^ line) * 0xff51afd7ed558ccdull;
+    mix ^= mix >> 33;
+    mix = (mix ^ seq) * 0xc4ceb9fe1a85ec53ull;
+    mix ^= mix >> 29;
     f->key = key;
-    f->key2 = (cop & ADDR_MASK) | (tag << 48);
+    f->key2 = (uintptr_t)mix;
     f->line = line;
     f->func = NULL;
     f->func_len = 0;
-    f->file = NULL;
+    f->file = (const char *)file; /* its length: describe(), for new frames only */
     f->file_len = 0;
 }
 
@@ -345,6 +370,7 @@ lh_perl_capture(lh_sframe_t *out, int max)
     }
     uintptr_t cop = rd_ptr(my_perl + L.i_curcop);
     uintptr_t si = rd_ptr(my_perl + L.i_curstackinfo);
+    uintptr_t compiling = my_perl + L.i_compiling;
     if (!aligned(cop) || !aligned(si)) {
         return 0; /* not constructed yet */
     }
@@ -368,7 +394,7 @@ lh_perl_capture(lh_sframe_t *out, int max)
             } else {
                 continue; /* loops, blocks, substitutions: not a frame */
             }
-            set_frame(&out[k++], key, cop);
+            set_frame(&out[k++], key, cop, compiling);
             cop = rd_ptr(cx + L.ctx_oldcop);
             if (!aligned(cop)) {
                 return k;
@@ -379,7 +405,7 @@ lh_perl_capture(lh_sframe_t *out, int max)
     if (k == 0 && !rd_ptr(cop + L.cop_file)) {
         return 0; /* perl constructing itself: no Perl code, no file yet */
     }
-    set_frame(&out[k++], KEY_MAIN, cop);
+    set_frame(&out[k++], KEY_MAIN, cop, compiling);
     return k;
 }
 
@@ -488,8 +514,5 @@ lh_perl_describe(lh_sframe_t *f, char *buf, size_t cap)
     f->func = buf;
     f->func_len = (uint32_t)n;
 
-    uintptr_t cop = f->key2 & ADDR_MASK;
-    const char *file = aligned(cop) ? (const char *)rd_ptr(cop + L.cop_file) : NULL;
-    f->file = file;
-    f->file_len = file ? (uint32_t)strnlen(file, 1023) : 0;
+    f->file_len = f->file ? (uint32_t)strnlen(f->file, 1023) : 0;
 }

@@ -34,6 +34,7 @@ const lh_perl_layout_t lh_perl_layout = {
     .bincompat = LH_PERL_BINCOMPAT,
 
     .i_curcop = offsetof(struct interpreter, Icurcop),
+    .i_compiling = offsetof(struct interpreter, Icompiling),
     .i_curstackinfo = offsetof(struct interpreter, Icurstackinfo),
     .i_phase = offsetof(struct interpreter, Iphase),
     .i_curinterp_phase_size = FIELD_SIZE(struct interpreter, Iphase),

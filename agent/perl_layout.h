@@ -24,6 +24,7 @@ typedef struct lh_perl_layout {
     /* struct interpreter (threads + multiplicity: every PL_x is my_perl->Ix) */
     size_t i_curcop, i_curstackinfo, i_phase, i_curinterp_phase_size, i_statusvalue;
     size_t i_scopestack_ix; /* 0 once perl_destruct left perl_construct's scope */
+    size_t i_compiling;     /* PL_compiling: the COP of code being compiled */
     /* struct stackinfo */
     size_t si_cxstack, si_prev, si_cxix, si_cxmax;
     /* PERL_CONTEXT */

@@ -12,6 +12,7 @@
 #include "agent.h"
 #include "config.h"
 #include "format.h"
+#include "output.h"
 #include "recorder.h"
 #include "shims.h"
 #include "stopsig.h"
@@ -95,6 +96,7 @@ lh_ctor(void)
         /* Started by the traced program (a shell's command, a worker it spawned): not on
          * the traced line, and neither is anything it starts. */
         strip_preload();
+        lh_output_index_untraced();
         goto off;
     }
     if (lh_recorder_init() != 0) {

@@ -71,6 +71,9 @@ static struct {
     int (*ioctl)(int, unsigned long, ...);
     int (*close)(int);
     int (*close_range)(unsigned, unsigned, int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+    long (*syscall)(long, ...);
     int (*setuid)(uid_t);
     int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
@@ -196,6 +199,9 @@ lh_shims_resolve(void)
     RESOLVE(ioctl);
     RESOLVE(close);
     RESOLVE(close_range);
+    RESOLVE(dup2);
+    RESOLVE(dup3);
+    RESOLVE(syscall);
     RESOLVE(setuid);
     RESOLVE(seteuid);
     RESOLVE(setreuid);
@@ -531,16 +537,72 @@ malloc_usable_size(void *p)
  * close, close_range: the agent's own descriptors stay open (ownfd.h)
  * ----------------------------------------------------------------------------------- */
 
+/* The system call nr with six arguments, errno set as glibc's syscall sets it. Not through
+ * glibc's syscall: this library's own calls to syscall() reach the shim below (it is the
+ * first definition), and it must work before the real one is resolved. */
+static long
+raw_syscall(long nr, const long a[6])
+{
+    long r;
+#if defined(__x86_64__)
+    /* the fourth to sixth arguments' registers (cppcheck takes these for statements) */
+    // cppcheck-suppress constStatement
+    register long r10 __asm__("r10") = a[3];
+    // cppcheck-suppress constStatement
+    register long r8 __asm__("r8") = a[4];
+    // cppcheck-suppress constStatement
+    register long r9 __asm__("r9") = a[5];
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(nr), "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = nr;
+    register long x0 __asm__("x0") = a[0];
+    register long x1 __asm__("x1") = a[1];
+    register long x2 __asm__("x2") = a[2];
+    register long x3 __asm__("x3") = a[3];
+    register long x4 __asm__("x4") = a[4];
+    register long x5 __asm__("x5") = a[5];
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    r = x0;
+#else
+    if (!real.syscall) {
+        lh_shims_resolve();
+    }
+    if (!real.syscall) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+#endif
+    if ((unsigned long)r > -4096UL) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+static int
+close_real(int fd)
+{
+    if (unlikely(!real.close)) {
+        long a[6] = {fd, 0, 0, 0, 0, 0};
+        return (int)raw_syscall(SYS_close, a);
+    }
+    return real.close(fd);
+}
+
 LH_EXPORT int
 close(int fd)
 {
     if (unlikely(lh_ownfd_has(fd))) {
         return 0; /* the program closes what it did not open: the agent's trace */
     }
-    if (unlikely(!real.close)) {
-        return (int)syscall(SYS_close, fd);
-    }
-    return real.close(fd);
+    return close_real(fd);
 }
 
 static int
@@ -549,7 +611,8 @@ close_range_real(unsigned lo, unsigned hi, int flags)
     if (real.close_range) {
         return real.close_range(lo, hi, flags);
     }
-    return (int)syscall(SYS_close_range, lo, hi, flags);
+    long a[6] = {(long)lo, (long)hi, flags, 0, 0, 0};
+    return (int)raw_syscall(SYS_close_range, a);
 }
 
 /* The range less the agent's descriptors: the pieces between them. */
@@ -572,6 +635,100 @@ close_range(unsigned lo, unsigned hi, int flags)
         return 0; /* the range ended with one of ours (or at UINT_MAX) */
     }
     return close_range_real(from, hi, flags);
+}
+
+/* closefrom: glibc's calls its own close_range inside the library, which no shim sees
+ * (sshd closes everything from 3 so). */
+LH_EXPORT void
+closefrom(int lo)
+{
+    if (lo < 0) {
+        lo = 0;
+    }
+    if (close_range((unsigned)lo, ~0U, 0) == 0) {
+        return;
+    }
+    int own[8]; /* no close_range (Linux before 5.9): one close each, ours left out */
+    int n = lh_ownfd_in_range((unsigned)lo, ~0U, own, 8);
+    long top = sysconf(_SC_OPEN_MAX);
+    for (int fd = lo, i = 0; fd < (top > 0 && top < 65536 ? top : 65536); fd++) {
+        if (i < n && fd == own[i]) {
+            i++;
+        } else {
+            (void)close_real(fd);
+        }
+    }
+}
+
+/* dup2, dup3 onto one of the agent's descriptors (those it moved up, ownfd.h): EBADF, as
+ * Valgrind answers for its own (replacing the trace would send the agent's frames into the
+ * program's file). */
+LH_EXPORT int
+dup2(int fd, int to)
+{
+    if (fd != to && unlikely(!lh_ownfd_may_replace(to))) {
+        errno = EBADF;
+        return -1;
+    }
+    if (unlikely(!real.dup2)) {
+        lh_shims_resolve();
+    }
+    return real.dup2 ? real.dup2(fd, to) : (errno = ENOSYS, -1);
+}
+
+LH_EXPORT int
+dup3(int fd, int to, int flags)
+{
+    if (unlikely(!lh_ownfd_may_replace(to))) {
+        errno = EBADF;
+        return -1;
+    }
+    if (unlikely(!real.dup3)) {
+        lh_shims_resolve();
+    }
+    return real.dup3 ? real.dup3(fd, to, flags) : (errno = ENOSYS, -1);
+}
+
+/* syscall(2) called by the program with a number that closes or replaces descriptors
+ * (SYS_close, SYS_close_range, SYS_dup2, SYS_dup3): the same answers as the shims above; every
+ * other number goes through unchanged. Up to six arguments are read, as glibc's own
+ * syscall does. */
+LH_EXPORT long
+syscall(long nr, ...)
+{
+    va_list ap;
+    long a[6];
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++) {
+        a[i] = va_arg(ap, long);
+    }
+    va_end(ap);
+    switch (nr) {
+    case SYS_close:
+        if (unlikely(lh_ownfd_has((int)a[0]))) {
+            return 0;
+        }
+        break;
+    case SYS_close_range:
+        return close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]);
+#ifdef SYS_dup2
+    case SYS_dup2:
+        if (a[0] != a[1] && unlikely(!lh_ownfd_may_replace((int)a[1]))) {
+            errno = EBADF;
+            return -1;
+        }
+        break;
+#endif
+    case SYS_dup3:
+        if (unlikely(!lh_ownfd_may_replace((int)a[1]))) {
+            errno = EBADF;
+            return -1;
+        }
+        break;
+    default:
+        break;
+    }
+    return raw_syscall(nr, a);
 }
 
 /* -------------------------------------------------------------------------------------

@@ -156,7 +156,8 @@ lh_tree_build(lh_tree_t *t, lh_collect_t *c, const lh_funcs_t *f, const lh_supp_
         }
         double v = stack_value(f, c, id, opts->metric, &n_allocs);
         t->total += v;
-        if (v == 0 && opts->metric != LH_METRIC_ALLOCATED) {
+        if (v == 0 && opts->metric != LH_METRIC_ALLOCATED &&
+            opts->metric != LH_METRIC_ALLOCATIONS) {
             continue;
         }
         size_t n = lh_funcs_trim(site->frames, site->n_frames);

@@ -25,6 +25,8 @@ lh_metric_name(lh_metric_t m)
         return "peak";
     case LH_METRIC_GROWTH:
         return "growth";
+    case LH_METRIC_ALLOCATIONS:
+        return "allocations";
     }
     return "?";
 }
@@ -41,6 +43,8 @@ lh_fmetrics_value(const lh_fmetrics_t *f, lh_metric_t m)
         return (double)f->peak;
     case LH_METRIC_GROWTH:
         return f->growth;
+    case LH_METRIC_ALLOCATIONS:
+        return (double)f->n_allocs;
     }
     return 0;
 }

@@ -36,9 +36,11 @@ typedef enum lh_metric {
     LH_METRIC_LEAKED = 1,    /* bytes live at exit */
     LH_METRIC_PEAK = 2,      /* bytes live at the heap peak */
     LH_METRIC_GROWTH = 3,    /* bytes per mark (slope) */
+    LH_METRIC_ALLOCATIONS = 4, /* calls that made a block (malloc, calloc, ..., realloc):
+                                  heaptrack's "calls to allocation functions" */
 } lh_metric_t;
 /* The metric names in enum order, for option tables ("a|b|..."). */
-#define LH_METRIC_CHOICES "allocated|leaked|peak|growth"
+#define LH_METRIC_CHOICES "allocated|leaked|peak|growth|allocations"
 
 const char *lh_metric_name(lh_metric_t m);
 

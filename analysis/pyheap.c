@@ -2255,9 +2255,6 @@ finish(dec_t *d)
         ph->ecount[k] = x->count;
     }
     ph->n_edges = d->n_edges;
-    for (uint32_t i = 0; i < n; i++) {
-        ph->n_gc += (ph->objs[i].flags & LH_PYOBJ_GC) != 0;
-    }
     LH_FREE_ALL(pos, remap);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "bound.h"
 #include "dupstr.h"
 #include "grow.h"
+#include "hash.h"
 
 #include "rank.h"
 #include "stacks.h"
@@ -37,6 +38,11 @@ typedef struct after {
     uint64_t size;
     uint32_t stack_id;
 } after_t;
+
+typedef struct thr_last {
+    uint32_t tid;
+    uint64_t addr;
+} thr_last_t;
 
 typedef struct bvec {
     lh_boundary_t *v;
@@ -73,6 +79,12 @@ struct lh_timeline {
     to_state_t peak[2];
     long last_point[2];  /* the newest point of each kind (exit snapshots are not), -1 */
     lh_rss_cmp_t rss;
+    /* With temp_immediate: per thread, the block its latest call to the allocator made (0:
+     * that call was a free, or made none), and their index by tid (hash.h). */
+    thr_last_t *last;
+    size_t n_last, cap_last;
+    uint32_t *last_index;
+    size_t last_mask;
     /* With series: the survivors' growth when there are no points (survivors.h), over the
      * replay as the pass left it. */
     lh_activity_t *act;
@@ -148,7 +160,7 @@ lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *e
         tl->ts[k].idx = tl->peak[k].idx = tl->last_point[k] = -1;
     }
     tl->gen = 1;
-    if (tl->o.series && !(tl->act = malloc(sizeof *tl->act))) {
+    if (tl->o.series && !tl->o.points_only && !(tl->act = malloc(sizeof *tl->act))) {
         free(tl->to_copy);
         free(tl);
         *out = NULL;
@@ -176,6 +188,8 @@ lh_timeline_free(lh_timeline_t *tl)
     free(tl->all.v);
     free(tl->dirty);
     free(tl->to_copy);
+    free(tl->last);
+    free(tl->last_index);
     if (tl->act) {
         lh_activity_fini(tl->act);
         free(tl->act);
@@ -192,10 +206,14 @@ site_at(lh_timeline_t *tl, uint32_t id)
     return lh_grow_slot(&tl->sites, &tl->n_sites, id, sizeof *tl->sites, 64);
 }
 
-/* The live set of site id changed: remember to record it at the next boundary. */
+/* The live set of site id changed: remember to record it at the next boundary (with
+ * points_only, none before the first: add_boundary takes every live site there). */
 static int
 touch(lh_timeline_t *tl, uint32_t id)
 {
+    if (tl->o.points_only && !tl->all.n) {
+        return 0;
+    }
     site_t *s = site_at(tl, id);
     if (!s) {
         return -1;
@@ -224,8 +242,61 @@ keep_after(lh_timeline_t *tl, int k, to_state_t *t, const lh_live_block_t *fb)
     return 0;
 }
 
+static uint64_t
+last_hash(const void *ctx, size_t k)
+{
+    return lh_hash_mix(((const thr_last_t *)ctx)[k].tid);
+}
+
+/* Thread tid's latest block in the temp_immediate table, made (0) when new; NULL when out
+ * of memory. */
+static uint64_t *
+last_of(lh_timeline_t *tl, uint32_t tid)
+{
+    if (!tl->last_index && lh_index_rebuild(&tl->last_index, &tl->last_mask, 16, 0, 0,
+                                            last_hash, tl->last) < 0) {
+        return NULL;
+    }
+    size_t i = lh_hash_mix(tid) & tl->last_mask;
+    for (; tl->last_index[i] != UINT32_MAX; i = (i + 1) & tl->last_mask) {
+        if (tl->last[tl->last_index[i]].tid == tid) {
+            return &tl->last[tl->last_index[i]].addr;
+        }
+    }
+    if (lh_grow(&tl->last, &tl->cap_last, tl->n_last, sizeof *tl->last, 16) < 0) {
+        return NULL;
+    }
+    tl->last[tl->n_last] = (thr_last_t){tid, 0};
+    int rc = lh_index_room(&tl->last_index, &tl->last_mask, 0, tl->n_last, last_hash, tl->last);
+    if (rc < 0) {
+        return NULL;
+    }
+    if (rc > 0) {
+        i = lh_hash_mix(tid) & tl->last_mask;
+    }
+    while (tl->last_index[i] != UINT32_MAX) {
+        i = (i + 1) & tl->last_mask;
+    }
+    tl->last_index[i] = (uint32_t)tl->n_last;
+    return &tl->last[tl->n_last++].addr;
+}
+
+/* Is a block that ev frees temporary? */
 static int
-freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
+is_temporary(const lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb,
+             int immediate)
+{
+    if (!tl->o.temporary || ev->type != LH_REC_FREE) {
+        return 0; /* a block realloc ends is not temporary: it lives on in the new one */
+    }
+    if (tl->o.temp_immediate) {
+        return immediate;
+    }
+    return ev->ts_ns >= fb->ts_ns && ev->ts_ns - fb->ts_ns <= tl->o.temp_threshold_ns;
+}
+
+static int
+freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb, int immediate)
 {
     if (tl->o.series && touch(tl, fb->stack_id) < 0) {
         return -1;
@@ -236,8 +307,7 @@ freed_block(lh_timeline_t *tl, const lh_event_t *ev, const lh_live_block_t *fb)
             return -1;
         }
     }
-    if (tl->o.temporary && ev->type == LH_REC_FREE && ev->ts_ns >= fb->ts_ns &&
-        ev->ts_ns - fb->ts_ns <= tl->o.temp_threshold_ns) {
+    if (is_temporary(tl, ev, fb, immediate)) {
         site_t *s = site_at(tl, fb->stack_id);
         if (!s) {
             return -1;
@@ -314,6 +384,15 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
         tl->n_running++;
     }
     if (tl->o.series) {
+        /* points_only: nothing was touched before the first boundary; every site live at
+         * it is what the touched ones would have recorded (a site at 0 records nothing) */
+        for (size_t id = 0, n = tl->o.points_only && tl->all.n == 1 ? lh_replay_n_stacks(r) : 0;
+             id < n; id++) {
+            const lh_stack_stats_t *st = lh_replay_stack(r, (uint32_t)id);
+            if ((st->live_blocks || st->live_bytes) && touch(tl, (uint32_t)id) < 0) {
+                return -1;
+            }
+        }
         for (size_t i = 0; i < tl->n_dirty; i++) {
             uint32_t id = tl->dirty[i];
             site_t *s = &tl->sites[id];
@@ -351,10 +430,24 @@ lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
     case LH_REC_FREE: {
+        if (tl->o.points_only && !tl->all.n && !tl->o.diff && !tl->o.temporary) {
+            return 0; /* nothing to do before the first boundary (touch) */
+        }
         const lh_live_block_t *fb;
         size_t n = lh_replay_freed(r, &fb);
+        int immediate = 0;
+        if (tl->o.temporary && tl->o.temp_immediate) {
+            /* heaptrack's rule, per thread (threads interleave at random): the free of the
+             * block its thread made last, nothing made or freed by that thread between */
+            uint64_t *last = last_of(tl, ev->tid);
+            if (!last) {
+                return oom(err);
+            }
+            immediate = ev->type == LH_REC_FREE && ev->addr && *last == ev->addr;
+            *last = ev->type != LH_REC_FREE && ev->half != LH_HALF_FREE ? ev->addr : 0;
+        }
         for (size_t i = 0; i < n; i++) {
-            if (freed_block(tl, ev, &fb[i]) < 0) {
+            if (freed_block(tl, ev, &fb[i], immediate) < 0) {
                 return oom(err);
             }
         }
@@ -1072,6 +1165,7 @@ lh_timeline_temporary(const lh_timeline_t *tl, const lh_replay_t *r, lh_temp_t *
     size_t cap = 0;
     memset(t, 0, sizeof *t);
     t->threshold_ns = tl->o.temp_threshold_ns;
+    t->immediate = tl->o.temp_immediate;
     if (!tl->o.temporary) {
         return lh_err_set(err, LH_EINVAL, "the timeline was not asked for temporaries");
     }

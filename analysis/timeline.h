@@ -66,10 +66,17 @@ typedef struct lh_timeline lh_timeline_t;
 /* What a pass records; everything off by default. */
 typedef struct lh_timeline_opts {
     int series;              /* per-site live blocks/bytes at each boundary */
+    /* With series, for a caller that asks only for lh_timeline_growth over marks or
+     * snapshots (the plain report's ranking, which ignores the survivors' growth): no
+     * survivors' activity, and no per-event work before the first boundary, which takes
+     * every site live there. The growth is the same; lh_timeline_n_sites may be smaller. */
+    int points_only;
     int diff;                /* differential leaks */
     const char *diff_to;     /* diff: the end spec (boundary.h), NULL for the default */
     int temporary;           /* count blocks freed within temp_threshold_ns */
     uint64_t temp_threshold_ns;
+    int temp_immediate;      /* temporary: instead, blocks freed by their thread's next call
+                                to the allocator (heaptrack's rule; the time does not count) */
 } lh_timeline_opts_t;
 
 /* RSS against heap, from the first and the last RSS sample. */
@@ -268,7 +275,10 @@ int lh_timeline_at(const lh_timeline_t *tl, size_t g, size_t n, uint64_t *bytes,
  * ------------------------------------------------------------------------------------- */
 typedef struct lh_temp_site {
     uint32_t stack_id;
-    uint64_t n_temp;           /* blocks freed (free, not realloc) within the threshold */
+    uint64_t n_temp;           /* blocks freed (free, not realloc) within the threshold, or
+                                  with temp_immediate, freed (free) by the thread that
+                                  allocated them (malloc, calloc, ... or realloc's new block)
+                                  with no allocation, free or realloc of its in between */
     uint64_t temp_bytes;
     uint64_t n_allocs;         /* all blocks of the site */
     uint64_t lifetime_ns;      /* sum of the temporary blocks' lifetimes */
@@ -276,6 +286,7 @@ typedef struct lh_temp_site {
 
 typedef struct lh_temp {
     uint64_t threshold_ns;
+    int immediate;             /* opts.temp_immediate: threshold_ns does not apply */
     lh_temp_site_t *sites;     /* sites with temporaries, by n_temp, descending */
     size_t n_sites;
     uint64_t n_temp, temp_bytes, n_allocs;

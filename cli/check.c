@@ -75,14 +75,25 @@ count_leaks(const lh_report_t *rep, const lh_leak_split_t *split, int reachable_
     }
 }
 
+/* The process a verdict is about, when it is not the run's program itself. */
+typedef struct check_who {
+    long pid;
+    const char *prog;
+} check_who_t;
+
 static void
 print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const check_count_t *c,
-              const char *trace, int failed)
+              const char *trace, const check_who_t *who, int failed)
 {
     char h[32], s[32], cwd[PATH_MAX];
-    fprintf(stderr, "leakhound: check %s: %s (%" PRIu64 " bytes) %s in %" PRIu64
-                    " block%s from %zu site%s",
-            failed ? "failed" : "passed", lh_text_human_bytes(h, sizeof h, c->bytes), c->bytes,
+    fprintf(stderr, "leakhound: check %s: ", failed ? "failed" : "passed");
+    if (who) {
+        fprintf(stderr, "process %ld (", who->pid);
+        lh_text_clean(stderr, who->prog);
+        fputs("): ", stderr);
+    }
+    fprintf(stderr, "%s (%" PRIu64 " bytes) %s in %" PRIu64 " block%s from %zu site%s",
+            lh_text_human_bytes(h, sizeof h, c->bytes), c->bytes,
             c->by_class && !o->count_reachable ? "lost" : "leaked", c->blocks,
             c->blocks == 1 ? "" : "s", c->n_sites, c->n_sites == 1 ? "" : "s");
     if (c->by_class) {
@@ -124,8 +135,8 @@ print_verdict(const lh_report_t *rep, const lh_check_opts_t *o, const check_coun
     fputc('\n', stderr);
 }
 
-int
-lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
+static int
+check_one(const char *trace, const lh_check_opts_t *o, const check_who_t *who, lh_err_t *err)
 {
     /* salvage: a crashed program is still checked; the split's consumer captures the exit
      * snapshot's live set in the same pass */
@@ -148,6 +159,10 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
         (!o->no_default_supp && (rc = lh_load_embedded_supp(&supp, t, err)) < 0)) {
         goto done;
     }
+    if (who && (!lh_trace_parts(t)->end.present || lh_trace_parts(t)->end.kind != LH_EXIT_NORMAL)) {
+        rc = LH_CHECK_NOT_JUDGED; /* LeakSanitizer checks at exit only */
+        goto done;
+    }
     have_split = lh_load_split(&split, t, "; every block live at exit counts");
     ropts.split = have_split ? &split : NULL;
     sopts.exe_path = lh_trace_parts(t)->info.exe;
@@ -161,7 +176,7 @@ lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
     /* a lost malloc(0) block is a leak too (LeakSanitizer counts it as 1 byte): when nothing
      * is allowed, any block counted fails */
     int failed = count.bytes > o->max_leak_bytes || (!o->max_leak_bytes && count.blocks);
-    print_verdict(&rep, o, &count, trace, failed);
+    print_verdict(&rep, o, &count, trace, who, failed);
     rc = failed ? LH_EXIT_CHECK_LEAK : 0;
 done:
     if (have_rep) {
@@ -173,4 +188,18 @@ done:
     lh_replay_free(r);
     lh_trace_close(t);
     return rc;
+}
+
+int
+lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err)
+{
+    return check_one(trace, o, NULL, err);
+}
+
+int
+lh_check_process(const char *trace, const lh_check_opts_t *o, long pid, const char *prog,
+                 lh_err_t *err)
+{
+    check_who_t who = {pid, prog};
+    return check_one(trace, o, &who, err);
 }

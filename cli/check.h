@@ -36,4 +36,15 @@ typedef struct lh_check_opts {
  * malloc(0)). Returns 0 (passed), LH_EXIT_CHECK_LEAK (failed), or a negative LH_E* code. */
 int lh_check_trace(const char *trace, const lh_check_opts_t *o, lh_err_t *err);
 
+/* The verdict on one more process of the run (`run --check` judges every process it
+ * traced, as LeakSanitizer checks each process at its exit): the same as lh_check_trace,
+ * its line naming the process ("leakhound: check failed: process 1235 (prog): ..."), but
+ * only when the trace ended by exit() or a return from main, where LeakSanitizer checks; a
+ * process that ended by _exit, by exec or by a signal, or whose trace has no end, is not
+ * judged (its blocks are its parent's or the next program's) and LH_CHECK_NOT_JUDGED is
+ * returned with nothing printed. */
+#define LH_CHECK_NOT_JUDGED 1
+int lh_check_process(const char *trace, const lh_check_opts_t *o, long pid, const char *prog,
+                     lh_err_t *err);
+
 #endif /* LH_CLI_CHECK_H */

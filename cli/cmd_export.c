@@ -27,7 +27,7 @@ const char lh_cmd_export_usage[] =
     "  --at LABEL        in use at that mark or snapshot instead of at exit: LABEL (the last\n"
     "                    one so labelled), LABEL#N (the N-th so labelled) or #N (the N-th)\n"
     "  --folded OUT.txt  folded stacks, `main;f;g bytes` a line (flamegraph.pl, speedscope)\n"
-    "  --metric M        for --folded: leaked (default), allocated, peak or growth\n"
+    "  --metric M        for --folded: leaked (default), allocated, peak, growth or allocations\n"
     "Each OUT may be - for standard output. Suppressed stacks are left out of the pprof\n"
     "profile and the folded stacks.\n";
 

@@ -16,12 +16,14 @@ const char lh_cmd_flamegraph_usage[] =
     "went: main at the bottom, the allocating functions at the top, widths by bytes.\n"
     "Hover for details, click to zoom, Search to highlight functions.\n"
     "  --metric M        leaked (default: live at exit), allocated, peak (live at the heap\n"
-    "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
+    "                    peak), growth (live bytes per mark or snapshot, growing stacks only)\n"
+    "                    or allocations (calls that made a block, by count)\n"
     "  --width PIXELS    image width (default 1200)\n";
 
 /* What a flame graph of each metric shows, for its title. */
 static const char *const what[] = {"Bytes allocated", "Bytes leaked (live at exit)",
-                                   "Bytes live at the heap peak", "Growth per mark"};
+                                   "Bytes live at the heap peak", "Growth per mark",
+                                   "Allocations (calls that made a block)"};
 
 int
 lh_cmd_flamegraph(int argc, char **argv, lh_err_t *err)

@@ -25,7 +25,8 @@
 #include "trace.h"
 
 const char lh_cmd_report_usage[] =
-    "usage: leakhound report FILE [--growth | --temporary [--threshold DURATION]] [--top N]\n"
+    "usage: leakhound report FILE [--growth | --temporary [--threshold D | --immediate]]\n"
+    "                        [--top N]"
     "                        [--heuristics H] [--by function ...]\n"
     "\n"
     "Reads a trace written by `leakhound run` and reports the blocks still allocated when\n"
@@ -40,6 +41,9 @@ const char lh_cmd_report_usage[] =
     "  --temporary      instead: blocks freed soon after their allocation, per site, by count\n"
     "                   (churn that costs time but does not leak)\n"
     "  --threshold D    --temporary: freed within D of the allocation (default 1ms)\n"
+    "  --immediate      --temporary: instead, freed by the allocating thread's next call\n"
+    "                   to the allocator, nothing allocated or freed by it in between\n"
+    "                   (heaptrack's temporary allocations), however long that took\n"
     "  --top N          show the N first sites (default 10; 0: all)\n"
     "  --no-graph       skip the definitely/indirectly/possibly lost split that an exit\n"
     "                   snapshot with contents gives (it reads the snapshot's pointers)\n"
@@ -51,8 +55,10 @@ const char lh_cmd_report_usage[] =
     "site's location, its first frame outside the C/C++ runtime):\n"
     "  --by function    a table of functions instead of sites\n"
     "  --sort KIND      inclusive or exclusive (default) figures first\n"
-    "  --metric M       leaked (default), allocated, peak (live at the heap peak) or growth\n"
-    "                   (live bytes per mark or snapshot, least squares)\n"
+    "  --metric M       leaked (default), allocated, peak (live at the heap peak), growth\n"
+    "                   (live bytes per mark or snapshot, least squares) or allocations\n"
+    "                   (calls that made a block: heaptrack's most calls to allocation\n"
+    "                   functions)\n"
     "  --top N          rows (default 20; 0: all)\n";
 
 typedef struct report_args {
@@ -61,6 +67,7 @@ typedef struct report_args {
     int no_graph; /* skip the exit snapshot's reference graph (LEAK SUMMARY) */
     int growth;
     int temporary;
+    int immediate;
     const char *threshold;
     uint64_t threshold_ns;
     const char *heuristics; /* --heuristics (heapgraph.h) */
@@ -77,6 +84,7 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
         {"--heuristics", NULL, LH_OPT_STR, &a->heuristics, 0, 0, NULL},
         {"--temporary", NULL, LH_OPT_BOOL, &a->temporary, 0, 0, NULL},
         {"--threshold", NULL, LH_OPT_STR, &a->threshold, 0, 0, NULL},
+        {"--immediate", NULL, LH_OPT_BOOL, &a->immediate, 0, 0, NULL},
         LH_OPT_TOP(&a->top),
     };
     a->top = 10;
@@ -90,8 +98,12 @@ parse_args(int argc, char **argv, report_args_t *a, lh_err_t *err)
     if (a->growth && a->temporary) {
         return lh_err_set(err, LH_EINVAL, "report: --growth or --temporary, one at a time");
     }
-    if (a->threshold && !a->temporary) {
-        return lh_err_set(err, LH_EINVAL, "report: --threshold goes with --temporary");
+    if ((a->threshold || a->immediate) && !a->temporary) {
+        return lh_err_set(err, LH_EINVAL, "report: %s goes with --temporary",
+                          a->threshold ? "--threshold" : "--immediate");
+    }
+    if (a->threshold && a->immediate) {
+        return lh_err_set(err, LH_EINVAL, "report: --threshold or --immediate, one at a time");
     }
     if (!a->threshold) {
         a->threshold_ns = 1000000; /* 1 ms */
@@ -151,6 +163,7 @@ report_over_time(const report_args_t *a, lh_err_t *err)
     tlo.series = a->growth;
     tlo.temporary = a->temporary;
     tlo.temp_threshold_ns = a->threshold_ns;
+    tlo.temp_immediate = a->immediate;
     if ((rc = lh_pass_run(&p, &a->load, &tlo, NULL, NULL, err)) < 0) {
         return rc;
     }
@@ -221,6 +234,10 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
+    /* The ranking takes growth over marks or running snapshots only (report.h), not the
+     * survivors' (timeline.h: points_only). With suppressions the listing is kept whole:
+     * filtering it symbolizes its sites, and the symbolizer's warnings follow that order. */
+    tlo.points_only = !a.load.default_supp && !a.load.supp_files.n;
     /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
      * pass. A trace on standard input has no directory: its snapshots' contents files
      * cannot be found, so there is no reference graph to read. */

@@ -793,6 +793,31 @@ out:
     return rc;
 }
 
+/* The programs the traced line started without tracing them (the default following: a
+ * shell script's commands), each name once, the first few only. */
+typedef struct untraced {
+    size_t n;
+    int more;
+    char names[160];
+} untraced_t;
+
+static void
+note_untraced(untraced_t *u, const char *prog)
+{
+    u->n++;
+    size_t len = strlen(prog), w = strlen(u->names);
+    for (const char *p = u->names; (p = strstr(p, prog)) != NULL; p += len) {
+        if ((p == u->names || p[-1] == ' ') && (p[len] == ',' || !p[len])) {
+            return; /* named already */
+        }
+    }
+    if (w + len + 8 >= sizeof u->names) {
+        u->more = 1;
+        return;
+    }
+    snprintf(u->names + w, sizeof u->names - w, "%s%.63s", w ? ", " : "", prog);
+}
+
 /* Reads the run's index: lists every trace when there is more than one, and puts into
  * main the trace of the program itself (the last one its pid opened: after a wrapper's
  * exec, the real program). With prune (the default following of the exec chain only, where
@@ -806,10 +831,11 @@ out:
  * too; those of the same program (haproxy -W's first image) stay. Then, when the name
  * the user asked for (WANTED: -o, or the default pattern for the pid) has become free, the
  * program's trace is moved there with its snapshot files (move_trace). Returns the number
- * of traces listed. */
+ * of traces listed, and hands over in LIST (the caller frees it) every trace read, those
+ * removed with pid -1. */
 static int
 index_report(const char *index, pid_t pid, int prune, const char *wanted, char *main,
-             size_t len)
+             size_t len, run_trace_t **list, size_t *n_list)
 {
     FILE *f = fopen(index, "r");
     char line[2 * PATH_MAX + 300], cwd[PATH_MAX];
@@ -817,6 +843,7 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
     size_t n = 0, cap = 0, removed = 0;
     unsigned long long last_image = 0;
     char main_prog[sizeof t->prog] = "";
+    untraced_t untraced = {0};
     if (!f) {
         return 0;
     }
@@ -832,6 +859,10 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
         }
         *gen++ = *prog++ = *file++ = '\0';
         file[strcspn(file, "\n")] = '\0';
+        if (!file[0]) { /* a program the line started, untraced (lh_output_index_untraced) */
+            note_untraced(&untraced, prog);
+            continue;
+        }
         if (n == cap) {
             size_t c = cap ? 2 * cap : 16;
             run_trace_t *nt = realloc(t, c * sizeof *t);
@@ -846,6 +877,8 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
         snprintf(t[n].prog, sizeof t[n].prog, "%s", prog);
         snprintf(t[n].path, sizeof t[n].path, "%s", file);
         if (t[n].pid == (long)pid) {
+            untraced.n = 0; /* what the wrappers before this image ran is theirs */
+            untraced.names[0] = '\0';
             last_image = t[n].image;
             snprintf(main_prog, sizeof main_prog, "%s", t[n].prog);
             snprintf(main, len, "%s", shown_path(file, cwd));
@@ -890,8 +923,46 @@ index_report(const char *index, pid_t pid, int prune, const char *wanted, char *
             }
         }
     }
-    free(t);
+    if (untraced.n) {
+        fprintf(stderr, "leakhound: %s started %zu program%s that %s not traced (%s%s); "
+                        "leakhound run --follow-exec traces %s too\n",
+                main_prog[0] ? main_prog : "the program", untraced.n,
+                untraced.n > 1 ? "s" : "", untraced.n > 1 ? "were" : "was", untraced.names,
+                untraced.more ? ", ..." : "", untraced.n > 1 ? "them" : "it");
+    }
+    *list = t;
+    *n_list = n;
     return (int)kept;
+}
+
+/* run --check: the program's trace is judged, then every other process the run traced
+ * (its fork children, and with --follow-exec the programs they ran) that ended by exit or
+ * a return from main, each on its own line naming its pid, as LeakSanitizer checks each
+ * process at its exit (check.h). Fails (LH_EXIT_CHECK_LEAK) when any of them leaked more
+ * than allowed. */
+static int
+check_run(const char *trace, const run_trace_t *t, size_t n, const lh_check_opts_t *o,
+          lh_err_t *err)
+{
+    struct stat main_st, st;
+    int verdict = lh_check_trace(trace, o, err);
+    if (verdict < 0 || stat(trace, &main_st) != 0) {
+        return verdict;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].pid < 0 || stat(t[i].path, &st) != 0 ||
+            (st.st_dev == main_st.st_dev && st.st_ino == main_st.st_ino)) {
+            continue; /* removed, or the program's own trace (its name may be relative) */
+        }
+        int v = lh_check_process(t[i].path, o, t[i].pid, t[i].prog, err);
+        if (v < 0) {
+            return v;
+        }
+        if (v == LH_EXIT_CHECK_LEAK) {
+            verdict = v;
+        }
+    }
+    return verdict;
 }
 
 int
@@ -944,6 +1015,8 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         return rc;
     }
     char index[PATH_MAX];
+    run_trace_t *traced = NULL; /* every trace of the run (index_report) */
+    size_t n_traced = 0;
     if (index_create(index, sizeof index) < 0) {
         unsetenv("LEAKHOUND_INDEX"); /* traces are still written; only the list is lost */
     }
@@ -955,11 +1028,13 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
         if (rc >= 0 && pid) {
             char wanted[sizeof trace];
             expand_pattern(wanted, sizeof wanted, pattern, pid);
-            index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace);
+            index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace, &traced,
+                         &n_traced);
         }
         unlink(index);
     }
     if (rc < 0 || pid == 0) {
+        free(traced);
         return rc;
     }
     if (!trace[0]) {
@@ -968,8 +1043,9 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
     if (access(trace, F_OK) == 0) {
         fprintf(stderr, "leakhound: trace written to %s\n", trace);
         if (a.check) { /* check.c: the program's own failure status wins */
-            int verdict = lh_check_trace(trace, &a.check_opts, err);
+            int verdict = check_run(trace, traced, n_traced, &a.check_opts, err);
             if (verdict < 0) {
+                free(traced);
                 return verdict;
             }
             if (rc == 0) {
@@ -989,5 +1065,6 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             rc = 1;
         }
     }
+    free(traced);
     return rc;
 }

@@ -19,7 +19,8 @@ const char lh_cmd_tree_usage[] =
     "  --top-down        from main down to the allocating functions (default)\n"
     "  --bottom-up       from the allocating functions up to their callers\n"
     "  --metric M        leaked (default: live at exit), allocated, peak (live at the heap\n"
-    "                    peak) or growth (live bytes per mark or snapshot, growing stacks only)\n"
+    "                    peak), growth (live bytes per mark or snapshot, growing stacks only)\n"
+    "                    or allocations (calls that made a block, by count)\n"
     "  --focus FUNC      root the tree at FUNC, merging every place it is called from\n"
     "  --min-percent P   hide nodes under P% of the total (default 0.5)\n"
     "  --depth N         at most N levels (0: all, the default)\n";

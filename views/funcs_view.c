@@ -19,6 +19,8 @@ lh_view_metric_str(char *buf, size_t len, lh_metric_t m, double v, int per_snaps
         snprintf(buf, len, "%s%s/%s", v < 0 ? "-" : "+",
                  lh_text_human_bytes(h, sizeof h, (uint64_t)llround(fabs(v))),
                  per_snapshot ? "snapshot" : "mark");
+    } else if (m == LH_METRIC_ALLOCATIONS) {
+        snprintf(buf, len, "%.0f", v > 0 ? v : 0);
     } else {
         lh_text_human_bytes(buf, len, v > 0 ? (uint64_t)v : 0);
     }

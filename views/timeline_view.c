@@ -393,10 +393,12 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
     char h[48], d[48];
     if (v->json) {
         json_head(out, v);
-        fprintf(out, ", \"threshold_ns\": %" PRIu64 ", \"temporary_blocks\": %" PRIu64
+        fprintf(out, ", \"threshold_ns\": %" PRIu64 ", \"immediate\": %s"
+                     ", \"temporary_blocks\": %" PRIu64
                      ", \"temporary_bytes\": %" PRIu64 ", \"allocations\": %" PRIu64
                      ", \"temporary_sites\": %zu}",
-                t->threshold_ns, t->n_temp, t->temp_bytes, t->n_allocs, t->n_sites);
+                t->threshold_ns, t->immediate ? "true" : "false", t->n_temp, t->temp_bytes,
+                t->n_allocs, t->n_sites);
         fputs(",\n \"sites\": [", out);
         for (size_t i = 0; i < n_shown; i++) {
             const lh_temp_site_t *s = &t->sites[i];
@@ -413,8 +415,13 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
     }
     text_header(out, v, "report --temporary");
     human_ns(d, sizeof d, (double)t->threshold_ns);
-    fprintf(out, "  temporary:   blocks freed (by free) within %s of their allocation; blocks "
-                 "ended by realloc do not count\n", d);
+    if (t->immediate) {
+        fputs("  temporary:   blocks freed (by free) by their thread's next call to the allocator "
+              "(heaptrack's rule); blocks ended by realloc do not count\n", out);
+    } else {
+        fprintf(out, "  temporary:   blocks freed (by free) within %s of their allocation; "
+                     "blocks ended by realloc do not count\n", d);
+    }
     fprintf(out, "  found:       %" PRIu64 " of %" PRIu64 " blocks (%.1f%%), %s in total, from "
                  "%zu site%s\n",
             t->n_temp, t->n_allocs, t->n_allocs ? 100.0 * (double)t->n_temp / (double)t->n_allocs

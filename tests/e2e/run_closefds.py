@@ -7,9 +7,16 @@ file holds exactly its 1000 lines (before agent/ownfd.h the agent's trace descri
 closed and its number reused by that file, and the agent's frames went into it; with
 dnsmasq, into its netlink socket) and the trace is whole: a clean exit, the 4 blocks
 definitely lost at progs/close_fds.c's marked line. "dup2": the program puts its file on
-descriptors 3 to 9 (a shell's `exec 3>file`); the same must hold.
+descriptors 3 to 9 (a shell's `exec 3>file`); the same must hold. The raw ways, past the
+close and close_range shims (the agent keeps its descriptors at 768 or above, so only a
+close of all reaches them): "sysclose" (syscall(SYS_close, fd) for each), "sysrange"
+(syscall(SYS_close_range, 3, ~0U, 0)), "closefrom" (glibc's, which calls its own
+close_range inside the library: sshd) and "duphigh" (dup2 onto every descriptor from 10
+to 1023: those of the agent are refused with EBADF, as Valgrind refuses its own, and only
+those: at least one, all at 768 or above).
 
-Usage: run_closefds.py --build DIR --case walk|range|dup2 [--keep] [-v]
+Usage: run_closefds.py --build DIR --case walk|range|dup2|sysclose|sysrange|closefrom|duphigh
+       [--keep] [-v]
 """
 
 import os
@@ -23,7 +30,14 @@ def case(how):
     def run_case(ctx):
         out = os.path.join(ctx.workdir, "own.txt")
         trace = os.path.join(ctx.workdir, "trace.lht")
-        E.lh_run(ctx, [ctx.prog("close_fds"), how, out], out=trace)
+        res = E.lh_run(ctx, [ctx.prog("close_fds"), how, out], out=trace)
+        refused = [int(ln.split()[1]) for ln in res.stdout.splitlines()
+                   if ln.startswith("refused ")]
+        if how == "duphigh":
+            ctx.check(refused and min(refused) >= 768, "dup2 refused only the agent's "
+                      "descriptors (768 and above)", "some, all >= 768", refused)
+        else:
+            ctx.check(refused == [], "nothing refused", [], refused)
         with open(out, "rb") as f:
             data = f.read()
         want = b"".join(b"line %d\n" % i for i in range(1000))
@@ -43,7 +57,8 @@ def case(how):
     return run_case
 
 
-CASES = {"walk": case("walk"), "range": case("range"), "dup2": case("dup2")}
+CASES = {how: case(how) for how in ("walk", "range", "dup2", "sysclose", "sysrange",
+                                    "closefrom", "duphigh")}
 
 
 def main():

@@ -795,10 +795,43 @@ def case_exec_wrapper(ctx):
         removed or res.stderr.strip()[-600:])
     ctx.check(not any(ln.startswith("leakhound:   ") for ln in res.stderr.splitlines()),
               "no list of traces: one is left", "no list", res.stderr.strip()[-600:])
+    ctx.check(not any("not traced" in ln for ln in res.stderr.splitlines()),
+              "no line about untraced programs: the wrapper's $(echo) is the wrapper's",
+              "none", res.stderr.strip()[-600:])
     rep = load_report(ctx, trace)
     expect_program(ctx, rep, "exec_child")
     expect_site(ctx, rep, "exec_child", 3, 144, allocations=3)
     expect_snapshot_graph(ctx, trace, C_LOST, "total 3 blocks, 144 B in 1 group")
+
+
+def case_exec_untraced(ctx):
+    """A shell script that runs its programs as children (no exec: the usual start script)
+    is the traced program, and its children are not traced by default. run says so in one
+    line, naming each program once (`true` runs twice), so whoever traced the script knows
+    its work ran untraced and how to trace it; with --follow-exec the children have traces
+    and the line is gone."""
+    script = os.path.join(ctx.workdir, "start.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\n/bin/true\n%s\n/bin/true\n' % ctx.prog("exec_child"))
+    os.chmod(script, 0o755)
+    trace = os.path.join(ctx.workdir, "trace.lht")
+    res = lh_run(ctx, [script], out=trace)
+    got = [ln for ln in res.stderr.splitlines() if "not traced" in ln]
+    want = ["leakhound: sh started 3 programs that were not traced (true, exec_child); "
+            "leakhound run --follow-exec traces them too"]
+    ctx.check(got == want, "run's line about the script's untraced programs", want,
+              got or res.stderr.strip()[-600:])
+    got = trace_files(ctx.workdir)
+    ctx.check(got == ["trace.lht"], "trace files: the script's", ["trace.lht"], got)
+    for f in trace_files(ctx.workdir):
+        os.unlink(os.path.join(ctx.workdir, f))
+    res = lh_run(ctx, [script], out=trace, extra=["--follow-exec"])
+    got = [ln for ln in res.stderr.splitlines() if "not traced" in ln]
+    ctx.check(got == [], "with --follow-exec: no such line", [], got)
+    progs = sorted(ln.split()[1] for ln in res.stderr.splitlines()
+                   if ln.startswith("leakhound:   "))
+    want = ["exec_child", "sh", "true", "true"]
+    ctx.check(progs == want, "with --follow-exec: the traces listed", want, progs)
 
 
 def case_exec_wrapper_fork(ctx):
@@ -1450,6 +1483,7 @@ SPECIAL = {
     "exec_nofollow": case_exec_nofollow,
     "exec_follow": case_exec_follow,
     "exec_wrapper": case_exec_wrapper,
+    "exec_untraced": case_exec_untraced,
     "exec_reexec": case_exec_reexec,
     "exec_env_perl": case_exec_env_perl,
     "exec_wrapper_fork": case_exec_wrapper_fork,

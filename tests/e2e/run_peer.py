@@ -365,6 +365,33 @@ def case_check_python(ctx):
               "leak.py: verdict", "43210 bytes lost in 10 blocks ... leak.py:7", res.stderr[-800:])
 
 
+def case_check_forks(ctx):
+    """run --check judges every process it traced, as LeakSanitizer checks each process at
+    its exit: peer_shapes forks three children and loses nothing itself; the child that
+    lost 4 blocks of 100 bytes and returned through exit fails the check, on a line naming
+    its pid; the one that left by _exit and the one that exec'd /bin/true are not judged
+    (LeakSanitizer does not check there), nor printed. Before, only the program's own
+    process was judged, and this run passed."""
+    trace = os.path.join(ctx.workdir, "forks.check.lht")
+    res = E.run(ctx, [ctx.lh, "run", "--check", "-o", trace, "--"] + argv_of(ctx, "forks"))
+    pids = res.stdout.split()
+    if len(pids) != 3:
+        raise E.Failure("three child pids expected on stdout: %r" % res.stdout)
+    eq(ctx, "exit status of run --check -- peer_shapes forks", 23, res.returncode)
+    fn, line = E.marker("forks_lost")
+    got = [ln.replace(trace, "TRACE") for ln in res.stderr.splitlines()
+           if ln.startswith("leakhound: check ")]
+    rest = " (allowed 0 bytes; 4.0 KiB suppressed)"
+    want = ["leakhound: check passed: 0 B (0 bytes) lost in 0 blocks from 0 sites (definitely "
+            "0, indirectly 0 bytes; not counted: possibly lost 0, still reachable 0 bytes)" + rest,
+            "leakhound: check failed: process %s (peer_shapes): 400 B (400 bytes) lost in 4 "
+            "blocks from 1 site (definitely 400, indirectly 0 bytes; not counted: possibly lost "
+            "0, still reachable 0 bytes); largest 400 B at %s:%d in lose (allowed 0 bytes); "
+            "see leakhound report TRACE.%s --default-suppressions" % (pids[0], fn, line, pids[0])]
+    got = [re.sub(r" at \S*/%s:" % re.escape(fn), " at %s:" % fn, ln) for ln in got]
+    eq(ctx, "verdict lines", want, got)
+
+
 CASES = {
     "chains": case_chains, "selfref": case_selfref, "unaligned": case_unaligned,
     "zero": case_zero, "fails": case_fails, "onepast": case_onepast, "tree": case_tree,
@@ -373,7 +400,7 @@ CASES = {
     "kept": case_kept, "check_kept": case_check_kept, "check_zero": case_check_zero,
     "check_classes": case_check_classes, "embedded": case_embedded,
     "check_python": case_check_python, "thread_exits": case_thread_exits,
-    "coroutine_exits": case_coroutine_exits,
+    "coroutine_exits": case_coroutine_exits, "check_forks": case_check_forks,
 }
 
 

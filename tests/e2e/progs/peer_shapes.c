@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -408,6 +409,48 @@ embedded(void)
              (uintptr_t)peer_shown();
 }
 
+static void scrub(void);
+
+/* Loses n blocks of size bytes each. */
+__attribute__((noinline)) static void
+lose(int n, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        g_sink = (uintptr_t)malloc(size); /* LEAK: forks_lost */
+    }
+    g_sink = 0;
+}
+
+/* A process forks three children and loses nothing itself: the first loses 4 blocks of 100
+ * bytes and returns through exit (LeakSanitizer checks it there: it fails), the second
+ * loses 3 of 50 and leaves by _exit, the third 2 of 30 and execs /bin/true (LeakSanitizer
+ * checks neither). Prints the three pids. */
+__attribute__((noinline)) static void
+forks(void)
+{
+    pid_t pid[3];
+    for (int k = 0; k < 3; k++) {
+        fflush(stdout);
+        if ((pid[k] = fork()) == 0) {
+            lose(4 - k, k == 0 ? 100 : k == 1 ? 50 : 30);
+            scrub();
+            if (k == 0) {
+                exit(0);
+            } else if (k == 1) {
+                _exit(0);
+            }
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int status;
+        if (pid[k] < 0 || waitpid(pid[k], &status, 0) != pid[k] || status != 0) {
+            exit(1);
+        }
+    }
+    printf("%d %d %d\n", (int)pid[0], (int)pid[1], (int)pid[2]);
+    fflush(stdout);
+}
+
 /* Overwrites the stack below main's frame, where the mode's frames were. */
 __attribute__((noinline)) static void
 scrub(void)
@@ -458,6 +501,8 @@ main(int argc, char **argv)
         thread_exits();
     } else if (strcmp(mode, "coroutine_exits") == 0) {
         coroutine_exits();
+    } else if (strcmp(mode, "forks") == 0) {
+        forks();
     } else {
         fprintf(stderr, "usage: peer_shapes MODE (see run_peer.py)\n");
         return 2;

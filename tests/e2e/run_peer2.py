@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+# leakhound - SPDX-License-Identifier: MIT
+"""End-to-end tests of the behaviours the heap profilers' own test suites check (heaptrack's,
+memray's, Valgrind massif's), on progs/peer_profiles.c, one behaviour per mode, with exact
+answers; where the peer tool is installed, its answer for the same binary is compared too.
+
+Usage:
+  run_peer2.py --build DIR --case NAME [--keep] [-v]
+  run_peer2.py --build DIR --all
+  run_peer2.py --list
+Exit status: 0 pass, 1 fail, 2 usage error.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_e2e as E  # noqa: E402  (the shared helpers: Ctx, run, lh_run, load_report)
+
+PROG = "peer_profiles"
+
+
+def eq(ctx, what, want, got):
+    return ctx.check(want == got, what, want, got)
+
+
+def trace_of(ctx, mode, extra=()):
+    """leakhound run -- peer_profiles MODE; the trace's path."""
+    trace = os.path.join(ctx.workdir, mode + ".lht")
+    if not os.path.exists(trace):
+        E.lh_run(ctx, [ctx.prog(PROG), mode], out=trace, extra=extra)
+    return trace
+
+
+def lh_json(ctx, argv):
+    """leakhound ARGV --format json, parsed."""
+    res = E.run(ctx, [ctx.lh] + argv + ["--format", "json"])
+    if res.returncode != 0:
+        raise E.Failure("leakhound %s: exit %d: %s" % (" ".join(argv), res.returncode,
+                                                       res.stderr.strip()[-800:]))
+    return json.loads(res.stdout)
+
+
+def by_function(sites):
+    """{innermost function of the site: [site, ...]} of a JSON site list."""
+    out = {}
+    for s in sites:
+        fn = s["frames"][0]["function"] if s.get("frames") else None
+        out.setdefault(fn, []).append(s)
+    return out
+
+
+def heaptrack_print(ctx, mode, section):
+    """heaptrack_print's SECTION (--print-temporary, --print-allocators, ...) alone, of a
+    heaptrack run of `peer_profiles MODE`, or None when heaptrack is not installed."""
+    if not shutil.which("heaptrack") or not shutil.which("heaptrack_print"):
+        ctx.log("heaptrack is not installed: its answer is not compared")
+        return None
+    out = os.path.join(ctx.workdir, "ht." + mode)
+    files = [f for f in os.listdir(ctx.workdir) if f.startswith("ht." + mode)]
+    if not files:
+        res = E.run(ctx, ["heaptrack", "-o", out, ctx.prog(PROG), mode], timeout=300)
+        files = [f for f in os.listdir(ctx.workdir) if f.startswith("ht." + mode)]
+        if res.returncode != 0 or not files:
+            raise E.Failure("heaptrack %s: exit %d, %s" % (mode, res.returncode,
+                                                          res.stderr[-800:]))
+    sections = ["--print-temporary", "--print-peaks", "--print-allocators", "--print-leaks"]
+    argv = ["heaptrack_print", "-f", os.path.join(ctx.workdir, files[0])]
+    for s in sections:
+        argv += [s, "1" if s == section else "0"]
+    return E.run(ctx, argv, timeout=300).stdout
+
+
+def heaptrack_temporaries(ctx, mode):
+    """heaptrack's temporary allocations of `peer_profiles MODE`, {function: count} from
+    heaptrack_print --print-temporary, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-temporary")
+    if text is None:
+        return None
+    got = {}
+    for n, fn in re.findall(r"^(\d+) temporary allocations of \d+ allocations in total "
+                            r"\([\d.]+%\) from\n(\S+)\n", text, re.M):
+        got[fn] = got.get(fn, 0) + int(n)
+    return got
+
+
+def case_temporary(ctx):
+    """heaptrack's temporary allocations: a block freed by its thread's next call to the
+    allocator (nothing allocated or freed in between), however long it lived. 100 from
+    tmp_single, 50 from the thread's tmp_in_thread_one while main allocates meanwhile;
+    none from tmp_pair (two blocks made, then freed) nor tmp_kept. The 1 ms rule counts
+    tmp_pair's too."""
+    trace = trace_of(ctx, "temporary")
+    rep = lh_json(ctx, ["report", trace, "--temporary", "--immediate", "--top", "0"])
+    eq(ctx, "--immediate in the JSON", True, rep["summary"]["immediate"])
+    got = {fn: sum(s["temporary_blocks"] for s in v) for fn, v in
+           by_function(rep["sites"]).items()}
+    eq(ctx, "temporary blocks by function (--immediate)",
+       {"tmp_single": 100, "tmp_in_thread_one": 50}, got)
+    eq(ctx, "temporary blocks and bytes in all (--immediate)", (150, 100 * 64 + 50 * 100),
+       (rep["summary"]["temporary_blocks"], rep["summary"]["temporary_bytes"]))
+    rep = lh_json(ctx, ["report", trace, "--temporary", "--threshold", "1h", "--top", "0"])
+    got = {fn: sum(s["temporary_blocks"] for s in v) for fn, v in
+           by_function(rep["sites"]).items()}
+    eq(ctx, "temporary blocks by function (within 1 h)",
+       {"tmp_single": 100, "tmp_in_thread_one": 50, "tmp_pair": 20, "tmp_kept": 10}, got)
+    res = E.run(ctx, [ctx.lh, "report", trace, "--immediate"])
+    eq(ctx, "report --immediate alone", (2, "leakhound: report: --immediate goes with "
+                                            "--temporary"),
+       (res.returncode, res.stderr.strip()))
+    ht = heaptrack_temporaries(ctx, "temporary")
+    if ht is not None:
+        # heaptrack orders all threads' calls in one stream, so the thread's count there
+        # depends on how the threads interleaved; and it matches a free with the latest
+        # allocation by site and size, not by address: free(kept[0]) just after kept[9]
+        # was made counts at tmp_kept when no call of the thread came between
+        eq(ctx, "heaptrack: temporary allocations from tmp_single, tmp_pair",
+           (100, None), (ht.get("tmp_single"), ht.get("tmp_pair")))
+
+
+def tree_functions(node, out=None):
+    """{function: value} of every node of a `tree --format json` answer, summed over the
+    places a function appears."""
+    out = {} if out is None else out
+    out[node["function"]] = out.get(node["function"], 0) + node["value"]
+    for c in node["children"]:
+        tree_functions(c, out)
+    return out
+
+
+def massif_peak(ctx, mode):
+    """Massif's peak snapshot of `peer_profiles MODE` (--peak-inaccuracy=0: the exact one):
+    (useful heap bytes, {function: bytes} of the allocating functions at the first level of
+    its tree), or None when valgrind is not installed."""
+    if not shutil.which("valgrind") or not shutil.which("ms_print"):
+        ctx.log("valgrind is not installed: massif's answer is not compared")
+        return None
+    out = os.path.join(ctx.workdir, "massif." + mode)
+    res = E.run(ctx, ["valgrind", "--tool=massif", "--peak-inaccuracy=0.0",
+                      "--massif-out-file=" + out, ctx.prog(PROG), mode], timeout=300)
+    if res.returncode != 0 or not os.path.exists(out):
+        raise E.Failure("massif %s: exit %d, %s" % (mode, res.returncode, res.stderr[-800:]))
+    with open(out) as f:
+        text = f.read()
+    peak = None
+    for snap in text.split("snapshot=")[1:]:
+        if "heap_tree=peak" in snap:
+            peak = snap
+    if peak is None:
+        raise E.Failure("massif %s: no peak snapshot in %s" % (mode, out))
+    useful = int(re.search(r"mem_heap_B=(\d+)", peak).group(1))
+    first = {}
+    for nbytes, fn in re.findall(r"^ n\d+: (\d+) 0x[0-9A-F]+: (\w+) \(", peak, re.M):
+        first.setdefault(fn, int(nbytes))
+    return useful, first
+
+
+def case_peak(ctx):
+    """The heap's high-water mark (heaptrack's peak heap, massif's peak snapshot, memray's
+    high-water mark): a calloc of 300000 bytes in main and, in a thread, a block of 200000
+    realloc grows to 400000: 700000 bytes live at the peak, then a later 350000 while the
+    300000 is still live (650000, not the peak) and 10 bytes left at exit. tree --metric
+    peak gives the two stacks live at the peak; leakhound puts the grown block at the site
+    that made it (with the realloc among its growers), heaptrack's peak memory consumers
+    and massif's peak snapshot at the realloc's."""
+    trace = trace_of(ctx, "peak")
+    rep = E.load_report(ctx, trace)
+    glibc = rep["summary"]["peak_bytes"] - 700000  # the thread's descriptor (DTV), glibc's
+    ctx.check(0 <= glibc < 1024, "peak: 700000 bytes and the thread's DTV", "700000 + < 1 KiB",
+              rep["summary"]["peak_bytes"])
+    tree = lh_json(ctx, ["tree", trace, "--metric", "peak", "--min-percent", "0"])
+    got = tree_functions(tree["root"])
+    eq(ctx, "tree --metric peak: peak_main_block, peak_thread_block, peak_grow, peak_after, "
+       "peak_left", (300000, 400000, None, None, None),
+       tuple(got.get(f) for f in ("peak_main_block", "peak_thread_block", "peak_grow",
+                                  "peak_after", "peak_left")))
+    eq(ctx, "tree --metric peak: the whole", rep["summary"]["peak_bytes"], tree["total"])
+    fns = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "peak", "--top", "0"])
+    rows = {r["function"]: r for r in fns["functions"]}
+    eq(ctx, "report --by function --metric peak: peak (inclusive), peak_thread (inclusive)",
+       (300000, 400000), (rows["peak"]["inclusive"]["peak"],
+                            rows["peak_thread"]["inclusive"]["peak"]))
+    ht = heaptrack_peaks(ctx, "peak")
+    if ht is not None:
+        # heaptrack's peak memory consumers are the blocks live at the heap's peak, as
+        # here; it puts the grown block at the realloc
+        eq(ctx, "heaptrack: peak memory consumed by peak_main_block, peak_grow, peak_after, "
+           "peak_left", (300000, 400000, None, None),
+           tuple(ht.get(f) for f in ("peak_main_block", "peak_grow", "peak_after",
+                                     "peak_left")))
+    ms = massif_peak(ctx, "peak")
+    if ms is not None:
+        useful, first = ms
+        ctx.check(0 <= useful - 700000 < 1024, "massif: the peak's useful heap",
+                  "700000 + < 1 KiB", useful)
+        eq(ctx, "massif: peak_grow and peak_main_block at the peak", (400000, 300000),
+           (first.get("peak_grow"), first.get("peak_main_block")))
+
+
+def heaptrack_calls(ctx, mode):
+    """heaptrack's calls to allocation functions of `peer_profiles MODE`, {function: count}
+    from heaptrack_print --print-allocators, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-allocators")
+    if text is None:
+        return None
+    got = {}
+    for n, fn in re.findall(r"^(\d+) calls to allocation functions with .* from\n(\S+)\n",
+                            text, re.M):
+        got[fn] = got.get(fn, 0) + int(n)
+    return got
+
+
+def case_allocations(ctx):
+    """Calls to the allocator per site, by count (heaptrack's most calls to allocation
+    functions): --metric allocations of report --by function, tree and export --folded.
+    1000 mallocs freed at once in calls_churn, 10 callocs in calls_kept, 5 reallocs (the
+    first of NULL) in calls_grow; allocations() itself makes none."""
+    trace = trace_of(ctx, "allocations")
+    want = {"calls_churn": 1000, "calls_kept": 10, "calls_grow": 5}
+    fns = lh_json(ctx, ["report", trace, "--by", "function", "--metric", "allocations",
+                        "--top", "0"])
+    rows = {r["function"]: r for r in fns["functions"]}
+    eq(ctx, "report --by function --metric allocations: exclusive calls",
+       want, {f: rows[f]["exclusive"]["allocations"] for f in want if f in rows})
+    eq(ctx, "report --by function --metric allocations: allocations() inclusive, exclusive",
+       (1015, 0), (rows["allocations"]["inclusive"]["allocations"],
+                   rows["allocations"]["exclusive"]["allocations"]))
+    eq(ctx, "report --by function --metric allocations: the first row", "calls_churn",
+       fns["functions"][0]["function"])
+    tree = lh_json(ctx, ["tree", trace, "--metric", "allocations", "--min-percent", "0"])
+    got = tree_functions(tree["root"])
+    eq(ctx, "tree --metric allocations", dict(want, allocations=1015),
+       {f: got.get(f) for f in list(want) + ["allocations"]})
+    folded = os.path.join(ctx.workdir, "allocations.folded")
+    E.run(ctx, [ctx.lh, "export", trace, "--folded", folded, "--metric", "allocations"])
+    mine = {}
+    with open(folded) as f:
+        for line in f:
+            path, n = line.rsplit(" ", 1)
+            leaf = path.split(";")[-1]
+            if leaf in want:
+                mine[leaf] = mine.get(leaf, 0) + int(n)
+    eq(ctx, "export --folded --metric allocations: by leaf", want, mine)
+    ht = heaptrack_calls(ctx, "allocations")
+    if ht is not None:
+        eq(ctx, "heaptrack: calls to allocation functions", want,
+           {f: ht.get(f) for f in want})
+
+
+def heaptrack_peaks(ctx, mode):
+    """heaptrack's peak memory consumers of `peer_profiles MODE`, {function: bytes} from
+    heaptrack_print --print-peaks, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-peaks")
+    if text is None:
+        return None
+    got = {}
+    units = {"B": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
+    for n, unit, fn in re.findall(r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
+                                  r"from\n(\S+)\n", text, re.M):
+        got[fn] = got.get(fn, 0) + round(float(n) * units[unit])
+    return got
+
+
+CASES = {
+    "temporary": case_temporary,
+    "peak": case_peak,
+    "allocations": case_allocations,
+}
+
+
+def main():
+    return E.cases_main('peer2', CASES, __doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
