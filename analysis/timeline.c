@@ -160,7 +160,7 @@ lh_timeline_new(const lh_timeline_opts_t *opts, lh_timeline_t **out, lh_err_t *e
         tl->ts[k].idx = tl->peak[k].idx = tl->last_point[k] = -1;
     }
     tl->gen = 1;
-    if (tl->o.series && !(tl->act = malloc(sizeof *tl->act))) {
+    if (tl->o.series && !tl->o.points_only && !(tl->act = malloc(sizeof *tl->act))) {
         free(tl->to_copy);
         free(tl);
         *out = NULL;
@@ -206,10 +206,14 @@ site_at(lh_timeline_t *tl, uint32_t id)
     return lh_grow_slot(&tl->sites, &tl->n_sites, id, sizeof *tl->sites, 64);
 }
 
-/* The live set of site id changed: remember to record it at the next boundary. */
+/* The live set of site id changed: remember to record it at the next boundary (with
+ * points_only, none before the first: add_boundary takes every live site there). */
 static int
 touch(lh_timeline_t *tl, uint32_t id)
 {
+    if (tl->o.points_only && !tl->all.n) {
+        return 0;
+    }
     site_t *s = site_at(tl, id);
     if (!s) {
         return -1;
@@ -380,6 +384,15 @@ add_boundary(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev)
         tl->n_running++;
     }
     if (tl->o.series) {
+        /* points_only: nothing was touched before the first boundary; every site live at
+         * it is what the touched ones would have recorded (a site at 0 records nothing) */
+        for (size_t id = 0, n = tl->o.points_only && tl->all.n == 1 ? lh_replay_n_stacks(r) : 0;
+             id < n; id++) {
+            const lh_stack_stats_t *st = lh_replay_stack(r, (uint32_t)id);
+            if ((st->live_blocks || st->live_bytes) && touch(tl, (uint32_t)id) < 0) {
+                return -1;
+            }
+        }
         for (size_t i = 0; i < tl->n_dirty; i++) {
             uint32_t id = tl->dirty[i];
             site_t *s = &tl->sites[id];
@@ -417,6 +430,9 @@ lh_timeline_event(lh_timeline_t *tl, const lh_replay_t *r, const lh_event_t *ev,
     case LH_REC_ALLOC:
     case LH_REC_REALLOC:
     case LH_REC_FREE: {
+        if (tl->o.points_only && !tl->all.n && !tl->o.diff && !tl->o.temporary) {
+            return 0; /* nothing to do before the first boundary (touch) */
+        }
         const lh_live_block_t *fb;
         size_t n = lh_replay_freed(r, &fb);
         int immediate = 0;

@@ -66,6 +66,11 @@ typedef struct lh_timeline lh_timeline_t;
 /* What a pass records; everything off by default. */
 typedef struct lh_timeline_opts {
     int series;              /* per-site live blocks/bytes at each boundary */
+    /* With series, for a caller that asks only for lh_timeline_growth over marks or
+     * snapshots (the plain report's ranking, which ignores the survivors' growth): no
+     * survivors' activity, and no per-event work before the first boundary, which takes
+     * every site live there. The growth is the same; lh_timeline_n_sites may be smaller. */
+    int points_only;
     int diff;                /* differential leaks */
     const char *diff_to;     /* diff: the end spec (boundary.h), NULL for the default */
     int temporary;           /* count blocks freed within temp_threshold_ns */

@@ -234,6 +234,10 @@ lh_cmd_report(int argc, char **argv, lh_err_t *err)
     if (a.growth || a.temporary) {
         return report_over_time(&a, err);
     }
+    /* The ranking takes growth over marks or running snapshots only (report.h), not the
+     * survivors' (timeline.h: points_only). With suppressions the listing is kept whole:
+     * filtering it symbolizes its sites, and the symbolizer's warnings follow that order. */
+    tlo.points_only = !a.load.default_supp && !a.load.supp_files.n;
     /* issue 5: the LEAK SUMMARY split, from the exit snapshot's graph, captured in the same
      * pass. A trace on standard input has no directory: its snapshots' contents files
      * cannot be found, so there is no reference graph to read. */

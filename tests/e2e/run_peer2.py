@@ -164,7 +164,8 @@ def case_peak(ctx):
     realloc grows to 400000: 700000 bytes live at the peak, then a later 350000 while the
     300000 is still live (650000, not the peak) and 10 bytes left at exit. tree --metric
     peak gives the two stacks live at the peak; leakhound puts the grown block at the site
-    that made it (with the realloc among its growers), massif at the realloc's."""
+    that made it (with the realloc among its growers), heaptrack's peak memory consumers
+    and massif's peak snapshot at the realloc's."""
     trace = trace_of(ctx, "peak")
     rep = E.load_report(ctx, trace)
     glibc = rep["summary"]["peak_bytes"] - 700000  # the thread's descriptor (DTV), glibc's
@@ -182,6 +183,14 @@ def case_peak(ctx):
     eq(ctx, "report --by function --metric peak: peak (inclusive), peak_thread (inclusive)",
        (300000, 400000), (rows["peak"]["inclusive"]["peak"],
                             rows["peak_thread"]["inclusive"]["peak"]))
+    ht = heaptrack_peaks(ctx, "peak")
+    if ht is not None:
+        # heaptrack's peak memory consumers are the blocks live at the heap's peak, as
+        # here; it puts the grown block at the realloc
+        eq(ctx, "heaptrack: peak memory consumed by peak_main_block, peak_grow, peak_after, "
+           "peak_left", (300000, 400000, None, None),
+           tuple(ht.get(f) for f in ("peak_main_block", "peak_grow", "peak_after",
+                                     "peak_left")))
     ms = massif_peak(ctx, "peak")
     if ms is not None:
         useful, first = ms
@@ -239,6 +248,20 @@ def case_allocations(ctx):
     if ht is not None:
         eq(ctx, "heaptrack: calls to allocation functions", want,
            {f: ht.get(f) for f in want})
+
+
+def heaptrack_peaks(ctx, mode):
+    """heaptrack's peak memory consumers of `peer_profiles MODE`, {function: bytes} from
+    heaptrack_print --print-peaks, or None when heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, "--print-peaks")
+    if text is None:
+        return None
+    got = {}
+    units = {"B": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
+    for n, unit, fn in re.findall(r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
+                                  r"from\n(\S+)\n", text, re.M):
+        got[fn] = got.get(fn, 0) + round(float(n) * units[unit])
+    return got
 
 
 CASES = {

@@ -672,6 +672,54 @@ def case_compilefiles(ctx):
     ctx.check(not split, "one site per compiled line", "none split", split[-4:])
 
 
+def case_showvalues(ctx):
+    """`show` prints what a scalar holds, as Devel::MAT's does (session_tokens.pl): a
+    string quoted, escaped, cut at 200 bytes, with its length; UTF-8 text as text; bytes
+    escaped; an integer; a number. It printed none (a Perl developer had to read the bytes
+    with `elems --native`). From the snapshot's index too (no pages: read for it). And
+    `largest`'s "what" column is as wide as its longest: "[PL_strtab (the shared hash
+    keys)] -> HASH" ran into "created at"."""
+    prog = "session_tokens.pl"
+    trace = lh_field_run(ctx, prog)
+    raw = 'Welcome "guest"\n\t' + "ab" * 150
+    esc = raw[:200].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
+        .replace("\t", "\\t")
+    want = {
+        "$Shop::Session::GREETING": '"%s"... (%d bytes)' % (esc, len(raw)),
+        "$Shop::Session::CITY": '"S\u00e3o Paulo \u2603" (14 bytes, UTF-8)',
+        "$Shop::Session::RAW": '"\\x00\\x01\\xff" (3 bytes)',
+        "$Shop::Session::PORT": "5077",
+        "$Shop::Session::RATIO": "0.25",
+    }
+    roots = shell(ctx, trace, "roots 3000")
+    for i, (name, value) in enumerate(sorted(want.items())):
+        m = re.search(r"^\s*(\d+)\s+\S+ \S+\s+\S+ \S+  %s \(" % re.escape(name), roots, re.M)
+        # the first through the index written by `roots`, one without any index
+        out = shell(ctx, trace, "roots 3000; show @%s" % m.group(1)) if m else ""
+        if i == 0 and m:
+            res = run(ctx, [ctx.lh, "shell", trace, "--no-index", "-c",
+                            "roots 3000; show @%s" % m.group(1)])
+            ctx.check(res.stdout == out, "show: the same without the index", out, res.stdout)
+        got = re.findall(r"^  value: (.*)$", out, re.M)
+        ctx.check(got == [value], "show %s: its value" % name, value, got or out[-400:])
+    # a value of %TOKENS, through the hash's own listing
+    out = shell(ctx, trace, "roots 3000")
+    m = re.search(r"^\s*(\d+)\s+\S+ \S+\s+\S+ \S+  %Shop::Session::TOKENS \(HASH\)$", out, re.M)
+    listing = shell(ctx, trace, "roots 3000; show @%s" % m.group(1)) if m else ""
+    row = re.search(r'^\s*(\d+)  \{"user(\d+)"\}', listing, re.M)
+    out = shell(ctx, trace, "roots 3000; show @%s; show @%s" % (m.group(1), row.group(1))) \
+        if row else ""
+    got = re.findall(r"^  value: (.*)$", out, re.M)
+    value = '"tok-%06d" (10 bytes)' % (int(row.group(2)) * 7) if row else "a row"
+    ctx.check(got == [value], "show: a value of %TOKENS", value, got or listing[-400:])
+    out = shell(ctx, trace, "largest 12").splitlines()
+    col = out[0].find("created at") if out else -1
+    bad = [l for l in out[1:] if l[col - 2:col] != "  " or l[col:col + 1] in ("", " ")]
+    strtab = [l for l in out if "[PL_strtab (the shared hash keys)] -> HASH" in l]
+    ctx.check(col > 0 and strtab and not bad, "largest: every row's site under \"created at\"",
+              "aligned, with the PL_strtab row", "\n".join(bad[:3] or out[:3]))
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -687,6 +735,7 @@ CASES = {
     "warnchain": case_warnchain,
     "evalsubs": case_evalsubs,
     "compilefiles": case_compilefiles,
+    "showvalues": case_showvalues,
 }
 
 

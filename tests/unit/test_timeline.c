@@ -568,6 +568,82 @@ test_growth_series(void **state)
     fx_free(&f);
 }
 
+/* Sites live before the first mark, one back at 0 by then, a zero-size block, then marks
+ * (with feed_marks) as in test_growth_series. */
+static void
+feed_points(fx_t *f, int feed_marks)
+{
+    alloc(f, 10, 0x1000, 64, 1);
+    alloc(f, 11, 0x1100, 64, 1);
+    alloc(f, 12, 0x1200, 64, 1);
+    dealloc(f, 13, 0x1100);
+    alloc(f, 14, 0x4000, 32, 4);
+    dealloc(f, 15, 0x4000);
+    alloc(f, 16, 0x5000, 0, 5);
+    alloc(f, 17, 0x6000, 500, 6);
+    for (uint64_t i = 0; feed_marks && i < 6; i++) {
+        uint64_t t = 1000 * (i + 1);
+        mark(f, t, "request");
+        alloc(f, t + 1, 0x10000 + 0x100 * i, 64, 1);
+        if (i == 2) {
+            dealloc(f, t + 2, 0x6000);
+        }
+    }
+    snapshot(f, 9000, "exit", LH_SNAP_EXIT);
+}
+
+static void
+test_growth_points_only(void **state)
+{
+    (void)state;
+    lh_growth_t g[2];
+    lh_err_t err;
+    lh_growth_opts_t go = {LH_BOUND_AUTO, 1};
+    for (int po = 0; po < 2; po++) {
+        fx_t f;
+        lh_timeline_opts_t o = {0};
+        o.series = 1;
+        o.points_only = po;
+        fx_new(&f, &o);
+        feed_points(&f, 1);
+        assert_int_equal(lh_timeline_growth(f.tl, &go, &g[po], &err), 0);
+        fx_free(&f);
+    }
+    /* the same listing either way: the sites live before the first mark counted there */
+    for (int po = 0; po < 2; po++) {
+        assert_int_equal(g[po].kind, LH_BOUND_MARKS);
+        assert_int_equal(g[po].n_points, 6);
+        assert_int_equal(g[po].n_active, 3); /* 1, 5 (one block of 0 bytes) and 6 */
+        assert_int_equal(g[po].n_growing, 1);
+        assert_int_equal(g[po].n_sites, 3);
+        assert_int_equal(g[po].sites[0].stack_id, 1);
+        assert_true(g[po].sites[0].slope_bytes == 64.0);
+        assert_int_equal(g[po].sites[0].bytes[0], 128);
+        assert_int_equal(g[po].sites[0].blocks[0], 2);
+        assert_int_equal(g[po].sites[0].bytes[5], 128 + 5 * 64);
+        for (size_t i = 1; i < 3; i++) {
+            uint32_t id = g[po].sites[i].stack_id;
+            assert_int_equal(id, i == 1 ? 5 : 6); /* slope 0, then falling */
+            assert_int_equal(g[po].sites[i].blocks[0], 1);
+            assert_int_equal(g[po].sites[i].bytes[0], id == 5 ? 0 : 500);
+            assert_int_equal(g[po].sites[i].blocks[5], id == 5 ? 1 : 0);
+        }
+    }
+    lh_growth_fini(&g[0]);
+    lh_growth_fini(&g[1]);
+    /* without marks: no survivors' growth to fall back to */
+    fx_t f;
+    lh_timeline_opts_t o = {0};
+    o.series = 1;
+    o.points_only = 1;
+    fx_new(&f, &o);
+    feed_points(&f, 0);
+    lh_growth_t a;
+    assert_int_equal(lh_timeline_growth(f.tl, NULL, &a, &err), LH_EINVAL);
+    assert_int_equal(a.why, LH_WHY_NO_POINTS);
+    fx_free(&f);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Temporaries and RSS
  * ------------------------------------------------------------------------------------- */
@@ -722,6 +798,7 @@ main(void)
         cmocka_unit_test(test_diff_teardown_one_pass), cmocka_unit_test(test_diff_to),
         cmocka_unit_test(test_bound_find),     cmocka_unit_test(test_diff_snapshots),
         cmocka_unit_test(test_growth_rule),    cmocka_unit_test(test_growth_series),
+        cmocka_unit_test(test_growth_points_only),
         cmocka_unit_test(test_temporary),      cmocka_unit_test(test_rss_cmp),
         cmocka_unit_test(test_trace_end_to_end),
     };
