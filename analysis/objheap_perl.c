@@ -44,7 +44,6 @@ typedef struct psv {
 typedef struct pctx {
     lh_objheap_t *oh;
     lh_err_t *err;
-    uint64_t interp;
     uint8_t *ibuf; /* the interpreter struct */
     psv_t *svs;    /* by address */
     size_t n_svs, cap_svs;
@@ -1111,7 +1110,7 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
                  "the interpreter is gone): native view only");
         return 1;
     }
-    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL, LH_NODE_NONE};
+    pctx_t c = {oh, err, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL, LH_NODE_NONE};
     int rc = LH_ENOMEM;
     if (!(c.ibuf = malloc(L->sizeof_interp)) ||
         !(c.blk_mark = calloc(hg->n_blocks ? hg->n_blocks : 1, 1))) {

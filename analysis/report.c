@@ -273,8 +273,10 @@ lh_site_rank_name(lh_site_rank_t r)
     return r <= LH_RANK_ONCE ? names[r] : "leak";
 }
 
-int
-lh_trace_records_lang(const lh_trace_t *t, int lang)
+/* Whether the agent recorded script frames of language lang (LH_LANG_PERL, LH_LANG_PYTHON)
+ * in trace t (an INTERP record saying so). */
+static int
+records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
@@ -349,7 +351,7 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
      * SQLite statements). Its sites rank by bytes (site 0 last); the split still gives each
      * site's kinds. */
     const lh_leak_split_t *by_class =
-        lh_trace_records_lang(t, LH_LANG_PYTHON) || lh_trace_records_lang(t, LH_LANG_PERL)
+        records_lang(t, LH_LANG_PYTHON) || records_lang(t, LH_LANG_PERL)
             ? NULL : split;
     int rc;
 
@@ -471,7 +473,7 @@ at_perl_arena(const lh_trace_t *t, lh_symbolizer_t *sym, uint32_t id, lh_err_t *
 int
 lh_growth_arena_last(lh_growth_t *g, const lh_trace_t *t, lh_symbolizer_t *sym, lh_err_t *err)
 {
-    if (!lh_trace_records_lang(t, LH_LANG_PERL)) {
+    if (!records_lang(t, LH_LANG_PERL)) {
         return 0;
     }
     size_t n = g->n_growing < g->n_sites ? g->n_growing : g->n_sites, k = 0, m = 0;

@@ -21,7 +21,6 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     size_t n = 0;
     int rc;
     memset(p, 0, sizeof *p);
-    p->hist = hist;
     p->json = a->json;
     p->name = a->name;
     if ((rc = lh_load_suppressions(a, &p->supp, err)) < 0) {
