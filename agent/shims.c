@@ -37,6 +37,7 @@
 #include "maps.h"
 #include "mmaps.h"
 #include "ownfd.h"
+#include "output.h"
 #include "recorder.h"
 #include "sample.h"
 #include "snapshot.h"
@@ -86,6 +87,7 @@ static struct {
     int (*initgroups)(const char *, gid_t);
     int (*capset)(void *, const void *);
     int (*unshare)(int);
+    int (*chroot)(const char *);
     int (*setns)(int, int);
     lh_sigaction_fn sigaction;
     lh_signal_fn signal;
@@ -214,6 +216,7 @@ lh_shims_resolve(void)
     RESOLVE(initgroups);
     RESOLVE(capset);
     RESOLVE(unshare);
+    RESOLVE(chroot);
     RESOLVE(setns);
     RESOLVE(sigaction);
     RESOLVE(signal);
@@ -1059,6 +1062,26 @@ LH_EXPORT int
 setns(int fd, int nstype)
 {
     FOLLOWED(setns, fd, nstype);
+}
+
+/* A process that chroots (sshd's pre-authentication child into /run/sshd, a daemon into
+ * its jail) could no longer create its trace nor its snapshot files by their names, which
+ * lie outside: they are made now, as before a uid change. */
+LH_EXPORT int
+chroot(const char *path)
+{
+    if (lh_recording() && !lh_tls.guard && lh_recorder_own_process()) {
+        if (lh_g.fd < 0) {
+            (void)lh_output_open(); /* a fork child's, made on first use otherwise */
+        }
+        lh_snapshot_before_setuid();
+        lh_sys_keep_proc(); /* the maps, threads and pagemap, read by the snapshots */
+    }
+    if (!RESOLVED(chroot)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real.chroot(path);
 }
 
 LH_EXPORT void

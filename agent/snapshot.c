@@ -636,7 +636,7 @@ scan_region(out_t *o, const region_t *r, const region_t *rs, int n, uint64_t *wo
         }
     }
     if (r->anon_private && child_pagemap == -2) {
-        child_pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        child_pagemap = lh_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     }
     if (r->anon_private && child_pagemap >= 0) {
         uintptr_t lo = r->lo & ~(uintptr_t)(page - 1);

@@ -198,7 +198,7 @@ lh_snapwp_prepare(void)
     struct wp_uffdio_api api = {WP_UFFD_API, WP_FEATURE_ASYNC | WP_FEATURE_UNPOPULATED, 0};
     int pm = -1;
     if (wp_ioctl(fd, WP_UFFDIO_API, &api) != 0 ||
-        (pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
+        (pm = lh_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
         close(fd);
         return -1;
     }

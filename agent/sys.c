@@ -3,6 +3,7 @@
  * sys.c: raw, AS-safe system helpers for the agent (see sys.h).
  */
 #include "sys.h"
+#include "ownfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -319,7 +320,7 @@ lh_sys_agent_resident(void)
      * bench/snapcost with --snapshot-every 1s: 117-134 ms of mincore, 51-69 ms of
      * PAGEMAP_SCAN (mincore for the private ones only: 75-87 ms). Opened for each call: a
      * program may close descriptors it does not know of. */
-    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int fd = lh_sys_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     /* One range at a time, outside the lock: the lock is a spinlock that a clone or fork
      * must be able to take at once (lh_sys_reg_hold). A range unmapped meanwhile makes
      * mincore fail (ENOMEM): it is then left out. */
@@ -457,10 +458,30 @@ lh_sys_strlcpy(char *dst, const char *src, size_t dst_len)
     return n;
 }
 
+static int proc_dir = -1; /* lh_sys_keep_proc */
+
+void
+lh_sys_keep_proc(void)
+{
+    if (proc_dir < 0) {
+        int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        proc_dir = fd >= 0 ? lh_ownfd_keep(fd) : -1;
+    }
+}
+
+int
+lh_sys_open(const char *path, int flags)
+{
+    if (proc_dir >= 0 && strncmp(path, "/proc/", 6) == 0) {
+        return openat(proc_dir, path + 6, flags);
+    }
+    return open(path, flags);
+}
+
 ssize_t
 lh_sys_read_file(const char *path, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = lh_sys_open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return -1;
     }

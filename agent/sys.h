@@ -135,8 +135,15 @@ size_t lh_sys_parse_hex(const char *s, uintptr_t *v);
 size_t lh_sys_fmt_u64(char *buf, uint64_t v);
 /* Bounded string copy that always terminates (dst_len > 0). Returns the length. AS-safe. */
 size_t lh_sys_strlcpy(char *dst, const char *src, size_t dst_len);
-/* Reads up to len bytes of a whole small file (e.g. /proc/self/cmdline). Returns bytes read
- * or -1. AS-safe. */
+/* open(path, flags), except that a path under /proc/ is opened from the /proc kept by
+ * lh_sys_keep_proc once it has been: a process that chroots (sshd's pre-authentication
+ * child in /run/sshd) has no /proc by name, and the agent still reads its maps, its
+ * threads and its pagemap. AS-safe. */
+int lh_sys_open(const char *path, int flags);
+/* Keeps a descriptor of /proc (ownfd.h) for lh_sys_open: called before a chroot. AS-safe. */
+void lh_sys_keep_proc(void);
+/* Reads up to len bytes of a whole small file (e.g. /proc/self/cmdline), through
+ * lh_sys_open. Returns bytes read or -1. AS-safe. */
 ssize_t lh_sys_read_file(const char *path, char *buf, size_t len);
 
 #endif /* LH_SYS_H */

@@ -122,7 +122,7 @@ int
 lh_threadsp_before(uint32_t self)
 {
     n_pre = 0;
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = lh_sys_open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         return 0;
     }

@@ -326,7 +326,6 @@ lh_datasym_lookup(lh_datasym_t *ds, uint64_t addr, uint64_t epoch, lh_dsym_t *ou
     if (mi < 0) {
         return -1;
     }
-    out->module_idx = mi;
     out->module = module_path(ds, mi);
     dmod_t *m = module_open(ds, mi);
     if (!m || !m->mod) {

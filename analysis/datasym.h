@@ -27,7 +27,6 @@ typedef struct lh_dsym {
     uint64_t start;     /* runtime address of the symbol (valid when name is set) */
     uint64_t size;      /* its size (0: unknown) */
     const char *module; /* the module's path ("" for an unnamed main program) */
-    long module_idx;    /* index in the module table */
 } lh_dsym_t;
 
 /* mods must outlive the result. exe_path names modules recorded with an empty path. */

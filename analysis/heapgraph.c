@@ -591,6 +591,40 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     return 0;
 }
 
+static int
+keep_no_word(void *ctx, uint64_t value)
+{
+    (void)ctx;
+    (void)value;
+    return 0;
+}
+
+int
+lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
+{
+    const lh_snapinfo_t *s = &hg->snaps[hg->cur];
+    if (hg->sf.n_pages || s->mode != LH_CONTENTS_FULL || !s->file) {
+        return 0;
+    }
+    char *path = lh_snapfile_contents_path(hg->trace_path, s->file);
+    if (!path) {
+        return lh_err_set(err, LH_ENOMEM, "out of memory");
+    }
+    lh_snapfile_opts_t so = {keep_no_word, NULL, 1, NULL};
+    lh_snapfile_t tmp;
+    int rc = lh_snapfile_read(path, &so, &tmp, err);
+    free(path);
+    if (rc == 0) {
+        free(hg->sf.pages);
+        hg->sf.pages = tmp.pages; /* moved: freed with hg->sf */
+        hg->sf.n_pages = tmp.n_pages;
+        tmp.pages = NULL;
+        tmp.n_pages = 0;
+    }
+    lh_snapfile_fini(&tmp);
+    return rc;
+}
+
 /* Holders and targets of the words. Keeps the words held by a block or a root (compacting
  * sf.words), with their holder node and target (LH_NODE_NONE: not a block) in whold/wtgt. */
 static int

@@ -175,6 +175,11 @@ typedef struct lh_heapgraph_opts {
 int lh_heapgraph_open(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
                       lh_err_t *err);
 void lh_heapgraph_free(lh_heapgraph_t *hg);
+/* The raw pages of the snapshot's contents (mode full) into hg->sf.pages when hg has none
+ * (a graph loaded from its index keeps only the pointer words), for what reads the
+ * target's bytes afterwards (lh_objheap_read: `show` printing a string). Returns 0 (also
+ * when the snapshot has no full contents) or LH_E* with err set. */
+int lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err);
 
 /* The graph as a consumer of a pass the caller runs (stream.h), so that a command reads the
  * trace once: lh_heapgraph_begin (opts.snapshot is not read here: it needs the whole list;

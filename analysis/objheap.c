@@ -222,6 +222,15 @@ lh_objheap_own(lh_objheap_t *oh, int64_t obj, uint64_t addr)
  * ------------------------------------------------------------------------------------- */
 
 int
+lh_objheap_value(const lh_objheap_t *oh, uint32_t v, char *buf, size_t len)
+{
+    if (v >= oh->n_objs || oh->lang != LH_OBJLANG_PERL) {
+        return 0;
+    }
+    return lh_objheap_perl_value(oh, oh->objs[v].addr, buf, len);
+}
+
+int
 lh_objheap_read(const lh_objheap_t *oh, uint64_t addr, void *dst, size_t len)
 {
     const lh_snapfile_t *sf = &oh->hg->sf;

@@ -284,6 +284,11 @@ int lh_objheap_holders(const lh_objheap_t *oh, uint32_t v, size_t limit,
                        const lh_objedge_t **path, size_t max, lh_objheap_holder_fn *fn,
                        void *arg);
 
+/* What a plain scalar object v holds, for `show`: a string quoted with its length, an
+ * integer, a number (perl; Devel::MAT's `show` prints them). Returns 1 with buf set, 0 when
+ * v is no such object (an aggregate, a reference, undef, a Python object). */
+int lh_objheap_value(const lh_objheap_t *oh, uint32_t v, char *buf, size_t len);
+
 /* A shortest reference cycle through v, following strong edges: path[0..n) the edges from
  * v back to v (path[0] leaves v, path[n - 1] arrives at it), written up to max. What keeps
  * an unreachable object alive (`identify`): a Perl closure stored on the object it
@@ -349,5 +354,7 @@ int lh_objheap_end(lh_objheap_t *oh, lh_err_t *err);
  * interpreter (and filled oh, or set oh->note), 0 when the snapshot has none, or LH_E*. */
 int lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err);
 int lh_objheap_python_decode(lh_objheap_t *oh, lh_err_t *err);
+/* lh_objheap_value of the perl scalar at addr. */
+int lh_objheap_perl_value(const lh_objheap_t *oh, uint64_t addr, char *buf, size_t len);
 
 #endif /* LH_OBJHEAP_H */

@@ -44,7 +44,6 @@ typedef struct psv {
 typedef struct pctx {
     lh_objheap_t *oh;
     lh_err_t *err;
-    uint64_t interp;
     uint8_t *ibuf; /* the interpreter struct */
     psv_t *svs;    /* by address */
     size_t n_svs, cap_svs;
@@ -973,6 +972,70 @@ pv_string(const pctx_t *c, uint64_t addr, char *buf, size_t len)
     }
 }
 
+/* A scalar's value as Devel::MAT's `show` prints it, for the shell: a string quoted with
+ * its length (the first LH_VALUE_SHOWN bytes, C escapes for control bytes and, unless the
+ * SV is UTF8, for bytes >= 0x80), an integer, a number. Returns 1 with buf set, 0 when v is
+ * not a defined plain scalar (a reference, an aggregate, undef) or is unreadable. */
+#define LH_VALUE_SHOWN 200
+int
+lh_objheap_perl_value(const lh_objheap_t *oh, uint64_t addr, char *buf, size_t len)
+{
+    pctx_t c0 = {0};
+    c0.oh = (lh_objheap_t *)oh;
+    const pctx_t *c = &c0;
+    uint64_t hdr[3];
+    if (len < 16 || lh_objheap_read(oh, addr, hdr, sizeof hdr) < 0) {
+        return 0;
+    }
+    psv_t s = {addr, hdr[0], hdr[2], (uint32_t)hdr[1], (uint32_t)(hdr[1] >> 32), 0};
+    unsigned t = sv_type(&s);
+    const sv_kind_t *kd = sv_kind(t);
+    if ((s.flags & L->f_rok) || (kd && kd->kind && t != L->t_pvlv) || t >= L->t_pvav) {
+        return 0;
+    }
+    if (kd && kd->pv && (s.flags & (L->f_pok | L->f_ppok)) && s.u) {
+        uint64_t cur = rd64(c, s.any + L->xpv_cur);
+        size_t n = cur < LH_VALUE_SHOWN ? (size_t)cur : LH_VALUE_SHOWN;
+        unsigned char raw[LH_VALUE_SHOWN];
+        if (lh_objheap_read(oh, s.u, raw, n) < 0) {
+            return 0;
+        }
+        int utf8 = (s.flags & L->f_utf8) != 0;
+        size_t o = 0;
+        buf[o++] = '"';
+        for (size_t i = 0; i < n && o + 8 < len; i++) {
+            unsigned char ch = raw[i];
+            const char e = ch == '\\' ? '\\' : ch == '"' ? '"' : ch == '\n' ? 'n'
+                         : ch == '\t' ? 't' : ch == '\r' ? 'r' : 0;
+            if (e) {
+                buf[o++] = '\\';
+                buf[o++] = e;
+            } else if (ch < 0x20 || ch == 0x7f || (ch >= 0x80 && !utf8)) {
+                o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+            } else {
+                buf[o++] = (char)ch;
+            }
+        }
+        snprintf(buf + o, len - o, "\"%s (%" PRIu64 " byte%s%s)", n < cur ? "..." : "", cur,
+                 cur == 1 ? "" : "s", utf8 ? ", UTF-8" : "");
+        return 1;
+    }
+    if (s.flags & L->f_nok) {
+        double d;
+        if (L->nvsize != 8 || lh_objheap_read(oh, s.any + L->xpvmg_nv, &d, 8) < 0) {
+            return 0;
+        }
+        snprintf(buf, len, "%.15g", d);
+        return 1;
+    }
+    if (s.flags & L->f_iok) {
+        int64_t iv = (int64_t)rd64(c, s.any + L->xpvmg_iv);
+        snprintf(buf, len, "%" PRId64, iv);
+        return 1;
+    }
+    return 0;
+}
+
 /* The version: PL_patchlevel ("v5.36.0"), or, once version.pm has made $^V an object, its
  * {original}. */
 static int
@@ -1047,7 +1110,7 @@ lh_objheap_perl_decode(lh_objheap_t *oh, lh_err_t *err)
                  "the interpreter is gone): native view only");
         return 1;
     }
-    pctx_t c = {oh, err, interp, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL, LH_NODE_NONE};
+    pctx_t c = {oh, err, NULL, NULL, 0, 0, {0}, {0}, NULL, 0, NULL, LH_NODE_NONE};
     int rc = LH_ENOMEM;
     if (!(c.ibuf = malloc(L->sizeof_interp)) ||
         !(c.blk_mark = calloc(hg->n_blocks ? hg->n_blocks : 1, 1))) {

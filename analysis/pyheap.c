@@ -68,8 +68,9 @@ typedef struct dec {
     size_t cap_work;
     lh_addrmap_t local_keys; /* a thread's threading.local key object -> index in tids */
     uint64_t *tids;          /* thread ids, in the interpreters' thread lists' order */
+    char **tnames;           /* their threading names (NULL: none), in tids' order */
     uint32_t n_tids;
-    size_t cap_tids;
+    size_t cap_tids, cap_tnames;
     int nolab; /* opts->no_labels: every edge's label is "" (labels[0]) */
     int oom;
 } dec_t;
@@ -804,11 +805,26 @@ deque_refs(dec_t *d, uint32_t src, uint64_t a)
  * The references are what local_traverse visits (args, kw, the dicts' dict, 3.13's set),
  * plus key and wr_callback (not visited: NAME edges). Then, as the program sees them, one
  * NAME edge per thread to its dict (".__dict__ [thread TID]") and one per attribute
- * (".sessions [thread TID]"): the attributes a thread set are in no field of the object,
+ * (".sessions [thread NAME]"): the attributes a thread set are in no field of the object,
  * and a path through the dicts' dict read "+0x30 -> [<weakref>] -> ['sessions']". The
- * thread is the one whose key is the dict's key ("[thread ?]": a thread that has ended, or
- * a key no thread state holds). Returns 0, or -1 when the object does not read as one
+ * thread is the one whose key is the dict's key (thread_tag; "[thread ?]": a thread that
+ * has ended, or a key no thread state holds). Returns 0, or -1 when the object does not read as one
  * (its words are then scanned as an unknown type's). */
+/* "[thread NAME]" for thread ti (an index in tids): its threading name (Thread.name, what
+ * the program calls it), else its ident (a thread the threading module does not know: one
+ * C started), "[thread ?]" for no thread. */
+static void
+thread_tag(const dec_t *d, uint32_t ti, char *buf, size_t cap)
+{
+    if (ti == NONE32 || ti >= d->n_tids) {
+        snprintf(buf, cap, "[thread ?]");
+    } else if (d->tnames[ti]) {
+        snprintf(buf, cap, "[thread %s]", d->tnames[ti]);
+    } else {
+        snprintf(buf, cap, "[thread %llu]", (unsigned long long)d->tids[ti]);
+    }
+}
+
 static int
 tlocal_refs(dec_t *d, uint32_t src, uint64_t a)
 {
@@ -835,7 +851,7 @@ tlocal_refs(dec_t *d, uint32_t src, uint64_t a)
         ref_field_kind(d, src, a, 16, ".<key>", LH_PYEDGE_NAME);
         ref_field_kind(d, src, a, dicts + 8, ".<weakref callback>", LH_PYEDGE_NAME);
     }
-    char thr[48], lab[STR_MAX + 64];
+    char thr[STR_MAX + 16], lab[2 * STR_MAX + 64];
     for (uint64_t i = 0; i < v.n; i++) {
         uint64_t k = entry_key(d, &v, i);
         uint64_t ldict = entry_value(d, &v, i);
@@ -845,11 +861,7 @@ tlocal_refs(dec_t *d, uint32_t src, uint64_t a)
         /* 3.8-3.12: the key is a weak reference to the localdummy */
         uint64_t dummy = v13 ? k : rd(d, k + o->wr_object, NULL);
         uint32_t ti = lh_addrmap_get(&d->local_keys, dummy, NONE32);
-        if (ti != NONE32 && ti < d->n_tids) {
-            snprintf(thr, sizeof thr, "[thread %llu]", (unsigned long long)d->tids[ti]);
-        } else {
-            snprintf(thr, sizeof thr, "[thread ?]");
-        }
+        thread_tag(d, ti, thr, sizeof thr);
         snprintf(lab, sizeof lab, ".__dict__ %s", thr);
         ref(d, src, ldict, lab, LH_PYEDGE_NAME);
         dictview_t lv;
@@ -1078,10 +1090,12 @@ skip_word(uint8_t *skip, int64_t off)
     }
 }
 
-/* The instance attributes of obj, of a type with (managed) dict, values and slots. The
- * words it reads, the weak reference list's and every member's are marked in skip. */
+/* Where the attributes of obj, of a type with (managed) dict, are: its dict in *dictp, or
+ * its dict-less values in *valuesp (0 when none). The words it reads and the weak reference
+ * list's are marked in skip. Returns the bytes of the pre-header it owns. */
 static uint64_t
-instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *skip)
+inst_attrs(dec_t *d, uint64_t obj, const tinfo_t *t, uint64_t *dictp, uint64_t *valuesp,
+           uint8_t *skip)
 {
     const lh_pyoffsets_t *o = d->o;
     uint64_t owned = 0;
@@ -1120,6 +1134,50 @@ instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *s
         dict = rd(d, obj + end + (uint64_t)t->dictoffset, NULL);
     }
     skip_word(skip, t->weaklistoffset);
+    *dictp = dict;
+    *valuesp = values;
+    return owned;
+}
+
+/* The value of an instance's attribute name (in its __dict__ or its dict-less values), or
+ * 0 when it has none that reads. */
+static uint64_t
+inst_attr(dec_t *d, uint64_t obj, const char *name)
+{
+    int ok;
+    uint64_t t = rd(d, obj + d->o->ob_type, &ok);
+    uint32_t ti = ok ? type_info(d, t) : NONE32;
+    uint8_t skip[SCAN_MAX / 64];
+    uint64_t dict = 0, values = 0, val = 0;
+    if (ti == NONE32) {
+        return 0;
+    }
+    inst_attrs(d, obj, &d->tinfo[ti], &dict, &values, skip);
+    if (dict) {
+        return get_dict_item(d, dict, name, &val) >= 0 ? val : 0;
+    }
+    uint64_t keys = values ? rd(d, d->tinfo[ti].addr + d->o->ht_cached_keys, &ok) : 0;
+    dictview_t v;
+    if (!ok || !keys || keys_view(d, keys, &v) != 0) {
+        return 0;
+    }
+    char s[STR_MAX + 8];
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t k = entry_key(d, &v, i);
+        if (k && read_str(d, k, s, sizeof s) >= 0 && strcmp(s, name) == 0) {
+            return rd_slot(d, values + (uint64_t)d->o->dv_values, i, &val) ? val : 0;
+        }
+    }
+    return 0;
+}
+
+static uint64_t
+instance_refs(dec_t *d, uint32_t src, uint64_t obj, const tinfo_t *t, uint8_t *skip)
+{
+    const lh_pyoffsets_t *o = d->o;
+    int ok;
+    uint64_t dict = 0, values = 0;
+    uint64_t owned = inst_attrs(d, obj, t, &dict, &values, skip);
     if (dict) {
         uint32_t dst = obj_get(d, dict);
         if (dst != NONE32) {
@@ -1727,7 +1785,7 @@ code_name(dec_t *d, uint64_t code, char *buf, size_t cap)
 
 /* The locals of one frame as roots: "handle() local 'buf'". */
 static void
-frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int many)
+frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint32_t ti, int many)
 {
     static uint64_t names[FRAME_SLOTS_MAX];
     char fname[STR_MAX + 8];
@@ -1735,13 +1793,13 @@ frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int man
     int64_t n = slot_names(d, code, names, FRAME_SLOTS_MAX);
     for (int64_t slot = 0; slot < n && slot < FRAME_SLOTS_MAX; slot++) {
         uint64_t val = rd(d, localsplus + (uint64_t)slot * 8, NULL);
-        char lname[STR_MAX + 8], rname[2 * STR_MAX + 64];
+        char lname[STR_MAX + 8], rname[3 * STR_MAX + 64], thr[STR_MAX + 16];
         if (!val || read_str(d, names[slot], lname, sizeof lname) < 0) {
             continue;
         }
         if (many) {
-            snprintf(rname, sizeof rname, "%s() local '%s' [thread %llu]", fname, lname,
-                     (unsigned long long)tid);
+            thread_tag(d, ti, thr, sizeof thr);
+            snprintf(rname, sizeof rname, "%s() local '%s' %s", fname, lname, thr);
         } else {
             snprintf(rname, sizeof rname, "%s() local '%s'", fname, lname);
         }
@@ -1753,15 +1811,9 @@ frame_locals(dec_t *d, uint64_t code, uint64_t localsplus, uint64_t tid, int man
  * every value of the thread's state dict (3.8-3.12: one localdummy per threading.local
  * the thread used, under the local's key string). */
 static void
-local_keys(dec_t *d, uint64_t ts, uint64_t tid)
+local_keys(dec_t *d, uint64_t ts, uint32_t ti)
 {
     const lh_pyoffsets_t *o = d->o;
-    if (lh_grow(&d->tids, &d->cap_tids, d->n_tids, sizeof *d->tids, 16) < 0) {
-        d->oom = 1;
-        return;
-    }
-    uint32_t ti = d->n_tids++;
-    d->tids[ti] = tid;
     if (o->ts_local_key) {
         uint64_t k = rd(d, ts + o->ts_local_key, NULL);
         if (k && lh_addrmap_put(&d->local_keys, k, ti) < 0) {
@@ -1782,6 +1834,52 @@ local_keys(dec_t *d, uint64_t ts, uint64_t tid)
     }
 }
 
+/* The threading name of the thread whose ident is tid: threading._active (a dict in
+ * modules, sys.modules) maps each ident to its Thread, whose _name is the name. A copy
+ * the caller frees, or NULL when there is none. */
+static char *
+thread_name(dec_t *d, uint64_t modules, uint64_t tid)
+{
+    uint64_t mod = 0, active = 0;
+    if (!modules || get_dict_item(d, modules, "threading", &mod) < 0 || obj_get(d, mod) == NONE32 ||
+        d->tinfo[d->ph->objs[obj_get(d, mod)].type].kind != K_MODULE) {
+        return NULL;
+    }
+    uint64_t md = rd(d, mod + d->o->mo_dict, NULL);
+    dictview_t v;
+    if (!md || get_dict_item(d, md, "_active", &active) < 0 || dict_view(d, active, &v) != 0) {
+        return NULL;
+    }
+    char want[32], key[STR_MAX + 8], name[STR_MAX + 8];
+    snprintf(want, sizeof want, "%llu", (unsigned long long)tid);
+    for (uint64_t i = 0; i < v.n; i++) {
+        uint64_t k = entry_key(d, &v, i);
+        uint64_t th = entry_value(d, &v, i);
+        if (k && th && key_repr(d, k, key, sizeof key, 0) == 0 && strcmp(key, want) == 0) {
+            uint64_t n = inst_attr(d, th, "_name");
+            return n && read_str(d, n, name, sizeof name) >= 0 ? strdup(name) : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Adds the thread of state ts to tids (its name from modules: thread_name); returns its
+ * index there, or NONE32 out of memory. */
+static uint32_t
+thread_add(dec_t *d, uint64_t ts, uint64_t tid, uint64_t modules)
+{
+    if (lh_grow(&d->tids, &d->cap_tids, d->n_tids, sizeof *d->tids, 16) < 0 ||
+        lh_grow(&d->tnames, &d->cap_tnames, d->n_tids, sizeof *d->tnames, 16) < 0) {
+        d->oom = 1;
+        return NONE32;
+    }
+    uint32_t ti = d->n_tids++;
+    d->tids[ti] = tid;
+    d->tnames[ti] = thread_name(d, modules, tid);
+    local_keys(d, ts, ti);
+    return ti;
+}
+
 static void
 thread_roots(dec_t *d, uint64_t interp)
 {
@@ -1790,7 +1888,7 @@ thread_roots(dec_t *d, uint64_t interp)
     int many = ts && rd(d, ts + o->ts_next, NULL) != 0;
     for (int n = 0; ts && n < 4096; n++, ts = rd(d, ts + o->ts_next, NULL)) {
         uint64_t tid = rd(d, ts + o->ts_thread_id, NULL);
-        local_keys(d, ts, tid);
+        uint32_t ti = thread_add(d, ts, tid, rd(d, interp + o->is_modules, NULL));
         uint64_t f;
         if (o->ts_cframe) {
             uint64_t cf = rd(d, ts + o->ts_cframe, NULL);
@@ -1811,8 +1909,57 @@ thread_roots(dec_t *d, uint64_t interp)
             if (ci == NONE32 || d->tinfo[d->ph->objs[ci].type].kind != K_CODE) {
                 continue;
             }
-            frame_locals(d, code, f + (uint64_t)o->fr_localsplus, tid, many);
+            frame_locals(d, code, f + (uint64_t)o->fr_localsplus, ti, many);
         }
+    }
+}
+
+/* atexit.register()'s callbacks as roots: "atexit.<callbacks>[3]" (the function),
+ * "atexit.<callbacks>[3].<args>" and ".<kwargs>". No object holds them: the interpreter
+ * does (3.10+, the table's fields), or the atexit module's state (3.8-3.9: in no header,
+ * Modules/atexitmodule.c's {callbacks, ncallbacks, callback_len} of callbacks {func,
+ * args, kwargs}, written here and checked by the module's m_size, 16). Without them a
+ * callback is only "[referenced from C]". Named like a module's variable (the program
+ * put them there, atexit keeps them), the number being the order of registration
+ * (atexit._ncallbacks() before it); an unregistered callback's entry is NULL. */
+static void
+atexit_roots(dec_t *d, uint64_t interp, uint64_t modules)
+{
+    const lh_pyoffsets_t *o = d->o;
+    uint64_t arr = 0, mod = 0;
+    int64_t n = 0, args = o->ax_args, kwargs = o->ax_kwargs;
+    int ok = 0;
+    if (o->is_atexit_callbacks) {
+        arr = rd(d, interp + o->is_atexit_callbacks, &ok);
+        n = ok ? (int32_t)rd_u32(d, interp + o->is_atexit_ncallbacks, &ok) : 0;
+    } else if (modules && get_dict_item(d, modules, "atexit", &mod) >= 0 &&
+               obj_get(d, mod) != NONE32 &&
+               d->tinfo[d->ph->objs[obj_get(d, mod)].type].kind == K_MODULE) {
+        uint64_t def = rd(d, mod + o->mo_def, &ok);
+        uint64_t st = ok && def ? rd(d, mod + o->mo_state, &ok) : 0;
+        if (ok && st && rd_i64(d, def + o->mdef_size, &ok) == 16 && ok) {
+            arr = rd(d, st, &ok);
+            n = ok ? (int32_t)rd_u32(d, st + 8, &ok) : 0;
+            args = 8;
+            kwargs = 16;
+        }
+    }
+    for (int64_t i = 0; ok && arr && i < n && i < MAX_ITEMS; i++) {
+        uint64_t cb = rd(d, arr + (uint64_t)i * 8, &ok);
+        if (!ok || !cb) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "atexit.<callbacks>[%lld]", (long long)i);
+        root_add(d, LH_PYROOT_GLOBAL, name, rd(d, cb, NULL));
+        uint64_t a = rd(d, cb + (uint64_t)args, NULL);
+        if (a && var_size(d, a) > 0) { /* not (): every call's, the program's own */
+            snprintf(name, sizeof name, "atexit.<callbacks>[%lld].<args>", (long long)i);
+            root_add(d, LH_PYROOT_GLOBAL, name, a);
+        }
+        snprintf(name, sizeof name, "atexit.<callbacks>[%lld].<kwargs>", (long long)i);
+        root_add(d, LH_PYROOT_GLOBAL, name, rd(d, cb + (uint64_t)kwargs, NULL));
+        ok = 1;
     }
 }
 
@@ -2108,9 +2255,6 @@ finish(dec_t *d)
         ph->ecount[k] = x->count;
     }
     ph->n_edges = d->n_edges;
-    for (uint32_t i = 0; i < n; i++) {
-        ph->n_gc += (ph->objs[i].flags & LH_PYOBJ_GC) != 0;
-    }
     LH_FREE_ALL(pos, remap);
     return 0;
 }
@@ -2243,6 +2387,7 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
         root_add(&d, LH_PYROOT_INTERP, "sys.__dict__", rd(&d, it + o->is_sysdict, NULL));
         root_add(&d, LH_PYROOT_INTERP, "builtins.__dict__", rd(&d, it + o->is_builtins, NULL));
         thread_roots(&d, it);
+        atexit_roots(&d, it, modules);
     }
     /* Decode every object found, and those their references find. */
     for (uint32_t w = 0; w < d.n_work && !d.oom; w++) {
@@ -2258,7 +2403,10 @@ lh_pyheap_decode(lh_procimage_t *pi, const lh_pyheap_opts_t *opts, lh_pyheap_t *
     lh_addrmap_fini(&d.typemap);
     lh_addrmap_fini(&d.labelmap);
     lh_addrmap_fini(&d.local_keys);
-    LH_FREE_ALL(d.tinfo, d.edges, d.work, d.tids);
+    for (uint32_t t = 0; t < d.n_tids; t++) {
+        free(d.tnames[t]);
+    }
+    LH_FREE_ALL(d.tinfo, d.edges, d.work, d.tids, d.tnames);
     if (rc < 0) {
         lh_pyheap_free(ph);
         return rc;

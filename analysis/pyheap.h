@@ -118,7 +118,6 @@ typedef struct lh_pyheap {
     const lh_pyoffsets_t *off;
     lh_pyobj_t *objs;      /* sorted by address */
     uint32_t n_objs;
-    uint32_t n_gc;         /* objects on the generation lists */
     lh_pytype_t *types;
     uint32_t n_types;
     /* edges in CSR form: objects i's are [eoff[i], eoff[i+1]) */

@@ -30,6 +30,9 @@ typedef struct lh_pyoffsets {
     int64_t gc_enabled;       /* the gc state's int `enabled` (gc.disable() clears it) */
     int64_t gc_gen_threshold; /* a generation's int `threshold` (gc.set_threshold(0):
                                  generation 0's is 0, no automatic collection) */
+    int64_t is_atexit_callbacks, is_atexit_ncallbacks; /* 3.10+: atexit.register()'s
+                              callbacks array and count in the interpreter (else 0) */
+    int64_t ax_args, ax_kwargs; /* 3.10+: in a callback, after its func (else 0) */
     int64_t ts_next, ts_thread_id;
     int64_t ts_dict;       /* the thread's state dict (threading.local's 3.8-3.12 keys) */
     int64_t ts_local_key;  /* 3.13+: the thread's threading.local key (else 0) */

@@ -34,6 +34,10 @@
     F(gc_permanent, 104, 104, 104, 104, 104, 104) \
     F(gc_enabled, 12, 12, 12, 12, 12, 12) \
     F(gc_gen_threshold, 16, 16, 16, 16, 16, 16) \
+    F(is_atexit_callbacks, 0, 0, 3488, 3536, 3944, 10712) \
+    F(is_atexit_ncallbacks, 0, 0, 3496, 3544, 3952, 10720) \
+    F(ax_args, 0, 0, 8, 8, 8, 8) \
+    F(ax_kwargs, 0, 0, 16, 16, 16, 16) \
     F(ts_next, 8, 8, 8, 8, 8, 8) \
     F(ts_thread_id, 176, 176, 176, 152, 136, 152) \
     F(ts_dict, 152, 152, 152, 128, 112, 128) \

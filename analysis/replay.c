@@ -224,12 +224,11 @@ weighted_count(uint64_t addr, uint64_t ts, uint64_t size, uint64_t rate)
 }
 
 static uint64_t
-weighted_bytes(uint64_t size, uint32_t weight, uint64_t rate)
+weighted_bytes(uint64_t size, uint64_t rate)
 {
     if (!rate) {
         return size;
     }
-    (void)weight;
     return (uint64_t)llround((double)size * sample_weight(size, rate));
 }
 
@@ -241,7 +240,7 @@ free_slot(lh_replay_t *r, slot_t *s)
     if (r->n_freed < 2) {
         r->freed[r->n_freed++] = (lh_live_block_t){s->addr, s->size, s->ts_ns, s->stack_id};
     }
-    uint64_t bytes = weighted_bytes(s->size, s->weight, r->sample_rate);
+    uint64_t bytes = weighted_bytes(s->size, r->sample_rate);
     st->n_frees += s->weight;
     st->live_blocks -= s->weight;
     st->live_bytes -= bytes;
@@ -298,7 +297,7 @@ do_alloc(lh_replay_t *r, const lh_event_t *ev, uint32_t origin, lh_err_t *err)
         r->sample_rate = ev->sample_rate;
     }
     uint32_t w = weighted_count(ev->addr, ev->ts_ns, ev->size, r->sample_rate);
-    uint64_t bytes = weighted_bytes(ev->size, w, r->sample_rate);
+    uint64_t bytes = weighted_bytes(ev->size, r->sample_rate);
     r->slots[i] = (slot_t){ev->addr, ev->size, ev->ts_ns, origin, w};
     r->n_live++;
     r->last_alloc_weight = w;

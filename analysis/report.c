@@ -107,6 +107,18 @@ in_python_lib(const char *file)
     return 0;
 }
 
+/* A frame of CPython's site module: "<frozen site>" (3.11+) or the stdlib's site.py. */
+static int
+is_site_frame(const lh_frame_t *f)
+{
+    if (f->lang != LH_LANG_PYTHON || f->phase || !f->file) {
+        return 0;
+    }
+    const char *base = strrchr(f->file, '/');
+    return strcmp(f->file, "<frozen site>") == 0 ||
+           (base && strcmp(base, "/site.py") == 0 && in_python_lib(f->file));
+}
+
 int
 lh_frame_is_user_code(const lh_frame_t *f)
 {
@@ -133,6 +145,15 @@ lh_site_user_frame(const lh_frame_t *frames, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {
+            return (long)i;
+        }
+    }
+    /* Python start-up before the script (its site module: a .pth file's import line,
+     * sitecustomize, usercustomize): no code of the user's runs, the site function that
+     * asked is the line to act on ("called from <frozen site>:192 in site.addpackage"),
+     * not nothing. */
+    for (size_t i = 0; i < n; i++) {
+        if (is_site_frame(&frames[i])) {
             return (long)i;
         }
     }
@@ -273,8 +294,10 @@ lh_site_rank_name(lh_site_rank_t r)
     return r <= LH_RANK_ONCE ? names[r] : "leak";
 }
 
-int
-lh_trace_records_lang(const lh_trace_t *t, int lang)
+/* Whether the agent recorded script frames of language lang (LH_LANG_PERL, LH_LANG_PYTHON)
+ * in trace t (an INTERP record saying so). */
+static int
+records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
@@ -349,7 +372,7 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
      * SQLite statements). Its sites rank by bytes (site 0 last); the split still gives each
      * site's kinds. */
     const lh_leak_split_t *by_class =
-        lh_trace_records_lang(t, LH_LANG_PYTHON) || lh_trace_records_lang(t, LH_LANG_PERL)
+        records_lang(t, LH_LANG_PYTHON) || records_lang(t, LH_LANG_PERL)
             ? NULL : split;
     int rc;
 
@@ -471,7 +494,7 @@ at_perl_arena(const lh_trace_t *t, lh_symbolizer_t *sym, uint32_t id, lh_err_t *
 int
 lh_growth_arena_last(lh_growth_t *g, const lh_trace_t *t, lh_symbolizer_t *sym, lh_err_t *err)
 {
-    if (!lh_trace_records_lang(t, LH_LANG_PERL)) {
+    if (!records_lang(t, LH_LANG_PERL)) {
         return 0;
     }
     size_t n = g->n_growing < g->n_sites ? g->n_growing : g->n_sites, k = 0, m = 0;

@@ -52,7 +52,6 @@ lh_stacks_put(lh_stacks_t *t, uint32_t id, uint64_t epoch, const uint64_t *ips, 
     s->n_ips = (uint32_t)n;
     s->epoch = epoch;
     s->sframes = &t->sframes;
-    t->n_known++;
     return 0;
 }
 

@@ -50,7 +50,6 @@ typedef struct lh_stack {
 typedef struct lh_stacks {
     lh_stack_t *v; /* indexed by id; v[0] unused */
     size_t cap;
-    size_t n_known;
     lh_sframes_t sframes;
 } lh_stacks_t;
 

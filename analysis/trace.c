@@ -865,7 +865,6 @@ decode:
         return rc;
     }
     t->parts.stats.n_frames++;
-    t->parts.stats.raw_bytes += h.raw_len;
     if (st.has_sync) {
         lh_window_release(&t->window, st.sync_ts, 0);
     } else if (lh_window_pending(&t->window) > WINDOW_SOFT_MAX) {

@@ -88,7 +88,6 @@ typedef struct lh_trace_end {
 typedef struct lh_trace_stats {
     uint64_t n_frames;       /* frames read */
     uint64_t file_bytes;     /* bytes of the file consumed */
-    uint64_t raw_bytes;      /* decompressed payload bytes */
     uint64_t n_records;      /* records decoded (including stacks, modules, syncs) */
     uint64_t n_events;       /* events delivered (the two halves of a REALLOC count once) */
     uint64_t n_unknown;      /* records of unknown types, skipped */

@@ -140,7 +140,6 @@ walk_fastbins(walk_t *k, uint64_t arena)
             if (push(&k->freed, &k->n_freed, &k->cap_freed, p) < 0) {
                 return LH_ENOMEM;
             }
-            k->w->n_fast++;
             p = reveal(l, p + l->ch_fd, word(k, p + l->ch_fd, &ok));
         }
     }

@@ -76,7 +76,7 @@ typedef struct lh_mwalk {
                                        less the tcache chunks, which it counts in use) */
     unsigned arenas, heaps;
     uint64_t n_mmapped, mmapped_bytes;
-    uint64_t n_fast, n_tcache, tcache_bytes, system_mem;
+    uint64_t n_tcache, tcache_bytes, system_mem;
     char warning[512];              /* a non-fatal mismatch (mmapped chunks), or "" */
 } lh_mwalk_t;
 

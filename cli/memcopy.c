@@ -241,7 +241,6 @@ read_run(void *ctx, uint64_t lo, uint64_t hi)
             r->m->bytes_copied += page;
         } else {
             memset(dst + (a - lo), 0, (size_t)page);
-            r->m->pages_unreadable++;
         }
     }
     return 0;

@@ -59,7 +59,7 @@ typedef struct lh_memcopy {
     lh_mempool_t *pool; /* where copies go first (may be NULL); not owned */
     lh_mapping_t *maps; /* sorted by address, as in /proc/PID/maps */
     size_t n;
-    uint64_t bytes_copied, pages_unreadable;
+    uint64_t bytes_copied;
 } lh_memcopy_t;
 
 /* Reads /proc/PID/maps into m (no memory copied yet). Returns 0 or LH_EIO/LH_ENOMEM. */

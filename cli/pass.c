@@ -21,7 +21,6 @@ lh_pass_run(lh_pass_t *p, const lh_trace_args_t *a, const lh_timeline_opts_t *tl
     size_t n = 0;
     int rc;
     memset(p, 0, sizeof *p);
-    p->hist = hist;
     p->json = a->json;
     p->name = a->name;
     if ((rc = lh_load_suppressions(a, &p->supp, err)) < 0) {
@@ -181,6 +180,9 @@ lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err)
     if (why == LH_WHY_NO_POINTS) {
         return lh_err_set(err, rc, "%s: call lh_mark() per iteration, or record with "
                           "--snapshot-every, --snapshot-on-growth or --snapshot-signal", msg);
+    }
+    if (why == LH_WHY_FEW) {
+        return lh_err_set(err, rc, "%s; report --growth answers without them", msg);
     }
     for (size_t i = 0; i < sizeof flag_of / sizeof *flag_of; i++) {
         size_t n = strlen(flag_of[i].word);

@@ -26,7 +26,6 @@ typedef struct lh_pass {
     lh_trace_t *t;
     lh_replay_t *r;
     lh_timeline_t *tl;      /* when opened with timeline options */
-    lh_history_t *hist;     /* when opened with a history (borrowed) */
     lh_symbolizer_t *sym;
     char cwd[PATH_MAX];
     lh_supp_t supp;         /* the suppressions the arguments named */

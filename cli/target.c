@@ -221,7 +221,6 @@ lh_target_check(pid_t pid, const char *what, lh_target_t *t, lh_err_t *err)
         return lh_err_set(err, LH_EIO, "%s: cannot read the owner of process %d", what,
                           (int)pid);
     }
-    t->uid = (uid_t)euid;
     if (geteuid() != 0 && (ruid != geteuid() || euid != geteuid())) {
         return lh_err_set(err, LH_EINVAL,
                           "%s: process %d (%s) belongs to another user (uid %u): run "

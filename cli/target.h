@@ -19,7 +19,6 @@ typedef struct lh_target {
     char exe[4096];   /* /proc/PID/exe */
     char libc[4096];  /* path of its libc.so.6 */
     unsigned long libc_base; /* start of the libc mapping at file offset 0 */
-    uid_t uid;        /* effective uid */
 } lh_target_t;
 
 /* Reads what pid is and checks that it may be stopped and have its allocator followed:

@@ -192,7 +192,7 @@ step(sqlite3_stmt *s)
 }
 
 static int
-put_info(lh_sqlite_out_t *o, sqlite3_stmt *s, const char *key, const char *text, int64_t num)
+put_info(sqlite3_stmt *s, const char *key, const char *text, int64_t num)
 {
     sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
     if (text) {
@@ -200,12 +200,11 @@ put_info(lh_sqlite_out_t *o, sqlite3_stmt *s, const char *key, const char *text,
     } else {
         sqlite3_bind_int64(s, 2, num);
     }
-    (void)o;
     return step(s);
 }
 
 static int
-write_info(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *s)
+write_info(lh_collect_t *c, sqlite3_stmt *s)
 {
     const lh_trace_t *t = lh_collect_trace(c);
     const lh_trace_info_t *in = &lh_trace_parts(t)->info;
@@ -214,19 +213,19 @@ write_info(lh_sqlite_out_t *o, lh_collect_t *c, sqlite3_stmt *s)
     char dur[64];
     snprintf(dur, sizeof dur, "%.6f",
              (double)(lh_collect_end_ns(c) - lh_collect_start_ns(c)) / 1e9);
-    return put_info(o, s, "trace", lh_trace_parts(t)->path, 0) |
-           put_info(o, s, "program", in->exe, 0) |
-           put_info(o, s, "pid", NULL, (int64_t)in->pid) |
-           put_info(o, s, "start_ns", NULL, (int64_t)lh_collect_start_ns(c)) |
-           put_info(o, s, "duration_s", dur, 0) |
-           put_info(o, s, "allocations", NULL, (int64_t)tot->n_allocs) |
-           put_info(o, s, "frees", NULL, (int64_t)tot->n_frees) |
-           put_info(o, s, "allocated_bytes", NULL, (int64_t)tot->alloc_bytes) |
-           put_info(o, s, "peak_bytes", NULL, (int64_t)tot->peak_bytes) |
-           put_info(o, s, "peak_ts_ns", NULL, (int64_t)tot->peak_ts_ns) |
-           put_info(o, s, "leaked_bytes", NULL, (int64_t)tot->heap_bytes) |
-           put_info(o, s, "leaked_blocks", NULL, (int64_t)tot->heap_blocks) |
-           put_info(o, s, "clean_exit", NULL, end->present && end->kind == LH_EXIT_NORMAL);
+    return put_info(s, "trace", lh_trace_parts(t)->path, 0) |
+           put_info(s, "program", in->exe, 0) |
+           put_info(s, "pid", NULL, (int64_t)in->pid) |
+           put_info(s, "start_ns", NULL, (int64_t)lh_collect_start_ns(c)) |
+           put_info(s, "duration_s", dur, 0) |
+           put_info(s, "allocations", NULL, (int64_t)tot->n_allocs) |
+           put_info(s, "frees", NULL, (int64_t)tot->n_frees) |
+           put_info(s, "allocated_bytes", NULL, (int64_t)tot->alloc_bytes) |
+           put_info(s, "peak_bytes", NULL, (int64_t)tot->peak_bytes) |
+           put_info(s, "peak_ts_ns", NULL, (int64_t)tot->peak_ts_ns) |
+           put_info(s, "leaked_bytes", NULL, (int64_t)tot->heap_bytes) |
+           put_info(s, "leaked_blocks", NULL, (int64_t)tot->heap_blocks) |
+           put_info(s, "clean_exit", NULL, end->present && end->kind == LH_EXIT_NORMAL);
 }
 
 static int
@@ -387,7 +386,7 @@ lh_sqlite_finish(lh_sqlite_out_t *o, lh_collect_t *c, const lh_funcs_t *f, lh_er
             goto done;
         }
     }
-    if (write_info(o, c, s[INFO]) != 0) {
+    if (write_info(c, s[INFO]) != 0) {
         rc = db_err(o, err, "inserting info");
         goto done;
     }

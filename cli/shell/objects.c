@@ -637,6 +637,8 @@ key_at(const void *key, uint32_t id)
     return ((const uint64_t *)key)[id];
 }
 
+#define LARGEST_WHAT_MAX 160
+
 int
 sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
 {
@@ -648,16 +650,24 @@ sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err)
     }
     size_t k = sh_top_n(NULL, oh->n_objs, key_at, retained ? oh->g.retained : oh->node_size,
                         cand, n);
-    fprintf(sh->out, "   @  %-16s %10s %10s  %-40s %s\n", "type", "size", "retained", "what",
+    /* "what" is as wide as the longest shown (a path to a root can be long: a fixed 40 ran
+     * into "created at"), at most LARGEST_WHAT_MAX */
+    int w = 40;
+    for (size_t i = 0; i < k; i++) {
+        size_t l = strlen(obj_desc(sh, cand[i], desc, sizeof desc));
+        w = l > (size_t)w ? (l < LARGEST_WHAT_MAX ? (int)l : LARGEST_WHAT_MAX) : w;
+    }
+    fprintf(sh->out, "   @  %-16s %10s %10s  %-*s  %s\n", "type", "size", "retained", w, "what",
             "created at");
     sh_rows_reset(sh);
     sh->rows_obj = 1;
     for (size_t i = 0; i < k; i++) {
         uint32_t v = cand[i];
         sh_row_add(sh, v);
-        fprintf(sh->out, "%4zu  %-16s %10s %10s  %-40s %s\n", i + 1, lh_objheap_type(oh, v),
+        fprintf(sh->out, "%4zu  %-16s %10s %10s  %-*s  %s\n", i + 1, lh_objheap_type(oh, v),
                 sh_bytes(b1, sizeof b1, oh->objs[v].size_bytes),
-                sh_bytes(b2, sizeof b2, oh->g.retained[v]), obj_desc(sh, v, desc, sizeof desc),
+                sh_bytes(b2, sizeof b2, oh->g.retained[v]), w,
+                obj_desc(sh, v, desc, sizeof desc),
                 oh->objs[v].stack_id ? lh_heapgraph_site_str(sh->hg, oh->objs[v].stack_id,
                                                              site, sizeof site)
                                      : "-");
@@ -1042,6 +1052,13 @@ sh_obj_show(lh_shell_t *sh, const char *arg, lh_err_t *err)
     size_t first, nn = lh_objheap_names(oh, v, &first);
     for (size_t i = 0; i < nn; i++) {
         fprintf(sh->out, "  name: %s\n", oh->strs[oh->names[first + i].name]);
+    }
+    char val[1024];
+    lh_err_t e2;
+    /* a graph loaded from its index has no pages: read them for the value */
+    if (v < oh->n_objs && lh_heapgraph_load_pages(sh->hg, &e2) == 0 &&
+        lh_objheap_value(oh, v, val, sizeof val) > 0) {
+        fprintf(sh->out, "  value: %s\n", val);
     }
     if (v < oh->n_objs) {
         for (uint64_t j = oh->own_off[v]; j < oh->own_off[v + 1]; j++) {

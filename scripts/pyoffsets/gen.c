@@ -90,6 +90,20 @@ main(void)
     OFF(gc_permanent, struct _gc_runtime_state, permanent_generation);
     OFF(gc_enabled, struct _gc_runtime_state, enabled);
     OFF(gc_gen_threshold, struct gc_generation, threshold);
+    /* atexit.register()'s callbacks: 3.10+ in the interpreter (an array of pointers to
+     * {func, args, kwargs}); 3.8-3.9 in the atexit module's state (not in any header:
+     * pyheap.c reads it) */
+#if PY_VERSION_HEX >= 0x030A0000
+    OFF(is_atexit_callbacks, PyInterpreterState, atexit.callbacks);
+    OFF(is_atexit_ncallbacks, PyInterpreterState, atexit.ncallbacks);
+#if PY_VERSION_HEX >= 0x030C0000
+    OFF(ax_args, atexit_py_callback, args);
+    OFF(ax_kwargs, atexit_py_callback, kwargs);
+#else
+    OFF(ax_args, atexit_callback, args);
+    OFF(ax_kwargs, atexit_callback, kwargs);
+#endif
+#endif
     OFF(ts_next, PyThreadState, next);
     OFF(ts_thread_id, PyThreadState, thread_id);
     OFF(ts_dict, PyThreadState, dict);

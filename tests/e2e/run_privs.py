@@ -114,6 +114,28 @@ def case_setpriv(ctx):
     expect_priv_drop(ctx, trace + ".1", "priv_drop's trace: ")
 
 
+def case_chroot(ctx):
+    """priv_drop jail DIR: a fork child that chroots into an empty directory before it
+    allocates anything (sshd's pre-authentication child in /run/sshd), then leaks: its
+    trace is made before the chroot (agent/shims.c chroot; it was made on first use, by a
+    name that no longer existed: "cannot create trace file", nothing recorded), and holds
+    its exit and its exact leaks."""
+    need_root()
+    jail = os.path.join(ctx.workdir, "jail")
+    os.mkdir(jail)
+    trace = os.path.join(ctx.workdir, "jail.lht")
+    res = E.lh_run(ctx, [ctx.prog("priv_drop"), "jail", jail], out=trace)
+    m = re.match(r"child (\d+)$", res.stdout.strip())
+    if not m:
+        raise E.Failure("no 'child PID' line: %r" % res.stdout)
+    child = "%s.%s" % (trace, m.group(1))
+    ctx.check("cannot create trace file" not in res.stderr, "no failure to create a trace",
+              "", res.stderr[-400:])
+    if not os.path.exists(child):
+        raise E.Failure("no trace of the jailed child %s: %s" % (child, res.stderr[-400:]))
+    expect_priv_drop(ctx, child, "the jailed child's trace: ")
+
+
 def case_unshare(ctx):
     """unshare -U -r -- priv_drop norun (a new user namespace wants a process of one
     thread: it failed with EINVAL beside the agent's): exits 0, and the program's trace

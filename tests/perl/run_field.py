@@ -672,6 +672,104 @@ def case_compilefiles(ctx):
     ctx.check(not split, "one site per compiled line", "none split", split[-4:])
 
 
+def case_showvalues(ctx):
+    """`show` prints what a scalar holds, as Devel::MAT's does (session_tokens.pl): a
+    string quoted, escaped, cut at 200 bytes, with its length; UTF-8 text as text; bytes
+    escaped; an integer; a number. It printed none (a Perl developer had to read the bytes
+    with `elems --native`). From the snapshot's index too (no pages: read for it). And
+    `largest`'s "what" column is as wide as its longest: "[PL_strtab (the shared hash
+    keys)] -> HASH" ran into "created at"."""
+    prog = "session_tokens.pl"
+    trace = lh_field_run(ctx, prog)
+    raw = 'Welcome "guest"\n\t' + "ab" * 150
+    esc = raw[:200].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
+        .replace("\t", "\\t")
+    want = {
+        "$Shop::Session::GREETING": '"%s"... (%d bytes)' % (esc, len(raw)),
+        "$Shop::Session::CITY": '"S\u00e3o Paulo \u2603" (14 bytes, UTF-8)',
+        "$Shop::Session::RAW": '"\\x00\\x01\\xff" (3 bytes)',
+        "$Shop::Session::PORT": "5077",
+        "$Shop::Session::RATIO": "0.25",
+    }
+    roots = shell(ctx, trace, "roots 3000")
+    for i, (name, value) in enumerate(sorted(want.items())):
+        m = re.search(r"^\s*(\d+)\s+\S+ \S+\s+\S+ \S+  %s \(" % re.escape(name), roots, re.M)
+        # the first through the index written by `roots`, one without any index
+        out = shell(ctx, trace, "roots 3000; show @%s" % m.group(1)) if m else ""
+        if i == 0 and m:
+            res = run(ctx, [ctx.lh, "shell", trace, "--no-index", "-c",
+                            "roots 3000; show @%s" % m.group(1)])
+            ctx.check(res.stdout == out, "show: the same without the index", out, res.stdout)
+        got = re.findall(r"^  value: (.*)$", out, re.M)
+        ctx.check(got == [value], "show %s: its value" % name, value, got or out[-400:])
+    # a value of %TOKENS, through the hash's own listing
+    out = shell(ctx, trace, "roots 3000")
+    m = re.search(r"^\s*(\d+)\s+\S+ \S+\s+\S+ \S+  %Shop::Session::TOKENS \(HASH\)$", out, re.M)
+    listing = shell(ctx, trace, "roots 3000; show @%s" % m.group(1)) if m else ""
+    row = re.search(r'^\s*(\d+)  \{"user(\d+)"\}', listing, re.M)
+    out = shell(ctx, trace, "roots 3000; show @%s; show @%s" % (m.group(1), row.group(1))) \
+        if row else ""
+    got = re.findall(r"^  value: (.*)$", out, re.M)
+    value = '"tok-%06d" (10 bytes)' % (int(row.group(2)) * 7) if row else "a row"
+    ctx.check(got == [value], "show: a value of %TOKENS", value, got or listing[-400:])
+    out = shell(ctx, trace, "largest 12").splitlines()
+    col = out[0].find("created at") if out else -1
+    bad = [l for l in out[1:] if l[col - 2:col] != "  " or l[col:col + 1] in ("", " ")]
+    strtab = [l for l in out if "[PL_strtab (the shared hash keys)] -> HASH" in l]
+    ctx.check(col > 0 and strtab and not bad, "largest: every row's site under \"created at\"",
+              "aligned, with the PL_strtab row", "\n".join(bad[:3] or out[:3]))
+
+
+def sub_ranges(path):
+    """{"Pkg::name": (first line, last line)} of the subs of a field program (`sub NAME`
+    up to the next line that is a lone `}`, or the one line when it closes there)."""
+    ranges, pkg, cur = {}, "main", None
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            m = re.match(r"^package ([\w:]+);", line)
+            pkg = m.group(1) if m else pkg
+            m = re.match(r"^sub (\w+)", line)
+            if m:
+                cur = "%s::%s" % (pkg, m.group(1))
+                ranges[cur] = (i, i)
+                cur = None if line.rstrip().endswith("}") else cur
+            elif cur:
+                ranges[cur] = (ranges[cur][0], i)
+                cur = None if line.rstrip() == "}" else cur
+    return ranges
+
+
+def case_tiedstore(ctx):
+    """A tied hash's STORE, called by perl's mg_set for `$AUDIT{...} = ...` (tied_audit.pl):
+    what perl allocates entering it (its @_) was shown as "Shop::AuditLog::STORE
+    (tied_audit.pl:<the assignment's line>)", a line outside STORE; a sub's frame whose
+    first statement has not run is the calling statement's. Every site's innermost frame is
+    at a line of its own sub."""
+    prog = "tied_audit.pl"
+    path = os.path.join(FIELD, prog)
+    ranges = sub_ranges(path)
+    trace = lh_field_run(ctx, prog)
+    sites = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    outside, at = [], {}
+    for s in sites:
+        fr = [f for f in s["frames"] if f.get("language") == "perl"]
+        if not fr or fr[0].get("file") != path or fr[0].get("function") not in ranges:
+            continue
+        lo, hi = ranges[fr[0]["function"]]
+        if not lo <= fr[0].get("line", 0) <= hi:
+            outside.append(where(fr[0]))
+        key = (fr[0]["function"], fr[0]["line"])
+        at[key] = at.get(key, 0) + s["leaked_bytes"]
+    ctx.check(not outside, "every site of a sub is at one of its lines", "none outside",
+              outside)
+    store, assign = marker(prog, "store"), marker(prog, "assign")
+    ctx.check(at.get(("Shop::AuditLog::STORE", store[1]), 0) >= 300 * 70,
+              "STORE's push keeps the 300 rows", ">= %d B at line %d" % (300 * 70, store[1]),
+              at.get(("Shop::AuditLog::STORE", store[1])))
+    ctx.check(("Shop::Handler::handle", assign[1]) in at, "the assignment's own site",
+              "Shop::Handler::handle:%d" % assign[1], sorted(at))
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -687,6 +785,8 @@ CASES = {
     "warnchain": case_warnchain,
     "evalsubs": case_evalsubs,
     "compilefiles": case_compilefiles,
+    "showvalues": case_showvalues,
+    "tiedstore": case_tiedstore,
 }
 
 

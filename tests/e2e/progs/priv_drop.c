@@ -10,6 +10,9 @@
  * prints, for every thread of the process (/proc/self/task), whether its uid, gid, groups
  * and capability sets are the main thread's: "threads N same" or "threads N differ".
  * Exits 0. "norun" as argument: only the leaks (not root: the test is skipped).
+ * "jail DIR": forks a child that chroots into DIR (where the trace's directory does not
+ * exist: sshd's pre-authentication child in /run/sshd), makes the same leaks and exits 0;
+ * prints "child PID".
  */
 #include <dirent.h>
 #include <grp.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* glibc's (declared by libcap's headers, not the C library's). */
@@ -117,9 +121,33 @@ compare_threads(void)
     printf("threads %d %s\n", n, same ? "same" : "differ");
 }
 
+static int
+jail(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chroot(dir) != 0 || chdir("/") != 0) {
+            _exit(3);
+        }
+        leak_some();
+        hold_some();
+        scrub();
+        exit(0);
+    }
+    int status = -1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+        return 1;
+    }
+    printf("child %d\n", (int)pid);
+    return status == 0 ? 0 : 2;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "jail") == 0) {
+        return jail(argv[2]);
+    }
     leak_some();
     hold_some();
     scrub();

@@ -3,7 +3,8 @@
 leaks three ways: a logger named per request (logging's manager keeps every logger ever
 asked for), the exception of each failed validation kept with its traceback (which holds
 the handler's frame and the validator's: the order, the handler, its socket), and a
-cleanup partial registered with atexit per request (held from C)."""
+cleanup partial registered with atexit per request (held by the interpreter: atexit's
+callbacks, in no object)."""
 import atexit
 import functools
 import json
@@ -14,6 +15,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ERRORS = []
+AT_INDEX = []
 
 
 class Order:
@@ -44,6 +46,8 @@ class Handler(BaseHTTPRequestHandler):
         order = Order(n, json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         log = logging.getLogger("svc.req%d" % n)  # one logger per request, never freed
         log.propagate = False
+        if n == 9:
+            AT_INDEX.append(atexit._ncallbacks())  # the entry the next register() fills
         atexit.register(functools.partial(cleanup, n))
         try:
             validate(order)
@@ -94,3 +98,4 @@ def main(snapshot, say):
     say("scratch", hex(id(tb.tb_next.tb_frame.f_locals["scratch"])))
     say("partial", hex(id([x for x in __import__("gc").get_objects()
                            if type(x) is functools.partial and x.args == (9,)][0])))
+    say("partial_index", AT_INDEX[0])

@@ -1,8 +1,11 @@
 # leakhound - SPDX-License-Identifier: MIT
 """Per-thread state that grows: a threading.local (C _thread._local), a subclass of it (a
 request context), and the pure-Python _threading_local.local, set by a worker thread still
-alive at the snapshot and by the main thread."""
+alive at the snapshot and by the main thread; the locals of a ThreadPoolExecutor's named
+thread and of a thread threading does not know (_thread.start_new_thread)."""
+import _thread
 import _threading_local
+import concurrent.futures
 import threading
 
 ctx = threading.local()
@@ -33,6 +36,20 @@ def fill(ready, done, ids):
     done.wait()
 
 
+def ingest(ready, done, ids):
+    batch = [Session(2000 + n) for n in range(5)]
+    ids.append(hex(id(batch[3])))
+    ready.set()
+    done.wait()
+
+
+def raw(ready, done, ids):
+    keep = [Session(3000)]
+    ids.extend((hex(id(keep[0])), _thread.get_ident()))
+    ready.set()
+    done.wait()
+
+
 def main(snapshot, say):
     ctx.main_only = "main"
     snapshot("before")
@@ -40,6 +57,15 @@ def main(snapshot, say):
     t = threading.Thread(target=fill, args=(ready, done, ids), name="worker")
     t.start()
     ready.wait()
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ingest")
+    pready, rready, pids, rids = threading.Event(), threading.Event(), [], []
+    job = pool.submit(ingest, pready, done, pids)
+    pready.wait()
+    _thread.start_new_thread(raw, (rready, done, rids))
+    rready.wait()
+    say("pool_session", pids[0])
+    say("raw_session", rids[0])
+    say("raw_tid", rids[1])
     ctx.sessions = [Session(1000)]
     pyctx.pending = {}  # the main thread's own dict is now pyctx.__dict__
     say("worker_session", ids[0])
@@ -52,3 +78,5 @@ def main(snapshot, say):
     snapshot("after")
     done.set()
     t.join()
+    job.result()
+    pool.shutdown()
