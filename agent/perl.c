@@ -24,6 +24,9 @@
  * (CXt_EVAL) context is one frame of the function it entered, at the statement of the
  * frame inside it; its blk_oldcop is the statement that entered it, which becomes the
  * line of the next frame out. The outermost frame is the main program ("main").
+ * The innermost context whose blk_oldcop is still PL_curcop has not run its first
+ * statement (pp_entersub making its @_, a tied STORE entered from mg_set): no frame, the
+ * allocation is the calling statement's (it showed as "STORE (file:<caller's line>)").
  *
  * Interning keys (script.c reads strings only for keys it has not seen):
  *   key  = what names the function: the sub's GV | 1, a GV-less named sub's CV | 2, a sub
@@ -393,6 +396,11 @@ lh_perl_capture(lh_sframe_t *out, int max)
                 key = op == L.op_require ? KEY_REQUIRE : KEY_EVAL;
             } else {
                 continue; /* loops, blocks, substitutions: not a frame */
+            }
+            if (k == 0 && rd_ptr(cx + L.ctx_oldcop) == cop) {
+                /* entered, its first statement not run yet (pp_entersub making its @_, a
+                 * tied STORE called from mg_set): the calling statement's allocation */
+                continue;
             }
             set_frame(&out[k++], key, cop, compiling);
             cop = rd_ptr(cx + L.ctx_oldcop);

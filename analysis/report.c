@@ -107,6 +107,18 @@ in_python_lib(const char *file)
     return 0;
 }
 
+/* A frame of CPython's site module: "<frozen site>" (3.11+) or the stdlib's site.py. */
+static int
+is_site_frame(const lh_frame_t *f)
+{
+    if (f->lang != LH_LANG_PYTHON || f->phase || !f->file) {
+        return 0;
+    }
+    const char *base = strrchr(f->file, '/');
+    return strcmp(f->file, "<frozen site>") == 0 ||
+           (base && strcmp(base, "/site.py") == 0 && in_python_lib(f->file));
+}
+
 int
 lh_frame_is_user_code(const lh_frame_t *f)
 {
@@ -133,6 +145,15 @@ lh_site_user_frame(const lh_frame_t *frames, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {
+            return (long)i;
+        }
+    }
+    /* Python start-up before the script (its site module: a .pth file's import line,
+     * sitecustomize, usercustomize): no code of the user's runs, the site function that
+     * asked is the line to act on ("called from <frozen site>:192 in site.addpackage"),
+     * not nothing. */
+    for (size_t i = 0; i < n; i++) {
+        if (is_site_frame(&frames[i])) {
             return (long)i;
         }
     }

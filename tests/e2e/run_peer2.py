@@ -264,10 +264,156 @@ def heaptrack_peaks(ctx, mode):
     return got
 
 
+PY_KINDS = """import ctypes, threading
+libc = ctypes.CDLL(None)
+for n in ("malloc", "calloc", "realloc", "valloc", "pvalloc", "memalign", "aligned_alloc"):
+    getattr(libc, n).restype = ctypes.c_void_p
+libc.realloc.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+libc.free.argtypes = (ctypes.c_void_p,)
+libc.posix_memalign.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                ctypes.c_size_t)
+keep = []
+def k_malloc(): keep.append(libc.malloc(1001))
+def k_calloc(): keep.append(libc.calloc(10, 101))
+def k_realloc(): keep.append(libc.realloc(libc.malloc(10), 1003))
+def k_valloc(): keep.append(libc.valloc(1004))
+def k_pvalloc(): keep.append(libc.pvalloc(1))
+def k_memalign(): keep.append(libc.memalign(64, 1005))
+def k_posix_memalign():
+    p = ctypes.c_void_p()
+    libc.posix_memalign(ctypes.byref(p), 64, 1006)
+    keep.append(p.value)
+def k_aligned_alloc(): keep.append(libc.aligned_alloc(64, 1024))
+def k_freed(): libc.free(libc.malloc(1008))
+def in_thread(): keep.append(libc.malloc(1007))
+k_malloc(); k_calloc(); k_realloc(); k_valloc(); k_pvalloc(); k_memalign()
+k_posix_memalign(); k_aligned_alloc(); k_freed()
+t = threading.Thread(target=in_thread); t.start(); t.join()
+"""
+
+# The native block each line of PY_KINDS made and kept: (bytes, allocations at that line's
+# site: realloc's block continues its malloc's).
+PY_KINDS_WANT = {"k_malloc": (1001, 1), "k_calloc": (1010, 1), "k_realloc": (1003, 2),
+                 "k_valloc": (1004, 1), "k_pvalloc": (4096, 1), "k_memalign": (1005, 1),
+                 "k_posix_memalign": (1006, 1), "k_aligned_alloc": (1024, 1),
+                 "in_thread": (1007, 1)}
+
+
+def case_python_allocators(ctx):
+    """memray's allocator kinds under CPython, with Python and native frames mixed: malloc,
+    calloc, realloc, valloc, pvalloc (a page: the size glibc gives it), memalign,
+    posix_memalign and aligned_alloc called through ctypes, each block kept, located at
+    the Python line that called it (libffi's and ctypes' C frames under it), one in a
+    thread; a block freed at once leaves nothing."""
+    py = shutil.which("python3")
+    if not py:
+        raise E.Skip("no python3")
+    script = os.path.join(ctx.workdir, "kinds.py")
+    with open(script, "w") as f:
+        f.write(PY_KINDS)
+    trace = os.path.join(ctx.workdir, "kinds.lht")
+    E.lh_run(ctx, [py, script], out=trace)
+    rep = E.load_report(ctx, trace)
+    got = {}
+    for s in rep["sites"]:
+        loc = s["location"]
+        fn = (loc.get("function") or "").replace("__main__.", "")
+        if fn in PY_KINDS_WANT or fn == "k_freed":
+            ctx.check(loc["file"] == script, "%s's site: in kinds.py" % fn, script, loc["file"])
+            # the ctypes result objects of the same line are Python's, < 100 bytes
+            if s["leaked_bytes"] >= 1000:
+                got[fn] = (s["leaked_bytes"], s["allocations"])
+                eq(ctx, "%s: one block, at line" % fn, (1, PY_KINDS.splitlines().index(
+                   [ln for ln in PY_KINDS.splitlines() if ln.startswith("def %s(" % fn)][0])
+                   + 1 + (fn == "k_posix_memalign") * 2), (s["leaked_blocks"], loc["line"]))
+    eq(ctx, "the native blocks kept, by Python function", PY_KINDS_WANT, got)
+    mr = memray_leaks(ctx, script)
+    if mr is not None:
+        # memray patches the modules' symbol tables; ctypes calls what dlsym gave, so it
+        # sees malloc (dlsym is patched too) but neither calloc, realloc nor the aligned
+        # ones: it takes realloc's 10-byte block as leaked instead of the 1003
+        eq(ctx, "memray: leaked at k_malloc, in_thread", (1001, 1007),
+           (mr.get("k_malloc"), mr.get("in_thread")))
+
+
+MEMRAY_LEAKS = """import sys, memray
+for rec in memray.FileReader(sys.argv[1]).get_leaked_allocation_records(merge_threads=True):
+    st = rec.stack_trace()
+    if st and st[0][1] == sys.argv[2]:
+        print(st[0][0], rec.size)
+"""
+
+
+def memray_leaks(ctx, script):
+    """memray's leaked bytes of `python script`, {function: bytes} at the script's lines,
+    or None when no python at hand has memray ($LH_PEER_MEMRAY_PYTHON, else python3)."""
+    py = os.environ.get("LH_PEER_MEMRAY_PYTHON") or shutil.which("python3")
+    if not py or E.run(ctx, [py, "-c", "import memray"]).returncode != 0:
+        ctx.log("memray is not installed: its answer is not compared")
+        return None
+    out = os.path.join(ctx.workdir, "memray.bin")
+    res = E.run(ctx, [py, "-m", "memray", "run", "-f", "-o", out, script], timeout=300)
+    if res.returncode != 0:
+        raise E.Failure("memray run: exit %d, %s" % (res.returncode, res.stderr[-800:]))
+    res = E.run(ctx, [py, "-c", MEMRAY_LEAKS, out, script])
+    got = {}
+    for line in res.stdout.splitlines():
+        fn, n = line.rsplit(" ", 1)
+        got[fn] = got.get(fn, 0) + int(n)
+    return got
+
+
+def valgrind_records(ctx, mode):
+    """Valgrind memcheck's loss records of `peer_profiles MODE`: {function that called
+    malloc: (class, bytes)}, or None when valgrind is not installed."""
+    if not shutil.which("valgrind"):
+        ctx.log("valgrind is not installed: its answer is not compared")
+        return None
+    res = E.run(ctx, ["valgrind", "--leak-check=full", "--show-leak-kinds=all",
+                      ctx.prog(PROG), mode], timeout=300)
+    got = {}
+    for nbytes, cls, fn in re.findall(r"== ([\d,]+) bytes in 1 blocks are (still reachable|"
+                                      r"definitely lost|possibly lost|indirectly lost) in "
+                                      r"loss record [^\n]*\n==\d+==    at 0x[0-9A-F]+: \w+ "
+                                      r"\([^\n]*\n==\d+==    by 0x[0-9A-F]+: (\w+) ",
+                                      res.stderr):
+        got[fn] = (cls, int(nbytes.replace(",", "")))
+    return got
+
+
+def case_lifecycle(ctx):
+    """Blocks made before main and after it returned (heaptrack's and Valgrind's tests of
+    static constructors and exit): a constructor's lost 222 bytes, an atexit handler's
+    333 (which frees the constructor's kept 111), a destructor's 444 (g_sink still holds
+    it: reachable), a thread-specific data destructor's 555 (which frees the thread's 66),
+    main's 777 kept by a static. Each at its function, the same classes as Valgrind's."""
+    trace = trace_of(ctx, "lifecycle")
+    rep = E.load_report(ctx, trace)
+    want = {"life_ctor": ("definitely lost", 222), "life_atexit": ("definitely lost", 333),
+            "life_dtor": ("still reachable", 444), "life_key_dtor": ("definitely lost", 555),
+            "lifecycle": ("still reachable", 777)}
+    got = {}
+    for s in rep["sites"]:
+        fn = s["location"]["function"]
+        for cls, v in s["classification"].items():
+            if v["blocks"] and fn in want and not (fn == "lifecycle" and
+                                                    cls == "possibly_lost"):
+                got[fn] = (cls.replace("_", " "), v["bytes"])
+    eq(ctx, "classes and bytes at exit, by function", want, got)
+    s = rep["summary"]
+    # 8 blocks: the program's 7 and the thread's descriptor (DTV, glibc's)
+    eq(ctx, "allocations, frees", (8, 2), (s["total_allocations"], s["total_frees"]))
+    vg = valgrind_records(ctx, "lifecycle")
+    if vg is not None:
+        eq(ctx, "Valgrind's loss records, by function", want, vg)
+
+
 CASES = {
     "temporary": case_temporary,
     "peak": case_peak,
     "allocations": case_allocations,
+    "python_allocators": case_python_allocators,
+    "lifecycle": case_lifecycle,
 }
 
 

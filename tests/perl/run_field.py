@@ -720,6 +720,56 @@ def case_showvalues(ctx):
               "aligned, with the PL_strtab row", "\n".join(bad[:3] or out[:3]))
 
 
+def sub_ranges(path):
+    """{"Pkg::name": (first line, last line)} of the subs of a field program (`sub NAME`
+    up to the next line that is a lone `}`, or the one line when it closes there)."""
+    ranges, pkg, cur = {}, "main", None
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            m = re.match(r"^package ([\w:]+);", line)
+            pkg = m.group(1) if m else pkg
+            m = re.match(r"^sub (\w+)", line)
+            if m:
+                cur = "%s::%s" % (pkg, m.group(1))
+                ranges[cur] = (i, i)
+                cur = None if line.rstrip().endswith("}") else cur
+            elif cur:
+                ranges[cur] = (ranges[cur][0], i)
+                cur = None if line.rstrip() == "}" else cur
+    return ranges
+
+
+def case_tiedstore(ctx):
+    """A tied hash's STORE, called by perl's mg_set for `$AUDIT{...} = ...` (tied_audit.pl):
+    what perl allocates entering it (its @_) was shown as "Shop::AuditLog::STORE
+    (tied_audit.pl:<the assignment's line>)", a line outside STORE; a sub's frame whose
+    first statement has not run is the calling statement's. Every site's innermost frame is
+    at a line of its own sub."""
+    prog = "tied_audit.pl"
+    path = os.path.join(FIELD, prog)
+    ranges = sub_ranges(path)
+    trace = lh_field_run(ctx, prog)
+    sites = lh_json(ctx, ["report", trace, "--top", "1000000"])["sites"]
+    outside, at = [], {}
+    for s in sites:
+        fr = [f for f in s["frames"] if f.get("language") == "perl"]
+        if not fr or fr[0].get("file") != path or fr[0].get("function") not in ranges:
+            continue
+        lo, hi = ranges[fr[0]["function"]]
+        if not lo <= fr[0].get("line", 0) <= hi:
+            outside.append(where(fr[0]))
+        key = (fr[0]["function"], fr[0]["line"])
+        at[key] = at.get(key, 0) + s["leaked_bytes"]
+    ctx.check(not outside, "every site of a sub is at one of its lines", "none outside",
+              outside)
+    store, assign = marker(prog, "store"), marker(prog, "assign")
+    ctx.check(at.get(("Shop::AuditLog::STORE", store[1]), 0) >= 300 * 70,
+              "STORE's push keeps the 300 rows", ">= %d B at line %d" % (300 * 70, store[1]),
+              at.get(("Shop::AuditLog::STORE", store[1])))
+    ctx.check(("Shop::Handler::handle", assign[1]) in at, "the assignment's own site",
+              "Shop::Handler::handle:%d" % assign[1], sorted(at))
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -736,6 +786,7 @@ CASES = {
     "evalsubs": case_evalsubs,
     "compilefiles": case_compilefiles,
     "showvalues": case_showvalues,
+    "tiedstore": case_tiedstore,
 }
 
 

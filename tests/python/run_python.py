@@ -826,6 +826,48 @@ def case_startup(build, py, work):
 
 
 @with_work
+def case_sitepth(build, py, work):
+    """What Python's start-up imports for a .pth file (a user site's "import json.decoder"
+    line, as an installed package's .pth does): no frame of the user's runs, so each such
+    site names the site module's line that ran it ("called from <frozen site>:192 in
+    site.addpackage", site.py's `exec(line)`), not nothing."""
+    import json
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUSERBASE=os.path.join(work, "ub"))
+    env.pop("PYTHONMALLOC", None)
+    r = subprocess.run([py, "-c", "import site; print(site.getusersitepackages())"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    usersite = r.stdout.strip()
+    os.makedirs(usersite)
+    with open(os.path.join(usersite, "lhtest.pth"), "w") as f:
+        f.write("import json.decoder\n")
+    libsite = os.path.join(os.path.dirname(os.path.dirname(py)), "lib",
+                           os.path.basename(py), "site.py")
+    if py.startswith("/usr/bin/"):
+        libsite = "/usr/lib/%s/site.py" % os.path.basename(py)
+    with open(libsite) as f:
+        line = [n for n, t in enumerate(f, 1) if t.strip() == "exec(line)"][0]
+    trace = os.path.join(work, "pth.lht")
+    r = lh(build, "run", "-o", trace, "--", py, os.path.join(PROGS, "cache.py"), cwd=work,
+           env=env)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+    fn = "site.addpackage" if minor(py) >= 11 else "addpackage"
+    pth = [s for s in rep["sites"]
+           if any((f.get("function") or "") == fn for f in s["frames"]) and
+           any((f.get("file") or "").endswith("json/decoder.py") for f in s["frames"])]
+    users = sorted({(u.get("function"), u.get("file"), u.get("line")) if u else None
+                    for u in (s["user_frame"] for s in pth)}, key=str)
+    want = [(fn, "<frozen site>" if minor(py) >= 11 else libsite, line)]
+    text = lh(build, "report", trace, "--top", "0").stdout
+    called = " (called from %s:%d in %s) [site " % (want[0][1], line, fn)
+    return report_checks([
+        (len(pth) > 0, "%d sites of the .pth file's import" % len(pth), "> 0"),
+        (users == want, "their user frame: %s" % users, want),
+        (called in text, "the text report names it", called)])
+
+
+@with_work
 def case_interrupted(build, py, work):
     """A program stopped by Ctrl-C (an uncaught KeyboardInterrupt: CPython kills itself
     with SIGINT after its teardown, never reaching exit()): the report says it was killed
@@ -952,7 +994,7 @@ CASES = {"rank": case_rank, "startup": case_startup, "imports_clean": case_impor
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths, "modules": case_modules, "userframe": case_userframe,
-         "stripped": case_stripped}
+         "stripped": case_stripped, "sitepth": case_sitepth}
 
 
 def main():
