@@ -498,7 +498,8 @@ keep_word(void *ctx, uint64_t v)
 }
 
 /* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
- * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
+ * in a root's region (data, a stack, TLS, the program's own mappings: pymalloc's arenas,
+ * whose objects hold their buffers); the words elsewhere (freed heap memory, other
  * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks);
  * where two overlap, every word is (checked at the first call: a snapshot without pages
  * makes none). */
@@ -527,7 +528,7 @@ word_span(void *ctx, uint64_t a, uint64_t *end)
         if (r && a - r->start < r->len) {
             next_r = r->start + r->len;
             if (r->kind == LH_REGION_DATA || r->kind == LH_REGION_STACK ||
-                r->kind == LH_REGION_TLS) {
+                r->kind == LH_REGION_TLS || r->kind == LH_REGION_MAPPED) {
                 *end = next_r;
                 return a;
             }
