@@ -301,8 +301,15 @@ records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
+    int recorded = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED) {
+        recorded |= (int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED;
+    }
+    /* and ran: a native program linked with libpython that never runs Python (unbound
+     * without its python module) has the INTERP record but no script frame */
+    const lh_sframes_t *sf = &lh_trace_parts(t)->stacks.sframes;
+    for (size_t i = 1; recorded && i < sf->cap; i++) {
+        if (sf->v[i].function && (int)sf->v[i].lang == lang) {
             return 1;
         }
     }

@@ -708,6 +708,40 @@ def case_embed(build, _py, work):
     return report_checks(checks)
 
 
+@with_work
+def case_embed_native(build, _py, work):
+    """The same program linked with libpython but running no Python (embed.c --native, as
+    unbound without its python module): the agent records the interpreter's INTERP, and
+    the report still ranks as for a native program: the lost block first (rank leak), then
+    the larger block a global keeps and stdout's buffer (one allocation each: rank
+    reachable_once). Before, any trace with the INTERP record was ranked by bytes, as a
+    Python program's, and the lost block came last."""
+    import json
+    prog = os.path.join(build, "bin", "lh_pyembed")
+    if not os.access(prog, os.X_OK):
+        print("skip: %s was not built (Debian python3.11-dev)" % prog)
+        return 77
+    trace = os.path.join(work, "native.lht")
+    r = lh(build, "run", "-o", trace, "--", prog, "--native", cwd=work)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = lh(build, "report", trace, "--format", "json", "--no-default-suppressions")
+    sites = json.loads(rep.stdout)["sites"]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embed.c")
+    lines = {}
+    with open(src) as f:
+        for n, text in enumerate(f, 1):
+            for tag in ("native_kept", "native_lost", "stdout"):
+                if "SITE:" + tag in text:
+                    lines[n] = tag
+    got = [(lines.get(s["location"].get("line")), s.get("rank"), s["leaked_bytes"])
+           for s in sites if os.path.basename(s["location"].get("file") or "") == "embed.c"]
+    want = [("native_lost", "leak", 100), ("native_kept", "reachable_once", 5000),
+            ("stdout", "reachable_once", 4096)]
+    return report_checks([(got == want, "embed.c's sites in the report's order: %s" % got,
+                           "%s" % want)])
+
+
 def case_debug_build(build, _py):
     """A debug build of CPython (Debian python3.11-dbg: Py_DEBUG): one line naming it,
     native frames only, the program's own output unchanged."""
@@ -985,7 +1019,7 @@ def case_rank(build, py, work):
 CASES = {"rank": case_rank, "startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
          "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
-         "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+         "workers": case_workers, "embed": case_embed, "embed_native": case_embed_native, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths, "modules": case_modules, "userframe": case_userframe,
@@ -1006,7 +1040,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case not in ("old_version", "debug_build", "embed"):
+    if a.case not in ("old_version", "debug_build", "embed", "embed_native"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)
