@@ -592,14 +592,6 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     return 0;
 }
 
-static int
-keep_no_word(void *ctx, uint64_t value)
-{
-    (void)ctx;
-    (void)value;
-    return 0;
-}
-
 int
 lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
 {
@@ -611,7 +603,7 @@ lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
     if (!path) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    lh_snapfile_opts_t so = {keep_no_word, NULL, 1, NULL};
+    lh_snapfile_opts_t so = {lh_snapfile_keep_none, NULL, 1, NULL};
     lh_snapfile_t tmp;
     int rc = lh_snapfile_read(path, &so, &tmp, err);
     free(path);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
@@ -328,11 +329,8 @@ static int
 ranked_cmp(const void *a, const void *b)
 {
     const ranked_t *x = a, *y = b;
-    if (x->growth != y->growth) {
-        return x->growth < y->growth ? -1 : 1;
-    }
-    if (x->group != y->group) {
-        return x->group < y->group ? -1 : 1;
+    if (x->growth != y->growth || x->group != y->group) {
+        return lh_order2(x->growth, y->growth, x->group, y->group);
     }
     return lh_rank_cmp(&x->k, &y->k);
 }
