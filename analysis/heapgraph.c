@@ -501,7 +501,7 @@ keep_word(void *ctx, uint64_t v)
 }
 
 /* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
- * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
+ * in a root's region (data, a stack, TLS, the program's own mappings); the words elsewhere (freed heap memory, other
  * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks);
  * where two overlap, every word is (checked at the first call: a snapshot without pages
  * makes none). */
@@ -530,7 +530,10 @@ word_span(void *ctx, uint64_t a, uint64_t *end)
         if (r && a - r->start < r->len) {
             next_r = r->start + r->len;
             if (r->kind == LH_REGION_DATA || r->kind == LH_REGION_STACK ||
-                r->kind == LH_REGION_TLS) {
+                r->kind == LH_REGION_TLS || r->kind == LH_REGION_MAPPED) {
+                /* a root's words; the program's own mappings are one too (mmaps.h), as
+                 * mode pointers has them: their words outside blocks hold blocks (a
+                 * pymalloc arena's objects, with PYTHONMALLOC left as it was) */
                 *end = next_r;
                 return a;
             }
