@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
@@ -301,8 +302,15 @@ records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
+    int recorded = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED) {
+        recorded |= (int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED;
+    }
+    /* and ran: a native program linked with libpython that never runs Python (unbound
+     * without its python module) has the INTERP record but no script frame */
+    const lh_sframes_t *sf = &lh_trace_parts(t)->stacks.sframes;
+    for (size_t i = 1; recorded && i < sf->cap; i++) {
+        if (sf->v[i].function && (int)sf->v[i].lang == lang) {
             return 1;
         }
     }
@@ -321,11 +329,8 @@ static int
 ranked_cmp(const void *a, const void *b)
 {
     const ranked_t *x = a, *y = b;
-    if (x->growth != y->growth) {
-        return x->growth < y->growth ? -1 : 1;
-    }
-    if (x->group != y->group) {
-        return x->group < y->group ? -1 : 1;
+    if (x->growth != y->growth || x->group != y->group) {
+        return lh_order2(x->growth, y->growth, x->group, y->group);
     }
     return lh_rank_cmp(&x->k, &y->k);
 }
