@@ -150,8 +150,9 @@ render_raw(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int 
             PUT(" -> ..."); /* hops left out of a path longer than PATH_MAX_HOPS */
             continue;
         }
-        if (e->kind == LH_OBJEDGE_REF) {
-            PUT(" -> %s", lh_objheap_type(oh, e->dst));
+        if (e->kind == LH_OBJEDGE_REF || e->kind == LH_OBJEDGE_XS) {
+            PUT(" -> %s%s", e->kind == LH_OBJEDGE_XS ? "XS struct -> " : "",
+                lh_objheap_type(oh, e->dst));
             last_ref = 1;
         } else if (e->kind == LH_OBJEDGE_NATIVE) {
             /* A malloc block hanging under the object (an XS module's struct). */

@@ -770,6 +770,29 @@ def case_tiedstore(ctx):
               "Shop::Handler::handle:%d" % assign[1], sorted(at))
 
 
+def case_evtimers(ctx):
+    """AnyEvent timers over EV whose callbacks capture their poller (ev_pollers.pl): EV
+    keeps a watcher's callback in its C struct, the EV::Timer object's string buffer, so
+    each poller is a cycle through its timer, unreachable at exit (Devel::MAT at END: 200
+    Shop::Poller, 200 EV::Timer, every path "found circularly"). The struct's references
+    were not read: the callbacks were "[held outside Perl data]" and nothing unreachable."""
+    need_module(ctx, "AnyEvent", "libanyevent-perl")
+    need_module(ctx, "EV", "libev-perl")
+    trace = lh_field_run(ctx, "ev_pollers.pl")
+    out = shell(ctx, trace, "unreachable")
+    lost = type_rows(out)
+    for cls in ("Shop::Poller", "EV::Timer"):
+        ctx.check(lost.get(cls, (0,))[0] == 200, "unreachable: every %s" % cls, 200,
+                  lost.get(cls, (0,))[0])
+    row = lost.get("EV::Timer", (0, []))[1]
+    out = shell(ctx, trace, "unreachable; identify @%d" % row[0]) if row else ""
+    want = ('EV::Timer -> XS struct -> CODE -> closure $self -> Shop::Poller -> {"timers"} '
+            '-> ARRAY -> [0] -> EV::Timer')
+    got = re.findall(r"^  the cycle: (.*)$", out, re.M)
+    ctx.check(got == [want], "identify: the cycle through the timer's callback", want,
+              got or out[-600:])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -787,6 +810,7 @@ CASES = {
     "compilefiles": case_compilefiles,
     "showvalues": case_showvalues,
     "tiedstore": case_tiedstore,
+    "evtimers": case_evtimers,
 }
 
 
