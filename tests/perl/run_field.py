@@ -793,6 +793,34 @@ def case_evtimers(ctx):
               got or out[-600:])
 
 
+BASE_KINDS = ("REF", "ARRAY", "HASH", "CODE", "GLOB", "IO", "REGEXP", "FORMAT", "INVLIST",
+              "LVALUE", "OBJECT")
+
+
+def case_countclass(ctx):
+    """`count --by class`: the blessed objects per package, as Devel::MAT's `count
+    --blessed` lists them (conn_cycle.pl: 200 Shop::Node, 50 Shop::Conn); it was "count:
+    cannot group by 'class'", the classes only found among SCALAR(PV), REF and HASH rows
+    of `count --by type`."""
+    trace = lh_field_run(ctx, "conn_cycle.pl")
+    by_type = type_rows(shell(ctx, trace, "count --by type"))
+    out = shell(ctx, trace, "count --by class")
+    by_class = type_rows(out)
+    want = {t: n for t, (n, _) in by_type.items()
+            if not t.startswith("SCALAR(") and t not in BASE_KINDS}
+    got = {t: n for t, (n, _) in by_class.items()}
+    ctx.check(got == want and got.get("Shop::Node") == 200 and got.get("Shop::Conn") == 50,
+              "count --by class: every blessed package, its count", want, got)
+    total = re.search(r"^total (\d+) blessed of (\d+) perl objects", out, re.M)
+    ctx.check(total is not None and int(total.group(1)) == sum(want.values()),
+              "count --by class: the total of blessed objects", sum(want.values()),
+              total.group(0) if total else out[-300:])
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "native on; count --by class"])
+    ctx.check("count --by class: the objects of a perl or python snapshot" in res.stderr,
+              "count --by class in the block view: one line saying why", "native off first",
+              res.stderr.strip())
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -811,6 +839,7 @@ CASES = {
     "showvalues": case_showvalues,
     "tiedstore": case_tiedstore,
     "evtimers": case_evtimers,
+    "countclass": case_countclass,
 }
 
 
