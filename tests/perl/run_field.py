@@ -821,6 +821,31 @@ def case_countclass(ctx):
               res.stderr.strip())
 
 
+def case_libcreated(ctx):
+    """Objects a core module creates for the program (handle_pool.pl: IO::Handle->new,
+    its glob made in Symbol::gensym): `identify` says where in the library it was made and
+    the program's own line that asked for it ("called from handle_pool.pl:N in
+    Shop::Pool::checkout"); it said only "created at Symbol::gensym (Symbol.pm:..)". perl's
+    SV arena, shared by all code, is named alone (no line "called from")."""
+    prog = "handle_pool.pl"
+    trace = lh_field_run(ctx, prog)
+    rows = type_rows(shell(ctx, trace, "count --by class"))
+    n, at = rows.get("IO::Handle", (0, []))
+    ctx.check(n == 100, "count --by class: the 100 handles", 100, n)
+    out = shell(ctx, trace, "count --by class; identify @%d" % at[0]) if at else ""
+    line = marker(prog, "checkout")[1]
+    want = ", called from %s:%d in Shop::Pool::checkout" % (prog, line)
+    first = next((l for l in out.splitlines() if l.startswith("IO::Handle 0x")), out[-300:])
+    ctx.check(first.startswith("IO::Handle 0x") and "created at Symbol::gensym (Symbol.pm:"
+              in first and first.endswith(want), "identify: the library line, then the "
+              "program's", "created at Symbol::gensym (Symbol.pm:N)%s" % want, first)
+    text = run(ctx, [ctx.lh, "report", trace, "--top", "1000"]).stdout
+    heads = [l for l in text.splitlines() if l.startswith("#") and "perl SV arena" in l]
+    ctx.check(heads and not any("called from" in l for l in heads),
+              "report: the arena's sites say no \"called from\"", "none of %d" % len(heads),
+              heads[:2])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -840,6 +865,7 @@ CASES = {
     "tiedstore": case_tiedstore,
     "evtimers": case_evtimers,
     "countclass": case_countclass,
+    "libcreated": case_libcreated,
 }
 
 
