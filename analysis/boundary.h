@@ -49,6 +49,7 @@ typedef struct lh_boundary {
 typedef enum lh_bound_why {
     LH_WHY_NONE = 0,
     LH_WHY_NO_POINTS,        /* no marks and no snapshots taken while the program ran */
+    LH_WHY_FEW,              /* one boundary of the kind: no interval ("the trace has 1 ...") */
     LH_WHY_FROM,             /* the start spec names no boundary ("start '...': ...") */
     LH_WHY_TO,               /* the end spec names no boundary ("end '...': ...") */
     LH_WHY_SKIP,             /* skipping leaves no interval ("skip N leaves ...") */

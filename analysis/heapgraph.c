@@ -5,6 +5,8 @@
  */
 #include "heapgraph.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "dupstr.h"
 #include "grow.h"
 #include "hash.h"
+#include "prefetch.h"
 #include "stream.h"
 
 typedef struct tag {
@@ -498,7 +501,8 @@ keep_word(void *ctx, uint64_t v)
 }
 
 /* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
- * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
+ * in a root's region (data, a stack, TLS, the program's own mappings: pymalloc's arenas,
+ * whose objects hold their buffers); the words elsewhere (freed heap memory, other
  * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks);
  * where two overlap, every word is (checked at the first call: a snapshot without pages
  * makes none). */
@@ -527,7 +531,7 @@ word_span(void *ctx, uint64_t a, uint64_t *end)
         if (r && a - r->start < r->len) {
             next_r = r->start + r->len;
             if (r->kind == LH_REGION_DATA || r->kind == LH_REGION_STACK ||
-                r->kind == LH_REGION_TLS) {
+                r->kind == LH_REGION_TLS || r->kind == LH_REGION_MAPPED) {
                 *end = next_r;
                 return a;
             }
@@ -575,22 +579,16 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     if (!path) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    int rc = lh_snapfile_read(path, &so, &hg->sf, err);
+    int rc = lh_snapfile_read_ahead(hg->ahead, path, &so, &hg->sf, err);
     free(path);
+    lh_snapfile_ahead_free(hg->ahead);
+    hg->ahead = NULL;
     if (rc < 0) {
         snprintf(hg->no_graph_why, sizeof hg->no_graph_why, "%s", err->msg);
         hg->no_graph_code = LH_GRAPH_UNREADABLE;
         lh_snapfile_fini(&hg->sf);
         return rc == LH_ENOMEM ? rc : 1;
     }
-    return 0;
-}
-
-static int
-keep_no_word(void *ctx, uint64_t value)
-{
-    (void)ctx;
-    (void)value;
     return 0;
 }
 
@@ -605,7 +603,7 @@ lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
     if (!path) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    lh_snapfile_opts_t so = {keep_no_word, NULL, 1, NULL};
+    lh_snapfile_opts_t so = {lh_snapfile_keep_none, NULL, 1, NULL};
     lh_snapfile_t tmp;
     int rc = lh_snapfile_read(path, &so, &tmp, err);
     free(path);
@@ -920,6 +918,48 @@ done:
  * Public API
  * ------------------------------------------------------------------------------------- */
 
+/* The newest contents file beside the trace, <stem>.snap<N>.lhs with the largest N, as
+ * lh_snapfile_contents_path would name it: the exit snapshot's when the trace has one (it
+ * is taken last). NULL when there is none. */
+static char *
+exit_contents_guess(const char *trace_path)
+{
+    const char *slash = strrchr(trace_path, '/');
+    const char *base = slash ? slash + 1 : trace_path;
+    int dl = (int)(base - trace_path);
+    size_t stem = lh_snapfile_stem_len(base);
+    char *dir = dl ? lh_dupstr(trace_path, (size_t)dl) : NULL;
+    DIR *d = opendir(dl ? dir : ".");
+    free(dir);
+    if (!d) {
+        return NULL;
+    }
+    char *best = NULL;
+    unsigned long long best_n = 0;
+    for (const struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *n = e->d_name, *num = n + stem + 5;
+        char *end;
+        if (strncmp(n, base, stem) != 0 || strncmp(n + stem, ".snap", 5) != 0 ||
+            !isdigit((unsigned char)*num)) {
+            continue;
+        }
+        unsigned long long v = strtoull(num, &end, 10);
+        if (strcmp(end, ".lhs") != 0 || (best && v <= best_n)) {
+            continue;
+        }
+        size_t cap = (size_t)dl + strlen(n) + 1;
+        char *p = malloc(cap);
+        if (p) {
+            snprintf(p, cap, "%.*s%s", dl, trace_path, n);
+            free(best);
+            best = p;
+            best_n = v;
+        }
+    }
+    closedir(d);
+    return best;
+}
+
 int
 lh_heapgraph_begin(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgraph_t **out,
                    lh_err_t *err)
@@ -948,6 +988,15 @@ lh_heapgraph_begin(const char *path, const lh_heapgraph_opts_t *opts, lh_heapgra
                                                                           : WANT_EXIT;
     hg->pass->captured = -1;
     hg->pass->hg = hg;
+    if (opts->index == LH_HG_EXIT_CONTENTS && !opts->no_graph && lh_prefetch_threads() > 0) {
+        /* its frames read while the trace streams; taken only if the path is the one the
+         * exit snapshot names (lh_snapfile_read_ahead) */
+        char *guess = exit_contents_guess(path);
+        if (guess) {
+            hg->ahead = lh_snapfile_ahead_start(guess);
+            free(guess);
+        }
+    }
     *out = hg;
     return 0;
 }
@@ -1048,6 +1097,7 @@ lh_heapgraph_free(lh_heapgraph_t *hg)
     if (!hg) {
         return;
     }
+    lh_snapfile_ahead_free(hg->ahead);
     LH_FREE_EACH2(hg->snaps, hg->n_snaps, lh_snapinfo_t, label, file);
     LH_FREE_EACH3(hg->roots, hg->n_roots, lh_hroot_t, name, file, module);
     lh_strv_free(hg->types, hg->n_types); /* types[0] is NULL */

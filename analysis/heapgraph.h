@@ -114,6 +114,7 @@ typedef struct lh_heapgraph {
     int trace_borrowed;    /* 1: the caller's pass owns it (lh_heapgraph_finish) */
     struct lh_hgpass *pass; /* the capture's state, until lh_heapgraph_finish */
     int no_graph;          /* opts.no_graph */
+    lh_snapfile_ahead_t *ahead; /* the exit snapshot's contents, guessed, read meanwhile */
     lh_snapinfo_t *snaps;
     size_t n_snaps;
     size_t cur;            /* the chosen snapshot */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
@@ -123,6 +124,18 @@ in_perl_lib(const char *file)
     return 0;
 }
 
+/* A frame of CPython's site module: "<frozen site>" (3.11+) or the stdlib's site.py. */
+static int
+is_site_frame(const lh_frame_t *f)
+{
+    if (f->lang != LH_LANG_PYTHON || f->phase || !f->file) {
+        return 0;
+    }
+    const char *base = strrchr(f->file, '/');
+    return strcmp(f->file, "<frozen site>") == 0 ||
+           (base && strcmp(base, "/site.py") == 0 && in_python_lib(f->file));
+}
+
 int
 lh_frame_is_user_code(const lh_frame_t *f)
 {
@@ -157,6 +170,15 @@ lh_site_user_frame(const lh_frame_t *frames, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {
+            return (long)i;
+        }
+    }
+    /* Python start-up before the script (its site module: a .pth file's import line,
+     * sitecustomize, usercustomize): no code of the user's runs, the site function that
+     * asked is the line to act on ("called from <frozen site>:192 in site.addpackage"),
+     * not nothing. */
+    for (size_t i = 0; i < n; i++) {
+        if (is_site_frame(&frames[i])) {
             return (long)i;
         }
     }
@@ -304,8 +326,15 @@ records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
+    int recorded = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED) {
+        recorded |= (int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED;
+    }
+    /* and ran: a native program linked with libpython that never runs Python (unbound
+     * without its python module) has the INTERP record but no script frame */
+    const lh_sframes_t *sf = &lh_trace_parts(t)->stacks.sframes;
+    for (size_t i = 1; recorded && i < sf->cap; i++) {
+        if (sf->v[i].function && (int)sf->v[i].lang == lang) {
             return 1;
         }
     }
@@ -324,11 +353,8 @@ static int
 ranked_cmp(const void *a, const void *b)
 {
     const ranked_t *x = a, *y = b;
-    if (x->growth != y->growth) {
-        return x->growth < y->growth ? -1 : 1;
-    }
-    if (x->group != y->group) {
-        return x->group < y->group ? -1 : 1;
+    if (x->growth != y->growth || x->group != y->group) {
+        return lh_order2(x->growth, y->growth, x->group, y->group);
     }
     return lh_rank_cmp(&x->k, &y->k);
 }

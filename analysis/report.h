@@ -179,8 +179,10 @@ long lh_site_location(const lh_frame_t *frames, size_t n);
  * nor an installed package (.../site-packages/, .../dist-packages/), nor frozen or
  * generated code ("<frozen importlib._bootstrap>", "<string>"). An allocation the stdlib
  * or a framework made (a dict resized inside json, a task made by asyncio) is located
- * where it was made, and this names the user's line that asked for it. -1 when no frame
- * is the user's. Python; for Perl only a location in string-eval'd code (below). */
+ * where it was made, and this names the user's line that asked for it. With no frame of
+ * the user's, the innermost frame of the site module (start-up: a .pth file's import,
+ * sitecustomize). -1 when none. Python; for Perl only a location in string-eval'd code
+ * (below). */
 long lh_site_user_frame(const lh_frame_t *frames, size_t n);
 /* Whether a script frame's file is the user's own (the rule of lh_site_user_frame). */
 int lh_frame_is_user_code(const lh_frame_t *f);

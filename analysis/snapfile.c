@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,8 +547,8 @@ page_words(reader_t *rd)
     return 0;
 }
 
-static int
-keep_none(void *ctx, uint64_t value)
+int
+lh_snapfile_keep_none(void *ctx, uint64_t value)
 {
     (void)ctx;
     (void)value;
@@ -600,7 +601,7 @@ static int
 resolve_refs(reader_t *rd)
 {
     lh_snapfile_t *sf = rd->sf;
-    lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
+    lh_snapfile_opts_t bo = {lh_snapfile_keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
     ref_t *refs = rd->refs;
     if (rd->n_refs) {
         LH_SORT(refs, rd->n_refs, ref_t, addr);
@@ -655,41 +656,39 @@ lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t
     return read_file(path, opts, sf, err, 0);
 }
 
+/* The first half of read_file, which needs no opts: the header, every frame, the bases'
+ * pieces; regions and pages sorted. rd->sf, rd->err and rd->no_refs are set. */
 static int
-read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, lh_err_t *err,
-          int no_refs)
+read_frames(reader_t *rd, const char *path)
 {
-    reader_t rd = {0};
+    lh_snapfile_t *sf = rd->sf;
     int rc;
     memset(sf, 0, sizeof *sf);
-    rd.sf = sf;
-    rd.opts = opts;
-    rd.err = err;
-    rd.sorted = 1;
-    rd.no_refs = no_refs;
+    rd->sorted = 1;
     if (!(sf->path = strdup(path))) {
-        return lh_err_set(err, LH_ENOMEM, "%s: out of memory", path);
+        return lh_err_set(rd->err, LH_ENOMEM, "%s: out of memory", path);
     }
-    rd.f = fopen(path, "rb");
-    if (!rd.f) {
+    rd->f = fopen(path, "rb");
+    if (!rd->f) {
         int e = errno;
-        return lh_err_set(err, e == ENOENT ? LH_ENOENT : LH_EIO, "%s: %s", path, strerror(e));
+        return lh_err_set(rd->err, e == ENOENT ? LH_ENOENT : LH_EIO, "%s: %s", path,
+                          strerror(e));
     }
-    if ((rc = read_header(&rd)) < 0) {
-        goto done;
+    if ((rc = read_header(rd)) < 0) {
+        return rc;
     }
-    while ((rc = read_frame(&rd)) > 0) {
+    while ((rc = read_frame(rd)) > 0) {
     }
     if (rc < 0) {
-        goto done;
+        return rc;
     }
-    if (!rd.seen_end) {
-        rc = lh_err_set(err, LH_ETRUNC, "%s: snapshot file incomplete (no END record after %"
-                        PRIu64 " frames: the capture was interrupted)", path, rd.n_frames);
-        goto done;
+    if (!rd->seen_end) {
+        return lh_err_set(rd->err, LH_ETRUNC, "%s: snapshot file incomplete (no END record "
+                          "after %" PRIu64 " frames: the capture was interrupted)", path,
+                          rd->n_frames);
     }
-    if ((rd.n_bases || rd.n_refs) && (rc = resolve_refs(&rd)) < 0) {
-        goto done;
+    if ((rd->n_bases || rd->n_refs) && (rc = resolve_refs(rd)) < 0) {
+        return rc;
     }
     /* qsort's array must not be NULL, even for 0 elements (UBSan, found by fuzzing). */
     if (sf->n_regions) {
@@ -698,10 +697,19 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
     if (sf->n_pages) {
         LH_SORT(sf->pages, sf->n_pages, lh_page_t, addr);
     }
-    if ((rc = page_words(&rd)) < 0) {
-        goto done;
+    return 0;
+}
+
+/* The second half: the pages' words by rd->opts, the words sorted, one per address. */
+static int
+read_words(reader_t *rd)
+{
+    lh_snapfile_t *sf = rd->sf;
+    int rc;
+    if ((rc = page_words(rd)) < 0) {
+        return rc;
     }
-    if (!rd.sorted && merge_words(&sf->words, sf->n_words) < 0) {
+    if (!rd->sorted && merge_words(&sf->words, sf->n_words) < 0) {
         LH_SORT(sf->words, sf->n_words, lh_word_t, addr);
     }
     /* One value per address: keep the last. */
@@ -726,12 +734,117 @@ read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, l
         }
         sf->n_hdr = k;
     }
-    rc = 0;
-done:
-    fclose(rd.f);
-    LH_FREE_EACH(rd.bases, rd.n_bases, base_t, name);
-    LH_FREE_ALL(rd.comp, rd.raw, rd.refs);
+    return 0;
+}
+
+static void
+reader_fini(reader_t *rd)
+{
+    if (rd->f) {
+        fclose(rd->f);
+        rd->f = NULL;
+    }
+    LH_FREE_EACH(rd->bases, rd->n_bases, base_t, name);
+    LH_FREE_ALL(rd->comp, rd->raw, rd->refs);
+}
+
+static int
+read_file(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, lh_err_t *err,
+          int no_refs)
+{
+    reader_t rd = {0};
+    rd.sf = sf;
+    rd.opts = opts;
+    rd.err = err;
+    rd.no_refs = no_refs;
+    int rc = read_frames(&rd, path);
+    if (rc >= 0) {
+        rc = read_words(&rd);
+    }
+    reader_fini(&rd);
     return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Reading ahead
+ * ------------------------------------------------------------------------------------- */
+
+struct lh_snapfile_ahead {
+    pthread_t th;
+    char *path;
+    reader_t rd;     /* read_frames' state, its sf and err below */
+    lh_snapfile_t sf;
+    lh_err_t err;
+    int rc;
+    int taken;       /* joined, its result handed over */
+};
+
+static void *
+ahead_main(void *arg)
+{
+    lh_snapfile_ahead_t *ah = arg;
+    ah->rc = read_frames(&ah->rd, ah->path);
+    return NULL;
+}
+
+lh_snapfile_ahead_t *
+lh_snapfile_ahead_start(const char *path)
+{
+    lh_snapfile_ahead_t *ah = calloc(1, sizeof *ah);
+    if (!ah || !(ah->path = strdup(path))) {
+        free(ah);
+        return NULL;
+    }
+    ah->rd.sf = &ah->sf;
+    ah->rd.err = &ah->err;
+    if (pthread_create(&ah->th, NULL, ahead_main, ah) != 0) {
+        free(ah->path);
+        free(ah);
+        return NULL;
+    }
+    return ah;
+}
+
+int
+lh_snapfile_read_ahead(lh_snapfile_ahead_t *ah, const char *path,
+                       const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, lh_err_t *err)
+{
+    if (!ah || ah->taken || strcmp(ah->path, path) != 0) {
+        return read_file(path, opts, sf, err, 0);
+    }
+    pthread_join(ah->th, NULL);
+    ah->taken = 1;
+    /* what read_file would have had after read_frames, moved here */
+    *sf = ah->sf;
+    memset(&ah->sf, 0, sizeof ah->sf);
+    reader_t rd = ah->rd;
+    memset(&ah->rd, 0, sizeof ah->rd);
+    rd.sf = sf;
+    rd.opts = opts;
+    rd.err = err;
+    int rc = ah->rc;
+    if (rc < 0) {
+        *err = ah->err;
+    } else {
+        rc = read_words(&rd);
+    }
+    reader_fini(&rd);
+    return rc;
+}
+
+void
+lh_snapfile_ahead_free(lh_snapfile_ahead_t *ah)
+{
+    if (!ah) {
+        return;
+    }
+    if (!ah->taken) {
+        pthread_join(ah->th, NULL);
+        reader_fini(&ah->rd);
+        lh_snapfile_fini(&ah->sf);
+    }
+    free(ah->path);
+    free(ah);
 }
 
 void

@@ -81,12 +81,27 @@ typedef struct lh_snapfile_opts {
     uint64_t (*next_span)(void *ctx, uint64_t addr, uint64_t *end);
 } lh_snapfile_opts_t;
 
+/* A keep that keeps no word: with keep_pages, the pages alone. */
+int lh_snapfile_keep_none(void *ctx, uint64_t value);
+
 /* Reads the whole file into *sf (zeroed first; release with lh_snapfile_fini, also after
  * an error). opts may be NULL. Returns 0, or LH_ENOENT, LH_EIO, LH_EFORMAT, LH_EVERSION,
  * LH_ETRUNC, LH_ENOMEM with a one-line message naming path in err. */
 int lh_snapfile_read(const char *path, const lh_snapfile_opts_t *opts, lh_snapfile_t *sf,
                      lh_err_t *err);
 void lh_snapfile_fini(lh_snapfile_t *sf);
+
+/* A file read ahead in a thread of its own (a report reads its exit snapshot while the
+ * trace streams): the header, frames and bases, which need no opts. NULL when no thread
+ * could be started (then lh_snapfile_read_ahead reads as lh_snapfile_read). */
+typedef struct lh_snapfile_ahead lh_snapfile_ahead_t;
+lh_snapfile_ahead_t *lh_snapfile_ahead_start(const char *path);
+/* lh_snapfile_read, taking what ah read when path is the path it was started with (once):
+ * the same *sf, return code and message as reading the file now. */
+int lh_snapfile_read_ahead(lh_snapfile_ahead_t *ah, const char *path,
+                           const lh_snapfile_opts_t *opts, lh_snapfile_t *sf, lh_err_t *err);
+/* Waits for ah's thread and frees what it read and was not taken. NULL is fine. */
+void lh_snapfile_ahead_free(lh_snapfile_ahead_t *ah);
 
 /* Whether P starts a contents file's suffix: ".snap<N>.lhs", alone or followed by '.' and
  * anything (the agent's ".K" when the name was taken; agent/snapshot.c contents_name). */

@@ -632,9 +632,10 @@ lh_timeline_diff(const lh_timeline_t *tl, const lh_replay_t *r, const lh_diff_op
         return no_points(&d->why, err);
     }
     if (d->n_bounds < 2) {
+        d->why = LH_WHY_FEW;
         return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: differential leaks need at "
-                          "least 2 (one interval); report --growth answers without them",
-                          d->n_bounds, lh_bound_noun(kind, d->n_bounds != 1));
+                          "least 2 (one interval)", d->n_bounds,
+                          lh_bound_noun(kind, d->n_bounds != 1));
     }
     if (tl->ts[k].idx < 0) {
         if (tl->o.diff_to) {
@@ -807,8 +808,8 @@ need_points(const lh_timeline_t *tl, lh_bound_kind_t kind, size_t n, lh_bound_wh
         return no_points(why, err);
     }
     if (n < 2) {
-        return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2; "
-                          "report --growth answers without them", n,
+        *why = LH_WHY_FEW;
+        return lh_err_set(err, LH_EINVAL, "the trace has %zu %s: growth needs at least 2", n,
                           lh_bound_noun(kind, n != 1));
     }
     return 0;

@@ -181,6 +181,9 @@ lh_pass_advise(int rc, lh_bound_why_t why, lh_err_t *err)
         return lh_err_set(err, rc, "%s: call lh_mark() per iteration, or record with "
                           "--snapshot-every, --snapshot-on-growth or --snapshot-signal", msg);
     }
+    if (why == LH_WHY_FEW) {
+        return lh_err_set(err, rc, "%s; report --growth answers without them", msg);
+    }
     for (size_t i = 0; i < sizeof flag_of / sizeof *flag_of; i++) {
         size_t n = strlen(flag_of[i].word);
         if (flag_of[i].why == why && strncmp(msg, flag_of[i].word, n) == 0) {

@@ -533,6 +533,49 @@ def case_report(ctx):
     ctx.check("leak summary" not in res.stdout, "--no-graph", "no leak summary", res.stdout[:600])
 
 
+def case_read_ahead(ctx):
+    """report reads the exit snapshot's file in a thread while the trace streams (the newest
+    <stem>.snapN.lhs beside it, heapgraph.c): the same output, warnings and status as read
+    after the pass (LEAKHOUND_READ_THREADS=0), with a newer file that is not the exit
+    snapshot's beside it, with the file truncated, and with both renamed."""
+    trace = record(ctx, "graph_handlers")
+    lhs = trace[:-4] + ".snap1.lhs"
+    summary = ("leak summary:  definitely lost: 136 bytes in 4 blocks; indirectly lost: 368 "
+               "bytes in 13 blocks; possibly lost: 64 bytes in 1 blocks; still reachable: "
+               "229496 bytes in 4100 blocks")
+
+    def both(what, path, needle, where="stdout"):
+        outs = []
+        for threads in (None, "0"):
+            env = dict(os.environ)
+            env.pop("LEAKHOUND_READ_THREADS", None)
+            if threads:
+                env["LEAKHOUND_READ_THREADS"] = threads
+            for extra in ([], ["--format", "json"]):
+                res = E.run(ctx, [ctx.lh, "report", path, "--top", "0"] + extra, env=env)
+                outs.append((res.returncode, res.stdout, res.stderr))
+        ctx.check(outs[0] == outs[2] and outs[1] == outs[3], what + ": read ahead or after",
+                  outs[2][:1] + (outs[2][2][-300:],), outs[0][:1] + (outs[0][2][-300:],))
+        text = outs[0][1] if where == "stdout" else outs[0][2]
+        expect_in(ctx, what, needle, text)
+
+    both("plain", trace, summary)
+    with open(lhs, "rb") as f:
+        data = f.read()
+    decoy = trace[:-4] + ".snap9.lhs"
+    with open(decoy, "wb") as f:
+        f.write(data[:len(data) // 3])
+    both("a newer file beside it", trace, summary)
+    os.unlink(decoy)
+    moved = os.path.join(ctx.workdir, "moved.lht")
+    os.rename(trace, moved)
+    os.rename(lhs, os.path.join(ctx.workdir, "moved.snap1.lhs"))
+    both("renamed", moved, summary)
+    with open(os.path.join(ctx.workdir, "moved.snap1.lhs"), "wb") as f:
+        f.write(data[:len(data) // 2])
+    both("truncated", moved, "moved.snap1.lhs: snapshot file truncated", where="stderr")
+
+
 def case_stdin(ctx):
     """Commands on standard input give the same output as -c; a failing command does not
     stop the next ones but makes the exit status 1."""
@@ -829,6 +872,7 @@ CASES = {
     "thread": case_thread,
     "joined": case_joined,
     "report": case_report,
+    "read_ahead": case_read_ahead,
     "stdin": case_stdin,
     "badinput": case_badinput,
     "no_contents": case_no_contents,

@@ -82,6 +82,14 @@ def case_misaligned(ctx):
     out = shell(ctx, trace, "count --by type")
     ctx.check(re.search(r"^\s+\d+\s+1\s+100 B\s+mis_block$", out, re.M) is not None,
               "lh_tag called misaligned", "1 block of 100 B typed mis_block", out)
+    # one mark: the analysis says why there is no interval, the CLI where the answer is
+    for args, need in ((["leaks", "--use", "marks"], "differential leaks need at least 2 "
+                        "(one interval)"), (["counts"], "growth needs at least 2")):
+        res = E.run(ctx, [ctx.lh, args[0], trace] + args[1:])
+        want = ("leakhound: the trace has 1 mark: %s; report --growth answers without them"
+                % need)
+        ctx.check((res.returncode, res.stderr.strip()) == (2, want), args[0] + " of one mark",
+                  (2, want), (res.returncode, res.stderr.strip()))
 
 
 def site(name):

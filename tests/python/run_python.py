@@ -708,6 +708,40 @@ def case_embed(build, _py, work):
     return report_checks(checks)
 
 
+@with_work
+def case_embed_native(build, _py, work):
+    """The same program linked with libpython but running no Python (embed.c --native, as
+    unbound without its python module): the agent records the interpreter's INTERP, and
+    the report still ranks as for a native program: the lost block first (rank leak), then
+    the larger block a global keeps and stdout's buffer (one allocation each: rank
+    reachable_once). Before, any trace with the INTERP record was ranked by bytes, as a
+    Python program's, and the lost block came last."""
+    import json
+    prog = os.path.join(build, "bin", "lh_pyembed")
+    if not os.access(prog, os.X_OK):
+        print("skip: %s was not built (Debian python3.11-dev)" % prog)
+        return 77
+    trace = os.path.join(work, "native.lht")
+    r = lh(build, "run", "-o", trace, "--", prog, "--native", cwd=work)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = lh(build, "report", trace, "--format", "json", "--no-default-suppressions")
+    sites = json.loads(rep.stdout)["sites"]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embed.c")
+    lines = {}
+    with open(src) as f:
+        for n, text in enumerate(f, 1):
+            for tag in ("native_kept", "native_lost", "stdout"):
+                if "SITE:" + tag in text:
+                    lines[n] = tag
+    got = [(lines.get(s["location"].get("line")), s.get("rank"), s["leaked_bytes"])
+           for s in sites if os.path.basename(s["location"].get("file") or "") == "embed.c"]
+    want = [("native_lost", "leak", 100), ("native_kept", "reachable_once", 5000),
+            ("stdout", "reachable_once", 4096)]
+    return report_checks([(got == want, "embed.c's sites in the report's order: %s" % got,
+                           "%s" % want)])
+
+
 def case_debug_build(build, _py):
     """A debug build of CPython (Debian python3.11-dbg: Py_DEBUG): one line naming it,
     native frames only, the program's own output unchanged."""
@@ -789,6 +823,77 @@ def case_startup(build, py, work):
         ("    by pymain_init (python start-up, no script frame)\n" in text and
          ", at python start-up, no script frame [site " in text,
          "text report shows the phase", "by pymain_init (python start-up, no script frame)")])
+
+
+@with_work
+def case_sitepth(build, py, work):
+    """What Python's start-up imports for a .pth file (a user site's "import json.decoder"
+    line, as an installed package's .pth does): no frame of the user's runs, so each such
+    site names the site module's line that ran it ("called from <frozen site>:192 in
+    site.addpackage", site.py's `exec(line)`), not nothing."""
+    import json
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUSERBASE=os.path.join(work, "ub"))
+    env.pop("PYTHONMALLOC", None)
+    r = subprocess.run([py, "-c", "import site; print(site.getusersitepackages())"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    usersite = r.stdout.strip()
+    os.makedirs(usersite)
+    with open(os.path.join(usersite, "lhtest.pth"), "w") as f:
+        f.write("import json.decoder\n")
+    libsite = os.path.join(os.path.dirname(os.path.dirname(py)), "lib",
+                           os.path.basename(py), "site.py")
+    if py.startswith("/usr/bin/"):
+        libsite = "/usr/lib/%s/site.py" % os.path.basename(py)
+    with open(libsite) as f:
+        line = [n for n, t in enumerate(f, 1) if t.strip() == "exec(line)"][0]
+    trace = os.path.join(work, "pth.lht")
+    r = lh(build, "run", "-o", trace, "--", py, os.path.join(PROGS, "cache.py"), cwd=work,
+           env=env)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+    fn = "site.addpackage" if minor(py) >= 11 else "addpackage"
+    pth = [s for s in rep["sites"]
+           if any((f.get("function") or "") == fn for f in s["frames"]) and
+           any((f.get("file") or "").endswith("json/decoder.py") for f in s["frames"])]
+    users = sorted({(u.get("function"), u.get("file"), u.get("line")) if u else None
+                    for u in (s["user_frame"] for s in pth)}, key=str)
+    want = [(fn, "<frozen site>" if minor(py) >= 11 else libsite, line)]
+    text = lh(build, "report", trace, "--top", "0").stdout
+    called = " (called from %s:%d in %s) [site " % (want[0][1], line, fn)
+    return report_checks([
+        (len(pth) > 0, "%d sites of the .pth file's import" % len(pth), "> 0"),
+        (users == want, "their user frame: %s" % users, want),
+        (called in text, "the text report names it", called)])
+
+
+@with_work
+def case_arenas(build, py, work):
+    """pymalloc kept (LEAKHOUND_PYMALLOC=keep): 300 bytearray objects live in pymalloc's
+    arenas (the program's own mappings, a root of the exit snapshot) and point to their
+    2000-byte buffers, malloc blocks: the 300 buffers are still reachable, none lost (the
+    words of an arena outside any block were skipped: all 300 were "definitely lost", as
+    every buffer, file buffer, numpy array's data a pymalloc object held)."""
+    import json
+    trace = os.path.join(work, "arenas.lht")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", LEAKHOUND_PYMALLOC="keep")
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, "--snapshot-at-exit", "--", py,
+           os.path.join(PROGS, "arenas.py"), cwd=work, env=env)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+    _, _, sites = at_line(rep, "arenas.py", site_line("arenas.py", "buffers"))
+    kinds = {}
+    for s in sites:
+        for k, v in s["classification"].items():
+            kinds[k] = kinds.get(k, 0) + v["blocks"]
+    # the 300 buffers and the list's array of 300 items (2400 bytes: a malloc block too)
+    want = {"definitely_lost": 0, "indirectly_lost": 0, "possibly_lost": 0,
+            "still_reachable": 301}
+    return report_checks([
+        (kinds == want, "the blocks at arenas.py:%d by kind: %s" %
+         (site_line("arenas.py", "buffers"), kinds), want)])
 
 
 @with_work
@@ -914,11 +1019,11 @@ def case_rank(build, py, work):
 CASES = {"rank": case_rank, "startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
          "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
-         "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+         "workers": case_workers, "embed": case_embed, "embed_native": case_embed_native, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths, "modules": case_modules, "userframe": case_userframe,
-         "stripped": case_stripped}
+         "stripped": case_stripped, "sitepth": case_sitepth, "arenas": case_arenas}
 
 
 def main():
@@ -935,7 +1040,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case not in ("old_version", "debug_build", "embed"):
+    if a.case not in ("old_version", "debug_build", "embed", "embed_native"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)
