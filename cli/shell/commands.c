@@ -17,8 +17,8 @@
 #include "text.h"
 
 const char *const lh_shell_command_names[] = {
-    "summary", "snapshots", "use", "largest", "show", "elems", "identify", "count", "roots",
-    "unreachable", "diff", "native", "help", "quit", "exit", NULL};
+    "summary", "snapshots", "use", "largest", "show", "elems", "identify", "path", "count",
+    "roots", "unreachable", "diff", "native", "help", "quit", "exit", NULL};
 
 /* ---------------------------------------------------------------------------------------
  * Helpers shared by the commands (shell_int.h)
@@ -971,13 +971,15 @@ static const command_t commands[] = {
     {"largest", cmd_largest, "largest [N] [--retained]",
      "the N biggest blocks (default 10) by size, or by retained size"},
     {"show", cmd_show, "show ADDR",
-     "a block: size, type, stack, class, retained size, its first pointers"},
+     "a block: size, type, stack, class, retained size, its first pointers; perl/python "
+     "objects: its names, a scalar's value (string, number), its references"},
     {"elems", cmd_elems, "elems ADDR [START] [--count N]",
      "the pointers a block holds, by offset, from byte offset START"},
     {"identify", sh_cmd_identify, "identify ADDR [--depth N] [--all] [--weak]",
      "why is it alive: the paths from roots to the block (shortest; --all: one per root; "
      "--weak: through interior pointers too; --depth: hops shown; perl/python objects: one "
      "path per variable that holds it, 4 of them, --all: every one)"},
+    {"path", sh_cmd_identify, "path ADDR [...]", "the same as identify"},
     {"count", cmd_count, "count [--by type|site|function|class]",
      "live blocks and bytes per group; perl/python: objects per type, site, or class (blessed "
      "package, as Devel::MAT's count --blessed)"},

@@ -836,6 +836,9 @@ def case_libcreated(ctx):
     line = marker(prog, "checkout")[1]
     want = ", called from %s:%d in Shop::Pool::checkout" % (prog, line)
     first = next((l for l in out.splitlines() if l.startswith("IO::Handle 0x")), out[-300:])
+    alias = shell(ctx, trace, "count --by class; path @%d" % at[0]) if at else ""
+    ctx.check(alias == out and bool(out), "path: the same as identify (the brief's word, as "
+              "Devel::MAT users say it)", out[-300:], alias[-300:])
     ctx.check(first.startswith("IO::Handle 0x") and "created at Symbol::gensym (Symbol.pm:"
               in first and first.endswith(want), "identify: the library line, then the "
               "program's", "created at Symbol::gensym (Symbol.pm:N)%s" % want, first)
