@@ -873,7 +873,9 @@ def case_arenas(build, py, work):
     arenas (the program's own mappings, a root of the exit snapshot) and point to their
     2000-byte buffers, malloc blocks: the 300 buffers are still reachable, none lost (the
     words of an arena outside any block were skipped: all 300 were "definitely lost", as
-    every buffer, file buffer, numpy array's data a pymalloc object held)."""
+    every buffer, file buffer, numpy array's data a pymalloc object held). In the python
+    view of a snapshot taken while running, each object's buffer hangs under it (its
+    retained size), as with PYTHONMALLOC=malloc."""
     import json
     trace = os.path.join(work, "arenas.lht")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", LEAKHOUND_PYMALLOC="keep")
@@ -891,9 +893,18 @@ def case_arenas(build, py, work):
     # the 300 buffers and the list's array of 300 items (2400 bytes: a malloc block too)
     want = {"definitely_lost": 0, "indirectly_lost": 0, "possibly_lost": 0,
             "still_reachable": 301}
+    # the python view of the snapshot taken while running: an object in an arena, which
+    # is no block, still has its buffer hanging under it (once, though two of its words,
+    # ob_bytes and ob_start, point to it)
+    addr = r.stdout.split()[0]
+    show = lh(build, "shell", trace, "kept", "-c", "show " + addr).stdout.splitlines()
+    head = "bytearray %s, 56 B, retained 2.0 KiB" % addr
+    natives = [l for l in show[1:] if re.match(r"^\s+\d+\s+native\s+native 0x", l)]
     return report_checks([
         (kinds == want, "the blocks at arenas.py:%d by kind: %s" %
-         (site_line("arenas.py", "buffers"), kinds), want)])
+         (site_line("arenas.py", "buffers"), kinds), want),
+        (show[:1] == [head], "show KEEP[7]: %s" % show[:1], head),
+        (len(natives) == 1, "its native blocks: %s" % natives, "its buffer, once")])
 
 
 @with_work
