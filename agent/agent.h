@@ -111,6 +111,8 @@ typedef struct lh_config {
     int unwind_verify; /* compare table walks with libunwind, count mismatches */
     int follow_exec; /* LH_FOLLOW_*: which executed programs are traced */
     int is_descendant; /* follow_exec MAIN and this is not the traced line: stay off */
+    int not_main; /* another pid than the traced line's (follow_exec ALL: a fork child's
+                     exec): its trace is named with its pid, as a fork child's */
     uint64_t image_id; /* this program image (its start, ns): fork children keep their
                           parent's, an exec gets a new one */
     char index[LH_PATH_MAX]; /* LEAKHOUND_INDEX: one line per trace file opened, or "" */

@@ -241,7 +241,7 @@ load(lh_config_t *cfg)
     }
     /* Not for an attach (settings from lh_config_parse): its process execs nothing of
      * ours, and its environment is not ours to change. */
-    if (cfg->follow_exec == LH_FOLLOW_MAIN && get == env_get) {
+    if (cfg->follow_exec != LH_FOLLOW_NONE && get == env_get) {
         /* The first traced process of the line names itself; what it starts (fork+exec,
          * posix_spawn) inherits the name and knows it is not on the line. An exec keeps the
          * pid, so the real program behind a wrapper matches. */
@@ -266,7 +266,8 @@ load(lh_config_t *cfg)
             lh_sys_strlcpy(main_pid_env + k, num, sizeof main_pid_env - k);
             putenv(main_pid_env); /* constructor: nothing is recorded yet */
         } else if (strcmp(mp, num) != 0) {
-            cfg->is_descendant = 1;
+            cfg->not_main = 1;
+            cfg->is_descendant = cfg->follow_exec == LH_FOLLOW_MAIN;
         }
     }
     /* This program image, told apart from the other images of the same pid (an exec keeps

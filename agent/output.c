@@ -230,7 +230,7 @@ open_output_locked(void)
     }
     char name[LH_PATH_MAX];
     lh_config_expand(&lh_g.cfg, lh_g.pid, lh_g.progname, name, sizeof name);
-    if (lh_g.parent_pid && !has_pid_pattern(lh_g.cfg.output)) {
+    if ((lh_g.parent_pid || lh_g.cfg.not_main) && !has_pid_pattern(lh_g.cfg.output)) {
         append_suffix(name, sizeof name, (uint64_t)lh_g.pid);
     }
     /* O_EXCL|O_NOFOLLOW: never clobber an existing file nor follow a planted symlink. A

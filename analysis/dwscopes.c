@@ -194,11 +194,8 @@ static int
 range_cmp(const void *a, const void *b)
 {
     const ds_range_t *x = a, *y = b;
-    if (x->lo != y->lo) {
-        return x->lo < y->lo ? -1 : 1;
-    }
-    if (x->hi != y->hi) {
-        return x->hi > y->hi ? -1 : 1; /* the enclosing (longer) range first */
+    if (x->lo != y->lo || x->hi != y->hi) {
+        return lh_order2(x->lo, y->lo, y->hi, x->hi); /* the enclosing (longer) range first */
     }
     uint16_t dx = sort_nodes[x->node].depth, dy = sort_nodes[y->node].depth;
     return dx < dy ? -1 : dx > dy;

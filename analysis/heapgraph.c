@@ -501,7 +501,8 @@ keep_word(void *ctx, uint64_t v)
 }
 
 /* next_span of the pages (snapfile.h): map_words keeps a word held by a live block or lying
- * in a root's region (data, a stack, TLS); the words elsewhere (freed heap memory, other
+ * in a root's region (data, a stack, TLS, the program's own mappings: pymalloc's arenas,
+ * whose objects hold their buffers); the words elsewhere (freed heap memory, other
  * anonymous memory) are not looked at. The blocks are sorted by address (sort_blocks);
  * where two overlap, every word is (checked at the first call: a snapshot without pages
  * makes none). */
@@ -530,7 +531,7 @@ word_span(void *ctx, uint64_t a, uint64_t *end)
         if (r && a - r->start < r->len) {
             next_r = r->start + r->len;
             if (r->kind == LH_REGION_DATA || r->kind == LH_REGION_STACK ||
-                r->kind == LH_REGION_TLS) {
+                r->kind == LH_REGION_TLS || r->kind == LH_REGION_MAPPED) {
                 *end = next_r;
                 return a;
             }
@@ -591,14 +592,6 @@ read_contents(lh_heapgraph_t *hg, lh_err_t *err)
     return 0;
 }
 
-static int
-keep_no_word(void *ctx, uint64_t value)
-{
-    (void)ctx;
-    (void)value;
-    return 0;
-}
-
 int
 lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
 {
@@ -610,7 +603,7 @@ lh_heapgraph_load_pages(lh_heapgraph_t *hg, lh_err_t *err)
     if (!path) {
         return lh_err_set(err, LH_ENOMEM, "out of memory");
     }
-    lh_snapfile_opts_t so = {keep_no_word, NULL, 1, NULL};
+    lh_snapfile_opts_t so = {lh_snapfile_keep_none, NULL, 1, NULL};
     lh_snapfile_t tmp;
     int rc = lh_snapfile_read(path, &so, &tmp, err);
     free(path);

@@ -335,6 +335,71 @@ resolve(resolver_t *r, uint64_t addr, int *is_native)
     return ext_node(r, blk);
 }
 
+/* Native block t (unowned) hangs under node v: an ext node for it and a NATIVE edge from v,
+ * appended to the edge list (*tmp, *tsrc: ne of cap). Returns 0, or -1 out of memory. */
+static int
+hang_under(resolver_t *r, uint32_t v, uint32_t t, lh_objedge_t **tmp, uint32_t **tsrc,
+           size_t *ne, size_t *cap)
+{
+    uint32_t d = ext_node(r, t);
+    if (d == LH_NODE_NONE - 1) {
+        return -1;
+    }
+    if (*ne == *cap) {
+        size_t c = *cap * 2;
+        lh_objedge_t *t2 = realloc(*tmp, c * sizeof **tmp);
+        if (!t2) {
+            return -1;
+        }
+        *tmp = t2;
+        uint32_t *s2 = realloc(*tsrc, c * sizeof **tsrc);
+        if (!s2) {
+            return -1;
+        }
+        *tsrc = s2;
+        *cap = c;
+    }
+    (*tsrc)[*ne] = v;
+    (*tmp)[(*ne)++] = (lh_objedge_t){d, LH_OBJEDGE_NATIVE, 0, 0, 0};
+    return 0;
+}
+
+/* An object that owns no block because it lies in memory the program mapped itself (a
+ * Python object in a pymalloc arena, pymalloc kept): the unowned blocks its own words
+ * point to the start of (a bytearray's buffer, a numpy array's data) hang under it, as
+ * they do under an object that is a block. Returns 0, or -1 out of memory. */
+static int
+mapped_object_hangs(resolver_t *r, uint32_t v, lh_objedge_t **tmp, uint32_t **tsrc,
+                    size_t *ne, size_t *cap)
+{
+    lh_objheap_t *oh = r->oh;
+    const lh_snapfile_t *sf = &oh->hg->sf;
+    const lh_obj_t *o = &oh->objs[v];
+    const lh_region_t *rg = lh_snapfile_region(sf, o->addr);
+    if (!rg || rg->kind != LH_REGION_MAPPED) {
+        return 0;
+    }
+    size_t i = LH_UPPER(sf->words, sf->n_words, lh_word_t, addr, o->addr - 1);
+    size_t first = *ne; /* this object's edges: a block two of its words point to (a
+                           bytearray's ob_bytes and ob_start) hangs under it once */
+    for (; i < sf->n_words && sf->words[i].addr - o->addr < o->size_bytes; i++) {
+        uint32_t t = lh_heapgraph_block_at(oh->hg, sf->words[i].val);
+        if (t == LH_NODE_NONE || oh->hg->blocks[t].addr != sf->words[i].val ||
+            oh->blk_owner[t] != LH_OBJOWN_NONE) {
+            continue;
+        }
+        size_t k = first;
+        while (k < *ne && !(r->ext_of_block[t] && (*tmp)[k].dst == oh->n_objs +
+                                                                r->ext_of_block[t] - 1)) {
+            k++;
+        }
+        if (k == *ne && hang_under(r, v, t, tmp, tsrc, ne, cap) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int
 finish(lh_objheap_t *oh, lh_err_t *err)
 {
@@ -473,27 +538,13 @@ finish(lh_objheap_t *oh, lh_err_t *err)
                         (hg->g.dst[k2] & LH_EDGE_INTERIOR)) {
                         continue;
                     }
-                    uint32_t d = ext_node(&r, t);
-                    if (d == LH_NODE_NONE - 1) {
+                    if (hang_under(&r, v, t, &tmp, &tsrc, &ne, &cap_e) < 0) {
                         goto fail;
                     }
-                    if (ne == cap_e) {
-                        size_t c = cap_e * 2;
-                        lh_objedge_t *t2 = realloc(tmp, c * sizeof *tmp);
-                        if (!t2) {
-                            goto fail;
-                        }
-                        tmp = t2;
-                        uint32_t *s2 = realloc(tsrc, c * sizeof *tsrc);
-                        if (!s2) {
-                            goto fail;
-                        }
-                        tsrc = s2;
-                        cap_e = c;
-                    }
-                    tsrc[ne] = v;
-                    tmp[ne++] = (lh_objedge_t){d, LH_OBJEDGE_NATIVE, 0, 0, 0};
                 }
+            }
+            if (v < nobj && j0 == j1 && mapped_object_hangs(&r, v, &tmp, &tsrc, &ne, &cap_e) < 0) {
+                goto fail;
             }
         }
     }
@@ -835,7 +886,7 @@ lh_objheap_edge_label(const lh_objheap_t *oh, const lh_objedge_t *e, char *buf, 
         [LH_OBJEDGE_REF] = {"->", "", 0},        [LH_OBJEDGE_PAD] = {"my ", "", 1},
         [LH_OBJEDGE_GLOB] = {"{", "}", 1},       [LH_OBJEDGE_CAPTURE] = {"closure ", "", 1},
         [LH_OBJEDGE_MAGIC] = {"magic '", "'", 1}, [LH_OBJEDGE_ATTR] = {".", "", 1},
-        [LH_OBJEDGE_NATIVE] = {"native", "", 0},
+        [LH_OBJEDGE_NATIVE] = {"native", "", 0}, [LH_OBJEDGE_XS] = {"XS struct", "", 0},
     };
     int py = oh->lang == LH_OBJLANG_PYTHON;
     char q[200];

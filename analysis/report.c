@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound.h"
 #include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
@@ -107,6 +108,22 @@ in_python_lib(const char *file)
     return 0;
 }
 
+/* Whether file is in an installed perl library: perl's own (/usr/share/perl/5.36,
+ * .../perl/5.36, perl-base), the distribution's and CPAN's (perl5, site_perl,
+ * vendor_perl; local::lib and carton's local/lib/perl5). */
+static int
+in_perl_lib(const char *file)
+{
+    static const char *const dirs[] = {"/perl5/", "/perl-base/", "/site_perl/",
+                                       "/vendor_perl/", "/perl/5.", NULL};
+    for (int k = 0; dirs[k]; k++) {
+        if (strstr(file, dirs[k])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* A frame of CPython's site module: "<frozen site>" (3.11+) or the stdlib's site.py. */
 static int
 is_site_frame(const lh_frame_t *f)
@@ -122,6 +139,10 @@ is_site_frame(const lh_frame_t *f)
 int
 lh_frame_is_user_code(const lh_frame_t *f)
 {
+    if (f->lang == LH_LANG_PERL) {
+        return !f->phase && f->file && f->line && !lh_frame_is_perl_eval(f) &&
+               !in_perl_lib(f->file);
+    }
     return f->lang == LH_LANG_PYTHON && !f->phase && f->file && f->file[0] != '<' &&
            !strstr(f->file, "/site-packages/") && !strstr(f->file, "/dist-packages/") &&
            !in_python_lib(f->file);
@@ -142,6 +163,10 @@ lh_site_user_frame(const lh_frame_t *frames, size_t n)
             }
         }
         return -1;
+    }
+    if (loc >= 0 && frames[loc].phase && frames[loc].function &&
+        strcmp(frames[loc].function, LH_SCRIPTSTACK_PERL_ARENA) == 0) {
+        return -1; /* shared by all code: the line under it took the slab, nothing more */
     }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {
@@ -301,8 +326,15 @@ records_lang(const lh_trace_t *t, int lang)
 {
     size_t n = 0;
     const lh_trace_interp_t *v = lh_trace_interps(t, &n);
+    int recorded = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED) {
+        recorded |= (int)v[i].lang == lang && v[i].status == LH_INTERP_RECORDED;
+    }
+    /* and ran: a native program linked with libpython that never runs Python (unbound
+     * without its python module) has the INTERP record but no script frame */
+    const lh_sframes_t *sf = &lh_trace_parts(t)->stacks.sframes;
+    for (size_t i = 1; recorded && i < sf->cap; i++) {
+        if (sf->v[i].function && (int)sf->v[i].lang == lang) {
             return 1;
         }
     }
@@ -321,11 +353,8 @@ static int
 ranked_cmp(const void *a, const void *b)
 {
     const ranked_t *x = a, *y = b;
-    if (x->growth != y->growth) {
-        return x->growth < y->growth ? -1 : 1;
-    }
-    if (x->group != y->group) {
-        return x->group < y->group ? -1 : 1;
+    if (x->growth != y->growth || x->group != y->group) {
+        return lh_order2(x->growth, y->growth, x->group, y->group);
     }
     return lh_rank_cmp(&x->k, &y->k);
 }

@@ -547,8 +547,8 @@ page_words(reader_t *rd)
     return 0;
 }
 
-static int
-keep_none(void *ctx, uint64_t value)
+int
+lh_snapfile_keep_none(void *ctx, uint64_t value)
 {
     (void)ctx;
     (void)value;
@@ -601,7 +601,7 @@ static int
 resolve_refs(reader_t *rd)
 {
     lh_snapfile_t *sf = rd->sf;
-    lh_snapfile_opts_t bo = {keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
+    lh_snapfile_opts_t bo = {lh_snapfile_keep_none, NULL, sf->mode == LH_CONTENTS_FULL, NULL};
     ref_t *refs = rd->refs;
     if (rd->n_refs) {
         LH_SORT(refs, rd->n_refs, ref_t, addr);

@@ -81,6 +81,9 @@ typedef struct lh_snapfile_opts {
     uint64_t (*next_span)(void *ctx, uint64_t addr, uint64_t *end);
 } lh_snapfile_opts_t;
 
+/* A keep that keeps no word: with keep_pages, the pages alone. */
+int lh_snapfile_keep_none(void *ctx, uint64_t value);
+
 /* Reads the whole file into *sf (zeroed first; release with lh_snapfile_fini, also after
  * an error). opts may be NULL. Returns 0, or LH_ENOENT, LH_EIO, LH_EFORMAT, LH_EVERSION,
  * LH_ETRUNC, LH_ENOMEM with a one-line message naming path in err. */

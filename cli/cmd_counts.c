@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dupstr.h"
 #include "grow.h"
 #include "pass.h"
 
@@ -143,10 +144,7 @@ group_by_function(lh_pass_t *p, uint32_t **group_of_out, char ***names_out, size
 nomem:
     rc = lh_err_set(err, LH_ENOMEM, "out of memory");
 fail:
-    for (size_t i = 0; i < n; i++) {
-        free(names[i]);
-    }
-    free(names);
+    lh_strv_free(names, n);
     free(group_of);
     return rc;
 }
@@ -193,10 +191,7 @@ lh_cmd_counts(int argc, char **argv, lh_err_t *err)
     rc = lh_view_counts(stdout, &p.view, &c, p.sites, names ? shown_names : NULL, a.rows, err);
 done:
     lh_counts_fini(&c);
-    for (size_t i = 0; i < n_names; i++) {
-        free(names[i]);
-    }
-    free(names);
+    lh_strv_free(names, n_names);
     free(shown_names);
     free(group_of);
     lh_pass_close(&p);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dupstr.h"
 #include "folded.h"
 #include "funcs.h"
 #include "load.h"
@@ -87,8 +88,7 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
         bytes = calloc(n ? n : 1, sizeof *bytes);
         blocks = calloc(n ? n : 1, sizeof *blocks);
         if (!bytes || !blocks) {
-            free(bytes);
-            free(blocks);
+            LH_FREE_ALL(bytes, blocks);
             return lh_err_set(err, LH_ENOMEM, "out of memory");
         }
         lh_timeline_at(lh_collect_timeline(c), (size_t)p, n, bytes, blocks);
@@ -97,8 +97,7 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
         po.inuse_label = a->at;
     }
     rc = lh_view_pprof(a->pprof, c, &po, err);
-    free(bytes);
-    free(blocks);
+    LH_FREE_ALL(bytes, blocks);
     return rc;
 }
 

@@ -390,7 +390,6 @@ int
 lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh_site_t *sites,
                   size_t n_shown, lh_err_t *err)
 {
-    char h[48], d[48];
     if (v->json) {
         json_head(out, v);
         fprintf(out, ", \"threshold_ns\": %" PRIu64 ", \"immediate\": %s"
@@ -413,6 +412,7 @@ lh_view_temporary(FILE *out, const lh_tl_view_t *v, const lh_temp_t *t, const lh
         fputs("]}\n", out);
         return lh_view_flush(out, "the report", err);
     }
+    char h[48], d[48];
     text_header(out, v, "report --temporary");
     human_ns(d, sizeof d, (double)t->threshold_ns);
     if (t->immediate) {

@@ -32,6 +32,13 @@
 #include <internal/pycore_pystate.h>
 #endif
 
+/* An atexit.register() callback {func, args, kwargs} (3.10+; 3.12 renamed it) */
+#if PY_VERSION_HEX >= 0x030C0000
+typedef atexit_py_callback lh_atexit_cb;
+#elif PY_VERSION_HEX >= 0x030A0000
+typedef atexit_callback lh_atexit_cb;
+#endif
+
 #define F(name, val) printf("        .%s = %ld,\n", #name, (long)(val))
 #define OFF(name, type, field) F(name, offsetof(type, field))
 
@@ -96,13 +103,8 @@ main(void)
 #if PY_VERSION_HEX >= 0x030A0000
     OFF(is_atexit_callbacks, PyInterpreterState, atexit.callbacks);
     OFF(is_atexit_ncallbacks, PyInterpreterState, atexit.ncallbacks);
-#if PY_VERSION_HEX >= 0x030C0000
-    OFF(ax_args, atexit_py_callback, args);
-    OFF(ax_kwargs, atexit_py_callback, kwargs);
-#else
-    OFF(ax_args, atexit_callback, args);
-    OFF(ax_kwargs, atexit_callback, kwargs);
-#endif
+    OFF(ax_args, lh_atexit_cb, args);
+    OFF(ax_kwargs, lh_atexit_cb, kwargs);
 #endif
     OFF(ts_next, PyThreadState, next);
     OFF(ts_thread_id, PyThreadState, thread_id);

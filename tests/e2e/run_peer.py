@@ -392,6 +392,30 @@ def case_check_forks(ctx):
     eq(ctx, "verdict lines", want, got)
 
 
+def case_check_follow(ctx):
+    """The same with --follow-exec: the third child's exec of /bin/true is traced too, in a
+    file named with its pid (TRACE.PID.1: its fork image's TRACE.PID came first; it was
+    TRACE.1, a name that says nothing of whose it is, as sshd's re-executed children got),
+    and judged: it exits cleanly and loses nothing, so it passes on a line of its own."""
+    trace = os.path.join(ctx.workdir, "follow.lht")
+    res = E.run(ctx, [ctx.lh, "run", "--check", "--follow-exec", "-o", trace, "--"] +
+                argv_of(ctx, "forks"))
+    pids = res.stdout.split()
+    if len(pids) != 3:
+        raise E.Failure("three child pids expected on stdout: %r" % res.stdout)
+    eq(ctx, "exit status of run --check --follow-exec -- peer_shapes forks", 23,
+       res.returncode)
+    eq(ctx, "trace files", sorted(["follow.lht"] + ["follow.lht.%s" % p for p in pids] +
+                                  ["follow.lht.%s.1" % pids[2]]), E.trace_files(ctx.workdir))
+    got = [ln.split(": ")[1:3] for ln in res.stderr.splitlines()
+           if ln.startswith("leakhound: check ")]
+    want = [["check passed", "0 B (0 bytes) lost in 0 blocks from 0 sites (definitely 0, "
+             "indirectly 0 bytes; not counted"],
+            ["check failed", "process %s (peer_shapes)" % pids[0]],
+            ["check passed", "process %s (true)" % pids[2]]]
+    eq(ctx, "verdict lines (the start of each)", want, got)
+
+
 CASES = {
     "chains": case_chains, "selfref": case_selfref, "unaligned": case_unaligned,
     "zero": case_zero, "fails": case_fails, "onepast": case_onepast, "tree": case_tree,
@@ -401,6 +425,7 @@ CASES = {
     "check_classes": case_check_classes, "embedded": case_embedded,
     "check_python": case_check_python, "thread_exits": case_thread_exits,
     "coroutine_exits": case_coroutine_exits, "check_forks": case_check_forks,
+    "check_follow": case_check_follow,
 }
 
 

@@ -363,11 +363,57 @@ def memray_leaks(ctx, script):
     return got
 
 
+def valgrind_records(ctx, mode):
+    """Valgrind memcheck's loss records of `peer_profiles MODE`: {function that called
+    malloc: (class, bytes)}, or None when valgrind is not installed."""
+    if not shutil.which("valgrind"):
+        ctx.log("valgrind is not installed: its answer is not compared")
+        return None
+    res = E.run(ctx, ["valgrind", "--leak-check=full", "--show-leak-kinds=all",
+                      ctx.prog(PROG), mode], timeout=300)
+    got = {}
+    for nbytes, cls, fn in re.findall(r"== ([\d,]+) bytes in 1 blocks are (still reachable|"
+                                      r"definitely lost|possibly lost|indirectly lost) in "
+                                      r"loss record [^\n]*\n==\d+==    at 0x[0-9A-F]+: \w+ "
+                                      r"\([^\n]*\n==\d+==    by 0x[0-9A-F]+: (\w+) ",
+                                      res.stderr):
+        got[fn] = (cls, int(nbytes.replace(",", "")))
+    return got
+
+
+def case_lifecycle(ctx):
+    """Blocks made before main and after it returned (heaptrack's and Valgrind's tests of
+    static constructors and exit): a constructor's lost 222 bytes, an atexit handler's
+    333 (which frees the constructor's kept 111), a destructor's 444 (g_sink still holds
+    it: reachable), a thread-specific data destructor's 555 (which frees the thread's 66),
+    main's 777 kept by a static. Each at its function, the same classes as Valgrind's."""
+    trace = trace_of(ctx, "lifecycle")
+    rep = E.load_report(ctx, trace)
+    want = {"life_ctor": ("definitely lost", 222), "life_atexit": ("definitely lost", 333),
+            "life_dtor": ("still reachable", 444), "life_key_dtor": ("definitely lost", 555),
+            "lifecycle": ("still reachable", 777)}
+    got = {}
+    for s in rep["sites"]:
+        fn = s["location"]["function"]
+        for cls, v in s["classification"].items():
+            if v["blocks"] and fn in want and not (fn == "lifecycle" and
+                                                    cls == "possibly_lost"):
+                got[fn] = (cls.replace("_", " "), v["bytes"])
+    eq(ctx, "classes and bytes at exit, by function", want, got)
+    s = rep["summary"]
+    # 8 blocks: the program's 7 and the thread's descriptor (DTV, glibc's)
+    eq(ctx, "allocations, frees", (8, 2), (s["total_allocations"], s["total_frees"]))
+    vg = valgrind_records(ctx, "lifecycle")
+    if vg is not None:
+        eq(ctx, "Valgrind's loss records, by function", want, vg)
+
+
 CASES = {
     "temporary": case_temporary,
     "peak": case_peak,
     "allocations": case_allocations,
     "python_allocators": case_python_allocators,
+    "lifecycle": case_lifecycle,
 }
 
 

@@ -55,6 +55,10 @@ exact figures:
              a local of the running main() holds is also shown held by logging's
              loggerDict (what keeps it once main() returns); `roots` names a module's
              globals dict (held by its functions too) reqserver.__dict__
+  finalizers  clean-up callbacks per connection: atexit.register(close, conn) and
+             (close, conn=conn), weakref.finalize: +240 Conn, +120 finalize; the paths
+             through atexit's callbacks (in no object: the interpreter's, 3.8-3.9 the
+             atexit module's state) name the entry, "atexit.<callbacks>[41].<kwargs>"
   sqliteconns  sqlite3 connections never closed: +60; no object is made up of the words
              of a C module's state a connection points to (3.11+: _sqlite3's, which
              starts with its exception types, read as a DatabaseError)
@@ -86,7 +90,7 @@ import run_e2e as E  # noqa: E402
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "pyheap")
 CASES = ["closures", "cache", "classattr", "cycles", "oldpython", "setenv", "stdlib",
          "suspended", "buffers", "refleak", "gcoff", "native", "deques", "tlocal", "aioserver", "lrumethod",
-         "loghandlers", "reqserver", "sqliteconns"]
+         "loghandlers", "reqserver", "sqliteconns", "finalizers"]
 # Types whose instances the collector always tracks (a dict or tuple may be untracked, a
 # static type is never on its lists): their counts must match gc.get_objects().
 NEVER_UNTRACKED_EXCLUDED = {"dict", "tuple", "type", "str", "int", "float", "bytes", "code",
@@ -531,6 +535,20 @@ def case_sqliteconns(ctx, py, tag):
               bad)
     check_oracle(ctx, one_shell(ctx, trace, "after", ["count --by type"]), prefix, "after",
                  tag)
+
+
+def case_finalizers(ctx, py, tag):
+    trace, prefix, said = record(ctx, py, "finalizers", tag)
+    out, d = after_shell(ctx, trace, said, ("args_conn", "kwargs_conn", "finalizer"))
+    for t, n in (("finalizers.Conn", 240), ("weakref.finalize", 120)):
+        ctx.check(d.get(t, (0,))[0] == n, "%s: diff: +%s" % (tag, t), n, d.get(t))
+    want = ["atexit.<callbacks>[%s].<args> -> [0] -> finalizers.Conn" % said["args_index"],
+            "atexit.<callbacks>[%s].<kwargs> -> ['conn'] -> finalizers.Conn" %
+            said["kwargs_index"],
+            "weakref.finalize._registry -> (key) -> weakref.finalize"]
+    ctx.check(paths(out) == want, "%s: identify what atexit's callbacks' arguments keep (not "
+              "[referenced from C]) and a finalizer" % tag, want, paths(out))
+    check_oracle(ctx, out, prefix, "after", tag)
 
 
 def case_gcoff(ctx, py, tag):

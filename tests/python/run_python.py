@@ -708,6 +708,40 @@ def case_embed(build, _py, work):
     return report_checks(checks)
 
 
+@with_work
+def case_embed_native(build, _py, work):
+    """The same program linked with libpython but running no Python (embed.c --native, as
+    unbound without its python module): the agent records the interpreter's INTERP, and
+    the report still ranks as for a native program: the lost block first (rank leak), then
+    the larger block a global keeps and stdout's buffer (one allocation each: rank
+    reachable_once). Before, any trace with the INTERP record was ranked by bytes, as a
+    Python program's, and the lost block came last."""
+    import json
+    prog = os.path.join(build, "bin", "lh_pyembed")
+    if not os.access(prog, os.X_OK):
+        print("skip: %s was not built (Debian python3.11-dev)" % prog)
+        return 77
+    trace = os.path.join(work, "native.lht")
+    r = lh(build, "run", "-o", trace, "--", prog, "--native", cwd=work)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = lh(build, "report", trace, "--format", "json", "--no-default-suppressions")
+    sites = json.loads(rep.stdout)["sites"]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embed.c")
+    lines = {}
+    with open(src) as f:
+        for n, text in enumerate(f, 1):
+            for tag in ("native_kept", "native_lost", "stdout"):
+                if "SITE:" + tag in text:
+                    lines[n] = tag
+    got = [(lines.get(s["location"].get("line")), s.get("rank"), s["leaked_bytes"])
+           for s in sites if os.path.basename(s["location"].get("file") or "") == "embed.c"]
+    want = [("native_lost", "leak", 100), ("native_kept", "reachable_once", 5000),
+            ("stdout", "reachable_once", 4096)]
+    return report_checks([(got == want, "embed.c's sites in the report's order: %s" % got,
+                           "%s" % want)])
+
+
 def case_debug_build(build, _py):
     """A debug build of CPython (Debian python3.11-dbg: Py_DEBUG): one line naming it,
     native frames only, the program's own output unchanged."""
@@ -834,6 +868,46 @@ def case_sitepth(build, py, work):
 
 
 @with_work
+def case_arenas(build, py, work):
+    """pymalloc kept (LEAKHOUND_PYMALLOC=keep): 300 bytearray objects live in pymalloc's
+    arenas (the program's own mappings, a root of the exit snapshot) and point to their
+    2000-byte buffers, malloc blocks: the 300 buffers are still reachable, none lost (the
+    words of an arena outside any block were skipped: all 300 were "definitely lost", as
+    every buffer, file buffer, numpy array's data a pymalloc object held). In the python
+    view of a snapshot taken while running, each object's buffer hangs under it (its
+    retained size), as with PYTHONMALLOC=malloc."""
+    import json
+    trace = os.path.join(work, "arenas.lht")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", LEAKHOUND_PYMALLOC="keep")
+    env.pop("PYTHONMALLOC", None)
+    r = lh(build, "run", "-o", trace, "--snapshot-at-exit", "--", py,
+           os.path.join(PROGS, "arenas.py"), cwd=work, env=env)
+    if r.returncode != 0:
+        return fail("run: exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    rep = json.loads(lh(build, "report", trace, "--format", "json", "--top", "0").stdout)
+    _, _, sites = at_line(rep, "arenas.py", site_line("arenas.py", "buffers"))
+    kinds = {}
+    for s in sites:
+        for k, v in s["classification"].items():
+            kinds[k] = kinds.get(k, 0) + v["blocks"]
+    # the 300 buffers and the list's array of 300 items (2400 bytes: a malloc block too)
+    want = {"definitely_lost": 0, "indirectly_lost": 0, "possibly_lost": 0,
+            "still_reachable": 301}
+    # the python view of the snapshot taken while running: an object in an arena, which
+    # is no block, still has its buffer hanging under it (once, though two of its words,
+    # ob_bytes and ob_start, point to it)
+    addr = r.stdout.split()[0]
+    show = lh(build, "shell", trace, "kept", "-c", "show " + addr).stdout.splitlines()
+    head = "bytearray %s, 56 B, retained 2.0 KiB" % addr
+    natives = [l for l in show[1:] if re.match(r"^\s+\d+\s+native\s+native 0x", l)]
+    return report_checks([
+        (kinds == want, "the blocks at arenas.py:%d by kind: %s" %
+         (site_line("arenas.py", "buffers"), kinds), want),
+        (show[:1] == [head], "show KEEP[7]: %s" % show[:1], head),
+        (len(natives) == 1, "its native blocks: %s" % natives, "its buffer, once")])
+
+
+@with_work
 def case_interrupted(build, py, work):
     """A program stopped by Ctrl-C (an uncaught KeyboardInterrupt: CPython kills itself
     with SIGINT after its teardown, never reaching exit()): the report says it was killed
@@ -956,11 +1030,11 @@ def case_rank(build, py, work):
 CASES = {"rank": case_rank, "startup": case_startup, "imports_clean": case_imports_clean, "samename": case_samename,
          "interrupted": case_interrupted, "debug_build": case_debug_build, "stdlib": case_stdlib,
          "unittest": case_unittest, "httpserver": case_httpserver,
-         "workers": case_workers, "embed": case_embed, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
+         "workers": case_workers, "embed": case_embed, "embed_native": case_embed_native, "frames": case_frames, "old_version": case_old_version, "closures": case_closures,
          "cache": case_cache, "classattr": case_classattr, "cycles": case_cycles,
          "cext": case_cext, "mark_function": case_mark_function,
          "paths": case_paths, "modules": case_modules, "userframe": case_userframe,
-         "stripped": case_stripped, "sitepth": case_sitepth}
+         "stripped": case_stripped, "sitepth": case_sitepth, "arenas": case_arenas}
 
 
 def main():
@@ -977,7 +1051,7 @@ def main():
         print("unknown case %r" % a.case)
         return 2
     py = None
-    if a.case not in ("old_version", "debug_build", "embed"):
+    if a.case not in ("old_version", "debug_build", "embed", "embed_native"):
         py = find_python(a.python)
         if not py:
             print("skip: no python %s here" % a.python)

@@ -186,6 +186,71 @@ allocations(void)
     return 0;
 }
 
+/* -- lifecycle: blocks made before main and after it returned --------------------------- */
+
+static void *g_ctor_kept;   /* freed by the atexit handler */
+static pthread_key_t g_key; /* its destructor runs as the thread ends */
+static int g_lifecycle;     /* the mode is lifecycle */
+
+/* glibc passes the constructors main's arguments */
+__attribute__((constructor)) static void
+life_ctor(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "lifecycle") != 0) {
+        return;
+    }
+    g_ctor_kept = malloc(111);   /* freed at exit by life_atexit */
+    g_sink = (uintptr_t)malloc(222); /* lost before main starts */
+}
+
+NOINLINE static void
+life_atexit(void)
+{
+    if (!g_lifecycle) {
+        return;
+    }
+    g_sink = (uintptr_t)malloc(333); /* lost in an atexit handler */
+    free(g_ctor_kept);
+}
+
+__attribute__((destructor)) static void
+life_dtor(void)
+{
+    if (g_lifecycle) {
+        g_sink = (uintptr_t)malloc(444); /* lost in a destructor, after the atexit handlers */
+    }
+}
+
+static void
+life_key_dtor(void *v)
+{
+    free(v);
+    g_sink = (uintptr_t)malloc(555); /* lost in a thread-specific data destructor */
+}
+
+static void *
+life_thread(void *arg)
+{
+    pthread_setspecific(g_key, malloc(66)); /* freed by life_key_dtor */
+    return arg;
+}
+
+static int
+lifecycle(void)
+{
+    pthread_t t;
+    g_lifecycle = 1;
+    if (atexit(life_atexit) != 0 || pthread_key_create(&g_key, life_key_dtor) != 0 ||
+        pthread_create(&t, NULL, life_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
+        return 1;
+    }
+    static void *kept;
+    kept = malloc(777); /* reachable from a global at exit */
+    g_sink = (uintptr_t)&kept;
+    g_sink = 0;
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -198,6 +263,9 @@ main(int argc, char **argv)
     }
     if (strcmp(mode, "allocations") == 0) {
         return allocations();
+    }
+    if (strcmp(mode, "lifecycle") == 0) {
+        return lifecycle();
     }
     return 2;
 }
