@@ -639,9 +639,12 @@ belongs_to_trace(const char *name, const char *base, size_t stem)
 
 /* -o replaces a trace: the files that belong to the replaced one (belongs_to_trace) go
  * with it. Left in place, the new run's snapshots would be written beside them as
- * X.snap1.lhs.1, and an index would describe snapshots that are gone. */
+ * X.snap1.lhs.1, and an index would describe snapshots that are gone. With only_empty,
+ * only the empty contents files (.lhs) go: those the agent reserved before a process
+ * dropped root or chrooted (agent/snapshot.h) and that no snapshot used, which the
+ * process itself could no longer remove. */
 static void
-remove_old_snapshots(const char *trace)
+remove_snapshot_files(const char *trace, int only_empty)
 {
     char dir[PATH_MAX];
     const char *slash = strrchr(trace, '/');
@@ -671,7 +674,9 @@ remove_old_snapshots(const char *trace)
         /* Only regular files: unlinkat never follows a link, but a directory is kept. */
         struct stat st;
         int dfd = dirfd(d);
-        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+            (!only_empty || (S_ISREG(st.st_mode) && st.st_size == 0 &&
+                             strstr(e->d_name, ".lhs") != NULL))) {
             unlinkat(dfd, e->d_name, 0);
         }
     }
@@ -723,7 +728,7 @@ typedef struct run_trace {
 static void
 remove_trace(const char *path)
 {
-    remove_old_snapshots(path);
+    remove_snapshot_files(path, 0);
     unlink(path);
 }
 
@@ -991,7 +996,7 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             return lh_err_set(err, LH_EIO, "cannot replace %s: %s", a.rec.output,
                               strerror(errno));
         }
-        remove_old_snapshots(a.rec.output);
+        remove_snapshot_files(a.rec.output, 0);
         size_t k = 0;
         for (const char *p = a.rec.output; *p && k + 2 < sizeof pattern; p++) {
             if (*p == '%') {
@@ -1030,6 +1035,13 @@ lh_cmd_run(int argc, char **argv, lh_err_t *err)
             expand_pattern(wanted, sizeof wanted, pattern, pid);
             index_report(index, pid, a.follow_exec < 0, wanted, trace, sizeof trace, &traced,
                          &n_traced);
+            for (size_t i = 0; i < n_traced; i++) {
+                /* a process still running (a daemon's) may yet use its reservation */
+                if (traced[i].pid > 0 && kill((pid_t)traced[i].pid, 0) != 0 &&
+                    errno == ESRCH) {
+                    remove_snapshot_files(traced[i].path, 1);
+                }
+            }
         }
         unlink(index);
     }

@@ -55,6 +55,14 @@ def expect_priv_drop(ctx, trace, label):
     E.expect_site(ctx, rep, "priv_held", 2, 1110, allocations=2, label=label)
 
 
+def no_empty_reservations(ctx):
+    """The contents files the agent reserved before the drop (or chroot) and no snapshot
+    used are gone: `leakhound run` removes them once the process ended (it could not)."""
+    empty = sorted(f for f in os.listdir(ctx.workdir) if f.endswith(".lhs") and
+                   os.path.getsize(os.path.join(ctx.workdir, f)) == 0)
+    ctx.check(empty == [], "no empty snapshot contents file left", [], empty)
+
+
 def where_nobody_reaches(ctx, progs=()):
     """Moves the case's files to a directory nobody can reach and write: the checkout may
     sit in a directory only root can enter (CI clones into a 0700 parent), where a program
@@ -95,6 +103,7 @@ def case_capdrop(ctx):
     want = ["uid 65534 gid 65534", "threads 2 same"]
     ctx.check(lines == want, "under the agent: its output", want, lines)
     expect_priv_drop(ctx, trace, "")
+    no_empty_reservations(ctx)
 
 
 def case_setpriv(ctx):
@@ -134,6 +143,7 @@ def case_chroot(ctx):
     if not os.path.exists(child):
         raise E.Failure("no trace of the jailed child %s: %s" % (child, res.stderr[-400:]))
     expect_priv_drop(ctx, child, "the jailed child's trace: ")
+    no_empty_reservations(ctx)
 
 
 def case_unshare(ctx):
