@@ -74,17 +74,24 @@ def heaptrack_print(ctx, mode, section):
     return E.run(ctx, argv, timeout=300).stdout
 
 
-def heaptrack_temporaries(ctx, mode):
-    """heaptrack's temporary allocations of `peer_profiles MODE`, {function: count} from
-    heaptrack_print --print-temporary, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-temporary")
+def heaptrack_by_function(ctx, mode, section, pattern, value=int):
+    """{function: summed value} of the entries of heaptrack_print's SECTION for `peer_profiles
+    MODE`, each matched by pattern (groups: the value's, then the function), or None when
+    heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, section)
     if text is None:
         return None
     got = {}
-    for n, fn in re.findall(r"^(\d+) temporary allocations of \d+ allocations in total "
-                            r"\([\d.]+%\) from\n(\S+)\n", text, re.M):
-        got[fn] = got.get(fn, 0) + int(n)
+    for m in re.findall(pattern, text, re.M):
+        got[m[-1]] = got.get(m[-1], 0) + value(*m[:-1])
     return got
+
+
+def heaptrack_temporaries(ctx, mode):
+    """heaptrack's temporary allocations, by function (--print-temporary)."""
+    return heaptrack_by_function(ctx, mode, "--print-temporary",
+                                 r"^(\d+) temporary allocations of \d+ allocations in total "
+                                 r"\([\d.]+%\) from\n(\S+)\n")
 
 
 def case_temporary(ctx):
@@ -201,16 +208,9 @@ def case_peak(ctx):
 
 
 def heaptrack_calls(ctx, mode):
-    """heaptrack's calls to allocation functions of `peer_profiles MODE`, {function: count}
-    from heaptrack_print --print-allocators, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-allocators")
-    if text is None:
-        return None
-    got = {}
-    for n, fn in re.findall(r"^(\d+) calls to allocation functions with .* from\n(\S+)\n",
-                            text, re.M):
-        got[fn] = got.get(fn, 0) + int(n)
-    return got
+    """heaptrack's calls to allocation functions, by function (--print-allocators)."""
+    return heaptrack_by_function(ctx, mode, "--print-allocators",
+                                 r"^(\d+) calls to allocation functions with .* from\n(\S+)\n")
 
 
 def case_allocations(ctx):
@@ -251,17 +251,13 @@ def case_allocations(ctx):
 
 
 def heaptrack_peaks(ctx, mode):
-    """heaptrack's peak memory consumers of `peer_profiles MODE`, {function: bytes} from
-    heaptrack_print --print-peaks, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-peaks")
-    if text is None:
-        return None
-    got = {}
+    """heaptrack's peak memory consumers, bytes by function (--print-peaks; its K, M, G are
+    powers of 1000)."""
     units = {"B": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
-    for n, unit, fn in re.findall(r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
-                                  r"from\n(\S+)\n", text, re.M):
-        got[fn] = got.get(fn, 0) + round(float(n) * units[unit])
-    return got
+    return heaptrack_by_function(ctx, mode, "--print-peaks",
+                                 r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
+                                 r"from\n(\S+)\n",
+                                 lambda n, unit: round(float(n) * units[unit]))
 
 
 PY_KINDS = """import ctypes, threading
