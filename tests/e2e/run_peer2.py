@@ -408,12 +408,61 @@ def case_lifecycle(ctx):
         eq(ctx, "Valgrind's loss records, by function", want, vg)
 
 
+def leak_summary(ctx, trace):
+    """{class: (bytes, blocks)} of a trace's LEAK SUMMARY."""
+    ls = E.load_report(ctx, trace)["leak_summary"]
+    return {k: (v["bytes"], v["blocks"]) for k, v in ls.items() if v["blocks"]}
+
+
+PY_PYMALLOC = """import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+class Holder:
+    pass
+h = Holder()
+h.p = ctypes.c_void_p(libc.malloc(4242))
+"""
+
+
+def case_mapped(ctx):
+    """A block whose only pointer lies in an anonymous mapping the program made itself is
+    reachable (Valgrind scans such memory) in both contents modes; mode full (the default
+    for Python and Perl) had it definitely lost, and so every native block a Python object
+    in a pymalloc arena holds (PYTHONMALLOC left to pymalloc: LEAKHOUND_PYMALLOC=keep):
+    `run --check` failed on such a program."""
+    for contents in ("pointers", "full"):
+        trace = os.path.join(ctx.workdir, "mapped.%s.lht" % contents)
+        E.lh_run(ctx, [ctx.prog(PROG), "mapped"], out=trace,
+                 extra=["--snapshot-contents", contents])
+        eq(ctx, "mapped, contents %s: leak summary" % contents,
+           {"still_reachable": (999, 1)}, leak_summary(ctx, trace))
+    vg = valgrind_records(ctx, "mapped")
+    if vg is not None:
+        eq(ctx, "Valgrind's loss records", {"mapped": ("still reachable", 999)}, vg)
+    py = shutil.which("python3")
+    if not py:
+        return
+    script = os.path.join(ctx.workdir, "pymalloc.py")
+    with open(script, "w") as f:
+        f.write(PY_PYMALLOC)
+    trace = os.path.join(ctx.workdir, "pymalloc.lht")
+    env = dict(os.environ, LEAKHOUND_PYMALLOC="keep")
+    res = E.run(ctx, [ctx.lh, "run", "--check", "-o", trace, "--", py, script], env=env)
+    eq(ctx, "python with pymalloc: exit status of run --check", 0, res.returncode)
+    rep = E.load_report(ctx, trace)
+    got = [(s["classification"]["still_reachable"]["bytes"], s["location"]["line"])
+           for s in rep["sites"] if s["leaked_bytes"] == 4242]
+    eq(ctx, "python with pymalloc: the block a Holder keeps (reachable bytes, line)",
+       [(4242, 7)], got)
+
+
 CASES = {
     "temporary": case_temporary,
     "peak": case_peak,
     "allocations": case_allocations,
     "python_allocators": case_python_allocators,
     "lifecycle": case_lifecycle,
+    "mapped": case_mapped,
 }
 
 
