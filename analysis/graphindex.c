@@ -1028,7 +1028,7 @@ r_objheap(rd_t *r, lh_objheap_t *oh)
     }
     for (uint64_t i = 0; ok && i < oh->n_edges; i++) {
         const lh_objedge_t *e = &oh->edges[i];
-        ok = e->dst < nn && e->kind >= LH_OBJEDGE_ELEM && e->kind <= LH_OBJEDGE_NATIVE &&
+        ok = e->dst < nn && e->kind >= LH_OBJEDGE_ELEM && e->kind <= LH_OBJEDGE_XS &&
              (e->kind == LH_OBJEDGE_ELEM || e->label < ns);
     }
     for (uint32_t i = 0; ok && i < oh->n_roots; i++) {

@@ -36,7 +36,7 @@
 #include "heapgraph.h"
 #include "objheap.h"
 
-#define LH_GINDEX_VERSION 3
+#define LH_GINDEX_VERSION 4
 
 /* The parts of the trace's INFO the shell shows (a loaded heapgraph has no trace). */
 typedef struct lh_gindex_info {

@@ -886,7 +886,7 @@ lh_objheap_edge_label(const lh_objheap_t *oh, const lh_objedge_t *e, char *buf, 
         [LH_OBJEDGE_REF] = {"->", "", 0},        [LH_OBJEDGE_PAD] = {"my ", "", 1},
         [LH_OBJEDGE_GLOB] = {"{", "}", 1},       [LH_OBJEDGE_CAPTURE] = {"closure ", "", 1},
         [LH_OBJEDGE_MAGIC] = {"magic '", "'", 1}, [LH_OBJEDGE_ATTR] = {".", "", 1},
-        [LH_OBJEDGE_NATIVE] = {"native", "", 0},
+        [LH_OBJEDGE_NATIVE] = {"native", "", 0}, [LH_OBJEDGE_XS] = {"XS struct", "", 0},
     };
     int py = oh->lang == LH_OBJLANG_PYTHON;
     char q[200];

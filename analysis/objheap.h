@@ -53,6 +53,9 @@
  *                                    "sv of HE", "ob_type", ... (label says which)
  *   LH_OBJEDGE_NATIVE   `native`     an object (or an ext block) -> a native block it does
  *                                    not own
+ *   LH_OBJEDGE_XS       `XS struct`  perl: a blessed string whose buffer is an XS module's C
+ *                                    struct -> an SV the struct holds (an EV watcher's
+ *                                    callback), shown as " -> XS struct -> CODE"
  * LH_OBJEDGE_WEAK on an edge marks a reference that does not keep its target alive (a
  * weakened RV, GvSTASH, CvOUTSIDE of a closure prototype, a weakref): shown by `identify`,
  * left out of reachability, dominators and retained sizes.
@@ -106,6 +109,7 @@ enum lh_objedge_kind {
     LH_OBJEDGE_ATTR = 8,
     LH_OBJEDGE_INTERNAL = 9,
     LH_OBJEDGE_NATIVE = 10,
+    LH_OBJEDGE_XS = 11,
 };
 #define LH_OBJEDGE_WEAK 0x01u /* lh_objedge_t.flags */
 

@@ -590,6 +590,32 @@ magic_label(char *buf, size_t len, int type)
     return buf;
 }
 
+/* A blessed string whose buffer is an XS module's C struct (EV's watchers: SvPVX is the
+ * ev_watcher, which holds a reference to its callback, its loop, fh and data SVs): the SVs
+ * its aligned words point to, other than itself, each a reference the struct owns
+ * (LH_OBJEDGE_XS). Without them a closure given to an AnyEvent/EV timer was "held outside
+ * Perl data", and the timer it is the callback of was nowhere on the path. */
+#define XS_STRUCT_MAX 4096
+static int
+xs_struct_edges(pctx_t *c, const psv_t *s)
+{
+    uint64_t cur = rd64(c, s->any + L->xpv_cur);
+    uint64_t w[XS_STRUCT_MAX / 8];
+    size_t n = (size_t)(cur < XS_STRUCT_MAX ? cur : XS_STRUCT_MAX) / 8;
+    if ((s->u & 7) || n == 0 || lh_objheap_read(c->oh, s->u, w, n * 8) < 0) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (w[i] && w[i] != s->addr && !(w[i] & 7) && sv_at(c, w[i])) {
+            int rc = edge(c, s, w[i], LH_OBJEDGE_XS, 0, NULL, 0);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 static int
 sv_edges(pctx_t *c, const psv_t *s)
 {
@@ -607,6 +633,13 @@ sv_edges(pctx_t *c, const psv_t *s)
             !sv_at(c, iv)) {
             rc = edge(c, s, iv, LH_OBJEDGE_NATIVE, 0, NULL, 0);
         }
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (t == L->t_pvmg && (s->flags & L->f_object) && (s->flags & L->f_pok) &&
+        !(s->flags & L->f_rok) && s->u) {
+        rc = xs_struct_edges(c, s);
     }
     if (rc < 0) {
         return rc;

@@ -108,6 +108,22 @@ in_python_lib(const char *file)
     return 0;
 }
 
+/* Whether file is in an installed perl library: perl's own (/usr/share/perl/5.36,
+ * .../perl/5.36, perl-base), the distribution's and CPAN's (perl5, site_perl,
+ * vendor_perl; local::lib and carton's local/lib/perl5). */
+static int
+in_perl_lib(const char *file)
+{
+    static const char *const dirs[] = {"/perl5/", "/perl-base/", "/site_perl/",
+                                       "/vendor_perl/", "/perl/5.", NULL};
+    for (int k = 0; dirs[k]; k++) {
+        if (strstr(file, dirs[k])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* A frame of CPython's site module: "<frozen site>" (3.11+) or the stdlib's site.py. */
 static int
 is_site_frame(const lh_frame_t *f)
@@ -123,6 +139,10 @@ is_site_frame(const lh_frame_t *f)
 int
 lh_frame_is_user_code(const lh_frame_t *f)
 {
+    if (f->lang == LH_LANG_PERL) {
+        return !f->phase && f->file && f->line && !lh_frame_is_perl_eval(f) &&
+               !in_perl_lib(f->file);
+    }
     return f->lang == LH_LANG_PYTHON && !f->phase && f->file && f->file[0] != '<' &&
            !strstr(f->file, "/site-packages/") && !strstr(f->file, "/dist-packages/") &&
            !in_python_lib(f->file);
@@ -143,6 +163,10 @@ lh_site_user_frame(const lh_frame_t *frames, size_t n)
             }
         }
         return -1;
+    }
+    if (loc >= 0 && frames[loc].phase && frames[loc].function &&
+        strcmp(frames[loc].function, LH_SCRIPTSTACK_PERL_ARENA) == 0) {
+        return -1; /* shared by all code: the line under it took the slab, nothing more */
     }
     for (size_t i = 0; i < n; i++) {
         if (lh_frame_is_user_code(&frames[i])) {

@@ -71,10 +71,10 @@ parse_args(int argc, char **argv, export_args_t *a, lh_err_t *err)
 static int
 write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_err_t *err)
 {
-    lh_pprof_opts_t po = {0};
+    lh_profile_opts_t po = {NULL, NULL, supp};
+    lh_profile_t d;
     uint64_t *bytes = NULL, *blocks = NULL;
     int rc;
-    po.supp = supp;
     if (a->at) {
         size_t n = lh_collect_n_stacks(c), n_pts;
         const lh_boundary_t *pts = lh_timeline_all_bounds(lh_collect_timeline(c), &n_pts);
@@ -94,9 +94,11 @@ write_pprof(const export_args_t *a, lh_collect_t *c, const lh_supp_t *supp, lh_e
         lh_timeline_at(lh_collect_timeline(c), (size_t)p, n, bytes, blocks);
         po.inuse_bytes = bytes;
         po.inuse_blocks = blocks;
-        po.inuse_label = a->at;
     }
-    rc = lh_view_pprof(a->pprof, c, &po, err);
+    if ((rc = lh_profile_build(&d, c, &po, err)) >= 0) {
+        rc = lh_view_pprof(a->pprof, &d, lh_trace_parts(lh_collect_trace(c))->path, a->at, err);
+        lh_profile_fini(&d);
+    }
     LH_FREE_ALL(bytes, blocks);
     return rc;
 }

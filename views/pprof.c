@@ -185,25 +185,18 @@ write_gz(const char *path, const pb_t *p, lh_err_t *err)
 }
 
 int
-lh_view_pprof(const char *path, lh_collect_t *c, const lh_pprof_opts_t *opts, lh_err_t *err)
+lh_view_pprof(const char *path, lh_profile_t *d, const char *trace, const char *inuse_label,
+              lh_err_t *err)
 {
     writer_t w;
-    lh_profile_t d;
-    lh_profile_opts_t po = {opts ? opts->inuse_bytes : NULL, opts ? opts->inuse_blocks : NULL,
-                            opts ? opts->supp : NULL};
-    int rc = lh_profile_build(&d, c, &po, err);
-    if (rc < 0) {
-        return rc;
-    }
+    int rc;
     memset(&w, 0, sizeof w);
-    w.prof_data = &d;
+    w.prof_data = d;
     char comment[600];
-    snprintf(comment, sizeof comment, "leakhound trace %s%s%s",
-             lh_trace_parts(lh_collect_trace(c))->path,
-             opts && opts->inuse_label ? "; in use at " : "; in use at exit",
-             opts && opts->inuse_label ? opts->inuse_label : "");
-    long cs = lh_profile_string(&d, comment);
-    long ds = lh_profile_string(&d, "inuse_space");
+    snprintf(comment, sizeof comment, "leakhound trace %s%s%s", trace,
+             inuse_label ? "; in use at " : "; in use at exit", inuse_label ? inuse_label : "");
+    long cs = lh_profile_string(d, comment);
+    long ds = lh_profile_string(d, "inuse_space");
     if (cs < 0 || ds < 0 || value_type(&w, 1, "alloc_objects", "count") < 0 ||
         value_type(&w, 1, "alloc_space", "bytes") < 0 ||
         value_type(&w, 1, "inuse_objects", "count") < 0 ||
@@ -214,20 +207,19 @@ lh_view_pprof(const char *path, lh_collect_t *c, const lh_pprof_opts_t *opts, lh
     if (value_type(&w, 11, "space", "bytes") < 0) {
         w.prof.oom = 1;
     }
-    pb_uint(&w.prof, 9, d.time_ns);
-    pb_uint(&w.prof, 10, d.duration_ns);
+    pb_uint(&w.prof, 9, d->time_ns);
+    pb_uint(&w.prof, 10, d->duration_ns);
     pb_uint(&w.prof, 12, 1);
     pb_uint(&w.prof, 13, (uint64_t)cs);
     pb_uint(&w.prof, 14, (uint64_t)ds);
-    for (size_t i = 0; i < d.n_strings; i++) {
-        pb_bytes(&w.prof, 6, d.strings[i], strlen(d.strings[i]));
+    for (size_t i = 0; i < d->n_strings; i++) {
+        pb_bytes(&w.prof, 6, d->strings[i], strlen(d->strings[i]));
     }
     if (w.prof.oom || w.sub.oom || w.sub2.oom || w.tmp.oom) {
         rc = lh_err_set(err, LH_ENOMEM, "out of memory writing the pprof profile");
     } else {
         rc = write_gz(path, &w.prof, err);
     }
-    lh_profile_fini(&d);
     free(w.prof.b);
     free(w.sub.b);
     free(w.sub2.b);

@@ -13,20 +13,13 @@
 #ifndef LH_VIEW_PPROF_H
 #define LH_VIEW_PPROF_H
 
-#include "collect.h"
 #include "err.h"
-#include "suppress.h"
+#include "profile.h"
 
-typedef struct lh_pprof_opts {
-    /* In use per stack (lh_collect_n_stacks() entries each), or NULL: live at exit. */
-    const uint64_t *inuse_bytes;
-    const uint64_t *inuse_blocks;
-    const char *inuse_label;  /* for the comment, or NULL */
-    const lh_supp_t *supp;
-} lh_pprof_opts_t;
-
-/* Writes the gzip-compressed profile to path (replaced). Returns 0, LH_EIO, LH_ENOMEM. */
-int lh_view_pprof(const char *path, lh_collect_t *c, const lh_pprof_opts_t *opts,
+/* Writes profile d (built by lh_profile_build, which this adds the comment's strings to) of
+ * trace to path (replaced) as a gzip-compressed profile; inuse_label names the boundary the
+ * in-use figures are at, NULL: at exit. Returns 0, LH_EIO, LH_ENOMEM. */
+int lh_view_pprof(const char *path, lh_profile_t *d, const char *trace, const char *inuse_label,
                   lh_err_t *err);
 
 #endif /* LH_VIEW_PPROF_H */

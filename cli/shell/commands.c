@@ -17,8 +17,8 @@
 #include "text.h"
 
 const char *const lh_shell_command_names[] = {
-    "summary", "snapshots", "use", "largest", "show", "elems", "identify", "count", "roots",
-    "unreachable", "diff", "native", "help", "quit", "exit", NULL};
+    "summary", "snapshots", "use", "largest", "show", "elems", "identify", "path", "count",
+    "roots", "unreachable", "diff", "native", "help", "quit", "exit", NULL};
 
 /* ---------------------------------------------------------------------------------------
  * Helpers shared by the commands (shell_int.h)
@@ -676,7 +676,7 @@ cmp_group(const void *a, const void *b)
     return c ? c : sh_cmp_key_stack(x->key, x->stack_id, y->key, y->stack_id);
 }
 
-enum { BY_TYPE, BY_SITE, BY_FUNCTION };
+enum { BY_TYPE, BY_SITE, BY_FUNCTION, BY_CLASS };
 
 static int
 parse_by(const char *cmd, int argc, char **argv, int allowed, int *by, lh_err_t *err)
@@ -696,6 +696,8 @@ parse_by(const char *cmd, int argc, char **argv, int allowed, int *by, lh_err_t 
             *by = BY_SITE;
         } else if (strcmp(v, "function") == 0 && (allowed & 1 << BY_FUNCTION)) {
             *by = BY_FUNCTION;
+        } else if (strcmp(v, "class") == 0 && (allowed & 1 << BY_CLASS)) {
+            *by = BY_CLASS;
         } else {
             return lh_err_set(err, LH_EINVAL, "%s: cannot group by '%s'", cmd, v);
         }
@@ -744,11 +746,17 @@ cmd_count(lh_shell_t *sh, int argc, char **argv, lh_err_t *err)
     int by = BY_TYPE;
     sh_grouping_t gr = {0};
     char b1[32];
-    if (parse_by("count", argc, argv, 7, &by, err) < 0) {
+    if (parse_by("count", argc, argv, 15, &by, err) < 0) {
         return LH_EINVAL;
     }
     if (sh_obj_mode(sh) && by != BY_FUNCTION) {
-        return sh_obj_count(sh, by == BY_SITE, err);
+        return sh_obj_count(sh, by == BY_SITE, by == BY_CLASS, err);
+    }
+    if (by == BY_CLASS) {
+        return lh_err_set(err, LH_EINVAL, "count --by class: the objects of a perl or python "
+                          "snapshot (blessed packages, classes); %s", sh->oh
+                          ? "this is the block view: `native off` first"
+                          : "this snapshot has none");
     }
     if (by != BY_TYPE) {
         sh_note_no_stacks(sh);
@@ -963,14 +971,18 @@ static const command_t commands[] = {
     {"largest", cmd_largest, "largest [N] [--retained]",
      "the N biggest blocks (default 10) by size, or by retained size"},
     {"show", cmd_show, "show ADDR",
-     "a block: size, type, stack, class, retained size, its first pointers"},
+     "a block: size, type, stack, class, retained size, its first pointers; perl/python "
+     "objects: its names, a scalar's value (string, number), its references"},
     {"elems", cmd_elems, "elems ADDR [START] [--count N]",
      "the pointers a block holds, by offset, from byte offset START"},
     {"identify", sh_cmd_identify, "identify ADDR [--depth N] [--all] [--weak]",
      "why is it alive: the paths from roots to the block (shortest; --all: one per root; "
      "--weak: through interior pointers too; --depth: hops shown; perl/python objects: one "
      "path per variable that holds it, 4 of them, --all: every one)"},
-    {"count", cmd_count, "count [--by type|site|function]", "live blocks and bytes per group"},
+    {"path", sh_cmd_identify, "path ADDR [...]", "the same as identify"},
+    {"count", cmd_count, "count [--by type|site|function|class]",
+     "live blocks and bytes per group; perl/python: objects per type, site, or class (blessed "
+     "package, as Devel::MAT's count --blessed)"},
     {"roots", cmd_roots, "roots [N]", "the roots that retain the most"},
     {"unreachable", cmd_unreachable, "unreachable [--by site]",
      "lost blocks by site: definitely (direct) and indirectly lost"},

@@ -150,8 +150,9 @@ render_raw(lh_shell_t *sh, uint32_t start, const lh_objedge_t *const *path, int 
             PUT(" -> ..."); /* hops left out of a path longer than PATH_MAX_HOPS */
             continue;
         }
-        if (e->kind == LH_OBJEDGE_REF) {
-            PUT(" -> %s", lh_objheap_type(oh, e->dst));
+        if (e->kind == LH_OBJEDGE_REF || e->kind == LH_OBJEDGE_XS) {
+            PUT(" -> %s%s", e->kind == LH_OBJEDGE_XS ? "XS struct -> " : "",
+                lh_objheap_type(oh, e->dst));
             last_ref = 1;
         } else if (e->kind == LH_OBJEDGE_NATIVE) {
             /* A malloc block hanging under the object (an XS module's struct). */
@@ -555,8 +556,12 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
         return LH_ENOMEM;
     }
     for (uint32_t v = 0; v < oh->n_objs; v++) {
-        if (unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) {
-            continue;
+        if ((unreachable && oh->g.cls[v] == LH_CLASS_REACHABLE) ||
+            (by_type == 2 && !oh->objs[v].cls)) {
+            if (gi) {
+                gi[v] = UINT32_MAX; /* in no group */
+            }
+            continue; /* by_type 2: the objects of a class only */
         }
         const char *key = by_type ? lh_objheap_type(oh, v) : "";
         uint32_t sid = by_site ? oh->objs[v].stack_id : 0;
@@ -585,7 +590,7 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
     }
     if (gi) {
         for (uint32_t v = 0; remap && v < oh->n_objs; v++) {
-            gi[v] = remap[gi[v]];
+            gi[v] = gi[v] == UINT32_MAX ? gi[v] : remap[gi[v]];
         }
         pick_examples(oh, gr, gi);
     }
@@ -596,16 +601,17 @@ group_objects(lh_shell_t *sh, int by_type, int by_site, int unreachable, sh_grou
 }
 
 int
-sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
+sh_obj_count(lh_shell_t *sh, int by_site, int by_class, lh_err_t *err)
 {
     const lh_objheap_t *oh = sh->oh;
     sh_grouping_t gr = {0};
     char b1[32], site[512];
-    if (group_objects(sh, !by_site, by_site, 0, &gr) < 0) {
+    if (group_objects(sh, by_class ? 2 : !by_site, by_site, 0, &gr) < 0) {
         sh_grouping_fini(&gr);
         return lh_err_set(err, LH_ENOMEM, "count: out of memory");
     }
-    fprintf(sh->out, "   @  %10s %10s  %s\n", "count", "bytes", by_site ? "site" : "type");
+    fprintf(sh->out, "   @  %10s %10s  %s\n", "count", "bytes",
+            by_site ? "site" : by_class ? "class" : "type");
     sh_rows_reset(sh);
     sh->rows_obj = 1;
     uint64_t total = 0;
@@ -620,8 +626,18 @@ sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err)
                 by_site ? obj_site_str(sh, gr.v[i].stack_id, site, sizeof site)
                         : gr.v[i].key);
     }
-    fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs, lang_name(oh),
-            sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");
+    if (by_class) {
+        uint64_t n = 0;
+        for (size_t i = 0; i < gr.n; i++) {
+            n += gr.v[i].n;
+        }
+        fprintf(sh->out, "total %" PRIu64 " %s of %u %s objects, %s in %zu class%s\n", n,
+                oh->lang == LH_OBJLANG_PERL ? "blessed" : "class instances", oh->n_objs,
+                lang_name(oh), sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "es");
+    } else {
+        fprintf(sh->out, "total %u %s objects, %s in %zu group%s\n", oh->n_objs,
+                lang_name(oh), sh_bytes(b1, sizeof b1, total), gr.n, gr.n == 1 ? "" : "s");
+    }
     sh_grouping_fini(&gr);
     return 0;
 }

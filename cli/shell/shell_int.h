@@ -91,7 +91,7 @@ void sh_grouping_fini(sh_grouping_t *gr);
 /* Language objects (objects.c): on when the snapshot's interpreter heap was decoded and
  * the block view was not asked for. */
 int sh_obj_mode(const lh_shell_t *sh);
-int sh_obj_count(lh_shell_t *sh, int by_site, lh_err_t *err);
+int sh_obj_count(lh_shell_t *sh, int by_site, int by_class, lh_err_t *err);
 int sh_obj_largest(lh_shell_t *sh, unsigned long n, int retained, lh_err_t *err);
 int sh_obj_roots(lh_shell_t *sh, unsigned long n, lh_err_t *err);
 int sh_obj_identify(lh_shell_t *sh, const char *arg, int all, lh_err_t *err);

@@ -74,17 +74,24 @@ def heaptrack_print(ctx, mode, section):
     return E.run(ctx, argv, timeout=300).stdout
 
 
-def heaptrack_temporaries(ctx, mode):
-    """heaptrack's temporary allocations of `peer_profiles MODE`, {function: count} from
-    heaptrack_print --print-temporary, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-temporary")
+def heaptrack_by_function(ctx, mode, section, pattern, value=int):
+    """{function: summed value} of the entries of heaptrack_print's SECTION for `peer_profiles
+    MODE`, each matched by pattern (groups: the value's, then the function), or None when
+    heaptrack is not installed."""
+    text = heaptrack_print(ctx, mode, section)
     if text is None:
         return None
     got = {}
-    for n, fn in re.findall(r"^(\d+) temporary allocations of \d+ allocations in total "
-                            r"\([\d.]+%\) from\n(\S+)\n", text, re.M):
-        got[fn] = got.get(fn, 0) + int(n)
+    for m in re.findall(pattern, text, re.M):
+        got[m[-1]] = got.get(m[-1], 0) + value(*m[:-1])
     return got
+
+
+def heaptrack_temporaries(ctx, mode):
+    """heaptrack's temporary allocations, by function (--print-temporary)."""
+    return heaptrack_by_function(ctx, mode, "--print-temporary",
+                                 r"^(\d+) temporary allocations of \d+ allocations in total "
+                                 r"\([\d.]+%\) from\n(\S+)\n")
 
 
 def case_temporary(ctx):
@@ -201,16 +208,9 @@ def case_peak(ctx):
 
 
 def heaptrack_calls(ctx, mode):
-    """heaptrack's calls to allocation functions of `peer_profiles MODE`, {function: count}
-    from heaptrack_print --print-allocators, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-allocators")
-    if text is None:
-        return None
-    got = {}
-    for n, fn in re.findall(r"^(\d+) calls to allocation functions with .* from\n(\S+)\n",
-                            text, re.M):
-        got[fn] = got.get(fn, 0) + int(n)
-    return got
+    """heaptrack's calls to allocation functions, by function (--print-allocators)."""
+    return heaptrack_by_function(ctx, mode, "--print-allocators",
+                                 r"^(\d+) calls to allocation functions with .* from\n(\S+)\n")
 
 
 def case_allocations(ctx):
@@ -251,17 +251,13 @@ def case_allocations(ctx):
 
 
 def heaptrack_peaks(ctx, mode):
-    """heaptrack's peak memory consumers of `peer_profiles MODE`, {function: bytes} from
-    heaptrack_print --print-peaks, or None when heaptrack is not installed."""
-    text = heaptrack_print(ctx, mode, "--print-peaks")
-    if text is None:
-        return None
-    got = {}
+    """heaptrack's peak memory consumers, bytes by function (--print-peaks; its K, M, G are
+    powers of 1000)."""
     units = {"B": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
-    for n, unit, fn in re.findall(r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
-                                  r"from\n(\S+)\n", text, re.M):
-        got[fn] = got.get(fn, 0) + round(float(n) * units[unit])
-    return got
+    return heaptrack_by_function(ctx, mode, "--print-peaks",
+                                 r"^([\d.]+)([BKMG]) peak memory consumed over \d+ calls "
+                                 r"from\n(\S+)\n",
+                                 lambda n, unit: round(float(n) * units[unit]))
 
 
 PY_KINDS = """import ctypes, threading
@@ -408,12 +404,61 @@ def case_lifecycle(ctx):
         eq(ctx, "Valgrind's loss records, by function", want, vg)
 
 
+def leak_summary(ctx, trace):
+    """{class: (bytes, blocks)} of a trace's LEAK SUMMARY."""
+    ls = E.load_report(ctx, trace)["leak_summary"]
+    return {k: (v["bytes"], v["blocks"]) for k, v in ls.items() if v["blocks"]}
+
+
+PY_PYMALLOC = """import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+class Holder:
+    pass
+h = Holder()
+h.p = ctypes.c_void_p(libc.malloc(4242))
+"""
+
+
+def case_mapped(ctx):
+    """A block whose only pointer lies in an anonymous mapping the program made itself is
+    reachable (Valgrind scans such memory) in both contents modes; mode full (the default
+    for Python and Perl) had it definitely lost, and so every native block a Python object
+    in a pymalloc arena holds (PYTHONMALLOC left to pymalloc: LEAKHOUND_PYMALLOC=keep):
+    `run --check` failed on such a program."""
+    for contents in ("pointers", "full"):
+        trace = os.path.join(ctx.workdir, "mapped.%s.lht" % contents)
+        E.lh_run(ctx, [ctx.prog(PROG), "mapped"], out=trace,
+                 extra=["--snapshot-contents", contents])
+        eq(ctx, "mapped, contents %s: leak summary" % contents,
+           {"still_reachable": (999, 1)}, leak_summary(ctx, trace))
+    vg = valgrind_records(ctx, "mapped")
+    if vg is not None:
+        eq(ctx, "Valgrind's loss records", {"mapped": ("still reachable", 999)}, vg)
+    py = shutil.which("python3")
+    if not py:
+        return
+    script = os.path.join(ctx.workdir, "pymalloc.py")
+    with open(script, "w") as f:
+        f.write(PY_PYMALLOC)
+    trace = os.path.join(ctx.workdir, "pymalloc.lht")
+    env = dict(os.environ, LEAKHOUND_PYMALLOC="keep")
+    res = E.run(ctx, [ctx.lh, "run", "--check", "-o", trace, "--", py, script], env=env)
+    eq(ctx, "python with pymalloc: exit status of run --check", 0, res.returncode)
+    rep = E.load_report(ctx, trace)
+    got = [(s["classification"]["still_reachable"]["bytes"], s["location"]["line"])
+           for s in rep["sites"] if s["leaked_bytes"] == 4242]
+    eq(ctx, "python with pymalloc: the block a Holder keeps (reachable bytes, line)",
+       [(4242, 7)], got)
+
+
 CASES = {
     "temporary": case_temporary,
     "peak": case_peak,
     "allocations": case_allocations,
     "python_allocators": case_python_allocators,
     "lifecycle": case_lifecycle,
+    "mapped": case_mapped,
 }
 
 

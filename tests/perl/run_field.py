@@ -770,6 +770,85 @@ def case_tiedstore(ctx):
               "Shop::Handler::handle:%d" % assign[1], sorted(at))
 
 
+def case_evtimers(ctx):
+    """AnyEvent timers over EV whose callbacks capture their poller (ev_pollers.pl): EV
+    keeps a watcher's callback in its C struct, the EV::Timer object's string buffer, so
+    each poller is a cycle through its timer, unreachable at exit (Devel::MAT at END: 200
+    Shop::Poller, 200 EV::Timer, every path "found circularly"). The struct's references
+    were not read: the callbacks were "[held outside Perl data]" and nothing unreachable."""
+    need_module(ctx, "AnyEvent", "libanyevent-perl")
+    need_module(ctx, "EV", "libev-perl")
+    trace = lh_field_run(ctx, "ev_pollers.pl")
+    out = shell(ctx, trace, "unreachable")
+    lost = type_rows(out)
+    for cls in ("Shop::Poller", "EV::Timer"):
+        ctx.check(lost.get(cls, (0,))[0] == 200, "unreachable: every %s" % cls, 200,
+                  lost.get(cls, (0,))[0])
+    row = lost.get("EV::Timer", (0, []))[1]
+    out = shell(ctx, trace, "unreachable; identify @%d" % row[0]) if row else ""
+    want = ('EV::Timer -> XS struct -> CODE -> closure $self -> Shop::Poller -> {"timers"} '
+            '-> ARRAY -> [0] -> EV::Timer')
+    got = re.findall(r"^  the cycle: (.*)$", out, re.M)
+    ctx.check(got == [want], "identify: the cycle through the timer's callback", want,
+              got or out[-600:])
+
+
+BASE_KINDS = ("REF", "ARRAY", "HASH", "CODE", "GLOB", "IO", "REGEXP", "FORMAT", "INVLIST",
+              "LVALUE", "OBJECT")
+
+
+def case_countclass(ctx):
+    """`count --by class`: the blessed objects per package, as Devel::MAT's `count
+    --blessed` lists them (conn_cycle.pl: 200 Shop::Node, 50 Shop::Conn); it was "count:
+    cannot group by 'class'", the classes only found among SCALAR(PV), REF and HASH rows
+    of `count --by type`."""
+    trace = lh_field_run(ctx, "conn_cycle.pl")
+    by_type = type_rows(shell(ctx, trace, "count --by type"))
+    out = shell(ctx, trace, "count --by class")
+    by_class = type_rows(out)
+    want = {t: n for t, (n, _) in by_type.items()
+            if not t.startswith("SCALAR(") and t not in BASE_KINDS}
+    got = {t: n for t, (n, _) in by_class.items()}
+    ctx.check(got == want and got.get("Shop::Node") == 200 and got.get("Shop::Conn") == 50,
+              "count --by class: every blessed package, its count", want, got)
+    total = re.search(r"^total (\d+) blessed of (\d+) perl objects", out, re.M)
+    ctx.check(total is not None and int(total.group(1)) == sum(want.values()),
+              "count --by class: the total of blessed objects", sum(want.values()),
+              total.group(0) if total else out[-300:])
+    res = run(ctx, [ctx.lh, "shell", trace, "-c", "native on; count --by class"])
+    ctx.check("count --by class: the objects of a perl or python snapshot" in res.stderr,
+              "count --by class in the block view: one line saying why", "native off first",
+              res.stderr.strip())
+
+
+def case_libcreated(ctx):
+    """Objects a core module creates for the program (handle_pool.pl: IO::Handle->new,
+    its glob made in Symbol::gensym): `identify` says where in the library it was made and
+    the program's own line that asked for it ("called from handle_pool.pl:N in
+    Shop::Pool::checkout"); it said only "created at Symbol::gensym (Symbol.pm:..)". perl's
+    SV arena, shared by all code, is named alone (no line "called from")."""
+    prog = "handle_pool.pl"
+    trace = lh_field_run(ctx, prog)
+    rows = type_rows(shell(ctx, trace, "count --by class"))
+    n, at = rows.get("IO::Handle", (0, []))
+    ctx.check(n == 100, "count --by class: the 100 handles", 100, n)
+    out = shell(ctx, trace, "count --by class; identify @%d" % at[0]) if at else ""
+    line = marker(prog, "checkout")[1]
+    want = ", called from %s:%d in Shop::Pool::checkout" % (prog, line)
+    first = next((l for l in out.splitlines() if l.startswith("IO::Handle 0x")), out[-300:])
+    alias = shell(ctx, trace, "count --by class; path @%d" % at[0]) if at else ""
+    ctx.check(alias == out and bool(out), "path: the same as identify (the brief's word, as "
+              "Devel::MAT users say it)", out[-300:], alias[-300:])
+    ctx.check(first.startswith("IO::Handle 0x") and "created at Symbol::gensym (Symbol.pm:"
+              in first and first.endswith(want), "identify: the library line, then the "
+              "program's", "created at Symbol::gensym (Symbol.pm:N)%s" % want, first)
+    text = run(ctx, [ctx.lh, "report", trace, "--top", "1000"]).stdout
+    heads = [l for l in text.splitlines() if l.startswith("#") and "perl SV arena" in l]
+    ctx.check(heads and not any("called from" in l for l in heads),
+              "report: the arena's sites say no \"called from\"", "none of %d" % len(heads),
+              heads[:2])
+
+
 CASES = {
     "stopped": case_stopped,
     "modules": case_modules,
@@ -787,6 +866,9 @@ CASES = {
     "compilefiles": case_compilefiles,
     "showvalues": case_showvalues,
     "tiedstore": case_tiedstore,
+    "evtimers": case_evtimers,
+    "countclass": case_countclass,
+    "libcreated": case_libcreated,
 }
 
 

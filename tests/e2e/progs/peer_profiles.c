@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,22 @@ lifecycle(void)
     return 0;
 }
 
+/* -- mapped: a block whose only pointer lies in memory the program mapped itself ----------- */
+
+static char *g_mapped; /* points inside the mapping, not at a block */
+
+static int
+mapped(void)
+{
+    void **m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        return 1;
+    }
+    m[4096 + 5] = malloc(999); /* reachable from the mapping, as Valgrind has it */
+    g_mapped = (char *)m + 1;
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -266,6 +283,9 @@ main(int argc, char **argv)
     }
     if (strcmp(mode, "lifecycle") == 0) {
         return lifecycle();
+    }
+    if (strcmp(mode, "mapped") == 0) {
+        return mapped();
     }
     return 2;
 }
