@@ -93,14 +93,15 @@ static __thread uint8_t my_shard_anchor __attribute__((tls_model("initial-exec")
  * The rule cache: return address -> rule, direct-mapped, shared by all threads. Return
  * addresses repeat (loops, recursion), so most frames of a walk cost one load here instead
  * of a module search and a table search. An entry is one 64-bit word, so racing threads
- * never see a torn one: the return address's bits 12-49 as the tag, above a 26-bit form
- * of the rule (kind 2 | fp_saved 1 | fp_off/8 7 | cfa_off/8 16) for the common rules whose
- * return address is at CFA - 8 (every x86-64 frame); others are not cached. The index
- * mixes the address's low and high bits, so (index, tag) recover the whole address.
+ * never see a torn one: the return address's bits 12-46 as the tag, above a 29-bit form
+ * of the rule (kind 2 | fp_saved 1 | fp_off/8 7 | deref 1 | fp_at_fp 1 | cfa_off/8 17)
+ * for the common rules whose return address is at CFA - 8 (every x86-64 frame); others
+ * are not cached, nor are addresses above user space's 47 bits (the vsyscall page). The
+ * index mixes the address's low and high bits, so (index, tag) recover the whole address.
  * Emptied when a module is unloaded (its addresses may be reused by another).
  * ------------------------------------------------------------------------------------- */
 #define RC_SIZE (1u << CACHE_BITS)
-#define RC_MAX_IP (1ull << 50)
+#define RC_MAX_IP (1ull << 47)
 static _Atomic uint64_t rcache[RC_SIZE];
 
 static inline uint32_t
@@ -116,8 +117,10 @@ my_shard(void)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Packed rules: kind 2 bits | fp_saved 1 | fp_off/8 signed 7 | ra_off/8 signed 6 |
- * cfa_off/8 signed 16. Offsets that are not multiples of 8 or out of range are FALLBACK.
+ * Packed rules: kind 2 bits | fp_saved 1 | fp_off/8 signed 7 | ra_off/8 signed 3 |
+ * deref 1 | fp_at_fp 1 | cfa_off/8 signed 17. Offsets that are not multiples of 8 or out
+ * of range are FALLBACK. cfa_off reaches +-512 KiB: a frame with a 64 KiB buffer on the
+ * stack (unbound's packet handlers: CFA = rsp + 65632) is a table row, not a fallback.
  * ------------------------------------------------------------------------------------- */
 static int
 fits(int64_t v, int bits)
@@ -145,11 +148,11 @@ unfield(uint32_t r, int bits, int shift)
     return v * 8;
 }
 
-/* Bit 16: the CFA is the word at (SP or FP) + cfa_off, not that address itself (GCC's
+/* Bit 13: the CFA is the word at (SP or FP) + cfa_off, not that address itself (GCC's
  * stack realignment, "DRAP": force_align_arg_pointer, -mstackrealign, over-aligned locals).
- * Bit 17: the caller's FP is saved at FP + fp_off (the current FP), not CFA + fp_off. */
-#define R_DEREF (1u << 16)
-#define R_FP_AT_FP (1u << 17)
+ * Bit 14: the caller's FP is saved at FP + fp_off (the current FP), not CFA + fp_off. */
+#define R_DEREF (1u << 13)
+#define R_FP_AT_FP (1u << 14)
 
 static uint32_t
 pack(int kind, int64_t cfa_off, int64_t ra_off, int fp_saved, int64_t fp_off, int deref,
@@ -158,12 +161,12 @@ pack(int kind, int64_t cfa_off, int64_t ra_off, int fp_saved, int64_t fp_off, in
     if (kind == LH_UTAB_FALLBACK || kind == LH_UTAB_END) {
         return (uint32_t)kind;
     }
-    if (!fits(cfa_off, 14) || !fits(ra_off, 6) || (fp_saved && !fits(fp_off, 7))) {
+    if (!fits(cfa_off, 17) || !fits(ra_off, 3) || (fp_saved && !fits(fp_off, 7))) {
         return LH_UTAB_FALLBACK;
     }
     return (uint32_t)kind | (fp_saved ? 4u : 0u) | (fp_saved ? field(fp_off, 7, 3) : 0) |
-           field(ra_off, 6, 10) | (deref ? R_DEREF : 0) |
-           (fp_saved && fp_at_fp ? R_FP_AT_FP : 0) | field(cfa_off, 14, 18);
+           field(ra_off, 3, 10) | (deref ? R_DEREF : 0) |
+           (fp_saved && fp_at_fp ? R_FP_AT_FP : 0) | field(cfa_off, 17, 15);
 }
 
 static void
@@ -172,8 +175,8 @@ unpack(uint32_t r, lh_utab_rule_t *out)
     out->kind = (int)(r & 3);
     out->fp_saved = (r >> 2) & 1;
     out->fp_off = out->fp_saved ? unfield(r, 7, 3) : 0;
-    out->ra_off = unfield(r, 6, 10);
-    out->cfa_off = unfield(r, 14, 18);
+    out->ra_off = unfield(r, 3, 10);
+    out->cfa_off = unfield(r, 17, 15);
     out->cfa_deref = (r & R_DEREF) != 0;
     out->fp_at_fp = (r & R_FP_AT_FP) != 0;
 }
@@ -1155,7 +1158,7 @@ lh_utab_lookup_fde(uintptr_t pc, lh_utab_rule_t *out)
  * The walk.
  * ------------------------------------------------------------------------------------- */
 /* A frame the rule cache did not answer: its module (*mp, kept from the last frame when
- * ip is still inside it), its rule in the cache's 26-bit form in *r, and the cache filled.
+ * ip is still inside it), its rule in the cache's 29-bit form in *r, and the cache filled.
  * Returns 0, 1 for the outermost frame (END), or -1 (libunwind does this stack). Out of
  * line, so the walk's loop keeps its registers (inlined, the lookup cost deep_nofp 3
  * instructions more per frame of every walk). */
@@ -1179,12 +1182,12 @@ miss_rule(utab_mod_t **mp, uintptr_t ip, _Atomic uint64_t *ce, uint32_t *r)
     if (kind == LH_UTAB_END) {
         return 1;
     }
-    if (kind == LH_UTAB_FALLBACK || ((int32_t)(full << 16) >> 26) != -1) {
+    if (kind == LH_UTAB_FALLBACK || ((int32_t)(full << 19) >> 29) != -1) {
         return -1; /* return address elsewhere than CFA - 8: not on x86-64 */
     }
-    *r = (full & 0x3ff) | (full >> 16) << 10; /* ra_off (bits 10-15) dropped */
+    *r = (full & 0x3ff) | (full >> 13) << 10; /* ra_off (bits 10-12) dropped */
     if (ip < RC_MAX_IP) {
-        atomic_store_explicit(ce, (uint64_t)(ip >> CACHE_BITS) << 26 | *r, memory_order_relaxed);
+        atomic_store_explicit(ce, (uint64_t)(ip >> CACHE_BITS) << 29 | *r, memory_order_relaxed);
     }
     return 0;
 }
@@ -1215,20 +1218,20 @@ lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
         n++;
         _Atomic uint64_t *ce = &rcache[rc_index(ip)];
         uint64_t e = atomic_load_explicit(ce, memory_order_relaxed);
-        uint32_t r; /* the 26-bit form: cfa_off/8 in bits 10-25, ra at CFA - 8 */
-        if (e >> 26 == ip >> CACHE_BITS && ip < RC_MAX_IP && e) {
-            r = (uint32_t)e & 0x3ffffffu;
+        uint32_t r; /* the 29-bit form: cfa_off/8 in bits 12-28, ra at CFA - 8 */
+        if (e >> 29 == ip >> CACHE_BITS && ip < RC_MAX_IP && e) {
+            r = (uint32_t)e & 0x1fffffffu;
         } else {
             int rc = miss_rule(&m, ip, ce, &r);
             if (rc != 0) {
                 return rc > 0 ? n : -1;
             }
         }
-        /* The 26-bit form: kind 0-1, fp_saved 2, fp_off/8 3-9, deref 10, fp_at_fp 11,
-         * cfa_off/8 12-25; signed fields by arithmetic shifts. */
+        /* The 29-bit form: kind 0-1, fp_saved 2, fp_off/8 3-9, deref 10, fp_at_fp 11,
+         * cfa_off/8 12-28; signed fields by arithmetic shifts. */
         uintptr_t cfa = ((r & 3) == LH_UTAB_CFA_SP ? sp : fp) +
-                        (uintptr_t)(intptr_t)(((int32_t)(r << 6) >> 18) * 8);
-        if (r & (R_DEREF >> 6)) { /* a realigned frame: the CFA was saved on the stack */
+                        (uintptr_t)(intptr_t)(((int32_t)(r << 3) >> 15) * 8);
+        if (r & (R_DEREF >> 3)) { /* a realigned frame: the CFA was saved on the stack */
             if (cfa - sp > stack_hi - 8 - sp || (cfa & 7)) {
                 return -1;
             }
@@ -1241,7 +1244,7 @@ lh_utab_unwind(uint64_t *ips, uintptr_t *slots, int max, uintptr_t stack_hi)
             return -1;
         }
         if (r & 4) {
-            uintptr_t fp_at = ((r & (R_FP_AT_FP >> 6)) ? fp : cfa) +
+            uintptr_t fp_at = ((r & (R_FP_AT_FP >> 3)) ? fp : cfa) +
                               (uintptr_t)(intptr_t)(((int32_t)(r << 22) >> 25) * 8);
             if (fp_at < lo || fp_at > stack_hi - 8 || (fp_at & 7)) {
                 return -1;

@@ -13,7 +13,8 @@
  * a few hundred stacks, never pays for the whole of libc's .eh_frame.
  *
  * What the table cannot express (signal frames, DW_CFA expressions, a CFA computed from any
- * other register, code outside every FDE, a module whose table could not be compiled)
+ * other register or more than 512 KiB from SP or FP, code outside every FDE, a module
+ * whose table could not be compiled)
  * makes the walk return -1: the caller falls back to libunwind for that stack, and counts
  * it.
  *

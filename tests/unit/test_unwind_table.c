@@ -115,7 +115,30 @@ __asm__(".text\n"
         ".cfi_def_cfa %rsp, 8\n"
         "ret\n"
         ".cfi_endproc\n"
-        ".size utab_asm_drap, .-utab_asm_drap\n");
+        ".size utab_asm_drap, .-utab_asm_drap\n"
+        /* frames of 64 KiB and more (unbound's packet handlers: CFA = rsp + 65632); the
+         * last one beyond what a rule holds (512 KiB). Offsets: push 1, sub/add imm32 7,
+         * sub imm8 4, nop 1. */
+        ".globl utab_asm_huge\n"
+        ".type utab_asm_huge, @function\n"
+        "utab_asm_huge:\n"
+        ".cfi_startproc\n"
+        "push %rbx\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbx, -16\n"
+        "sub $0x10050, %rsp\n"
+        ".cfi_def_cfa_offset 65632\n"
+        "sub $0x6ffa8, %rsp\n"
+        ".cfi_def_cfa_offset 524280\n"
+        "sub $0x8, %rsp\n"
+        ".cfi_def_cfa_offset 524288\n"
+        "nop\n"
+        "add $0x80000, %rsp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size utab_asm_huge, .-utab_asm_huge\n");
+void utab_asm_huge(void);
 void utab_asm_drap(void);
 void utab_asm_drap_body(void);
 void utab_asm_std(void);
@@ -166,6 +189,12 @@ test_rules(void **state)
     assert_int_equal(d.fp_saved, 1);
     assert_int_equal(d.fp_at_fp, 1);
     assert_int_equal(d.fp_off, 0);
+    uintptr_t h = (uintptr_t)&utab_asm_huge;
+    expect_rule(h + 1, LH_UTAB_CFA_SP, 16, 0, 0);
+    expect_rule(h + 8, LH_UTAB_CFA_SP, 65632, 0, 0);
+    expect_rule(h + 15, LH_UTAB_CFA_SP, 524280, 0, 0);
+    expect_rule(h + 19, LH_UTAB_FALLBACK, 0, 0, 0);
+    expect_rule(h + 27, LH_UTAB_CFA_SP, 8, 0, 0);
     lh_utab_rule_t r;
     assert_int_equal(lh_utab_lookup(0x1000, &r), -1); /* no module there */
 }

@@ -4,9 +4,10 @@
  * for the unwind table to walk and to be checked against libunwind
  * (LEAKHOUND_UNWIND_VERIFY): recursion 1 to 200 frames deep through frames of several
  * shapes (SP-based CFA, a 6 KB frame, alloca with an FP-based CFA), on four threads, inside
- * a library loaded with dlopen (unwind_nofp_lib.so, also without frame pointers), and in a
- * signal handler (whose frames the table leaves to libunwind). Frees everything it
- * allocates.
+ * a library loaded with dlopen (unwind_nofp_lib.so, also without frame pointers), under a
+ * frame of over 64 KiB (CFA = SP + 70000 and more, as unbound's packet handlers with their
+ * 64 KiB buffers), and in a signal handler (whose frames the table leaves to libunwind).
+ * Frees everything it allocates.
  *
  * Usage: unwind_nofp DIR_OF_LIB
  */
@@ -74,6 +75,18 @@ rec(int depth)
     return r + 1;
 }
 
+/* A frame of over 64 KiB: its CFA offset did not fit the table's rule, and each of its
+ * stacks went to libunwind. */
+__attribute__((noinline)) static int
+shape_huge(int i)
+{
+    volatile char huge[70000];
+    huge[0] = (char)i;
+    huge[69999] = (char)i;
+    bottom();
+    return huge[0] + huge[69999];
+}
+
 static void
 work(int seed)
 {
@@ -114,6 +127,9 @@ main(int argc, char **argv)
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(t[i], NULL);
+    }
+    for (int i = 0; i < 100; i++) {
+        sink += shape_huge(i);
     }
     signal(SIGUSR1, on_signal);
     for (int i = 0; i < 50; i++) {
