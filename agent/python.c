@@ -812,9 +812,11 @@ lh_python_describe(lh_sframe_t *f, char *buf, size_t cap)
  * hooking the allocator domains (PyMem_SetAllocator), which would mean calling the
  * interpreter and keeping a second recording path; its cost is measured in bench/ (issue
  * 13). Set only from the constructor (putenv is not safe with other threads running), only
- * where the user did not choose, and said in one line. LEAKHOUND_PYMALLOC=keep opts out. */
+ * where the user did not choose, and said in one line when the program is a python (a
+ * native program that links libpython, unbound, gdb, may never run Python: no word about
+ * it there). LEAKHOUND_PYMALLOC=keep opts out. */
 static void
-pymalloc_off(void)
+pymalloc_off(int say)
 {
     const char *keep = getenv("LEAKHOUND_PYMALLOC");
     if (getenv("PYTHONMALLOC") || (keep && strcmp(keep, "keep") == 0)) {
@@ -825,7 +827,7 @@ pymalloc_off(void)
      * own setenv (os.environ[k] = v) adds under it would look definitely lost (config.c
      * does the same for LEAKHOUND_MAIN_PID). */
     static char pymalloc_env[] = "PYTHONMALLOC=malloc";
-    if (putenv(pymalloc_env) == 0) {
+    if (putenv(pymalloc_env) == 0 && say) {
         lh_sys_log("python: PYTHONMALLOC=malloc set so that every object is recorded "
                    "(LEAKHOUND_PYMALLOC=keep keeps pymalloc)", "", "");
     }
@@ -868,7 +870,7 @@ lh_python_detect(lh_interp_info_t *info)
     py_info.lang = LH_LANG_PYTHON;
     py_info.status = LH_INTERP_UNSUPPORTED;
     if (first) {
-        pymalloc_off();
+        pymalloc_off(py_is_program);
     }
     unsigned long hex = 0;
     int minor;

@@ -738,8 +738,18 @@ def case_embed_native(build, _py, work):
            for s in sites if os.path.basename(s["location"].get("file") or "") == "embed.c"]
     want = [("native_lost", "leak", 100), ("native_kept", "reachable_once", 5000),
             ("stdout", "reachable_once", 4096)]
+    # The agent turns pymalloc off in both, and says so only to a python: a native program
+    # that links libpython may never run Python (unbound printed the line).
+    said = "PYTHONMALLOC=malloc set"
+    rpy = lh(build, "run", "-o", os.path.join(work, "py.lht"), "--", "/usr/bin/python3", "-c",
+             "pass", cwd=work)  # the Debian python lh_pyembed links
     return report_checks([(got == want, "embed.c's sites in the report's order: %s" % got,
-                           "%s" % want)])
+                           "%s" % want),
+                          (said not in r.stderr, "the native program's stderr: %r"
+                           % r.stderr[-600:], "no line about PYTHONMALLOC"),
+                          (rpy.returncode == 0 and said in rpy.stderr, "python -c pass: exit "
+                           "%d, stderr %r" % (rpy.returncode, rpy.stderr[-600:]),
+                           "exit 0 and the line about PYTHONMALLOC")])
 
 
 def case_debug_build(build, _py):
