@@ -139,6 +139,9 @@ typedef struct lh_config {
                         were not written (1, the default; snapwp.h) or reads them all (0) */
     int test_snapwp_verify; /* LEAKHOUND_TEST_SNAPWP_VERIFY: tests only, the child reads the
                                pages it skips anyway, compares, and logs the counts */
+    int test_child_maps; /* LEAKHOUND_TEST_SNAPSHOT_CHILD_MAPS: tests only, the child logs
+                            how many of the mappings it listed at its start are gone at
+                            its end */
 } lh_config_t;
 
 #define LH_EV_CLOSED SIZE_MAX

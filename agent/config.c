@@ -215,6 +215,7 @@ load(lh_config_t *cfg)
     cfg->test_child_delay_ms =
         (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_DELAY_MS", 0, 0, 60000);
     cfg->test_reg_hold_ms = (int)env_long("LEAKHOUND_TEST_REG_HOLD_MS", 0, 0, 999);
+    cfg->test_child_maps = (int)env_long("LEAKHOUND_TEST_SNAPSHOT_CHILD_MAPS", 0, 0, 1);
     const char *sc = get("LEAKHOUND_SNAPSHOT_CONTENTS");
     static const char *const contents[] = {"none", "pointers", "full"}; /* lh_contents_mode */
     cfg->snapshot_contents_set = sc && *sc;
