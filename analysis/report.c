@@ -12,7 +12,6 @@
 #include "leaksplit.h"
 #include "rank.h"
 #include "scriptstack.h"
-#include "suppress.h"
 
 static const char *
 module_base(const lh_frame_t *f)
@@ -348,7 +347,6 @@ typedef struct ranked {
     lh_rank_t k;
     lh_site_rank_t group;
     size_t growth; /* index in the growth listing when the site grows, else SIZE_MAX */
-    uint64_t lost; /* an interpreter's lifted site (lost_first): its lost bytes, else 0 */
 } ranked_t;
 
 static int
@@ -358,34 +356,7 @@ ranked_cmp(const void *a, const void *b)
     if (x->growth != y->growth || x->group != y->group) {
         return lh_order2(x->growth, y->growth, x->group, y->group);
     }
-    if (x->lost != y->lost) {
-        return x->lost > y->lost ? -1 : 1;
-    }
     return lh_rank_cmp(&x->k, &y->k);
-}
-
-/* An interpreter's site (report.h): its definitely and indirectly lost bytes in split,
- * 0 when it has none or its stack is matched by the default suppressions (the C library's
- * and loader's own one-time blocks: a joined thread's dtv, lost by design); 0 or a
- * negative error. */
-static int64_t
-lost_first(const lh_trace_t *t, lh_symbolizer_t *sym, const lh_supp_t *defaults,
-           const lh_leak_split_t *split, uint32_t id, lh_err_t *err)
-{
-    const lh_class_counts_t *c = lh_leak_split_site(split, id);
-    if (!c || !(c->blocks[LH_CLASS_DEFINITE] + c->blocks[LH_CLASS_INDIRECT])) {
-        return 0;
-    }
-    lh_site_t s;
-    memset(&s, 0, sizeof s);
-    s.stack_id = id;
-    int rc = lh_site_symbolize(&s, t, sym, err);
-    if (rc == 0 && lh_supp_match(defaults, s.frames, s.n_frames) < 0) {
-        rc = 1;
-    }
-    lh_site_fini(&s);
-    return rc < 0 ? rc
-                  : rc ? (int64_t)(c->bytes[LH_CLASS_DEFINITE] + c->bytes[LH_CLASS_INDIRECT]) : 0;
 }
 
 /* Per stack id below n: the index in g's listing of the site when it grows, else SIZE_MAX;
@@ -428,18 +399,11 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
      * a few "possibly lost" words of the interpreter's start-up above a list of 2000
      * documents the program kept (perl: the loader's dlopen of DBI's XS module above 1000
      * SQLite statements). Its sites rank by bytes (site 0 last); the split still gives each
-     * site's kinds. Except the sites with definitely or indirectly lost blocks, which
-     * nothing points to (what memray and LeakSanitizer call a leak, run --check's verdict:
-     * a ctypes call or C extension that dropped its blocks): they come first, by their lost
-     * bytes (lost_first). */
-    int interp = records_lang(t, LH_LANG_PYTHON) || records_lang(t, LH_LANG_PERL);
-    const lh_leak_split_t *by_class = interp ? NULL : split;
-    lh_supp_t defaults = {NULL, 0, 0};
+     * site's kinds. */
+    const lh_leak_split_t *by_class =
+        records_lang(t, LH_LANG_PYTHON) || records_lang(t, LH_LANG_PERL)
+            ? NULL : split;
     int rc;
-
-    if (interp && split && split->present && lh_supp_add_defaults(&defaults, err) < 0) {
-        return LH_ENOMEM;
-    }
 
     memset(rep, 0, sizeof *rep);
     rep->trace_path = lh_trace_parts(t)->path;
@@ -466,7 +430,6 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         (rc = growth_index(opts ? opts->growth : NULL, n_stacks, &grows)) < 0) {
         free(ranks);
         free(inh);
-        lh_supp_fini(&defaults);
         return lh_err_set(err, LH_ENOMEM, "out of memory building the report");
     }
     for (size_t id = 0; id < n_stacks; id++) {
@@ -479,20 +442,11 @@ lh_report_build(lh_report_t *rep, const lh_trace_t *t, const lh_replay_t *r,
         }
         if (s.live_blocks) {
             size_t gi = grows ? grows[id] : SIZE_MAX;
-            int64_t lost = defaults.n ? lost_first(t, sym, &defaults, split, (uint32_t)id, err)
-                                      : 0;
-            if (lost < 0) {
-                rc = (int)lost;
-                goto fail;
-            }
             ranks[n_ranks++] = (ranked_t){{(uint32_t)id, s.live_bytes, s.live_blocks},
-                                          lh_site_rank((uint32_t)id, &s, by_class), gi,
-                                          (uint64_t)lost};
+                                          lh_site_rank((uint32_t)id, &s, by_class), gi};
             rep->n_growing += gi != SIZE_MAX;
-            rep->ranked_by_lost |= lost > 0;
         }
     }
-    lh_supp_fini(&defaults);
     rep->growth = rep->n_growing ? opts->growth : NULL;
     rep->ranked_by_class = by_class && by_class->present;
     lh_qsort(ranks, n_ranks, sizeof *ranks, ranked_cmp);
@@ -535,7 +489,6 @@ fail:
     free(ranks);
     free(inh);
     free(grows);
-    lh_supp_fini(&defaults);
     lh_report_fini(rep);
     return rc;
 }

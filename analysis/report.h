@@ -26,10 +26,7 @@
  * They all stay in the totals and the LEAK SUMMARY. A trace with Python frames ranks by
  * bytes alone (site 0 last): a Python program's leaks are still reachable (the collector
  * frees cycles), and a few "possibly lost" words at its start-up must not rank above them;
- * each site's "rank" still says its group. But its sites with definitely or indirectly lost
- * blocks (nothing points to them: a ctypes call or C extension that dropped its blocks,
- * what run --check counts) come first, by their lost bytes, unless the default suppressions
- * match the stack (the C library's own: a joined thread's dtv); ranked_by_lost then.
+ * each site's "rank" still says its group.
  *
  * Frames of the agent itself (libleakhound.so) are dropped. The "location" of a site is its
  * first frame that has a source file and is not in the C/C++ runtime (libc.so*,
@@ -95,8 +92,6 @@ typedef struct lh_report {
     size_t n_leak_sites;   /* stacks with live blocks */
     lh_site_t *sites;      /* the top ones: growing, then by rank group, then leaked bytes */
     int ranked_by_class;   /* the order used the exit snapshot's split (opts.split) */
-    int ranked_by_lost;    /* a Python or Perl trace: sites with definitely or indirectly lost
-                              blocks (the default suppressions' left out) ranked first */
     /* Borrowed, NULL when the run shows no growth: the listing that ranked the growing
      * sites first (opts.growth); n_growing of the n_leak_sites grow (not suppressed). */
     const lh_growth_t *growth;

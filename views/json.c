@@ -162,8 +162,8 @@ print_summary(FILE *out, const lh_report_t *rep)
     }
     fprintf(out, ", \"leak_sites\": %zu", rep->n_leak_sites);
     /* the keys that ordered "sites", first to last (report.h) */
-    fprintf(out, ", \"ranked_by\": [%s%s%s\"bytes\"]", rep->growth ? "\"growth\", " : "",
-            rep->ranked_by_class ? "\"class\", " : "", rep->ranked_by_lost ? "\"lost\", " : "");
+    fprintf(out, ", \"ranked_by\": [%s%s\"bytes\"]", rep->growth ? "\"growth\", " : "",
+            rep->ranked_by_class ? "\"class\", " : "");
     if (rep->growth) {
         fprintf(out, ", \"growing_sites\": %zu, \"growth_boundaries\": \"%s\""
                      ", \"growth_points\": %zu",

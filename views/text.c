@@ -498,8 +498,7 @@ lh_view_text(FILE *out, const lh_report_t *rep, const lh_text_opts_t *opts, lh_e
     } else if (rep->n_leak_sites == 0) {
         fputs("\nNo leaks: every block allocated while tracing was freed.\n", out);
     } else {
-        const char *order = rep->ranked_by_class || rep->ranked_by_lost
-                                ? " (lost blocks first)" : "";
+        const char *order = rep->ranked_by_class ? " (lost blocks first)" : "";
         if (rep->n_sites < rep->n_leak_sites) {
             fprintf(out, "\nTop %zu of %zu sites", rep->n_sites, rep->n_leak_sites);
         } else {

@@ -16,7 +16,6 @@ Usage:
 Exit status: 0 pass, 1 fail, 2 usage error.
 """
 
-import json
 import os
 import re
 import shutil
@@ -366,48 +365,6 @@ def case_check_python(ctx):
               "leak.py: verdict", "43210 bytes lost in 10 blocks ... leak.py:7", res.stderr[-800:])
 
 
-def case_report_python_lost(ctx):
-    """report of a Python program: a site whose C code (here ctypes) lost its blocks, nothing
-    pointing to them (definitely lost, what run --check fails on), ranks first by its lost
-    bytes; the rest still by bytes. Before, leak.py's 10 blocks of 4321 bytes were not in the
-    top 10 at all, below the importlib start-up sites. A clean program has nothing lost:
-    its order stays by bytes alone and the heading says no more."""
-    py = shutil.which("python3")
-    if not py:
-        raise E.Skip("no python3")
-    got = {}
-    for name, text in (("leak", PY_LEAK), ("clean", PY_CLEAN)):
-        script = os.path.join(ctx.workdir, name + ".py")
-        with open(script, "w") as f:
-            f.write(text)
-        trace = os.path.join(ctx.workdir, name + ".lht")
-        res = E.run(ctx, [ctx.lh, "run", "-o", trace, "--", py, script])
-        eq(ctx, "exit status of run -- python3 %s.py" % name, 0, res.returncode)
-        rep = json.loads(E.run(ctx, [ctx.lh, "report", "--format", "json", "--top", "10",
-                                     trace]).stdout)
-        text = E.run(ctx, [ctx.lh, "report", "--top", "3", trace]).stdout
-        got[name] = (rep, text)
-    rep, text = got["leak"]
-    first = rep["sites"][0]
-    loc = first["location"]
-    eq(ctx, "leak.py: ranked_by, #1's bytes, blocks, location",
-       (["lost", "bytes"], 43210, 10, "__main__.native_leak", "leak.py", 7),
-       (rep["summary"]["ranked_by"], first["leaked_bytes"], first["leaked_blocks"],
-        loc.get("function"), os.path.basename(loc.get("file") or ""), loc.get("line")))
-    rest = [s["leaked_bytes"] for s in rep["sites"][1:]]
-    eq(ctx, "leak.py: the others by bytes", sorted(rest, reverse=True), rest)
-    n = rep["summary"]["leak_sites"]
-    ctx.check("\nTop 3 of %d sites by leaked bytes (lost blocks first):\n\n#1: 42.2 KiB "
-              "(43210 bytes) leaked in 10 blocks, 10 allocations, at " % n in text, "leak.py: the text heading and #1",
-              "Top 3 of N sites by leaked bytes (lost blocks first): #1: 42.2 KiB", text[-1500:])
-    rep, text = got["clean"]
-    sizes = [s["leaked_bytes"] for s in rep["sites"]]
-    eq(ctx, "clean.py: ranked_by, the sites by bytes", (["bytes"], sorted(sizes, reverse=True)),
-       (rep["summary"]["ranked_by"], sizes))
-    ctx.check("\nTop 3 of %d sites by leaked bytes:\n" % rep["summary"]["leak_sites"] in text,
-              "clean.py: the text heading", "Top 3 of N sites by leaked bytes:", text[-1500:])
-
-
 def case_check_forks(ctx):
     """run --check judges every process it traced, as LeakSanitizer checks each process at
     its exit: peer_shapes forks three children and loses nothing itself; the child that
@@ -466,8 +423,7 @@ CASES = {
     "allocfns": case_allocfns, "large": case_large, "threads": case_threads,
     "kept": case_kept, "check_kept": case_check_kept, "check_zero": case_check_zero,
     "check_classes": case_check_classes, "embedded": case_embedded,
-    "check_python": case_check_python, "report_python_lost": case_report_python_lost,
-    "thread_exits": case_thread_exits,
+    "check_python": case_check_python, "thread_exits": case_thread_exits,
     "coroutine_exits": case_coroutine_exits, "check_forks": case_check_forks,
     "check_follow": case_check_follow,
 }
