@@ -153,10 +153,22 @@ append_suffix(char *name, size_t cap, uint64_t v)
     name[n + 1 + k] = '\0';
 }
 
+/* One line to the run's index (LEAKHOUND_INDEX), in one write(2) on an O_APPEND
+ * descriptor: lines of concurrent processes do not interleave. No allocation. */
+static void
+index_write(const char *line, size_t n)
+{
+    int fd = open(lh_g.cfg.index, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!write(fd, line, n);
+        close(fd);
+    }
+}
+
 /* Appends "pid<TAB>image<TAB>program<TAB>absolute path<LF>" to the run's index
  * (LEAKHOUND_INDEX), so `leakhound run` can list every trace of the run and tell the
- * traces of a wrapper's fork children from the real program's (agent.h image_id). One write(2) on an O_APPEND descriptor:
- * lines of concurrent processes do not interleave. No allocation (wlock held). */
+ * traces of a wrapper's fork children from the real program's (agent.h image_id). No
+ * allocation (wlock held). */
 static void
 index_append(void)
 {
@@ -179,11 +191,7 @@ index_append(void)
     }
     n += lh_sys_strlcpy(line + n, lh_g.path, LH_PATH_MAX);
     line[n++] = '\n';
-    int fd = open(lh_g.cfg.index, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)!write(fd, line, n);
-        close(fd);
-    }
+    index_write(line, n);
 }
 
 /* Appends "pid<TAB>0<TAB>program<TAB><LF>" to the run's index: a program the traced line
@@ -210,11 +218,7 @@ lh_output_index_untraced(void)
     }
     line[n++] = '\t';
     line[n++] = '\n';
-    int fd = open(lh_g.cfg.index, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)!write(fd, line, n);
-        close(fd);
-    }
+    index_write(line, n);
 }
 
 /* Opens the trace on first use (wlock held). A fork child opens its own file only when it

@@ -693,7 +693,7 @@ dup3(int fd, int to, int flags)
 }
 
 /* syscall(2) called by the program with a number that closes or replaces descriptors
- * (SYS_close, SYS_close_range, SYS_dup2, SYS_dup3): the same answers as the shims above; every
+ * (SYS_close, SYS_close_range, SYS_dup2, SYS_dup3): the shims above answer; every
  * other number goes through unchanged. Up to six arguments are read, as glibc's own
  * syscall does. */
 LH_EXPORT long
@@ -708,30 +708,18 @@ syscall(long nr, ...)
     va_end(ap);
     switch (nr) {
     case SYS_close:
-        if (unlikely(lh_ownfd_has((int)a[0]))) {
-            return 0;
-        }
-        break;
+        return close((int)a[0]);
     case SYS_close_range:
         return close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]);
 #ifdef SYS_dup2
     case SYS_dup2:
-        if (a[0] != a[1] && unlikely(!lh_ownfd_may_replace((int)a[1]))) {
-            errno = EBADF;
-            return -1;
-        }
-        break;
+        return dup2((int)a[0], (int)a[1]);
 #endif
     case SYS_dup3:
-        if (unlikely(!lh_ownfd_may_replace((int)a[1]))) {
-            errno = EBADF;
-            return -1;
-        }
-        break;
+        return dup3((int)a[0], (int)a[1], (int)a[2]);
     default:
-        break;
+        return raw_syscall(nr, a);
     }
-    return raw_syscall(nr, a);
 }
 
 /* -------------------------------------------------------------------------------------
